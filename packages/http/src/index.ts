@@ -1,0 +1,2 @@
+/** @cobro/http: not built yet (see the open issues). */
+export {}

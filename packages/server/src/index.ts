@@ -1,0 +1,2 @@
+/** @cobro/server: not built yet (see the open issues). */
+export {}

@@ -1,0 +1,2 @@
+/** @cobro/store-pg: not built yet (see the open issues). */
+export {}

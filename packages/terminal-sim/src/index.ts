@@ -1,0 +1,2 @@
+/** @cobro/terminal-sim: not built yet (see the open issues). */
+export {}

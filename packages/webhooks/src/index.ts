@@ -1,0 +1,2 @@
+/** @cobro/webhooks: not built yet (see the open issues). */
+export {}
