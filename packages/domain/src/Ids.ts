@@ -36,7 +36,10 @@ export const EventId = Schema.UUID.pipe(Schema.brand("EventId"))
 export type EventId = typeof EventId.Type
 
 /** A terminal's serial number, as the merchant binds it. */
-export const TerminalSerial = Schema.NonEmptyTrimmedString.pipe(Schema.maxLength(64), Schema.brand("TerminalSerial"))
+export const TerminalSerial = Schema.NonEmptyTrimmedString.pipe(
+  Schema.maxLength(64),
+  Schema.brand("TerminalSerial")
+)
 export type TerminalSerial = typeof TerminalSerial.Type
 
 /** The merchant's `reference_id` of a payment intent (C): unique per merchant and mode. */

@@ -1,0 +1,93 @@
+/**
+ * Runs a command against an aggregate: read its stream, fold, decide, append with the expected
+ * version. A `ConcurrencyConflict` means another writer got there first: read and decide again.
+ */
+import * as Effect from "effect/Effect"
+import * as Predicate from "effect/Predicate"
+import * as Schedule from "effect/Schedule"
+import * as Schema from "effect/Schema"
+import type { Aggregate } from "./Aggregate.js"
+import { streamId as streamIdOf } from "./Aggregate.js"
+import { fold } from "./Decider.js"
+import * as EventStore from "./EventStore.js"
+import { IdGenerator } from "./IdGenerator.js"
+
+/** The result of a handled command. */
+export interface Handled<Event, State> {
+  /** The events appended (none for a no-op). */
+  readonly events: ReadonlyArray<Event>
+  /** The state after them. */
+  readonly state: State
+  /** The stream's version after them. */
+  readonly version: number
+}
+
+/** How many times a command is decided again after a conflict before the conflict is returned. */
+export const MAX_RETRIES = 5
+
+/** Loads an aggregate's state from its stream: the state and the stream's version. */
+export const load = <C extends { _tag: string }, E extends { _tag: string }, S extends { _tag: string }, Err>(
+  aggregate: Aggregate<C, E, S, Err>
+) => {
+  const decodeEvent = Schema.decodeUnknownSync(aggregate.Event)
+  return Effect.fn(`${aggregate.name}.load`)(function* (id: string, options?: EventStore.ReadStreamOptions) {
+    const store = yield* EventStore.EventStore
+    const recorded = yield* store.readStream(streamIdOf(aggregate, id), options)
+    // A stored event that no longer decodes is a corrupted log: a defect, not a user error.
+    const events = recorded.map((r) => decodeEvent(r.data))
+    const version = recorded.length === 0 ? 0 : recorded[recorded.length - 1]!.streamVersion
+    return { state: fold(aggregate, events), version, events }
+  })
+}
+
+/**
+ * Makes the handler of one aggregate: `handle(id, command, metadata)`. After a conflict the command
+ * is decided again on the fresh state.
+ */
+export const make = <C extends { _tag: string }, E extends { _tag: string }, S extends { _tag: string }, Err>(
+  aggregate: Aggregate<C, E, S, Err>
+) => {
+  const loadState = load(aggregate)
+  const encodeEvent = Schema.encodeSync(aggregate.Event)
+  return Effect.fn(`${aggregate.name}.handle`)(function* (
+    id: string,
+    command: C,
+    metadata: EventStore.EventMetadata = {}
+  ) {
+    const store = yield* EventStore.EventStore
+    const ids = yield* IdGenerator
+    const attempt = Effect.gen(function* () {
+      const { state, version } = yield* loadState(id)
+      const events = yield* aggregate.decide(command, state)
+      if (events.length === 0) return { events, state, version } satisfies Handled<E, S>
+      const toAppend = yield* Effect.forEach(events, (event) =>
+        Effect.map(ids.uuid, (eventId) => ({
+          eventId,
+          type: event._tag,
+          schemaVersion: aggregate.schemaVersion,
+          data: encodeEvent(event),
+          metadata
+        }))
+      )
+      const expected =
+        version === 0 ? EventStore.ExpectedVersion.NoStream() : EventStore.ExpectedVersion.Exact({ version })
+      const result = yield* (
+        store
+          .append(streamIdOf(aggregate, id), toAppend, expected)
+          // Fresh UUIDs cannot collide with stored ones; if they do, the id generator is broken.
+          .pipe(Effect.catchTag("EventIdReused", Effect.die))
+      )
+      return {
+        events,
+        state: fold(aggregate, events, state),
+        version: result.nextVersion
+      } satisfies Handled<E, S>
+    })
+    return yield* attempt.pipe(
+      Effect.retry({
+        while: (error) => Predicate.isTagged(error, "ConcurrencyConflict"),
+        schedule: Schedule.recurs(MAX_RETRIES)
+      })
+    )
+  })
+}

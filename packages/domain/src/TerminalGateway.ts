@@ -1,0 +1,37 @@
+/**
+ * The terminal gateway port (spec A): pushes a charge to a bound card terminal and reports what the
+ * terminal did. `@cobro/terminal-sim` implements it with simulated Smart and Smart Pro terminals.
+ */
+import * as Context from "effect/Context"
+import type * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
+import { IntegrationId, MerchantId, TerminalSerial } from "./Ids.js"
+import { Amount } from "./Money.js"
+
+/** What the terminal is asked to charge. */
+export class ChargeInstruction extends Schema.Class<ChargeInstruction>("ChargeInstruction")({
+  integrationId: IntegrationId,
+  merchantId: MerchantId,
+  terminalSerial: TerminalSerial,
+  terminalModel: Schema.String,
+  paymentMethod: Schema.String,
+  currency: Schema.String,
+  total: Amount,
+  reference: Schema.String,
+  sandbox: Schema.Boolean
+}) {}
+
+/** The terminal could not be reached (powered off, app closed, session expired: R5). */
+export class TerminalUnreachable extends Schema.TaggedError<TerminalUnreachable>()("TerminalUnreachable", {
+  terminalSerial: TerminalSerial,
+  reason: Schema.String
+}) {}
+
+/** The terminal gateway port. */
+export class TerminalGateway extends Context.Tag("@cobro/domain/TerminalGateway")<
+  TerminalGateway,
+  {
+    /** Sends the instruction; once sent it cannot be cancelled remotely (R3). */
+    readonly push: (instruction: ChargeInstruction) => Effect.Effect<void, TerminalUnreachable>
+  }
+>() {}

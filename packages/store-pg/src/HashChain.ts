@@ -1,0 +1,88 @@
+/**
+ * The per-stream hash chain of the event log: the one definition of an event's canonical bytes and
+ * of `hash = sha256(prev_hash ‖ canonical bytes)`, which the store writes and an auditor recomputes.
+ *
+ * ## How to recompute a hash (for auditors)
+ *
+ * 1. Build the JSON object
+ *    `{ data, eventId, metadata, recordedAt, schemaVersion, streamId, streamVersion, type }` where
+ *    `eventId` is the lower-case UUID as stored, `recordedAt` is the ISO-8601 UTC instant with
+ *    milliseconds (`2024-01-31T12:00:00.000Z`), `data` and `metadata` are the stored JSON values.
+ * 2. Serialise it canonically ({@link canonicalJson}): object keys sorted by UTF-16 code units,
+ *    no whitespace, strings and numbers as ECMAScript's `JSON.stringify` writes them (the RFC 8785
+ *    number form), `null` kept, no `undefined`.
+ * 3. `hash = hex(sha256(utf8(prevHash) ‖ utf8(canonical)))`, where `prevHash` is the previous event's
+ *    hex hash in the same stream and the empty string for version 1.
+ */
+import { createHash } from "node:crypto"
+
+/** The fields of an event that the hash covers. */
+export interface HashedFields {
+  readonly streamId: string
+  readonly streamVersion: number
+  readonly eventId: string
+  readonly type: string
+  readonly schemaVersion: number
+  readonly data: unknown
+  readonly metadata: unknown
+  readonly recordedAt: Date
+}
+
+/** The `prevHash` of a stream's first event. */
+export const genesis = ""
+
+/**
+ * Canonical JSON of a JSON value (RFC 8785 style): sorted keys, no whitespace. `undefined` members
+ * are dropped as `JSON.stringify` drops them; non-finite numbers, bigints and functions are refused
+ * because PostgreSQL's `jsonb` could not store them faithfully.
+ */
+export const canonicalJson = (value: unknown): string => {
+  switch (typeof value) {
+    case "string":
+    case "boolean":
+      return JSON.stringify(value)
+    case "number":
+      if (!Number.isFinite(value)) throw new TypeError(`canonicalJson: non-finite number ${value}`)
+      return JSON.stringify(value)
+    case "object": {
+      if (value === null) return "null"
+      if (value instanceof Date) return JSON.stringify(value.toISOString())
+      if (Array.isArray(value)) {
+        return `[${value.map((item) => (item === undefined ? "null" : canonicalJson(item))).join(",")}]`
+      }
+      const record = value as Record<string, unknown>
+      const keys = Object.keys(record)
+        .filter((key) => record[key] !== undefined)
+        .sort()
+      return `{${keys.map((key) => `${JSON.stringify(key)}:${canonicalJson(record[key])}`).join(",")}}`
+    }
+    default:
+      throw new TypeError(`canonicalJson: cannot encode a ${typeof value}`)
+  }
+}
+
+/** The canonical bytes of one event (step 1 and 2 above), as a string to be UTF-8 encoded. */
+export const canonicalEvent = (event: HashedFields): string =>
+  canonicalJson({
+    data: event.data,
+    eventId: event.eventId,
+    metadata: event.metadata,
+    recordedAt: event.recordedAt.toISOString(),
+    schemaVersion: event.schemaVersion,
+    streamId: event.streamId,
+    streamVersion: event.streamVersion,
+    type: event.type
+  })
+
+/** `hex(sha256(utf8(prevHash) ‖ utf8(canonicalEvent(event))))`: the link of `event` in its chain. */
+export const hashEvent = (prevHash: string, event: HashedFields): string =>
+  createHash("sha256").update(prevHash, "utf8").update(canonicalEvent(event), "utf8").digest("hex")
+
+/**
+ * A JSON value as PostgreSQL's `jsonb` will give it back (through `JSON.parse`): what the hash is
+ * computed over, so that the writer and a later verifier agree.
+ */
+export const normalizeJson = (value: unknown): unknown => {
+  const text = JSON.stringify(value)
+  return text === undefined ? null : JSON.parse(text)
+}

@@ -1,0 +1,46 @@
+/**
+ * Rows of `cobro_events` as the `pg` driver returns them, and their decoding into the port's types.
+ * @internal
+ */
+import type * as EventStore from "@cobro/domain/EventStore"
+
+/** The columns every read selects (`transaction_id` cast to text, as `pg` has no xid8 parser). */
+export const columns =
+  "global_position, stream_id, stream_version, event_id, type, schema_version, data, metadata, recorded_at, transaction_id::text AS transaction_id, prev_hash, hash"
+
+/** A `cobro_events` row: int8 and xid8 arrive as strings, jsonb parsed, timestamptz as a Date. */
+export interface EventRow {
+  readonly global_position: string
+  readonly stream_id: string
+  readonly stream_version: number
+  readonly event_id: string
+  readonly type: string
+  readonly schema_version: number
+  readonly data: unknown
+  readonly metadata: unknown
+  readonly recorded_at: Date
+  readonly transaction_id: string
+  readonly prev_hash: string
+  readonly hash: string
+}
+
+/** A row as the port's `RecordedEvent`. */
+export const toRecorded = (row: EventRow): EventStore.RecordedEvent => ({
+  globalPosition: BigInt(row.global_position),
+  streamId: row.stream_id,
+  streamVersion: row.stream_version,
+  eventId: row.event_id,
+  type: row.type,
+  schemaVersion: row.schema_version,
+  data: row.data,
+  metadata: (row.metadata ?? {}) as EventStore.EventMetadata,
+  recordedAt: row.recorded_at,
+  prevHash: row.prev_hash,
+  hash: row.hash
+})
+
+/** A row as the port's `LoggedEvent`: with the checkpoint that resumes after it. */
+export const toLogged = (row: EventRow): EventStore.LoggedEvent => ({
+  ...toRecorded(row),
+  checkpoint: { transactionId: BigInt(row.transaction_id), globalPosition: BigInt(row.global_position) }
+})
