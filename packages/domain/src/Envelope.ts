@@ -15,13 +15,8 @@ export const ErrorItem = Schema.Struct({
 })
 export type ErrorItem = typeof ErrorItem.Type
 
-/** The envelope around `payload`: `errors` is empty on success. */
-export interface Envelope<P extends Schema.Schema.Any>
-  extends Schema.Struct<{ payload: P; errors: Schema.Array$<typeof ErrorItem> }> {}
-
-/** Wraps a payload schema in the spec's `{payload, errors}` envelope. */
-export const Envelope = <P extends Schema.Schema.Any>(payload: P): Envelope<P> =>
-  Schema.Struct({ payload, errors: Schema.Array(ErrorItem) })
+/** Wraps a payload schema in the spec's `{payload, errors}` envelope; `errors` is empty on success. */
+export const Envelope = <P extends Schema.Schema.All>(payload: P) => Schema.Struct({ payload, errors: Schema.Array(ErrorItem) })
 
 /**
  * The body of an error response: an empty `payload` object and at least one error item. An empty

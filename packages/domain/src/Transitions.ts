@@ -53,3 +53,18 @@ export const edges = <State extends string, Command extends string>(
       Arr.map(tos, (to) => [from, command, to] as const)
     )
   )
+
+/**
+ * The table as a Mermaid state diagram: `[*]` stands for `Initial`; no-op self-loops are drawn,
+ * so that what a state tolerates is as visible as what it leads to.
+ */
+export const toMermaid = <State extends string, Command extends string>(
+  table: Table<State, Command>
+): string => {
+  const node = (s: State) => (s === "Initial" ? "[*]" : s)
+  const lines = edges(table).map(([from, command, to]) => `    ${node(from)} --> ${node(to)}: ${command}`)
+  const absorbing = states(table)
+    .filter((s) => s !== "Initial" && isAbsorbing(table, s))
+    .map((s) => `    ${s} --> [*]`)
+  return ["```mermaid", "stateDiagram-v2", ...lines, ...absorbing, "```"].join("\n")
+}

@@ -23,3 +23,24 @@ describe("Transitions", () => {
     expect(Transitions.allows(table, "A", "Go")).toBe(true)
   })
 })
+
+describe("Transitions.toMermaid", () => {
+  it("draws every edge and marks absorbing states as final", () => {
+    const t = Transitions.make<"Initial" | "A" | "B", "Create" | "Go">({
+      Initial: { Create: ["A"] },
+      A: { Go: ["B"] },
+      B: { Go: ["B"] }
+    })
+    expect(Transitions.toMermaid(t)).toBe(
+      [
+        "```mermaid",
+        "stateDiagram-v2",
+        "    [*] --> A: Create",
+        "    A --> B: Go",
+        "    B --> B: Go",
+        "    B --> [*]",
+        "```"
+      ].join("\n")
+    )
+  })
+})

@@ -30,7 +30,8 @@ export const layerListen: Layer.Layer<LogNotifications, never, PgClient.PgClient
   Effect.map(PgClient.PgClient, (client) => ({
     appended: client.listen(Migrations.channel).pipe(
       Stream.tapError((error) => Effect.logWarning("LISTEN cobro_events failed; polling meanwhile", error)),
-      Stream.retry(Schedule.spaced("1 second"))
+      Stream.retry(Schedule.spaced("1 second")),
+      Stream.orDie
     )
   }))
 )

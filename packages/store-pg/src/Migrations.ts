@@ -65,4 +65,5 @@ export const run: Effect.Effect<
 > = runMigrator({ loader: Migrator.fromRecord(migrations), table })
 
 /** A layer that runs the migrations when built. */
-export const layer: Layer.Layer<never, Migrator.MigrationError | SqlError, SqlClient.SqlClient> = Layer.effectDiscard(run)
+export const layer: Layer.Layer<never, Migrator.MigrationError | SqlError, SqlClient.SqlClient> =
+  Layer.effectDiscard(run)

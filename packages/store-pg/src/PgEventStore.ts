@@ -120,7 +120,8 @@ export const make = Effect.gen(function* () {
           row.stream_id === streamId &&
           row.type === event.type &&
           row.schema_version === event.schemaVersion &&
-          HashChain.canonicalJson(row.data) === HashChain.canonicalJson(HashChain.normalizeJson(event.data)) &&
+          HashChain.canonicalJson(row.data) ===
+            HashChain.canonicalJson(HashChain.normalizeJson(event.data)) &&
           HashChain.canonicalJson(row.metadata) ===
             HashChain.canonicalJson(HashChain.normalizeJson(event.metadata ?? {}))
         if (!same) return { _tag: "Reused", eventId: (row ?? rows[0]!).event_id } as Lookup
@@ -149,19 +150,22 @@ export const make = Effect.gen(function* () {
     events: ReadonlyArray<EventStore.NewEvent>,
     expected: EventStore.ExpectedVersion,
     actual: number
-  ) =>
-    Effect.flatMap(lookup(streamId, events), (found) => {
-      switch (found._tag) {
-        case "Identical":
-          return Effect.succeed(new Done(found.result))
-        case "Reused":
-          return Effect.fail(new EventStore.EventIdReused({ eventId: found.eventId }))
-        case "None":
-          return Effect.fail(
-            new EventStore.ConcurrencyConflict({ streamId, expected: describeExpected(expected), actual })
-          )
+  ): Effect.Effect<Done, EventStore.ConcurrencyConflict | EventStore.EventIdReused | SqlError> =>
+    Effect.flatMap(
+      lookup(streamId, events),
+      (found): Effect.Effect<Done, EventStore.ConcurrencyConflict | EventStore.EventIdReused> => {
+        switch (found._tag) {
+          case "Identical":
+            return Effect.succeed(new Done(found.result))
+          case "Reused":
+            return Effect.fail(new EventStore.EventIdReused({ eventId: found.eventId }))
+          case "None":
+            return Effect.fail(
+              new EventStore.ConcurrencyConflict({ streamId, expected: describeExpected(expected), actual })
+            )
+        }
       }
-    })
+    )
 
   const insertEvents = (streamId: string, hashed: Hashed) =>
     Effect.map(
@@ -215,7 +219,11 @@ export const make = Effect.gen(function* () {
     events: ReadonlyArray<EventStore.NewEvent>,
     expected: EventStore.ExpectedVersion
   ) {
-    yield* Effect.annotateCurrentSpan({ streamId, events: events.length, expected: describeExpected(expected) })
+    yield* Effect.annotateCurrentSpan({
+      streamId,
+      events: events.length,
+      expected: describeExpected(expected)
+    })
     const normalized =
       expected._tag === "Exact" && expected.version === 0 ? EventStore.ExpectedVersion.NoStream() : expected
     if (events.length === 0) {
@@ -224,37 +232,49 @@ export const make = Effect.gen(function* () {
         normalized._tag === "Any" ||
         (normalized._tag === "NoStream" ? actual === 0 : normalized.version === actual)
       if (!ok) {
-        return yield* new EventStore.ConcurrencyConflict({ streamId, expected: describeExpected(expected), actual })
+        return yield* new EventStore.ConcurrencyConflict({
+          streamId,
+          expected: describeExpected(expected),
+          actual
+        })
       }
       return { nextVersion: actual, firstPosition: 0n, lastPosition: 0n }
     }
     const recordedAt = new Date(yield* Clock.currentTimeMillis)
     return yield* sql.withTransaction(appendInTransaction(streamId, events, normalized, recordedAt)).pipe(
       Effect.map((result) => (result instanceof Done ? result.result : result)),
-      Effect.catchTag("SqlError", (error) => {
-        const constraint = uniqueViolation(error)
-        if (constraint === "cobro_events_event_id_key") {
-          // An event id stored elsewhere, or a retry of events already stored: look after rollback.
-          return Effect.flatMap(Effect.orDie(lookup(streamId, events)), (found) =>
-            found._tag === "Identical"
-              ? Effect.succeed(found.result)
-              : Effect.fail(
-                  new EventStore.EventIdReused({
-                    eventId: found._tag === "Reused" ? found.eventId : (events[0]?.eventId ?? "")
-                  })
-                )
-          )
-        }
-        if (constraint !== undefined) {
-          // A writer created the stream or took the version between our check and our insert.
-          return Effect.flatMap(Effect.orDie(currentVersion(streamId)), (actual) =>
-            Effect.fail(
-              new EventStore.ConcurrencyConflict({ streamId, expected: describeExpected(expected), actual })
+      Effect.catchTag(
+        "SqlError",
+        (
+          error
+        ): Effect.Effect<
+          EventStore.AppendResult,
+          EventStore.ConcurrencyConflict | EventStore.EventIdReused
+        > => {
+          const constraint = uniqueViolation(error)
+          if (constraint === "cobro_events_event_id_key") {
+            // An event id stored elsewhere, or a retry of events already stored: look after rollback.
+            return Effect.flatMap(Effect.orDie(lookup(streamId, events)), (found) =>
+              found._tag === "Identical"
+                ? Effect.succeed(found.result)
+                : Effect.fail(
+                    new EventStore.EventIdReused({
+                      eventId: found._tag === "Reused" ? found.eventId : (events[0]?.eventId ?? "")
+                    })
+                  )
             )
-          )
+          }
+          if (constraint !== undefined) {
+            // A writer created the stream or took the version between our check and our insert.
+            return Effect.flatMap(Effect.orDie(currentVersion(streamId)), (actual) =>
+              Effect.fail(
+                new EventStore.ConcurrencyConflict({ streamId, expected: describeExpected(expected), actual })
+              )
+            )
+          }
+          return Effect.die(error)
         }
-        return Effect.die(error)
-      })
+      )
     )
   })
 

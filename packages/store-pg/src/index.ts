@@ -1,2 +1,13 @@
-/** @cobro/store-pg: not built yet (see the open issues). */
-export {}
+/**
+ * @cobro/store-pg: the event store, its migrations, hash-chain verification, projections and
+ * subscriptions over `@effect/sql`, on PostgreSQL or embedded PGlite.
+ */
+export * as HashChain from "./HashChain.js"
+export * as LogNotifications from "./LogNotifications.js"
+export * as Migrations from "./Migrations.js"
+export * as PgEventStore from "./PgEventStore.js"
+export * as PgliteClient from "./PgliteClient.js"
+export * as PostgresClient from "./PostgresClient.js"
+export * as Projection from "./Projection.js"
+export * as Subscription from "./Subscription.js"
+export * as Verify from "./Verify.js"

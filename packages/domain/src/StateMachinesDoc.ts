@@ -1,0 +1,51 @@
+/**
+ * Renders `docs/state-machines.md` from every aggregate's transition table, so that the docs, the
+ * code and the property tests share one source.
+ */
+import * as PaymentLink from "./PaymentLink.js"
+import * as Transitions from "./Transitions.js"
+
+interface Section {
+  readonly title: string
+  readonly spec: string
+  readonly table: Transitions.Table<string, string>
+}
+
+const sections: ReadonlyArray<Section> = [
+  { title: "PaymentLink", spec: "B (payment link status)", table: PaymentLink.transitions }
+]
+
+const rows = (table: Transitions.Table<string, string>): string =>
+  [
+    "| from | command | to |",
+    "|---|---|---|",
+    ...Transitions.edges(table).map(
+      ([from, command, to]) => `| ${from} | ${command} | ${to === from ? `${to} (no-op)` : to} |`
+    )
+  ].join("\n")
+
+/** The whole document. */
+export const renderStateMachinesDoc = (): string =>
+  [
+    "# State machines",
+    "",
+    "Generated from the transition tables in `packages/domain/src` by `npm run docs:state-machines`;",
+    "`packages/domain/test/StateMachinesDoc.test.ts` fails when this file and the tables differ.",
+    "A command absent from a state's row is refused with a typed error; `[*]` is the state before",
+    "creation and, as a target, marks an absorbing state that no command leaves.",
+    "",
+    ...sections.flatMap((s) => [
+      `## ${s.title}`,
+      "",
+      `Spec section ${s.spec}. Absorbing: ${
+        Transitions.states(s.table)
+          .filter((st) => st !== "Initial" && Transitions.isAbsorbing(s.table, st))
+          .join(", ") || "none"
+      }.`,
+      "",
+      Transitions.toMermaid(s.table),
+      "",
+      rows(s.table),
+      ""
+    ])
+  ].join("\n")

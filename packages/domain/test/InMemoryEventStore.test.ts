@@ -1,0 +1,85 @@
+import { describe, expect, it } from "@effect/vitest"
+import * as Chunk from "effect/Chunk"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Stream from "effect/Stream"
+import * as EventStore from "@cobro/domain/EventStore"
+import * as InMemoryEventStore from "@cobro/domain/InMemoryEventStore"
+
+const event = (eventId: string, data: unknown = { n: eventId }): EventStore.NewEvent => ({
+  eventId,
+  type: "Happened",
+  schemaVersion: 1,
+  data,
+  metadata: {}
+})
+const { NoStream, Exact, Any } = EventStore.ExpectedVersion
+
+describe("InMemoryEventStore keeps the port's contract", () => {
+  it.effect("a new stream appends at NoStream and starts at version 1", () =>
+    Effect.gen(function* () {
+      const store = yield* EventStore.EventStore
+      const result = yield* store.append("s-1", [event("e1"), event("e2")], NoStream())
+      expect(result.nextVersion).toBe(2)
+      const read = yield* store.readStream("s-1")
+      expect(read.map((e) => [e.eventId, e.streamVersion])).toEqual([
+        ["e1", 1],
+        ["e2", 2]
+      ])
+    }).pipe(Effect.provide(InMemoryEventStore.layer))
+  )
+
+  it.effect("a stale expected version is a ConcurrencyConflict and writes nothing", () =>
+    Effect.gen(function* () {
+      const store = yield* EventStore.EventStore
+      yield* store.append("s-1", [event("e1")], NoStream())
+      const again = yield* Effect.either(store.append("s-1", [event("e2")], NoStream()))
+      expect(Either.getLeft(again).pipe((o) => o._tag === "Some" && o.value._tag)).toBe("ConcurrencyConflict")
+      const stale = yield* Effect.either(store.append("s-1", [event("e3")], Exact({ version: 0 })))
+      expect(Either.isLeft(stale)).toBe(true)
+      yield* store.append("s-1", [event("e4")], Exact({ version: 1 }))
+      yield* store.append("s-1", [event("e5")], Any())
+      expect((yield* store.readStream("s-1")).map((e) => e.eventId)).toEqual(["e1", "e4", "e5"])
+    }).pipe(Effect.provide(InMemoryEventStore.layer))
+  )
+
+  it.effect("re-appending a stored event id with the same content returns the original position", () =>
+    Effect.gen(function* () {
+      const store = yield* EventStore.EventStore
+      const first = yield* store.append("s-1", [event("e1")], NoStream())
+      const again = yield* store.append("s-1", [event("e1")], NoStream())
+      expect(again).toEqual(first)
+      const clash = yield* Effect.either(store.append("s-1", [event("e1", { other: true })], Any()))
+      expect(Either.getLeft(clash).pipe((o) => o._tag === "Some" && o.value._tag)).toBe("EventIdReused")
+      expect((yield* store.readStream("s-1")).length).toBe(1)
+    }).pipe(Effect.provide(InMemoryEventStore.layer))
+  )
+
+  it.effect("readStream honours from and to versions", () =>
+    Effect.gen(function* () {
+      const store = yield* EventStore.EventStore
+      yield* store.append(
+        "s-1",
+        ["a", "b", "c", "d"].map((id) => event(id)),
+        NoStream()
+      )
+      const window = yield* store.readStream("s-1", { fromVersion: 2, toVersion: 3 })
+      expect(window.map((e) => e.eventId)).toEqual(["b", "c"])
+    }).pipe(Effect.provide(InMemoryEventStore.layer))
+  )
+
+  it.effect("the whole log reads in commit order from a checkpoint, paged or streamed", () =>
+    Effect.gen(function* () {
+      const store = yield* EventStore.EventStore
+      yield* store.append("s-1", [event("a"), event("b")], NoStream())
+      yield* store.append("s-2", [event("c")], NoStream())
+      yield* store.append("s-1", [event("d")], Exact({ version: 2 }))
+      const firstPage = yield* store.readAll({ limit: 2 })
+      expect(firstPage.map((e) => e.eventId)).toEqual(["a", "b"])
+      const rest = yield* store.readAll({ after: firstPage[1]!.checkpoint })
+      expect(rest.map((e) => e.eventId)).toEqual(["c", "d"])
+      const streamed = yield* Stream.runCollect(store.streamAll({ limit: 1 }))
+      expect(Chunk.toReadonlyArray(streamed).map((e) => e.eventId)).toEqual(["a", "b", "c", "d"])
+    }).pipe(Effect.provide(InMemoryEventStore.layer))
+  )
+})

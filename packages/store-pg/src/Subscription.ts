@@ -1,0 +1,133 @@
+/**
+ * Catch-up consumers of the whole log: each reads from its checkpoint in commit order and applies a
+ * handler in the same transaction that saves its checkpoint (`cobro_checkpoints`), so a crash
+ * neither loses nor repeats an event. Wakes on `LogNotifications`, polls as a fallback.
+ */
+import * as EventStore from "@cobro/domain/EventStore"
+import * as SqlClient from "@effect/sql/SqlClient"
+import { SqlError } from "@effect/sql/SqlError"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Queue from "effect/Queue"
+import * as Stream from "effect/Stream"
+import * as LogNotifications from "./LogNotifications.js"
+
+/** A named consumer of the log. `handle` runs inside the transaction that saves the checkpoint. */
+export interface Consumer<E = never, R = never> {
+  /** Unique among consumers: the key of its checkpoint. */
+  readonly name: string
+  readonly handle: (event: EventStore.LoggedEvent) => Effect.Effect<void, E, R>
+}
+
+/** Builds a {@link Consumer}. */
+export const make = <E = never, R = never>(
+  name: string,
+  handle: (event: EventStore.LoggedEvent) => Effect.Effect<void, E, R>
+): Consumer<E, R> => ({ name, handle })
+
+/** How a consumer reads. */
+export interface Options {
+  /** Events per transaction; default 500. */
+  readonly batchSize?: number
+  /** Longest wait between polls when no notification arrives; default 1 second. */
+  readonly pollInterval?: Duration.DurationInput
+}
+
+/** The saved checkpoint of a consumer (`EventStore.Start` if it never ran). */
+export const checkpoint = (name: string): Effect.Effect<EventStore.Checkpoint, never, SqlClient.SqlClient> =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql<{ transaction_id: string; global_position: string }>`
+      SELECT transaction_id::text AS transaction_id, global_position FROM cobro_checkpoints WHERE name = ${name}`
+  ).pipe(
+    Effect.map((rows) => {
+      const row = rows[0]
+      return row === undefined
+        ? EventStore.Start
+        : { transactionId: BigInt(row.transaction_id), globalPosition: BigInt(row.global_position) }
+    }),
+    Effect.orDie
+  )
+
+/** Forgets a consumer's checkpoint: it will start over from the beginning of the log. */
+export const resetCheckpoint = (name: string): Effect.Effect<void, never, SqlClient.SqlClient> =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) => sql`DELETE FROM cobro_checkpoints WHERE name = ${name}`).pipe(
+    Effect.asVoid,
+    Effect.orDie
+  )
+
+/**
+ * One transaction: lock the consumer's checkpoint row, read the next batch after it, apply each
+ * event, save the new checkpoint. Returns how many events it applied. Two runners of one consumer
+ * serialise on the row lock, so each event is applied once.
+ */
+export const processBatch = <E, R>(
+  consumer: Consumer<E, R>,
+  options?: Options
+): Effect.Effect<number, E, R | EventStore.EventStore | SqlClient.SqlClient> =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const store = yield* EventStore.EventStore
+    const work = Effect.gen(function* () {
+      const locked = yield* sql<{ transaction_id: string; global_position: string }>`
+        INSERT INTO cobro_checkpoints (name, transaction_id, global_position) VALUES (${consumer.name}, '0', 0)
+        ON CONFLICT (name) DO UPDATE SET name = EXCLUDED.name
+        RETURNING transaction_id::text AS transaction_id, global_position`.pipe(Effect.orDie)
+      const row = locked[0]!
+      const after = { transactionId: BigInt(row.transaction_id), globalPosition: BigInt(row.global_position) }
+      const events = yield* store.readAll({ after, limit: options?.batchSize ?? 500 })
+      for (const event of events) yield* consumer.handle(event)
+      const last = events[events.length - 1]
+      if (last !== undefined) {
+        yield* sql`
+          UPDATE cobro_checkpoints
+          SET transaction_id = ${last.checkpoint.transactionId.toString()}::xid8,
+              global_position = ${last.checkpoint.globalPosition.toString()}::bigint,
+              updated_at = now()
+          WHERE name = ${consumer.name}`.pipe(Effect.orDie)
+      }
+      return events.length
+    })
+    // Infrastructure failures (the handler's included) are defects; the handler's own errors stay.
+    return yield* sql
+      .withTransaction(work)
+      .pipe(Effect.catchIf((error): error is SqlError => error instanceof SqlError, Effect.die))
+  }).pipe(Effect.withSpan("Subscription.processBatch", { attributes: { consumer: consumer.name } }))
+
+/** Applies batches until the consumer has seen everything committed below the snapshot; returns the count. */
+export const catchUp = <E, R>(
+  consumer: Consumer<E, R>,
+  options?: Options
+): Effect.Effect<number, E, R | EventStore.EventStore | SqlClient.SqlClient> =>
+  Effect.gen(function* () {
+    let total = 0
+    while (true) {
+      const applied = yield* processBatch(consumer, options)
+      total += applied
+      if (applied === 0) return total
+    }
+  })
+
+/**
+ * Runs a consumer for ever: catch up, then sleep until a notification or the poll interval, repeat.
+ * Fails only with the handler's error.
+ */
+export const run = <E, R>(
+  consumer: Consumer<E, R>,
+  options?: Options
+): Effect.Effect<never, E, R | EventStore.EventStore | SqlClient.SqlClient | LogNotifications.LogNotifications> =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      const notifications = yield* LogNotifications.LogNotifications
+      const wake = yield* Queue.sliding<void>(1)
+      yield* notifications.appended.pipe(
+        Stream.runForEach(() => Queue.offer(wake, undefined)),
+        Effect.forkScoped
+      )
+      const pollInterval = options?.pollInterval ?? Duration.seconds(1)
+      while (true) {
+        yield* Queue.takeAll(wake)
+        yield* catchUp(consumer, options)
+        yield* Queue.take(wake).pipe(Effect.timeoutOption(pollInterval))
+      }
+    })
+  ).pipe(Effect.withSpan("Subscription.run", { attributes: { consumer: consumer.name } }))
