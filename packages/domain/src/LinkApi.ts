@@ -109,7 +109,8 @@ export type LinkDescription = typeof LinkDescription.Type
  * Optional field that also accepts `null` as "absent" (many client libraries write nulls); it is
  * omitted when encoded.
  */
-const opt = <S extends Schema.Schema.All>(schema: S) => Schema.optionalWith(schema, { nullable: true, exact: true })
+const opt = <S extends Schema.Schema.All>(schema: S) =>
+  Schema.optionalWith(schema, { nullable: true, exact: true })
 
 /** The `amount` of a link: every member optional; `total_amount` is required for CLOSE links. */
 export const LinkAmount = Schema.Struct({

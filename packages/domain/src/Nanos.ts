@@ -38,9 +38,13 @@ export const Nanos = Schema.transformOrFail(
     decode: (input, _, ast) => {
       if (typeof input === "bigint") return ParseResult.succeed(input)
       if (typeof input === "number") {
-        return Number.isInteger(input)
+        // A large double's shortest decimal text is what the sender wrote (see parseJsonExact);
+        // `BigInt(input)` would give the double's binary value instead (…700 -> …688).
+        return Number.isSafeInteger(input)
           ? ParseResult.succeed(BigInt(input))
-          : ParseResult.fail(new ParseResult.Type(ast, input, "expected an integer number of nanoseconds"))
+          : Number.isInteger(input) && input < 1e21
+            ? ParseResult.succeed(BigInt(String(input)))
+            : ParseResult.fail(new ParseResult.Type(ast, input, "expected an integer number of nanoseconds"))
       }
       return DIGITS.test(input)
         ? ParseResult.succeed(BigInt(input))
@@ -65,7 +69,8 @@ export const fromEpochMillis = (millis: number): bigint => BigInt(Math.trunc(mil
 export const toDateTime = (nanos: bigint): DateTime.Utc => DateTime.unsafeMake(toEpochMillis(nanos))
 
 /** The nanosecond timestamp of an instant. */
-export const fromDateTime = (dateTime: DateTime.DateTime): bigint => fromEpochMillis(DateTime.toEpochMillis(dateTime))
+export const fromDateTime = (dateTime: DateTime.DateTime): bigint =>
+  fromEpochMillis(DateTime.toEpochMillis(dateTime))
 
 // ---------------------------------------------------------------------------------------------
 // Exact JSON text. Node 20's `JSON.parse` has no reviver `context.source`, so a small parser reads
@@ -91,9 +96,10 @@ class Stop {
 }
 
 /**
- * Parses JSON text like `JSON.parse`, except that an integer literal (no fraction, no exponent)
- * outside the safe-integer range becomes an exact `bigint`. Every other value is what `JSON.parse`
- * gives.
+ * Parses JSON text like `JSON.parse`, except that an integer literal (no fraction, no exponent) that
+ * does not survive the trip through a double (`1712345678901234567` would write back as
+ * `1712345678901234700`) becomes an exact `bigint`. Every other value is what `JSON.parse` gives, so
+ * number fields still read numbers.
  */
 export const parseJsonExact = (text: string): Either.Either<unknown, JsonSyntaxError> => {
   let i = 0
@@ -136,8 +142,10 @@ export const parseJsonExact = (text: string): Either.Either<unknown, JsonSyntaxE
     const token = match[0]
     i += token.length
     const value = Number(token)
-    if (match[1] === undefined && match[2] === undefined && !Number.isSafeInteger(value)) return BigInt(token)
-    return value
+    if (match[1] !== undefined || match[2] !== undefined || Number.isSafeInteger(value)) return value
+    // A large integer literal: a number when that number writes back as the same text (so nothing
+    // of what was sent is lost), else the exact bigint.
+    return String(value) === token ? value : BigInt(token)
   }
   const readLiteral = <A>(word: string, value: A): A => {
     if (text.startsWith(word, i)) {
@@ -168,7 +176,12 @@ export const parseJsonExact = (text: string): Either.Either<unknown, JsonSyntaxE
           i++
           const value = readValue(depth + 1)
           if (key === "__proto__") {
-            Object.defineProperty(object, key, { value, writable: true, enumerable: true, configurable: true })
+            Object.defineProperty(object, key, {
+              value,
+              writable: true,
+              enumerable: true,
+              configurable: true
+            })
           } else {
             object[key] = value
           }
@@ -218,7 +231,8 @@ export const parseJsonExact = (text: string): Either.Either<unknown, JsonSyntaxE
     if (i !== n) stop("unexpected text after the JSON value")
     return Either.right(value)
   } catch (e) {
-    if (e instanceof Stop) return Either.left(new JsonSyntaxError({ message: e.message, position: e.position }))
+    if (e instanceof Stop)
+      return Either.left(new JsonSyntaxError({ message: e.message, position: e.position }))
     throw e
   }
 }
@@ -281,7 +295,8 @@ export const ExactJson = Schema.transformOrFail(Schema.String, Schema.Unknown, {
   strict: true,
   decode: (text, _, ast) =>
     Either.match(parseJsonExact(text), {
-      onLeft: (e) => ParseResult.fail(new ParseResult.Type(ast, text, `${e.message} at position ${e.position}`)),
+      onLeft: (e) =>
+        ParseResult.fail(new ParseResult.Type(ast, text, `${e.message} at position ${e.position}`)),
       onRight: (value) => ParseResult.succeed(value)
     }),
   encode: (value) => ParseResult.succeed(stringifyWithBigInt(value))

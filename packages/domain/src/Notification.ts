@@ -8,7 +8,12 @@ import { Amount, TaxLine } from "./Money.js"
 import { Nanos } from "./Nanos.js"
 
 /** The four notification types: the state of the transaction when the notification was emitted. */
-export const NotificationType = Schema.Literal("SALE_APPROVED", "SALE_REJECTED", "VOID_APPROVED", "VOID_REJECTED")
+export const NotificationType = Schema.Literal(
+  "SALE_APPROVED",
+  "SALE_REJECTED",
+  "VOID_APPROVED",
+  "VOID_REJECTED"
+)
 export type NotificationType = typeof NotificationType.Type
 
 /** An ISO 4217 currency code: three upper-case letters. */
@@ -18,7 +23,8 @@ export const CurrencyCode = Schema.String.pipe(
 )
 export type CurrencyCode = typeof CurrencyCode.Type
 
-const BOGOTA_TIMESTAMP = /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])T([01]\d|2[0-3]):[0-5]\d:[0-5]\d(\.\d{1,9})?-05:00$/
+const BOGOTA_TIMESTAMP =
+  /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])T([01]\d|2[0-3]):[0-5]\d:[0-5]\d(\.\d{1,9})?-05:00$/
 const BOGOTA_OFFSET_MILLIS = 5 * 60 * 60 * 1000
 
 /** An ISO 8601 timestamp with Bogotá's offset, e.g. `2025-04-14T10:31:02.123-05:00` (`created_at`). */
@@ -32,7 +38,11 @@ export const BogotaTimestamp = Schema.String.pipe(
     identifier: "BogotaTimestamp",
     arbitrary: () => (fc) =>
       fc
-        .date({ min: new Date("2000-01-01T00:00:00Z"), max: new Date("2100-01-01T00:00:00Z"), noInvalidDate: true })
+        .date({
+          min: new Date("2000-01-01T00:00:00Z"),
+          max: new Date("2100-01-01T00:00:00Z"),
+          noInvalidDate: true
+        })
         .map((d) => new Date(d.getTime() - BOGOTA_OFFSET_MILLIS).toISOString().replace("Z", "-05:00"))
   })
 )
@@ -65,7 +75,9 @@ export type CardType = typeof CardType.Type
 
 /** A masked card number: the first 6 and last 4 digits visible, the rest `*` (12 to 19 in all). */
 export const MaskedPan = Schema.String.pipe(
-  Schema.pattern(/^[0-9]{6}\*{2,9}[0-9]{4}$/, { message: () => "expected 6 digits, 2 to 9 '*' and 4 digits" }),
+  Schema.pattern(/^[0-9]{6}\*{2,9}[0-9]{4}$/, {
+    message: () => "expected 6 digits, 2 to 9 '*' and 4 digits"
+  }),
   Schema.annotations({ identifier: "MaskedPan" })
 )
 export type MaskedPan = typeof MaskedPan.Type
@@ -195,7 +207,10 @@ export const FallbackPaymentData = Schema.Union(
 )
 
 /** An item of the A4 response: the notification of the last valid state of one payment. */
-export const FallbackNotification = Schema.Struct({ ...envelopeFields, data: FallbackPaymentData }).annotations({
+export const FallbackNotification = Schema.Struct({
+  ...envelopeFields,
+  data: FallbackPaymentData
+}).annotations({
   identifier: "FallbackNotification"
 })
 export type FallbackNotification = typeof FallbackNotification.Type

@@ -2,8 +2,14 @@
  * Renders `docs/state-machines.md` from every aggregate's transition table, so that the docs, the
  * code and the property tests share one source.
  */
+import * as Merchant from "./Merchant.js"
+import * as Payment from "./Payment.js"
+import * as PaymentIntent from "./PaymentIntent.js"
 import * as PaymentLink from "./PaymentLink.js"
+import * as Refund from "./Refund.js"
+import * as TerminalCheckout from "./TerminalCheckout.js"
 import * as Transitions from "./Transitions.js"
+import * as WebhookDelivery from "./WebhookDelivery.js"
 
 interface Section {
   readonly title: string
@@ -12,7 +18,25 @@ interface Section {
 }
 
 const sections: ReadonlyArray<Section> = [
-  { title: "PaymentLink", spec: "B (payment link status)", table: PaymentLink.transitions }
+  { title: "PaymentLink", spec: "B (payment link status)", table: PaymentLink.transitions },
+  {
+    title: "TerminalCheckout",
+    spec: "A (terminal checkout lifecycle, R1–R7)",
+    table: TerminalCheckout.transitions
+  },
+  { title: "PaymentIntent", spec: "C (payment intent)", table: PaymentIntent.transitions },
+  {
+    title: "Payment",
+    spec: "C (payment attempt and payment; void and refund preconditions)",
+    table: Payment.transitions
+  },
+  { title: "Refund", spec: "C (refund)", table: Refund.transitions },
+  {
+    title: "WebhookDelivery",
+    spec: "D (registration, delivery and retries)",
+    table: WebhookDelivery.transitions
+  },
+  { title: "Merchant", spec: "Authentication; A preconditions; D registration", table: Merchant.transitions }
 ]
 
 const rows = (table: Transitions.Table<string, string>): string =>

@@ -99,11 +99,12 @@ export const CheckoutTaxes = Schema.Union(FullTaxes, LabelTaxes, ValueTaxes).ann
 export type CheckoutTaxes = typeof CheckoutTaxes.Type
 
 /** The rate and tax type each label stands for, in percent. */
-export const LABEL_RATES: { readonly [L in TaxLabel]: { readonly type: TaxType; readonly percent: number } } = {
-  IVA_19: { type: "VAT", percent: 19 },
-  IVA_5: { type: "VAT", percent: 5 },
-  IAC_8: { type: "CONSUMPTION", percent: 8 }
-}
+export const LABEL_RATES: { readonly [L in TaxLabel]: { readonly type: TaxType; readonly percent: number } } =
+  {
+    IVA_19: { type: "VAT", percent: 19 },
+    IVA_5: { type: "VAT", percent: 5 },
+    IAC_8: { type: "CONSUMPTION", percent: 8 }
+  }
 
 const toCents = (n: number): number => Math.round(n * 100)
 const fromCents = (cents: number): Amount => Amount.make(cents / 100)
@@ -140,7 +141,9 @@ export const taxLines = (
       const valueCents = taxes.values.reduce((sum, item) => sum + toCents(item.value), 0)
       const baseCents = taxedCents - valueCents
       if (baseCents < 0) return Option.none()
-      return Option.some(taxes.values.map((item) => ({ type: item.type, base: fromCents(baseCents), value: item.value })))
+      return Option.some(
+        taxes.values.map((item) => ({ type: item.type, base: fromCents(baseCents), value: item.value }))
+      )
     }
   }
 }

@@ -13,13 +13,20 @@ import { CurrencyCode, FallbackNotification } from "./Notification.js"
 import { CheckoutTaxes } from "./Taxes.js"
 
 /** Optional field that also accepts `null` as "absent"; omitted when encoded. */
-const opt = <S extends Schema.Schema.All>(schema: S) => Schema.optionalWith(schema, { nullable: true, exact: true })
+const opt = <S extends Schema.Schema.All>(schema: S) =>
+  Schema.optionalWith(schema, { nullable: true, exact: true })
 
 /**
  * Terminal payment methods of both API variants: card (`POS`), the wallets (`WALLET_B` is in the
  * beta variant only), a payment link, and the service's QR (`PAY_BY_QR_SERVICE`, current variant only).
  */
-export const TerminalPaymentMethod = Schema.Literal("POS", "WALLET_A", "WALLET_B", "PAY_BY_LINK", "PAY_BY_QR_SERVICE")
+export const TerminalPaymentMethod = Schema.Literal(
+  "POS",
+  "WALLET_A",
+  "WALLET_B",
+  "PAY_BY_LINK",
+  "PAY_BY_QR_SERVICE"
+)
 export type TerminalPaymentMethod = typeof TerminalPaymentMethod.Type
 
 /** `payment_method` of a checkout: a method, or `""` for the terminal's own selection screen. */
@@ -31,7 +38,9 @@ export const PaymentMethodEntry = Schema.Struct({ name: TerminalPaymentMethod, e
 export type PaymentMethodEntry = typeof PaymentMethodEntry.Type
 
 /** A1 response. */
-export const PaymentMethodsResponse = Envelope(Schema.Struct({ payment_methods: Schema.Array(PaymentMethodEntry) }))
+export const PaymentMethodsResponse = Envelope(
+  Schema.Struct({ payment_methods: Schema.Array(PaymentMethodEntry) })
+)
 export type PaymentMethodsResponse = typeof PaymentMethodsResponse.Type
 
 /** An entry of `payload.available_terminals[]` (A2): only bound terminals are listed, as `BINDED`. */
@@ -44,7 +53,9 @@ export const TerminalEntry = Schema.Struct({
 export type TerminalEntry = typeof TerminalEntry.Type
 
 /** A2 response. */
-export const BoundTerminalsResponse = Envelope(Schema.Struct({ available_terminals: Schema.Array(TerminalEntry) }))
+export const BoundTerminalsResponse = Envelope(
+  Schema.Struct({ available_terminals: Schema.Array(TerminalEntry) })
+)
 export type BoundTerminalsResponse = typeof BoundTerminalsResponse.Type
 
 /** The identity document types a payer may give. */
@@ -71,7 +82,10 @@ export const DocumentNumber = Schema.String.pipe(
 export type DocumentNumber = typeof DocumentNumber.Type
 
 /** `payer.document`: every member optional. */
-export const PayerDocument = Schema.Struct({ document_type: opt(DocumentType), document_number: opt(DocumentNumber) })
+export const PayerDocument = Schema.Struct({
+  document_type: opt(DocumentType),
+  document_number: opt(DocumentNumber)
+})
 export type PayerDocument = typeof PayerDocument.Type
 
 /** `payer`: optional as a whole; an empty object is allowed. */
@@ -109,52 +123,66 @@ export const CheckoutAmountDecoded = Schema.Struct({
  * (reported as `amount.total_amount` / `amount.tip_amount`). Both present with different values: a
  * wrong value, reported on `amount.total` / `amount.tip`.
  */
-export const CheckoutAmount = Schema.transformOrFail(CheckoutAmountWire, Schema.typeSchema(CheckoutAmountDecoded), {
-  strict: true,
-  decode: (wire, _, ast) => {
-    const issues: Array<ParseResult.ParseIssue> = []
-    const pick = (primary: "total_amount" | "tip_amount", alias: "total" | "tip"): Amount | undefined => {
-      const a = wire[primary]
-      const b = wire[alias]
-      if (a === undefined && b === undefined) {
-        issues.push(new ParseResult.Pointer(primary, wire, new ParseResult.Missing(new AST.Type(Amount.ast))))
-        return undefined
-      }
-      if (a !== undefined && b !== undefined && a !== b) {
-        issues.push(
-          new ParseResult.Pointer(
-            alias,
-            wire,
-            new ParseResult.Type(ast, b, `amount.${alias} and amount.${primary} are both given and differ`)
+export const CheckoutAmount = Schema.transformOrFail(
+  CheckoutAmountWire,
+  Schema.typeSchema(CheckoutAmountDecoded),
+  {
+    strict: true,
+    decode: (wire, _, ast) => {
+      const issues: Array<ParseResult.ParseIssue> = []
+      const pick = (primary: "total_amount" | "tip_amount", alias: "total" | "tip"): Amount | undefined => {
+        const a = wire[primary]
+        const b = wire[alias]
+        if (a === undefined && b === undefined) {
+          issues.push(
+            new ParseResult.Pointer(primary, wire, new ParseResult.Missing(new AST.Type(Amount.ast)))
           )
-        )
-        return undefined
+          return undefined
+        }
+        if (a !== undefined && b !== undefined && a !== b) {
+          issues.push(
+            new ParseResult.Pointer(
+              alias,
+              wire,
+              new ParseResult.Type(ast, b, `amount.${alias} and amount.${primary} are both given and differ`)
+            )
+          )
+          return undefined
+        }
+        return a ?? b
       }
-      return a ?? b
-    }
-    const total_amount = pick("total_amount", "total")
-    const tip_amount = pick("tip_amount", "tip")
-    const [first, ...rest] = issues
-    if (first !== undefined) {
-      return ParseResult.fail(rest.length === 0 ? first : new ParseResult.Composite(ast, wire, [first, ...rest]))
-    }
-    if (total_amount === undefined || tip_amount === undefined) {
-      return ParseResult.fail(new ParseResult.Type(ast, wire)) // unreachable: a missing value pushed an issue
-    }
-    return ParseResult.succeed({ currency: wire.currency, total_amount, tip_amount, taxes: wire.taxes })
-  },
-  encode: (amount) =>
-    ParseResult.succeed({
-      currency: amount.currency,
-      total_amount: amount.total_amount,
-      taxes: amount.taxes,
-      tip_amount: amount.tip_amount
-    })
-}).annotations({ identifier: "CheckoutAmount" })
+      const total_amount = pick("total_amount", "total")
+      const tip_amount = pick("tip_amount", "tip")
+      const [first, ...rest] = issues
+      if (first !== undefined) {
+        return ParseResult.fail(
+          rest.length === 0 ? first : new ParseResult.Composite(ast, wire, [first, ...rest])
+        )
+      }
+      if (total_amount === undefined || tip_amount === undefined) {
+        return ParseResult.fail(new ParseResult.Type(ast, wire)) // unreachable: a missing value pushed an issue
+      }
+      return ParseResult.succeed({ currency: wire.currency, total_amount, tip_amount, taxes: wire.taxes })
+    },
+    encode: (amount) =>
+      ParseResult.succeed({
+        currency: amount.currency,
+        total_amount: amount.total_amount,
+        taxes: amount.taxes,
+        tip_amount: amount.tip_amount
+      })
+  }
+).annotations({ identifier: "CheckoutAmount" })
 export type CheckoutAmount = typeof CheckoutAmount.Type
 
-/** The checkout `reference`, returned in the webhook as `data.metadata.reference`: 1 to 255 characters. */
-export const CheckoutReference = Schema.String.pipe(Schema.minLength(1), Schema.maxLength(255))
+/**
+ * The checkout `reference`, returned in the webhook as `data.metadata.reference`: 1 to 255
+ * characters, not only blanks.
+ */
+export const CheckoutReference = Schema.String.pipe(
+  Schema.maxLength(255),
+  Schema.pattern(/\S/, { message: () => "expected a non-blank reference" })
+)
 export type CheckoutReference = typeof CheckoutReference.Type
 
 /**

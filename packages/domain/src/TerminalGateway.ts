@@ -5,12 +5,14 @@
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import { IntegrationId, MerchantId, TerminalSerial } from "./Ids.js"
+import { IntegrationId, MerchantId, TerminalSerial, TransactionId } from "./Ids.js"
 import { Amount } from "./Money.js"
 
 /** What the terminal is asked to charge. */
 export class ChargeInstruction extends Schema.Class<ChargeInstruction>("ChargeInstruction")({
   integrationId: IntegrationId,
+  /** The transaction the terminal reports its outcome against. */
+  transactionId: TransactionId,
   merchantId: MerchantId,
   terminalSerial: TerminalSerial,
   terminalModel: Schema.String,
@@ -27,11 +29,19 @@ export class TerminalUnreachable extends Schema.TaggedError<TerminalUnreachable>
   reason: Schema.String
 }) {}
 
+/**
+ * The instruction reached the terminal. `lockedSince` is when the terminal was locked, if it was:
+ * locked for more than 2 minutes, it holds the payment until unlocked (R1).
+ */
+export class Delivered extends Schema.Class<Delivered>("Delivered")({
+  lockedSince: Schema.OptionFromUndefinedOr(Schema.DateTimeUtc)
+}) {}
+
 /** The terminal gateway port. */
 export class TerminalGateway extends Context.Tag("@cobro/domain/TerminalGateway")<
   TerminalGateway,
   {
     /** Sends the instruction; once sent it cannot be cancelled remotely (R3). */
-    readonly push: (instruction: ChargeInstruction) => Effect.Effect<void, TerminalUnreachable>
+    readonly push: (instruction: ChargeInstruction) => Effect.Effect<Delivered, TerminalUnreachable>
   }
 >() {}

@@ -19,7 +19,9 @@ export interface Projection<E = never, R = never> {
   /** Creates its tables if missing (idempotent DDL: `CREATE TABLE IF NOT EXISTS …`). */
   readonly setup: Effect.Effect<void, SqlError, SqlClient.SqlClient>
   /** Applies one event to its tables; events it does not care about are ignored. */
-  readonly apply: (event: EventStore.LoggedEvent) => Effect.Effect<void, E | SqlError, SqlClient.SqlClient | R>
+  readonly apply: (
+    event: EventStore.LoggedEvent
+  ) => Effect.Effect<void, E | SqlError, SqlClient.SqlClient | R>
 }
 
 /** Builds a {@link Projection}. */

@@ -35,8 +35,10 @@ export interface Options {
 
 /** The saved checkpoint of a consumer (`EventStore.Start` if it never ran). */
 export const checkpoint = (name: string): Effect.Effect<EventStore.Checkpoint, never, SqlClient.SqlClient> =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql<{ transaction_id: string; global_position: string }>`
+  Effect.flatMap(
+    SqlClient.SqlClient,
+    (sql) =>
+      sql<{ transaction_id: string; global_position: string }>`
       SELECT transaction_id::text AS transaction_id, global_position FROM cobro_checkpoints WHERE name = ${name}`
   ).pipe(
     Effect.map((rows) => {
@@ -114,7 +116,11 @@ export const catchUp = <E, R>(
 export const run = <E, R>(
   consumer: Consumer<E, R>,
   options?: Options
-): Effect.Effect<never, E, R | EventStore.EventStore | SqlClient.SqlClient | LogNotifications.LogNotifications> =>
+): Effect.Effect<
+  never,
+  E,
+  R | EventStore.EventStore | SqlClient.SqlClient | LogNotifications.LogNotifications
+> =>
   Effect.scoped(
     Effect.gen(function* () {
       const notifications = yield* LogNotifications.LogNotifications

@@ -89,7 +89,13 @@ class StreamWalk {
     }
     const computedHash = HashChain.hashEvent(event.prevHash, event)
     if (computedHash !== event.hash) {
-      return ChainBreak.AlteredEvent({ streamId, streamVersion, globalPosition, storedHash: event.hash, computedHash })
+      return ChainBreak.AlteredEvent({
+        streamId,
+        streamVersion,
+        globalPosition,
+        storedHash: event.hash,
+        computedHash
+      })
     }
     return undefined
   }
@@ -164,6 +170,8 @@ export const verify: Effect.Effect<Report, never, SqlClient.SqlClient> = Effect.
       })
     )
   }
-  const ordered = [...breaks.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, found]) => found)
+  const ordered = [...breaks.entries()]
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([, found]) => found)
   return { streams, events, breaks: ordered }
 }).pipe(Effect.orDie, Effect.withSpan("Verify.verify"))

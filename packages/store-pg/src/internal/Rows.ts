@@ -4,9 +4,13 @@
  */
 import type * as EventStore from "@cobro/domain/EventStore"
 
-/** The columns every read selects (`transaction_id` cast to text, as `pg` has no xid8 parser). */
+/**
+ * The columns every read selects. `transaction_id` comes as text (`pg` has no xid8 parser) under
+ * another name: an output column named `transaction_id` would make `ORDER BY transaction_id` sort
+ * the text, not the xid8.
+ */
 export const columns =
-  "global_position, stream_id, stream_version, event_id, type, schema_version, data, metadata, recorded_at, transaction_id::text AS transaction_id, prev_hash, hash"
+  "global_position, stream_id, stream_version, event_id, type, schema_version, data, metadata, recorded_at, transaction_id::text AS transaction_xid, prev_hash, hash"
 
 /** A `cobro_events` row: int8 and xid8 arrive as strings, jsonb parsed, timestamptz as a Date. */
 export interface EventRow {
@@ -19,7 +23,7 @@ export interface EventRow {
   readonly data: unknown
   readonly metadata: unknown
   readonly recorded_at: Date
-  readonly transaction_id: string
+  readonly transaction_xid: string
   readonly prev_hash: string
   readonly hash: string
 }
@@ -42,5 +46,5 @@ export const toRecorded = (row: EventRow): EventStore.RecordedEvent => ({
 /** A row as the port's `LoggedEvent`: with the checkpoint that resumes after it. */
 export const toLogged = (row: EventRow): EventStore.LoggedEvent => ({
   ...toRecorded(row),
-  checkpoint: { transactionId: BigInt(row.transaction_id), globalPosition: BigInt(row.global_position) }
+  checkpoint: { transactionId: BigInt(row.transaction_xid), globalPosition: BigInt(row.global_position) }
 })

@@ -1,0 +1,295 @@
+/**
+ * `npm run bench -- store`: Cobro's event store against a raw `pg` insert into an equivalent plain
+ * table (the floor) and emmett-postgresql, on the PostgreSQL of `DATABASE_URL` (or the default).
+ * Prints JSON lines and writes them to `bench/results/store.json`.
+ */
+import * as EventStore from "@cobro/domain/EventStore"
+import { getPostgreSQLEventStore, readMessagesBatch } from "@event-driven-io/emmett-postgresql"
+import { dumbo } from "@event-driven-io/dumbo"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as ManagedRuntime from "effect/ManagedRuntime"
+import * as Redacted from "effect/Redacted"
+import { randomBytes, randomUUID } from "node:crypto"
+import * as Fs from "node:fs"
+import * as Path from "node:path"
+import { performance } from "node:perf_hooks"
+import * as Pg from "pg"
+import * as PgEventStore from "../src/PgEventStore.js"
+import * as PostgresClient from "../src/PostgresClient.js"
+
+const baseUrl = process.env["DATABASE_URL"] ?? "postgres://postgres@127.0.0.1:5432/test"
+const withDatabase = (name: string) => {
+  const url = new URL(baseUrl)
+  url.pathname = `/${name}`
+  return url.toString()
+}
+const admin = async (statement: string) => {
+  const client = new Pg.Client({ connectionString: baseUrl })
+  await client.connect()
+  try {
+    await client.query(statement)
+  } finally {
+    await client.end()
+  }
+}
+
+/** What each store must do for the workloads. */
+interface Subject {
+  readonly name: string
+  append(stream: string, count: number, expectedVersion: number | "new"): Promise<void>
+  readStream(stream: string): Promise<number>
+  /** Reads the whole log in order, a page at a time; returns the events read and each page's latency. */
+  readAll(): Promise<{ events: number; pages: Array<number> }>
+  close(): Promise<void>
+}
+
+const payload = (i: number) => ({ _tag: "BenchEvent", amount: i, note: "a bench event of modest size" })
+
+const cobro = async (url: string): Promise<Subject> => {
+  const runtime = ManagedRuntime.make(
+    PgEventStore.layerMigrated.pipe(
+      Layer.provideMerge(PostgresClient.layer({ url: Redacted.make(url), maxConnections: 10 }))
+    )
+  )
+  const store = await runtime.runPromise(EventStore.EventStore)
+  const events = (count: number) =>
+    Array.from({ length: count }, (_, i) => ({
+      eventId: randomUUID(),
+      type: "BenchEvent",
+      schemaVersion: 1,
+      data: payload(i),
+      metadata: { requestId: "bench" }
+    }))
+  return {
+    name: "cobro",
+    append: (stream, count, expected) =>
+      runtime.runPromise(
+        Effect.asVoid(
+          store.append(
+            stream,
+            events(count),
+            expected === "new"
+              ? EventStore.ExpectedVersion.NoStream()
+              : EventStore.ExpectedVersion.Exact({ version: expected })
+          )
+        )
+      ),
+    readStream: (stream) => runtime.runPromise(Effect.map(store.readStream(stream), (read) => read.length)),
+    readAll: async () => {
+      const pages: Array<number> = []
+      let after = EventStore.Start
+      let total = 0
+      while (true) {
+        const start = performance.now()
+        const page = await runtime.runPromise(store.readAll({ after, limit: 1000 }))
+        pages.push(performance.now() - start)
+        if (page.length === 0) return { events: total, pages }
+        total += page.length
+        after = page[page.length - 1]!.checkpoint
+      }
+    },
+    close: () => runtime.dispose()
+  }
+}
+
+const raw = async (url: string): Promise<Subject> => {
+  const pool = new Pg.Pool({ connectionString: url, max: 10 })
+  await pool.query(`CREATE TABLE raw_events (
+    global_position bigserial PRIMARY KEY, stream_id text NOT NULL, stream_version integer NOT NULL,
+    event_id uuid NOT NULL UNIQUE, type text NOT NULL, schema_version integer NOT NULL, data jsonb NOT NULL,
+    metadata jsonb NOT NULL, recorded_at timestamptz NOT NULL DEFAULT now(), UNIQUE (stream_id, stream_version))`)
+  return {
+    name: "raw-pg",
+    append: async (stream, count, expected) => {
+      const base = expected === "new" ? 0 : expected
+      const values: Array<unknown> = []
+      const rows = Array.from({ length: count }, (_, i) => {
+        values.push(stream, base + i + 1, randomUUID(), "BenchEvent", 1, JSON.stringify(payload(i)), '{"requestId":"bench"}')
+        const o = i * 7
+        return `($${o + 1}, $${o + 2}, $${o + 3}, $${o + 4}, $${o + 5}, $${o + 6}, $${o + 7})`
+      })
+      await pool.query(
+        `INSERT INTO raw_events (stream_id, stream_version, event_id, type, schema_version, data, metadata) VALUES ${rows.join(",")}`,
+        values
+      )
+    },
+    readStream: async (stream) =>
+      (await pool.query("SELECT * FROM raw_events WHERE stream_id = $1 ORDER BY stream_version", [stream])).rows.length,
+    readAll: async () => {
+      const pages: Array<number> = []
+      let after = "0"
+      let total = 0
+      while (true) {
+        const start = performance.now()
+        const { rows } = await pool.query(
+          "SELECT * FROM raw_events WHERE global_position > $1 ORDER BY global_position LIMIT 1000",
+          [after]
+        )
+        pages.push(performance.now() - start)
+        if (rows.length === 0) return { events: total, pages }
+        total += rows.length
+        after = rows[rows.length - 1].global_position
+      }
+    },
+    close: () => pool.end()
+  }
+}
+
+const emmett = async (url: string): Promise<Subject> => {
+  const store = getPostgreSQLEventStore(url)
+  await store.schema.migrate()
+  const reader = dumbo({ connectionString: url })
+  return {
+    name: "emmett",
+    append: async (stream, count, expected) => {
+      await store.appendToStream(
+        stream,
+        Array.from({ length: count }, (_, i) => ({
+          type: "BenchEvent",
+          data: payload(i),
+          metadata: { requestId: "bench" }
+        })),
+        { expectedStreamVersion: expected === "new" ? "STREAM_DOES_NOT_EXIST" : BigInt(expected) }
+      )
+    },
+    readStream: async (stream) => (await store.readStream(stream)).events.length,
+    readAll: async () => {
+      const pages: Array<number> = []
+      let after = 0n
+      let total = 0
+      while (true) {
+        const start = performance.now()
+        const batch = await readMessagesBatch(reader.execute, { after, batchSize: 1000 })
+        pages.push(performance.now() - start)
+        if (batch.messages.length === 0) return { events: total, pages }
+        total += batch.messages.length
+        after = batch.currentGlobalPosition
+      }
+    },
+    close: async () => {
+      await reader.close()
+      await store.close()
+    }
+  }
+}
+
+interface Result {
+  readonly store: string
+  readonly workload: string
+  readonly writers: number
+  readonly events_per_s: number
+  readonly p50_ms: number
+  readonly p99_ms: number
+}
+
+const percentile = (sorted: ReadonlyArray<number>, p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0
+
+const measure = async (
+  subject: Subject,
+  workload: string,
+  writers: number,
+  opsPerWriter: number,
+  eventsPerOp: number,
+  op: (writer: number, i: number) => Promise<void>
+): Promise<Result> => {
+  const latencies: Array<number> = []
+  const start = performance.now()
+  await Promise.all(
+    Array.from({ length: writers }, async (_, w) => {
+      for (let i = 0; i < opsPerWriter; i++) {
+        const t = performance.now()
+        await op(w, i)
+        latencies.push(performance.now() - t)
+      }
+    })
+  )
+  const seconds = (performance.now() - start) / 1000
+  latencies.sort((a, b) => a - b)
+  return {
+    store: subject.name,
+    workload,
+    writers,
+    events_per_s: Math.round((writers * opsPerWriter * eventsPerOp) / seconds),
+    p50_ms: Number(percentile(latencies, 50).toFixed(2)),
+    p99_ms: Number(percentile(latencies, 99).toFixed(2))
+  }
+}
+
+const run = async (subject: Subject, emit: (result: Result) => void) => {
+  const tag = randomBytes(3).toString("hex")
+  const id = (...parts: Array<unknown>) => `bench-${tag}-${parts.join("-")}`
+  // Warm-up: connections, prepared plans, JIT.
+  for (let i = 0; i < 50; i++) await subject.append(id("warm", i), 1, "new")
+  emit(await measure(subject, "W1", 1, 400, 1, (w, i) => subject.append(id("w1a", w, i), 1, "new")))
+  emit(await measure(subject, "W1", 8, 100, 1, (w, i) => subject.append(id("w1b", w, i), 1, "new")))
+  emit(await measure(subject, "W3", 1, 200, 10, (w, i) => subject.append(id("w3", w, i), 10, "new")))
+  const prepared = 8 * 60
+  for (let s = 0; s < prepared; s++) await subject.append(id("w4", s), 20, "new")
+  emit(
+    await measure(subject, "W4", 8, 60, 1, async (w, i) => {
+      const stream = id("w4", w * 60 + i)
+      const version = await subject.readStream(stream)
+      await subject.append(stream, 1, version)
+    })
+  )
+  const start = performance.now()
+  const { events, pages } = await subject.readAll()
+  const seconds = (performance.now() - start) / 1000
+  pages.sort((a, b) => a - b)
+  emit({
+    store: subject.name,
+    workload: "W5",
+    writers: 1,
+    events_per_s: Math.round(events / seconds),
+    p50_ms: Number(percentile(pages, 50).toFixed(2)),
+    p99_ms: Number(percentile(pages, 99).toFixed(2))
+  })
+}
+
+const main = async () => {
+  const results: Array<Result> = []
+  const emit = (result: Result) => {
+    results.push(result)
+    console.log(JSON.stringify(result))
+  }
+  const subjects: Array<[string, (url: string) => Promise<Subject>]> = [
+    ["raw-pg", raw],
+    ["cobro", cobro],
+    ["emmett", emmett]
+  ]
+  for (const [name, make] of subjects) {
+    const database = `cobro_bench_${name.replace("-", "_")}_${randomBytes(4).toString("hex")}`
+    await admin(`CREATE DATABASE ${database}`)
+    try {
+      const subject = await make(withDatabase(database))
+      try {
+        await run(subject, emit)
+      } finally {
+        await subject.close()
+      }
+    } catch (error) {
+      console.error(`${name}: failed: ${String(error)}`)
+    } finally {
+      await admin(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`)
+    }
+  }
+  const out = Path.resolve(import.meta.dirname, "../../../bench/results/store.json")
+  Fs.mkdirSync(Path.dirname(out), { recursive: true })
+  Fs.writeFileSync(out, results.map((r) => JSON.stringify(r)).join("\n") + "\n")
+  const find = (store: string, workload: string, writers: number) =>
+    results.find((r) => r.store === store && r.workload === workload && r.writers === writers)
+  console.log("\nratios (events/s): cobro/raw-pg, cobro/emmett")
+  for (const r of results.filter((r) => r.store === "cobro")) {
+    const floor = find("raw-pg", r.workload, r.writers)
+    const other = find("emmett", r.workload, r.writers)
+    const ratio = (x: Result | undefined) => (x === undefined ? "n/a" : (r.events_per_s / x.events_per_s).toFixed(2))
+    console.log(`${r.workload} writers=${r.writers}: ${ratio(floor)}  ${ratio(other)}`)
+  }
+}
+
+main().catch((error) => {
+  console.error(error)
+  process.exit(1)
+})

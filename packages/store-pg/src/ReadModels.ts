@@ -1,0 +1,195 @@
+/**
+ * The spec's lookups that no stream id answers, as projections of the log: refunds by transaction
+ * id (C9), terminal checkouts by merchant reference (A3), the last notification per payment (D),
+ * and webhook deliveries due by time (the dispatcher's queue).
+ */
+import * as Aggregate from "@cobro/domain/Aggregate"
+import type * as EventStore from "@cobro/domain/EventStore"
+import * as Refund from "@cobro/domain/Refund"
+import * as TerminalCheckout from "@cobro/domain/TerminalCheckout"
+import * as WebhookDelivery from "@cobro/domain/WebhookDelivery"
+import * as SqlClient from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import * as Projection from "./Projection.js"
+
+/**
+ * Decodes the events of one aggregate's streams; other streams' events, and events this build
+ * cannot decode (a newer schema), are skipped.
+ */
+const eventsOf = <E, I>(aggregate: { readonly name: string; readonly Event: Schema.Schema<E, I> }) => {
+  const prefix = Aggregate.streamId(aggregate, "")
+  const decode = Schema.decodeUnknownOption(aggregate.Event)
+  return (event: EventStore.LoggedEvent): Option.Option<E> =>
+    event.streamId.startsWith(prefix) ? decode(event.data) : Option.none()
+}
+
+const iso = (instant: DateTime.Utc) => DateTime.formatIso(instant)
+
+const ddl = (statements: (sql: SqlClient.SqlClient) => ReadonlyArray<Effect.Effect<unknown, SqlError>>) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) => Effect.all(statements(sql), { discard: true }))
+
+const refundEvent = eventsOf(Refund.Refund)
+
+/** C9: the refunds of a transaction, newest last. Table `cobro_rm_refunds_by_transaction`. */
+export const refundsByTransaction = Projection.make({
+  name: "refunds_by_transaction",
+  tables: ["cobro_rm_refunds_by_transaction"],
+  setup: ddl((sql) => [
+    sql`CREATE TABLE IF NOT EXISTS cobro_rm_refunds_by_transaction (
+      refund_id text PRIMARY KEY,
+      transaction_id text NOT NULL,
+      merchant_id text NOT NULL,
+      sandbox boolean NOT NULL,
+      stream_id text NOT NULL,
+      requested_at timestamptz NOT NULL)`,
+    sql`CREATE INDEX IF NOT EXISTS cobro_rm_refunds_by_transaction_tx
+      ON cobro_rm_refunds_by_transaction (transaction_id, requested_at)`
+  ]),
+  apply: (event) =>
+    Option.match(refundEvent(event), {
+      onNone: () => Effect.void,
+      onSome: (decoded) =>
+        decoded._tag !== "RefundRequested"
+          ? Effect.void
+          : Effect.flatMap(SqlClient.SqlClient, (sql) =>
+              sql`INSERT INTO cobro_rm_refunds_by_transaction
+                    (refund_id, transaction_id, merchant_id, sandbox, stream_id, requested_at)
+                  VALUES (${decoded.refundId}, ${decoded.transactionId}, ${decoded.merchantId}, ${decoded.sandbox},
+                    ${event.streamId}, ${iso(decoded.requestedAt)})
+                  ON CONFLICT (refund_id) DO NOTHING`.pipe(Effect.asVoid)
+            )
+    })
+})
+
+const checkoutEvent = eventsOf(TerminalCheckout.TerminalCheckout)
+
+/** A3: terminal checkouts by integration id and by merchant reference. Table `cobro_rm_terminal_checkouts`. */
+export const terminalCheckouts = Projection.make({
+  name: "terminal_checkouts",
+  tables: ["cobro_rm_terminal_checkouts"],
+  setup: ddl((sql) => [
+    sql`CREATE TABLE IF NOT EXISTS cobro_rm_terminal_checkouts (
+      integration_id text PRIMARY KEY,
+      transaction_id text NOT NULL,
+      merchant_id text NOT NULL,
+      sandbox boolean NOT NULL,
+      reference text NOT NULL,
+      stream_id text NOT NULL,
+      created_at timestamptz NOT NULL)`,
+    sql`CREATE INDEX IF NOT EXISTS cobro_rm_terminal_checkouts_reference
+      ON cobro_rm_terminal_checkouts (merchant_id, sandbox, reference, created_at)`
+  ]),
+  apply: (event) =>
+    Option.match(checkoutEvent(event), {
+      onNone: () => Effect.void,
+      onSome: (decoded) =>
+        decoded._tag !== "CheckoutCreated"
+          ? Effect.void
+          : Effect.flatMap(SqlClient.SqlClient, (sql) =>
+              sql`INSERT INTO cobro_rm_terminal_checkouts
+                    (integration_id, transaction_id, merchant_id, sandbox, reference, stream_id, created_at)
+                  VALUES (${decoded.integrationId}, ${decoded.transactionId}, ${decoded.merchantId},
+                    ${decoded.sandbox}, ${decoded.reference}, ${event.streamId}, ${iso(decoded.createdAt)})
+                  ON CONFLICT (integration_id) DO NOTHING`.pipe(Effect.asVoid)
+            )
+    })
+})
+
+const deliveryEvent = eventsOf(WebhookDelivery.WebhookDelivery)
+
+/**
+ * D: per payment (the notification's subject), the last notification scheduled. Table
+ * `cobro_rm_last_notification`.
+ */
+export const lastNotification = Projection.make({
+  name: "last_notification",
+  tables: ["cobro_rm_last_notification"],
+  setup: ddl((sql) => [
+    sql`CREATE TABLE IF NOT EXISTS cobro_rm_last_notification (
+      subject text PRIMARY KEY,
+      notification_id uuid NOT NULL,
+      type text NOT NULL,
+      merchant_id text NOT NULL,
+      stream_id text NOT NULL,
+      created_at timestamptz NOT NULL)`
+  ]),
+  apply: (event) =>
+    Option.match(deliveryEvent(event), {
+      onNone: () => Effect.void,
+      onSome: (decoded) =>
+        decoded._tag !== "DeliveryScheduled"
+          ? Effect.void
+          : Effect.flatMap(SqlClient.SqlClient, (sql) =>
+              // Commit order is the order of the log: the later event wins.
+              sql`INSERT INTO cobro_rm_last_notification
+                    (subject, notification_id, type, merchant_id, stream_id, created_at)
+                  VALUES (${decoded.subject}, ${decoded.notificationId}, ${decoded.type}, ${decoded.merchantId},
+                    ${event.streamId}, ${iso(decoded.createdAt)})
+                  ON CONFLICT (subject) DO UPDATE SET notification_id = EXCLUDED.notification_id,
+                    type = EXCLUDED.type, merchant_id = EXCLUDED.merchant_id, stream_id = EXCLUDED.stream_id,
+                    created_at = EXCLUDED.created_at`.pipe(Effect.asVoid)
+            )
+    })
+})
+
+/**
+ * The webhook dispatcher's queue: each delivery's status and when its next attempt is due (none
+ * once delivered, exhausted or cancelled). Table `cobro_rm_webhook_deliveries`.
+ */
+export const webhookDeliveries = Projection.make({
+  name: "webhook_deliveries",
+  tables: ["cobro_rm_webhook_deliveries"],
+  setup: ddl((sql) => [
+    sql`CREATE TABLE IF NOT EXISTS cobro_rm_webhook_deliveries (
+      stream_id text PRIMARY KEY,
+      notification_id uuid NOT NULL,
+      merchant_id text NOT NULL,
+      subject text NOT NULL,
+      status text NOT NULL,
+      attempts integer NOT NULL,
+      due_at timestamptz)`,
+    sql`CREATE INDEX IF NOT EXISTS cobro_rm_webhook_deliveries_due
+      ON cobro_rm_webhook_deliveries (due_at) WHERE due_at IS NOT NULL`
+  ]),
+  apply: (event) =>
+    Option.match(deliveryEvent(event), {
+      onNone: () => Effect.void,
+      onSome: (decoded) =>
+        Effect.flatMap(SqlClient.SqlClient, (sql) => {
+          const update = (
+            status: WebhookDelivery.Status,
+            dueAt: Option.Option<DateTime.Utc>,
+            attempted: boolean
+          ) =>
+            sql`UPDATE cobro_rm_webhook_deliveries
+                SET status = ${status}, due_at = ${Option.getOrNull(Option.map(dueAt, iso))}::timestamptz,
+                    attempts = attempts + ${attempted ? 1 : 0}
+                WHERE stream_id = ${event.streamId}`
+          switch (decoded._tag) {
+            case "DeliveryScheduled":
+              return sql`INSERT INTO cobro_rm_webhook_deliveries
+                    (stream_id, notification_id, merchant_id, subject, status, attempts, due_at)
+                  VALUES (${event.streamId}, ${decoded.notificationId}, ${decoded.merchantId}, ${decoded.subject},
+                    'PENDING', 0, ${iso(decoded.dueAt)})
+                  ON CONFLICT (stream_id) DO NOTHING`
+            case "AttemptSucceeded":
+              return update("DELIVERED", Option.none(), true)
+            case "AttemptFailed":
+              return update("PENDING", decoded.nextDueAt, true)
+            case "DeliveryExhausted":
+              return update("EXHAUSTED", Option.none(), false)
+            case "ResendRequested":
+              return update("PENDING", Option.some(decoded.at), false)
+            case "DeliveryCancelled":
+              return update("CANCELLED", Option.none(), false)
+          }
+        }).pipe(Effect.asVoid)
+    })
+})
+
+/** Every read model of this module, for `Projection.run`/`rebuild` in the composition root. */
+export const all = [refundsByTransaction, terminalCheckouts, lastNotification, webhookDeliveries] as const

@@ -1,0 +1,167 @@
+/**
+ * The databases the store's suites run on, each isolated per run: PGlite in a fresh temp folder, and
+ * a fresh `cobro_test_<random>` database on a real PostgreSQL server (found, or started).
+ */
+import type * as EventStore from "@cobro/domain/EventStore"
+import type * as SqlClient from "@effect/sql/SqlClient"
+import type * as PgClient from "@effect/sql-pg/PgClient"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Redacted from "effect/Redacted"
+import { execFileSync } from "node:child_process"
+import { randomBytes } from "node:crypto"
+import * as Fs from "node:fs"
+import * as Net from "node:net"
+import * as Os from "node:os"
+import * as Path from "node:path"
+import * as Pg from "pg"
+import type * as LogNotifications from "../../src/LogNotifications.js"
+import * as PgEventStore from "../../src/PgEventStore.js"
+import * as PgliteClient from "../../src/PgliteClient.js"
+import * as PostgresClient from "../../src/PostgresClient.js"
+
+/** What every store suite gets. */
+export type StoreServices =
+  EventStore.EventStore | SqlClient.SqlClient | PgClient.PgClient | LogNotifications.LogNotifications
+
+/** The default server of this machine and CI (PostgreSQL 15, trust auth). */
+export const defaultUrl = "postgres://postgres@127.0.0.1:5432/test"
+
+const answers = async (url: string): Promise<boolean> => {
+  const client = new Pg.Client({ connectionString: url, connectionTimeoutMillis: 3000 })
+  client.on("error", () => {})
+  try {
+    await client.connect()
+    await client.query("SELECT 1")
+    return true
+  } catch {
+    return false
+  } finally {
+    await client.end().catch(() => {})
+  }
+}
+
+const freePort = (): Promise<number> =>
+  new Promise((resolve, reject) => {
+    const server = Net.createServer()
+    server.once("error", reject)
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address()
+      server.close(() => (typeof address === "object" && address !== null ? resolve(address.port) : reject()))
+    })
+  })
+
+/** Starts a throwaway cluster from installed binaries; returns its URL and how to stop it. */
+const startCluster = async (): Promise<{ url: string; stop: () => void } | { error: string }> => {
+  const root = "/usr/lib/postgresql"
+  const versions = Fs.existsSync(root) ? Fs.readdirSync(root).sort((a, b) => Number(b) - Number(a)) : []
+  const bin = versions
+    .map((v) => Path.join(root, v, "bin"))
+    .find((dir) => Fs.existsSync(Path.join(dir, "initdb")))
+  if (bin === undefined) return { error: `no initdb under ${root}/*/bin` }
+  const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "cobro-pg-"))
+  // initdb refuses to run as root: run the cluster as the `postgres` user then.
+  const asRoot = process.getuid?.() === 0
+  const run = (command: string, args: ReadonlyArray<string>) =>
+    asRoot
+      ? execFileSync("runuser", ["-u", "postgres", "--", command, ...args], { stdio: "pipe" })
+      : execFileSync(command, args, { stdio: "pipe" })
+  try {
+    if (asRoot) execFileSync("chown", ["postgres", dir])
+    const data = Path.join(dir, "data")
+    const port = await freePort()
+    run(Path.join(bin, "initdb"), ["-D", data, "-U", "postgres", "--auth=trust", "--no-sync"])
+    run(Path.join(bin, "pg_ctl"), [
+      "-D",
+      data,
+      "-l",
+      Path.join(dir, "log"),
+      "-o",
+      `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`,
+      "-w",
+      "start"
+    ])
+    const stop = () => {
+      try {
+        run(Path.join(bin, "pg_ctl"), ["-D", data, "-m", "immediate", "stop"])
+      } finally {
+        Fs.rmSync(dir, { recursive: true, force: true })
+      }
+    }
+    console.warn(`Started a throwaway PostgreSQL cluster on port ${port} (${dir}).`)
+    return { url: `postgres://postgres@127.0.0.1:${port}/postgres`, stop }
+  } catch (cause) {
+    Fs.rmSync(dir, { recursive: true, force: true })
+    return { error: `starting a cluster with ${bin} failed: ${String(cause)}` }
+  }
+}
+
+/**
+ * A server for this run: `DATABASE_URL` if set, else the default URL; if nothing answers, a cluster
+ * started from the installed binaries. Fails (never skips) when none of these works.
+ */
+const server = Effect.acquireRelease(
+  Effect.promise(async () => {
+    const url = process.env["DATABASE_URL"] ?? defaultUrl
+    if (await answers(url)) return { url, stop: () => {} }
+    console.warn(`No PostgreSQL answers at ${url}: starting a throwaway cluster from installed binaries.`)
+    const started = await startCluster()
+    if ("error" in started) {
+      throw new Error(
+        `The store's PostgreSQL suite needs a server and found none: nothing answers at ${url} ` +
+          `(set DATABASE_URL to one), and ${started.error}.`
+      )
+    }
+    return started
+  }),
+  (found) => Effect.sync(found.stop)
+)
+
+const withDatabase = (url: string, name: string) => {
+  const parsed = new URL(url)
+  parsed.pathname = `/${name}`
+  return parsed.toString()
+}
+
+const admin = (url: string, statement: string) =>
+  Effect.promise(async () => {
+    const client = new Pg.Client({ connectionString: url })
+    await client.connect()
+    try {
+      await client.query(statement)
+    } finally {
+      await client.end()
+    }
+  })
+
+/** A fresh database on the server, dropped when the scope closes: parallel runs never collide. */
+export const postgresDatabase = Effect.gen(function* () {
+  const { url } = yield* server
+  const name = `cobro_test_${randomBytes(6).toString("hex")}`
+  yield* Effect.acquireRelease(admin(url, `CREATE DATABASE ${name}`), () =>
+    admin(url, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).pipe(Effect.ignore)
+  )
+  return withDatabase(url, name)
+})
+
+/** The store (migrated) on a fresh PostgreSQL database. */
+export const postgres: Layer.Layer<StoreServices> = Layer.unwrapScoped(
+  Effect.map(postgresDatabase, (url) =>
+    PgEventStore.layerMigrated.pipe(
+      Layer.provideMerge(PostgresClient.layer({ url: Redacted.make(url), maxConnections: 24 }))
+    )
+  )
+).pipe(Layer.orDie)
+
+/** A temp folder removed when the scope closes. */
+export const tempDir = Effect.acquireRelease(
+  Effect.sync(() => Fs.mkdtempSync(Path.join(Os.tmpdir(), "cobro-pglite-"))),
+  (dir) => Effect.sync(() => Fs.rmSync(dir, { recursive: true, force: true }))
+)
+
+/** The store (migrated) on PGlite persisted to a fresh temp folder. */
+export const pglite: Layer.Layer<StoreServices> = Layer.unwrapScoped(
+  Effect.map(tempDir, (dataDir) =>
+    PgEventStore.layerMigrated.pipe(Layer.provideMerge(PgliteClient.layer({ dataDir })))
+  )
+).pipe(Layer.orDie)

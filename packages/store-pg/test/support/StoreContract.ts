@@ -1,0 +1,522 @@
+/**
+ * The one store contract suite: what every database the store runs on must do. Run against PGlite
+ * and PostgreSQL by `Pglite.int.test.ts` and `Postgres.int.test.ts`.
+ */
+import * as EventStore from "@cobro/domain/EventStore"
+import { assert, expect, layer } from "@effect/vitest"
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as FastCheck from "effect/FastCheck"
+import * as Fiber from "effect/Fiber"
+import type * as Layer from "effect/Layer"
+import * as Stream from "effect/Stream"
+import { randomUUID } from "node:crypto"
+import * as HashChain from "../../src/HashChain.js"
+import * as Projection from "../../src/Projection.js"
+import * as Subscription from "../../src/Subscription.js"
+import * as Verify from "../../src/Verify.js"
+import type { StoreServices } from "./Databases.js"
+
+const { Any, Exact, NoStream } = EventStore.ExpectedVersion
+
+let counter = 0
+/** A stream id no other test uses. */
+export const streamId = (prefix = "test") => `${prefix}-${++counter}-${randomUUID().slice(0, 8)}`
+
+/** A new event with a fresh id. */
+export const event = (
+  type: string,
+  data: unknown = {},
+  metadata: EventStore.EventMetadata = {}
+): EventStore.NewEvent => ({
+  eventId: randomUUID(),
+  type,
+  schemaVersion: 1,
+  data,
+  metadata
+})
+
+/** The test projection: per stream, an order-sensitive fold of amounts, and a log-wide count. */
+export const balances = (table: string) =>
+  Projection.make({
+    name: table,
+    tables: [table],
+    setup: Effect.flatMap(
+      SqlClient.SqlClient,
+      (sql) => sql`CREATE TABLE IF NOT EXISTS ${sql(table)} (
+        stream_id text PRIMARY KEY, total bigint NOT NULL, fold bigint NOT NULL, events integer NOT NULL,
+        last_version integer NOT NULL)`
+    ).pipe(Effect.asVoid),
+    apply: (e) =>
+      Effect.flatMap(SqlClient.SqlClient, (sql) => {
+        if (e.type !== "Deposited" && e.type !== "Withdrawn") return Effect.void
+        const amount = (e.data as { amount: number }).amount * (e.type === "Deposited" ? 1 : -1)
+        return sql`
+          INSERT INTO ${sql(table)} (stream_id, total, fold, events, last_version)
+          VALUES (${e.streamId}, ${amount}, ${amount}, 1, ${e.streamVersion})
+          ON CONFLICT (stream_id) DO UPDATE SET
+            total = ${sql(table)}.total + ${amount},
+            fold = (${sql(table)}.fold * 31 + ${amount}) % 1000000007,
+            events = ${sql(table)}.events + 1,
+            last_version = ${e.streamVersion}`
+      }).pipe(Effect.asVoid)
+  })
+
+const rowsOf = (table: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) => sql`SELECT * FROM ${sql(table)} ORDER BY stream_id`).pipe(
+    Effect.orDie
+  )
+
+const exec = (f: (sql: SqlClient.SqlClient) => Effect.Effect<unknown, unknown>) =>
+  Effect.flatMap(SqlClient.SqlClient, f).pipe(Effect.orDie)
+
+/** Removes a stream entirely (events and head), so that tampering tests leave the log verifiable. */
+const dropStream = (id: string) =>
+  exec((sql) =>
+    Effect.zipRight(
+      sql`DELETE FROM cobro_events WHERE stream_id = ${id}`,
+      sql`DELETE FROM cobro_streams WHERE stream_id = ${id}`
+    )
+  )
+
+/** Runs the contract against `storeLayer`, a fresh database per suite. */
+export const storeContract = (
+  name: string,
+  storeLayer: Layer.Layer<StoreServices>,
+  options: { readonly propRuns: number }
+) =>
+  layer(storeLayer, { excludeTestServices: true, timeout: "60 seconds" })(name, (it) => {
+    it.effect("a new stream accepts NoStream, then refuses it with a typed ConcurrencyConflict", () =>
+      Effect.gen(function* () {
+        const store = yield* EventStore.EventStore
+        const id = streamId()
+        const first = yield* store.append(id, [event("Opened")], NoStream())
+        expect(first.nextVersion).toBe(1)
+        const again = yield* Effect.flip(store.append(id, [event("Opened")], NoStream()))
+        expect(again).toBeInstanceOf(EventStore.ConcurrencyConflict)
+        expect(again).toMatchObject({ streamId: id, expected: "NoStream", actual: 1 })
+      })
+    )
+
+    it.effect("Exact(version) appends only at that version; Any appends whatever the version", () =>
+      Effect.gen(function* () {
+        const store = yield* EventStore.EventStore
+        const id = streamId()
+        const missing = yield* Effect.flip(store.append(id, [event("A")], Exact({ version: 3 })))
+        expect(missing).toMatchObject({ _tag: "ConcurrencyConflict", actual: 0 })
+        yield* store.append(id, [event("A")], Exact({ version: 0 }))
+        yield* store.append(id, [event("B")], Exact({ version: 1 }))
+        const stale = yield* Effect.flip(store.append(id, [event("C")], Exact({ version: 1 })))
+        expect(stale).toMatchObject({ _tag: "ConcurrencyConflict", expected: "Exact(1)", actual: 2 })
+        const any = yield* store.append(id, [event("C")], Any())
+        expect(any.nextVersion).toBe(3)
+        const fresh = yield* store.append(streamId(), [event("A")], Any())
+        expect(fresh.nextVersion).toBe(1)
+        const read = yield* store.readStream(id)
+        expect(read.map((e) => [e.streamVersion, e.type])).toEqual([
+          [1, "A"],
+          [2, "B"],
+          [3, "C"]
+        ])
+      })
+    )
+
+    it.effect("an unknown stream reads as empty; an empty append checks the version only", () =>
+      Effect.gen(function* () {
+        const store = yield* EventStore.EventStore
+        const id = streamId()
+        expect(yield* store.readStream(id)).toEqual([])
+        expect((yield* store.append(id, [], NoStream())).nextVersion).toBe(0)
+        const wrong = yield* Effect.flip(store.append(id, [], Exact({ version: 2 })))
+        expect(wrong._tag).toBe("ConcurrencyConflict")
+      })
+    )
+
+    it.effect("several events append atomically: all, in order, with consecutive versions", () =>
+      Effect.gen(function* () {
+        const store = yield* EventStore.EventStore
+        const id = streamId()
+        const events = [event("A", { n: 1 }), event("B", { n: 2 }), event("C", { n: 3 })]
+        const result = yield* store.append(id, events, NoStream())
+        expect(result.nextVersion).toBe(3)
+        expect(result.lastPosition - result.firstPosition).toBe(2n)
+        const read = yield* store.readStream(id)
+        expect(read.map((e) => e.eventId)).toEqual(events.map((e) => e.eventId))
+        expect(read.map((e) => e.globalPosition)).toEqual([
+          result.firstPosition,
+          result.firstPosition + 1n,
+          result.lastPosition
+        ])
+        // A batch with one reused id leaves nothing behind.
+        const other = streamId()
+        const clash = yield* Effect.flip(
+          store.append(other, [event("X"), { ...events[0]!, type: "Y" }], NoStream())
+        )
+        expect(clash).toMatchObject({ _tag: "EventIdReused", eventId: events[0]!.eventId })
+        expect(yield* store.readStream(other)).toEqual([])
+      })
+    )
+
+    it.effect("re-appending stored events is a no-op that returns the original positions", () =>
+      Effect.gen(function* () {
+        const store = yield* EventStore.EventStore
+        const id = streamId()
+        const events = [
+          event("A", { amount: 1 }, { actor: "merchant" }),
+          event("B", { list: [1, "x", null] })
+        ]
+        const first = yield* store.append(id, events, NoStream())
+        // Retried with the same expectation (the reply was lost), and with a stale one.
+        expect(yield* store.append(id, events, NoStream())).toEqual(first)
+        expect(yield* store.append(id, events, Any())).toEqual(first)
+        yield* store.append(id, [event("C")], Exact({ version: 2 }))
+        expect(yield* store.append(id, events, Exact({ version: 0 }))).toEqual(first)
+        expect(yield* store.append(id, events, Exact({ version: 3 }))).toEqual(first)
+        // Keys in another order are the same JSON content.
+        const reordered = { ...events[0]!, data: { amount: 1 }, metadata: { actor: "merchant" } }
+        expect(yield* store.append(id, [reordered, events[1]!], Any())).toEqual(first)
+        expect((yield* store.readStream(id)).length).toBe(3)
+      })
+    )
+
+    it.effect("an event id stored with other content is EventIdReused, never retried", () =>
+      Effect.gen(function* () {
+        const store = yield* EventStore.EventStore
+        const id = streamId()
+        const original = event("A", { amount: 1 })
+        yield* store.append(id, [original], NoStream())
+        for (const changed of [
+          { ...original, data: { amount: 2 } },
+          { ...original, type: "B" },
+          { ...original, schemaVersion: 2 },
+          { ...original, metadata: { actor: "someone" } }
+        ]) {
+          const error = yield* Effect.flip(store.append(id, [changed], Any()))
+          expect(error).toEqual(new EventStore.EventIdReused({ eventId: original.eventId }))
+        }
+        const elsewhere = yield* Effect.flip(store.append(streamId(), [original], NoStream()))
+        expect(elsewhere._tag).toBe("EventIdReused")
+        expect((yield* store.readStream(id)).length).toBe(1)
+      })
+    )
+
+    it.effect("readStream reads a window of versions and the stream as of an instant", () =>
+      Effect.gen(function* () {
+        const store = yield* EventStore.EventStore
+        const id = streamId()
+        for (let i = 1; i <= 5; i++) {
+          yield* store.append(id, [event("Step", { i })], Exact({ version: i - 1 }))
+          yield* Effect.sleep("3 millis")
+        }
+        const all = yield* store.readStream(id)
+        expect(all.map((e) => e.streamVersion)).toEqual([1, 2, 3, 4, 5])
+        expect(
+          (yield* store.readStream(id, { fromVersion: 2, toVersion: 4 })).map((e) => e.streamVersion)
+        ).toEqual([2, 3, 4])
+        expect((yield* store.readStream(id, { fromVersion: 4 })).map((e) => e.streamVersion)).toEqual([4, 5])
+        expect((yield* store.readStream(id, { toVersion: 0 })).length).toBe(0)
+        const third = all[2]!
+        const asOf = yield* store.readStream(id, { asOf: third.recordedAt })
+        expect(asOf.map((e) => e.streamVersion)).toEqual([1, 2, 3])
+        expect(yield* store.readStream(id, { asOf: new Date(all[0]!.recordedAt.getTime() - 1) })).toEqual([])
+        expect((yield* store.readStream(id, { asOf: third.recordedAt, fromVersion: 2 })).length).toBe(2)
+      })
+    )
+
+    it.effect("recorded events carry their metadata, time and a hash chain anyone can recompute", () =>
+      Effect.gen(function* () {
+        const store = yield* EventStore.EventStore
+        const id = streamId()
+        const meta = { causationId: "c-1", correlationId: "k-1", actor: "api", requestId: "r-1" }
+        yield* store.append(
+          id,
+          [event("A", { b: 2, a: [1, { z: 1, y: 2 }] }, meta), event("B", "text")],
+          NoStream()
+        )
+        const [a, b] = yield* store.readStream(id)
+        assert(a !== undefined && b !== undefined)
+        expect(a.metadata).toEqual(meta)
+        expect(b.data).toBe("text")
+        expect(a.prevHash).toBe("")
+        expect(b.prevHash).toBe(a.hash)
+        expect(HashChain.hashEvent("", a)).toBe(a.hash)
+        expect(HashChain.hashEvent(a.hash, b)).toBe(b.hash)
+        expect(Verify.checkStream([a, b])).toBeUndefined()
+      })
+    )
+
+    it.effect("readAll resumes strictly after a checkpoint; streamAll pages through the whole log", () =>
+      Effect.gen(function* () {
+        const store = yield* EventStore.EventStore
+        const ids = [streamId(), streamId()]
+        for (const id of ids) yield* store.append(id, [event("A"), event("B"), event("C")], NoStream())
+        const everything: Array<EventStore.LoggedEvent> = []
+        let after = EventStore.Start
+        while (true) {
+          const page = yield* store.readAll({ after, limit: 4 })
+          if (page.length === 0) break
+          everything.push(...page)
+          after = page[page.length - 1]!.checkpoint
+        }
+        const positions = everything.map((e) => e.globalPosition)
+        expect(new Set(positions).size).toBe(positions.length)
+        const mine = everything.filter((e) => ids.includes(e.streamId))
+        expect(mine.length).toBe(6)
+        const streamed = yield* Stream.runCollect(store.streamAll({ limit: 5 }))
+        expect([...streamed].map((e) => e.globalPosition)).toEqual(positions)
+        const tail = yield* Stream.runCollect(
+          store.streamAll({ after: everything[everything.length - 3]!.checkpoint })
+        )
+        expect([...tail].map((e) => e.globalPosition)).toEqual(positions.slice(-2))
+      })
+    )
+
+    it.effect("on one stream, concurrent writers: exactly one wins each version, no event is lost", () =>
+      Effect.gen(function* () {
+        const store = yield* EventStore.EventStore
+        const id = streamId()
+        const writers = 8
+        for (let version = 0; version < 5; version++) {
+          const attempts = yield* Effect.all(
+            Array.from({ length: writers }, (_, w) =>
+              Effect.either(store.append(id, [event("Raced", { w, version })], Exact({ version })))
+            ),
+            { concurrency: "unbounded" }
+          )
+          expect(attempts.filter(Either.isRight).length).toBe(1)
+          for (const lost of attempts.filter(Either.isLeft))
+            expect(lost.left._tag).toBe("ConcurrencyConflict")
+        }
+        // Writers that retry on conflict all get their events in.
+        const retrying = (w: number) =>
+          Effect.gen(function* () {
+            for (let i = 0; i < 3; i++) {
+              const mine = event("Retried", { w, i })
+              while (true) {
+                const version = (yield* store.readStream(id)).length
+                const result = yield* Effect.either(store.append(id, [mine], Exact({ version })))
+                if (Either.isRight(result)) break
+                expect(result.left._tag).toBe("ConcurrencyConflict")
+              }
+            }
+          })
+        yield* Effect.all(
+          Array.from({ length: writers }, (_, w) => retrying(w)),
+          { concurrency: "unbounded" }
+        )
+        const read = yield* store.readStream(id)
+        expect(read.map((e) => e.streamVersion)).toEqual(
+          Array.from({ length: 5 + writers * 3 }, (_, i) => i + 1)
+        )
+        expect(read.filter((e) => e.type === "Retried").length).toBe(writers * 3)
+        expect(Verify.checkStream(read)).toBeUndefined()
+      })
+    )
+
+    it.effect("a subscription applies each event once, saving its checkpoint in the same transaction", () =>
+      Effect.gen(function* () {
+        const store = yield* EventStore.EventStore
+        const sql = yield* SqlClient.SqlClient
+        const name = `sub_${randomUUID().slice(0, 8)}`
+        const seen: Array<string> = []
+        const consumer = Subscription.make(name, (e) => Effect.sync(() => seen.push(e.eventId)))
+        const start = yield* Subscription.catchUp(consumer)
+        expect(start).toBe(seen.length)
+        const id = streamId()
+        const events = [event("A"), event("B")]
+        yield* store.append(id, events, NoStream())
+        // A handler that fails rolls its batch back: nothing applied, checkpoint unchanged.
+        const before = yield* Subscription.checkpoint(name)
+        const failing = Subscription.make(name, (e) =>
+          e.streamId === id
+            ? sql`INSERT INTO no_such_table VALUES (1)`.pipe(Effect.orDie, Effect.asVoid)
+            : Effect.void
+        )
+        const exit = yield* Effect.exit(Subscription.catchUp(failing))
+        expect(exit._tag).toBe("Failure")
+        expect(yield* Subscription.checkpoint(name)).toEqual(before)
+        expect(yield* Subscription.catchUp(consumer, { batchSize: 1 })).toBe(2)
+        expect(seen.slice(-2)).toEqual(events.map((e) => e.eventId))
+        expect(yield* Subscription.catchUp(consumer)).toBe(0)
+      })
+    )
+
+    it.effect("a running subscription wakes on appends", () =>
+      Effect.gen(function* () {
+        const store = yield* EventStore.EventStore
+        const id = streamId()
+        const seen: Array<string> = []
+        const consumer = Subscription.make(`live_${randomUUID().slice(0, 8)}`, (e) =>
+          Effect.sync(() => {
+            if (e.streamId === id) seen.push(e.type)
+          })
+        )
+        const fiber = yield* Effect.fork(Subscription.run(consumer, { pollInterval: "30 seconds" }))
+        yield* Effect.sleep("200 millis")
+        yield* store.append(id, [event("Woke")], NoStream())
+        for (let i = 0; i < 100 && seen.length === 0; i++) yield* Effect.sleep("50 millis")
+        yield* Fiber.interrupt(fiber)
+        expect(seen).toEqual(["Woke"])
+      })
+    )
+
+    it.effect("a projection can be reset and rebuilt from the log alone", () =>
+      Effect.gen(function* () {
+        const store = yield* EventStore.EventStore
+        const table = `proj_${randomUUID().slice(0, 8)}`
+        const projection = balances(table)
+        const id = streamId()
+        yield* store.append(
+          id,
+          [event("Deposited", { amount: 10 }), event("Withdrawn", { amount: 3 })],
+          NoStream()
+        )
+        yield* Projection.catchUp(projection)
+        const built = yield* rowsOf(table)
+        expect(built.find((r) => r["stream_id"] === id)).toMatchObject({
+          total: "7",
+          events: 2,
+          last_version: 2
+        })
+        yield* Projection.reset(projection)
+        expect(yield* rowsOf(table)).toEqual([])
+        yield* Projection.rebuild(projection)
+        expect(yield* rowsOf(table)).toEqual(built)
+      })
+    )
+
+    it.effect.prop(
+      "for random histories, a rebuilt projection equals the incrementally maintained one",
+      [
+        FastCheck.array(
+          FastCheck.record({
+            stream: FastCheck.integer({ min: 0, max: 3 }),
+            amounts: FastCheck.array(FastCheck.integer({ min: -50, max: 100 }), {
+              minLength: 1,
+              maxLength: 3
+            }),
+            catchUp: FastCheck.boolean()
+          }),
+          { minLength: 1, maxLength: 12 }
+        )
+      ],
+      ([history]) =>
+        Effect.gen(function* () {
+          const store = yield* EventStore.EventStore
+          const table = `prop_${randomUUID().slice(0, 8)}`
+          const projection = balances(table)
+          const streams = Array.from({ length: 4 }, () => streamId("prop"))
+          for (const step of history) {
+            const events = step.amounts.map((amount) =>
+              amount >= 0 ? event("Deposited", { amount }) : event("Withdrawn", { amount: -amount })
+            )
+            yield* store.append(streams[step.stream]!, events, Any())
+            if (step.catchUp) yield* Projection.catchUp(projection, { batchSize: 7 })
+          }
+          yield* Projection.catchUp(projection, { batchSize: 7 })
+          const incremental = yield* rowsOf(table)
+          const expected = streams
+            .map((id) => history.filter((s) => streams[s.stream] === id).flatMap((s) => s.amounts))
+            .filter((amounts) => amounts.length > 0)
+          expect(incremental.filter((r) => streams.includes(r["stream_id"] as string)).length).toBe(
+            expected.length
+          )
+          yield* Projection.rebuild(projection)
+          expect(yield* rowsOf(table)).toEqual(incremental)
+          yield* exec((sql) => sql`DROP TABLE ${sql(table)}`)
+        }),
+      { fastCheck: { numRuns: options.propRuns } }
+    )
+
+    it.effect("verify finds nothing on an untouched log", () =>
+      Effect.gen(function* () {
+        const store = yield* EventStore.EventStore
+        yield* store.append(streamId(), [event("A"), event("B")], NoStream())
+        const report = yield* Verify.verify
+        expect(report.breaks).toEqual([])
+        expect(report.events).toBeGreaterThan(2)
+      })
+    )
+
+    it.effect.prop(
+      "verify finds any single altered, removed or reordered event, or a wrong prev_hash",
+      [
+        FastCheck.integer({ min: 1, max: 6 }),
+        FastCheck.nat(),
+        FastCheck.constantFrom("alter-data", "alter-time", "remove", "reorder", "prev-hash")
+      ],
+      ([length, pick, tampering]) =>
+        Effect.gen(function* () {
+          const store = yield* EventStore.EventStore
+          const sql = yield* SqlClient.SqlClient
+          const id = streamId("tamper")
+          const control = streamId("control")
+          const events = Array.from({ length }, (_, i) => event("Deposited", { amount: i + 1 }))
+          yield* store.append(id, events, NoStream())
+          yield* store.append(
+            control,
+            events.map((e) => ({ ...e, eventId: randomUUID() })),
+            NoStream()
+          )
+          const canReorder = length >= 2
+          const kind = tampering === "reorder" && !canReorder ? "alter-data" : tampering
+          const v = kind === "reorder" ? 1 + (pick % (length - 1)) : 1 + (pick % length)
+          const run = (statement: Effect.Effect<unknown, unknown>) => Effect.orDie(statement)
+          switch (kind) {
+            case "alter-data":
+              yield* run(
+                sql`UPDATE cobro_events SET data = '{"amount": 1000}' WHERE stream_id = ${id} AND stream_version = ${v}`
+              )
+              break
+            case "alter-time":
+              yield* run(
+                sql`UPDATE cobro_events SET recorded_at = recorded_at - interval '1 day' WHERE stream_id = ${id} AND stream_version = ${v}`
+              )
+              break
+            case "remove":
+              yield* run(sql`DELETE FROM cobro_events WHERE stream_id = ${id} AND stream_version = ${v}`)
+              break
+            case "reorder":
+              yield* run(
+                sql`UPDATE cobro_events SET stream_version = 1000000 WHERE stream_id = ${id} AND stream_version = ${v}`
+              )
+              yield* run(
+                sql`UPDATE cobro_events SET stream_version = ${v} WHERE stream_id = ${id} AND stream_version = ${v + 1}`
+              )
+              yield* run(
+                sql`UPDATE cobro_events SET stream_version = ${v + 1} WHERE stream_id = ${id} AND stream_version = 1000000`
+              )
+              break
+            case "prev-hash":
+              yield* run(
+                sql`UPDATE cobro_events SET prev_hash = repeat('0', 64) WHERE stream_id = ${id} AND stream_version = ${v}`
+              )
+              break
+          }
+          const report = yield* Verify.verify
+          const found = report.breaks.filter((b) => b.streamId === id)
+          expect(report.breaks.filter((b) => b.streamId !== id)).toEqual([])
+          expect(found.length).toBe(1)
+          const expectedTag =
+            kind === "alter-data" || kind === "alter-time"
+              ? "AlteredEvent"
+              : kind === "remove"
+                ? v === length
+                  ? "HeadMismatch"
+                  : "MissingEvent"
+                : "BrokenLink"
+          expect(found[0]).toMatchObject({ _tag: expectedTag, streamId: id })
+          if (expectedTag !== "HeadMismatch") {
+            expect(found[0]).toMatchObject(
+              expectedTag === "MissingEvent"
+                ? { expectedVersion: v, foundVersion: v + 1 }
+                : { streamVersion: v }
+            )
+          }
+          yield* dropStream(id)
+          expect((yield* Verify.verify).breaks).toEqual([])
+        }),
+      { fastCheck: { numRuns: options.propRuns } }
+    )
+  })
