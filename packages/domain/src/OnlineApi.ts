@@ -131,8 +131,11 @@ export const IntentCreateRequest = Schema.Struct({
 }).annotations({ identifier: "IntentCreateRequest" })
 export type IntentCreateRequest = typeof IntentCreateRequest.Type
 
-/** The states of an intent: ACTIVE (seen in the spec) until paid, then PAID. */
-export const IntentStatus = Schema.Literal("ACTIVE", "PAID")
+/**
+ * The states of an intent, as the PaymentIntent aggregate has them: ACTIVE (seen in the spec),
+ * PROCESSING while an attempt is under way, PAID once a payment is approved.
+ */
+export const IntentStatus = Schema.Literal("ACTIVE", "PROCESSING", "PAID")
 export type IntentStatus = typeof IntentStatus.Type
 
 /**
@@ -229,8 +232,19 @@ export const ThreeDsAttemptResponse = Envelope(
 )
 export type ThreeDsAttemptResponse = typeof ThreeDsAttemptResponse.Type
 
-/** The states a payment reads with (C5): RUNNING until decided, then APPROVED or REJECTED; VOIDED after a void. */
-export const PaymentStatus = Schema.Literal("RUNNING", "PROCESSING", "APPROVED", "REJECTED", "VOIDED")
+/**
+ * The states a payment reads with (C5), as `Payment.status` gives them: RUNNING until decided (a
+ * pending 3DS challenge included), then APPROVED or REJECTED; VOIDED after a void, REFUNDED after an
+ * approved refund. PROCESSING, which the spec's text mentions, is accepted when reading.
+ */
+export const PaymentStatus = Schema.Literal(
+  "RUNNING",
+  "PROCESSING",
+  "APPROVED",
+  "REJECTED",
+  "VOIDED",
+  "REFUNDED"
+)
 export type PaymentStatus = typeof PaymentStatus.Type
 
 /** C5 response, not enveloped. */
@@ -269,9 +283,16 @@ export type RefundRequest = typeof RefundRequest.Type
 export const RefundStatus = Schema.Literal("PROCESSING", "APPROVED", "REJECTED")
 export type RefundStatus = typeof RefundStatus.Type
 
-/** C9 response: `payload.transaction_id`, `payload.status`, `payload.date_applied` (when requested). */
+/**
+ * C9 response: `payload.transaction_id`, `payload.status`, `payload.date_applied`. The refund is
+ * applied when reviewed, so `date_applied` is `null` while the refund is PROCESSING.
+ */
 export const RefundStatusResponse = Envelope(
-  Schema.Struct({ transaction_id: Schema.String, status: RefundStatus, date_applied: IsoTimestamp })
+  Schema.Struct({
+    transaction_id: Schema.String,
+    status: RefundStatus,
+    date_applied: Schema.NullOr(IsoTimestamp)
+  })
 )
 export type RefundStatusResponse = typeof RefundStatusResponse.Type
 

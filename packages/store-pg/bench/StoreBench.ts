@@ -105,7 +105,15 @@ const raw = async (url: string): Promise<Subject> => {
       const base = expected === "new" ? 0 : expected
       const values: Array<unknown> = []
       const rows = Array.from({ length: count }, (_, i) => {
-        values.push(stream, base + i + 1, randomUUID(), "BenchEvent", 1, JSON.stringify(payload(i)), '{"requestId":"bench"}')
+        values.push(
+          stream,
+          base + i + 1,
+          randomUUID(),
+          "BenchEvent",
+          1,
+          JSON.stringify(payload(i)),
+          '{"requestId":"bench"}'
+        )
         const o = i * 7
         return `($${o + 1}, $${o + 2}, $${o + 3}, $${o + 4}, $${o + 5}, $${o + 6}, $${o + 7})`
       })
@@ -115,7 +123,8 @@ const raw = async (url: string): Promise<Subject> => {
       )
     },
     readStream: async (stream) =>
-      (await pool.query("SELECT * FROM raw_events WHERE stream_id = $1 ORDER BY stream_version", [stream])).rows.length,
+      (await pool.query("SELECT * FROM raw_events WHERE stream_id = $1 ORDER BY stream_version", [stream]))
+        .rows.length,
     readAll: async () => {
       const pages: Array<number> = []
       let after = "0"
@@ -284,7 +293,8 @@ const main = async () => {
   for (const r of results.filter((r) => r.store === "cobro")) {
     const floor = find("raw-pg", r.workload, r.writers)
     const other = find("emmett", r.workload, r.writers)
-    const ratio = (x: Result | undefined) => (x === undefined ? "n/a" : (r.events_per_s / x.events_per_s).toFixed(2))
+    const ratio = (x: Result | undefined) =>
+      x === undefined ? "n/a" : (r.events_per_s / x.events_per_s).toFixed(2)
     console.log(`${r.workload} writers=${r.writers}: ${ratio(floor)}  ${ratio(other)}`)
   }
 }
