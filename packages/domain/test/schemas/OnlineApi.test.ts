@@ -258,12 +258,16 @@ describe("C5-C9", () => {
   }
 
   it("C9 date_applied is null while the refund is PROCESSING", () => {
-    const body = { payload: { transaction_id: "TRX_1", status: "PROCESSING", date_applied: null }, errors: [] }
+    const body = {
+      payload: { transaction_id: "TRX_1", status: "PROCESSING", date_applied: null },
+      errors: []
+    }
     expect(Schema.decodeUnknownSync(OnlineApi.RefundStatusResponse)(body)).toStrictEqual(body)
   })
 
   it("C5 and the intent read with the statuses the deciders produce", () => {
-    for (const status of ["ACTIVE", "PROCESSING", "PAID"]) Schema.decodeUnknownSync(OnlineApi.IntentStatus)(status)
+    for (const status of ["ACTIVE", "PROCESSING", "PAID"])
+      Schema.decodeUnknownSync(OnlineApi.IntentStatus)(status)
     for (const status of ["RUNNING", "APPROVED", "REJECTED", "VOIDED", "REFUNDED"]) {
       Schema.decodeUnknownSync(OnlineApi.PaymentStatus)(status)
     }
