@@ -1,6 +1,6 @@
 /**
- * @cobro/domain: the pure core of Cobro. Each module is one concept; import them as namespaces,
- * `import * as PaymentLink from "@cobro/domain/PaymentLink"`, or from here.
+ * @cobro/domain: the pure core of Cobro. Each module is one concept: import one as a namespace
+ * through its own path (`@cobro/domain/PaymentLink`), or all of them from here.
  */
 export * as Acquirer from "./Acquirer.js"
 export * as Aggregate from "./Aggregate.js"
