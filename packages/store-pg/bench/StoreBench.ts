@@ -34,6 +34,21 @@ const admin = async (statement: string) => {
   }
 }
 
+/**
+ * Drops a bench database once the closed pools' sessions are gone. Forcing it at once would kill
+ * sessions that a pool is still closing, and their unhandled `error` would end the run.
+ */
+const dropDatabase = async (name: string) => {
+  for (let i = 0; i < 50; i++) {
+    try {
+      return await admin(`DROP DATABASE IF EXISTS ${name}`)
+    } catch {
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+  }
+  await admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+}
+
 /** What each store must do for the workloads. */
 interface Subject {
   readonly name: string
@@ -95,6 +110,8 @@ const cobro = async (url: string): Promise<Subject> => {
 
 const raw = async (url: string): Promise<Subject> => {
   const pool = new Pg.Pool({ connectionString: url, max: 10 })
+  // Idle clients still closing when the database is dropped (WITH FORCE) must not crash the run.
+  pool.on("error", () => {})
   await pool.query(`CREATE TABLE raw_events (
     global_position bigserial PRIMARY KEY, stream_id text NOT NULL, stream_version integer NOT NULL,
     event_id uuid NOT NULL UNIQUE, type text NOT NULL, schema_version integer NOT NULL, data jsonb NOT NULL,
@@ -281,7 +298,7 @@ const main = async () => {
     } catch (error) {
       console.error(`${name}: failed: ${String(error)}`)
     } finally {
-      await admin(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`)
+      await dropDatabase(database)
     }
   }
   const out = Path.resolve(import.meta.dirname, "../../../bench/results/store.json")

@@ -74,6 +74,21 @@ export const canonicalEvent = (event: HashedFields): string =>
     type: event.type
   })
 
+/**
+ * {@link canonicalEvent} split around the stream version: `before + String(streamVersion) + after`
+ * is the canonical text (the version is the one member that follows `"streamVersion":`). The store
+ * passes both halves to `cobro_append`, which knows the version only under the stream head's lock.
+ */
+export const canonicalEventAround = (
+  event: Omit<HashedFields, "streamVersion">
+): readonly [before: string, after: string] => [
+  `{"data":${canonicalJson(event.data)},"eventId":${canonicalJson(event.eventId)},` +
+    `"metadata":${canonicalJson(event.metadata)},"recordedAt":${canonicalJson(event.recordedAt.toISOString())},` +
+    `"schemaVersion":${canonicalJson(event.schemaVersion)},"streamId":${canonicalJson(event.streamId)},` +
+    `"streamVersion":`,
+  `,"type":${canonicalJson(event.type)}}`
+]
+
 /** `hex(sha256(utf8(prevHash) ‖ utf8(canonicalEvent(event))))`: the link of `event` in its chain. */
 export const hashEvent = (prevHash: string, event: HashedFields): string =>
   createHash("sha256").update(prevHash, "utf8").update(canonicalEvent(event), "utf8").digest("hex")

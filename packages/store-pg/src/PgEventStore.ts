@@ -8,9 +8,11 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import * as Chunk from "effect/Chunk"
 import * as Clock from "effect/Clock"
+import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Queue from "effect/Queue"
 import * as Stream from "effect/Stream"
 import * as HashChain from "./HashChain.js"
 import * as Rows from "./internal/Rows.js"
@@ -19,60 +21,82 @@ import * as Migrations from "./Migrations.js"
 /** The page size of `readAll` and `streamAll` when none is given. */
 export const defaultLimit = 1000
 
-interface Hashed {
-  readonly rows: ReadonlyArray<{
-    readonly stream_id: string
-    readonly stream_version: number
-    readonly event_id: string
-    readonly type: string
-    readonly schema_version: number
-    readonly data: string
-    readonly metadata: string
-    readonly recorded_at: string
-    readonly prev_hash: string
-    readonly hash: string
-  }>
-  readonly lastHash: string
-  readonly nextVersion: number
+/**
+ * The call of `cobro_append` (migrations `2_append_function` and `3_append_notify_option`), its
+ * text built once: the whole append in one autocommit statement, one round trip.
+ */
+const appendStatement =
+  "SELECT next_version, first_position, last_position FROM cobro_append(" +
+  "$1, $2, $3, $4::timestamptz, $5::uuid[], $6::text[], $7::integer[], $8::jsonb[], $9::jsonb[], $10::text[], $11::text[], $12)"
+
+/** The shortest time between two wake-up NOTIFYs sent after autocommit appends. */
+export const notifyInterval: Duration.DurationInput = "5 millis"
+
+// Wall-clock time, not the Clock in context: a test's virtual clock must not stall wake-ups.
+const throttle = Effect.withClock(Effect.sleep(notifyInterval), Clock.make())
+
+/** What `cobro_append` returns: null positions when the stream is not at the expected version. */
+interface AppendRow {
+  readonly next_version: number
+  readonly first_position: string | null
+  readonly last_position: string | null
 }
 
-/** Links `events` onto a stream at `version` whose last hash is `lastHash`. */
-const chain = (
+/**
+ * The parameters of `cobro_append`. Each event's JSON is encoded once: its text is what `jsonb`
+ * stores, and its parse is the normalised value (`HashChain.normalizeJson`) that the hash covers.
+ */
+const appendParams = (
   streamId: string,
   events: ReadonlyArray<EventStore.NewEvent>,
-  version: number,
-  lastHash: string,
-  recordedAt: Date
-): Hashed => {
-  let prevHash = lastHash
-  const rows = events.map((event, index) => {
-    const fields: HashChain.HashedFields = {
+  expected: EventStore.ExpectedVersion,
+  recordedAt: Date,
+  notify: boolean
+): ReadonlyArray<unknown> => {
+  const n = events.length
+  const ids = new Array<string>(n)
+  const types = new Array<string>(n)
+  const schemaVersions = new Array<number>(n)
+  const data = new Array<string>(n)
+  const metadata = new Array<string>(n)
+  const before = new Array<string>(n)
+  const after = new Array<string>(n)
+  for (let i = 0; i < n; i++) {
+    const event = events[i]!
+    const eventId = event.eventId.toLowerCase()
+    const dataText = JSON.stringify(event.data) ?? "null"
+    const metadataText = JSON.stringify(event.metadata ?? {}) ?? "null"
+    const [head, tail] = HashChain.canonicalEventAround({
       streamId,
-      streamVersion: version + index + 1,
-      eventId: event.eventId.toLowerCase(),
+      eventId,
       type: event.type,
       schemaVersion: event.schemaVersion,
-      data: HashChain.normalizeJson(event.data),
-      metadata: HashChain.normalizeJson(event.metadata ?? {}),
+      data: JSON.parse(dataText),
+      metadata: JSON.parse(metadataText),
       recordedAt
-    }
-    const hash = HashChain.hashEvent(prevHash, fields)
-    const row = {
-      stream_id: streamId,
-      stream_version: fields.streamVersion,
-      event_id: fields.eventId,
-      type: fields.type,
-      schema_version: fields.schemaVersion,
-      data: JSON.stringify(fields.data),
-      metadata: JSON.stringify(fields.metadata),
-      recorded_at: recordedAt.toISOString(),
-      prev_hash: prevHash,
-      hash
-    }
-    prevHash = hash
-    return row
-  })
-  return { rows, lastHash: prevHash, nextVersion: version + events.length }
+    })
+    ids[i] = eventId
+    types[i] = event.type
+    schemaVersions[i] = event.schemaVersion
+    data[i] = dataText
+    metadata[i] = metadataText
+    before[i] = head
+    after[i] = tail
+  }
+  return [
+    streamId,
+    expected._tag,
+    expected._tag === "Exact" ? expected.version : 0,
+    recordedAt.toISOString(),
+    ids,
+    types,
+    schemaVersions,
+    data,
+    metadata,
+    before,
+    after,
+    notify
+  ]
 }
 
 const describeExpected = (expected: EventStore.ExpectedVersion): string =>
@@ -93,16 +117,30 @@ type Lookup =
   | { readonly _tag: "Identical"; readonly result: EventStore.AppendResult }
   | { readonly _tag: "Reused"; readonly eventId: string }
 
-class Done {
-  constructor(readonly result: EventStore.AppendResult) {}
-}
-
 /**
- * Builds the store over the `SqlClient` in context. Every `append` runs in one transaction: lock or
- * create the stream head, check the expected version, link the hash chain, insert, `pg_notify`.
+ * Builds the store over the `SqlClient` in context. Every `append` is one call of `cobro_append`
+ * (lock or create the stream head, check the expected version, link the hash chain, insert): one
+ * round trip when no transaction is open, then a wake-up NOTIFY off the caller's path; inside a
+ * caller's transaction, a savepoint around it and a NOTIFY that its commit delivers. Only a version
+ * mismatch or a reused event id costs a second statement, to tell a retry of events already stored
+ * (a no-op) from a conflict. The scope holds the NOTIFY fiber.
  */
 export const make = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
+
+  // Wake-ups after autocommit appends, sent once they have committed, at most one per
+  // `notifyInterval` (`LogNotifications` may merge signals): appends never wait for the NOTIFY
+  // lock, and a burst of appends costs a few NOTIFYs, not one each. The first one goes at once.
+  const committed = yield* Queue.sliding<string>(1)
+  yield* Queue.take(committed).pipe(
+    Effect.flatMap((streamId) => sql`SELECT pg_notify(${Migrations.channel}, ${streamId})`),
+    Effect.catchAllCause((cause) =>
+      Effect.logDebug("PgEventStore: NOTIFY failed; consumers poll meanwhile", cause)
+    ),
+    Effect.zipRight(throttle),
+    Effect.forever,
+    Effect.forkScoped
+  )
 
   /** What is stored under the event ids of `events`: nothing, the same events, or something else. */
   const lookup = (streamId: string, events: ReadonlyArray<EventStore.NewEvent>) =>
@@ -150,13 +188,21 @@ export const make = Effect.gen(function* () {
     events: ReadonlyArray<EventStore.NewEvent>,
     expected: EventStore.ExpectedVersion,
     actual: number
-  ): Effect.Effect<Done, EventStore.ConcurrencyConflict | EventStore.EventIdReused | SqlError> =>
+  ): Effect.Effect<
+    EventStore.AppendResult,
+    EventStore.ConcurrencyConflict | EventStore.EventIdReused | SqlError
+  > =>
     Effect.flatMap(
       lookup(streamId, events),
-      (found): Effect.Effect<Done, EventStore.ConcurrencyConflict | EventStore.EventIdReused> => {
+      (
+        found
+      ): Effect.Effect<
+        EventStore.AppendResult,
+        EventStore.ConcurrencyConflict | EventStore.EventIdReused
+      > => {
         switch (found._tag) {
           case "Identical":
-            return Effect.succeed(new Done(found.result))
+            return Effect.succeed(found.result)
           case "Reused":
             return Effect.fail(new EventStore.EventIdReused({ eventId: found.eventId }))
           case "None":
@@ -166,53 +212,6 @@ export const make = Effect.gen(function* () {
         }
       }
     )
-
-  const insertEvents = (streamId: string, hashed: Hashed) =>
-    Effect.map(
-      sql<{ global_position: string }>`
-        WITH inserted AS (
-          INSERT INTO cobro_events ${sql.insert(hashed.rows)} RETURNING global_position
-        ), notified AS (SELECT pg_notify(${Migrations.channel}, ${streamId}))
-        SELECT global_position FROM inserted, notified`,
-      (rows): EventStore.AppendResult => {
-        const positions = rows.map((row) => BigInt(row.global_position))
-        const first = positions.reduce((a, b) => (b < a ? b : a))
-        const last = positions.reduce((a, b) => (b > a ? b : a))
-        return { nextVersion: hashed.nextVersion, firstPosition: first, lastPosition: last }
-      }
-    )
-
-  const appendInTransaction = (
-    streamId: string,
-    events: ReadonlyArray<EventStore.NewEvent>,
-    expected: EventStore.ExpectedVersion,
-    recordedAt: Date
-  ) =>
-    Effect.gen(function* () {
-      if (expected._tag !== "Exact") {
-        // A new stream: create its head with the final version and hash in one statement.
-        const hashed = chain(streamId, events, 0, HashChain.genesis, recordedAt)
-        const created = yield* sql`
-          INSERT INTO cobro_streams (stream_id, version, last_hash)
-          VALUES (${streamId}, ${hashed.nextVersion}, ${hashed.lastHash})
-          ON CONFLICT (stream_id) DO NOTHING RETURNING stream_id`
-        if (created.length === 1) return yield* insertEvents(streamId, hashed)
-        if (expected._tag === "NoStream") {
-          return yield* conflictOrNoop(streamId, events, expected, yield* currentVersion(streamId))
-        }
-      }
-      const head = yield* sql<{ version: number; last_hash: string }>`
-        SELECT version, last_hash FROM cobro_streams WHERE stream_id = ${streamId} FOR UPDATE`
-      const current = head[0]
-      if (current === undefined || (expected._tag === "Exact" && expected.version !== current.version)) {
-        return yield* conflictOrNoop(streamId, events, expected, current?.version ?? 0)
-      }
-      const hashed = chain(streamId, events, current.version, current.last_hash, recordedAt)
-      yield* sql`
-        UPDATE cobro_streams SET version = ${hashed.nextVersion}, last_hash = ${hashed.lastHash}
-        WHERE stream_id = ${streamId}`
-      return yield* insertEvents(streamId, hashed)
-    })
 
   const append = Effect.fn("PgEventStore.append")(function* (
     streamId: string,
@@ -241,8 +240,32 @@ export const make = Effect.gen(function* () {
       return { nextVersion: actual, firstPosition: 0n, lastPosition: 0n }
     }
     const recordedAt = new Date(yield* Clock.currentTimeMillis)
-    return yield* sql.withTransaction(appendInTransaction(streamId, events, normalized, recordedAt)).pipe(
-      Effect.map((result) => (result instanceof Done ? result.result : result)),
+    // Inside a caller's transaction, a savepoint keeps a failed append (a reused event id) from
+    // aborting it, as the nested transaction of the multi-statement append did; and the NOTIFY
+    // must wait for that transaction's commit.
+    const inTransaction = Option.isSome(yield* Effect.serviceOption(SqlClient.TransactionConnection))
+    const call = Effect.flatMap(
+      sql.unsafe<AppendRow>(
+        appendStatement,
+        appendParams(streamId, events, normalized, recordedAt, inTransaction)
+      ),
+      (
+        rows
+      ): Effect.Effect<
+        EventStore.AppendResult,
+        EventStore.ConcurrencyConflict | EventStore.EventIdReused | SqlError
+      > => {
+        const row = rows[0]!
+        return row.first_position === null || row.last_position === null
+          ? conflictOrNoop(streamId, events, normalized, row.next_version)
+          : Effect.as(inTransaction ? Effect.void : Queue.offer(committed, streamId), {
+              nextVersion: row.next_version,
+              firstPosition: BigInt(row.first_position),
+              lastPosition: BigInt(row.last_position)
+            })
+      }
+    )
+    return yield* (inTransaction ? sql.withTransaction(call) : call).pipe(
       Effect.catchTag(
         "SqlError",
         (
@@ -268,7 +291,11 @@ export const make = Effect.gen(function* () {
             // A writer created the stream or took the version between our check and our insert.
             return Effect.flatMap(Effect.orDie(currentVersion(streamId)), (actual) =>
               Effect.fail(
-                new EventStore.ConcurrencyConflict({ streamId, expected: describeExpected(expected), actual })
+                new EventStore.ConcurrencyConflict({
+                  streamId,
+                  expected: describeExpected(expected),
+                  actual
+                })
               )
             )
           }
@@ -326,7 +353,7 @@ export const make = Effect.gen(function* () {
 })
 
 /** `EventStore` over the `SqlClient` in context. Run `Migrations.layer` first (or use `layerMigrated`). */
-export const layer: Layer.Layer<EventStore.EventStore, never, SqlClient.SqlClient> = Layer.effect(
+export const layer: Layer.Layer<EventStore.EventStore, never, SqlClient.SqlClient> = Layer.scoped(
   EventStore.EventStore,
   make
 )
@@ -336,4 +363,4 @@ export const layerMigrated: Layer.Layer<
   EventStore.EventStore,
   Migrator.MigrationError | SqlError,
   SqlClient.SqlClient
-> = Layer.effect(EventStore.EventStore, Effect.zipRight(Migrations.run, make))
+> = Layer.scoped(EventStore.EventStore, Effect.zipRight(Migrations.run, make))

@@ -1,7 +1,7 @@
 /**
  * The spec's lookups that no stream id answers, as projections of the log: refunds by transaction
- * id (C9), terminal checkouts by merchant reference (A3), the last notification per payment (D),
- * and webhook deliveries due by time (the dispatcher's queue).
+ * id (C9), terminal checkouts by merchant reference (A3), the last notification per payment (D,
+ * A4) and per external reference (A4), and webhook deliveries due by time (the dispatcher's queue).
  */
 import * as Aggregate from "@cobro/domain/Aggregate"
 import type * as EventStore from "@cobro/domain/EventStore"
@@ -136,6 +136,61 @@ export const lastNotification = Projection.make({
     })
 })
 
+/** `data.metadata.reference` of a notification body (the merchant's external reference), if any. */
+const externalReference = (body: string): string | undefined => {
+  try {
+    // Only a string member is read: the body's nanosecond `time` losing precision here is harmless.
+    const reference = JSON.parse(body)?.data?.metadata?.reference
+    return typeof reference === "string" ? reference : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * A4 with `is_external_reference=true`: per payment, the last notification scheduled, found by the
+ * merchant's external reference (`data.metadata.reference` of the notification, the terminal
+ * checkout's `reference`). One row per payment, so that a reference shared by several payments
+ * gives one notification each, newest first. Table `cobro_rm_last_notification_by_reference`.
+ */
+export const lastNotificationByReference = Projection.make({
+  name: "last_notification_by_reference",
+  tables: ["cobro_rm_last_notification_by_reference"],
+  setup: ddl((sql) => [
+    sql`CREATE TABLE IF NOT EXISTS cobro_rm_last_notification_by_reference (
+      subject text PRIMARY KEY,
+      merchant_id text NOT NULL,
+      sandbox boolean NOT NULL,
+      reference text NOT NULL,
+      notification_id uuid NOT NULL,
+      type text NOT NULL,
+      stream_id text NOT NULL,
+      created_at timestamptz NOT NULL)`,
+    sql`CREATE INDEX IF NOT EXISTS cobro_rm_last_notification_by_reference_reference
+      ON cobro_rm_last_notification_by_reference (merchant_id, sandbox, reference, created_at)`
+  ]),
+  apply: (event) =>
+    Option.match(deliveryEvent(event), {
+      onNone: () => Effect.void,
+      onSome: (decoded) => {
+        if (decoded._tag !== "DeliveryScheduled") return Effect.void
+        const reference = externalReference(decoded.body)
+        if (reference === undefined) return Effect.void
+        return Effect.flatMap(SqlClient.SqlClient, (sql) =>
+          // Commit order is the order of the log: the later event wins.
+          sql`INSERT INTO cobro_rm_last_notification_by_reference
+                (subject, merchant_id, sandbox, reference, notification_id, type, stream_id, created_at)
+              VALUES (${decoded.subject}, ${decoded.merchantId}, ${decoded.sandbox}, ${reference},
+                ${decoded.notificationId}, ${decoded.type}, ${event.streamId}, ${iso(decoded.createdAt)})
+              ON CONFLICT (subject) DO UPDATE SET merchant_id = EXCLUDED.merchant_id,
+                sandbox = EXCLUDED.sandbox, reference = EXCLUDED.reference,
+                notification_id = EXCLUDED.notification_id, type = EXCLUDED.type,
+                stream_id = EXCLUDED.stream_id, created_at = EXCLUDED.created_at`.pipe(Effect.asVoid)
+        )
+      }
+    })
+})
+
 /**
  * The webhook dispatcher's queue: each delivery's status and when its next attempt is due (none
  * once delivered, exhausted or cancelled). Table `cobro_rm_webhook_deliveries`.
@@ -192,4 +247,10 @@ export const webhookDeliveries = Projection.make({
 })
 
 /** Every read model of this module, for `Projection.run`/`rebuild` in the composition root. */
-export const all = [refundsByTransaction, terminalCheckouts, lastNotification, webhookDeliveries] as const
+export const all = [
+  refundsByTransaction,
+  terminalCheckouts,
+  lastNotification,
+  lastNotificationByReference,
+  webhookDeliveries
+] as const

@@ -57,6 +57,30 @@ describe("HashChain", () => {
     }
   )
 
+  it.prop(
+    "the canonical text split around the stream version (as cobro_append joins it) is the canonical event",
+    [
+      FastCheck.record({
+        streamId: FastCheck.string({ unit: "grapheme" }),
+        streamVersion: FastCheck.integer({ min: 1, max: 2 ** 31 - 1 }),
+        eventId: FastCheck.uuid(),
+        type: FastCheck.string({ unit: "grapheme" }),
+        schemaVersion: FastCheck.integer({ min: 0, max: 1000 }),
+        data: FastCheck.jsonValue({ stringUnit: "grapheme" }),
+        metadata: FastCheck.dictionary(FastCheck.string(), FastCheck.string({ unit: "grapheme" })),
+        recordedAt: FastCheck.date({
+          min: new Date(0),
+          max: new Date("9999-12-31T23:59:59.999Z"),
+          noInvalidDate: true
+        })
+      })
+    ],
+    ([event]) => {
+      const [before, after] = HashChain.canonicalEventAround(event)
+      expect(before + String(event.streamVersion) + after).toBe(HashChain.canonicalEvent(event))
+    }
+  )
+
   it("each link covers the previous hash", () => {
     const first = HashChain.hashEvent("", fields)
     const second = { ...fields, streamVersion: 2 }

@@ -64,6 +64,65 @@ layer(Databases.pglite, { excludeTestServices: true })("read models", (it) => {
     })
   )
 
+  it.effect(
+    "A4 with is_external_reference=true: the last notification of each payment sent with that reference",
+    () =>
+      Effect.gen(function* () {
+        const store = yield* EventStore.EventStore
+        const sql = yield* SqlClient.SqlClient
+        const reference = `order-${randomUUID().slice(0, 8)}`
+        const schedule = (subject: string, type: string, ref: string | undefined, iso: string) =>
+          store.append(
+            Aggregate.streamId(WebhookDelivery.WebhookDelivery, randomUUID()),
+            [
+              toNew(
+                WebhookDelivery.WebhookDelivery,
+                new WebhookDelivery.DeliveryScheduled({
+                  notificationId: randomUUID() as WebhookDelivery.DeliveryScheduled["notificationId"],
+                  merchantId: "MER_1" as WebhookDelivery.DeliveryScheduled["merchantId"],
+                  url: "https://merchant.example/hook",
+                  type: type as WebhookDelivery.DeliveryScheduled["type"],
+                  subject: subject as WebhookDelivery.DeliveryScheduled["subject"],
+                  body: JSON.stringify({
+                    type,
+                    subject,
+                    time: 1704103200000000000,
+                    data: { payment_id: subject, metadata: ref === undefined ? {} : { reference: ref } }
+                  }),
+                  signingKey: "EMPTY",
+                  sandbox: true,
+                  dueAt: at(iso),
+                  createdAt: at(iso)
+                })
+              )
+            ],
+            EventStore.ExpectedVersion.NoStream()
+          )
+        // Two payments share the reference; the first is rejected, then voided: its last one wins.
+        yield* schedule("TRX_R1", "SALE_APPROVED", reference, "2024-01-01T10:00:00Z")
+        yield* schedule("TRX_R2", "SALE_REJECTED", reference, "2024-01-01T10:01:00Z")
+        yield* schedule("TRX_R1", "VOID_APPROVED", reference, "2024-01-01T10:02:00Z")
+        yield* schedule("TRX_R3", "SALE_APPROVED", `${reference}-other`, "2024-01-01T10:03:00Z")
+        yield* schedule("TRX_R4", "SALE_APPROVED", undefined, "2024-01-01T10:04:00Z")
+        yield* Projection.catchUp(ReadModels.lastNotificationByReference)
+        const byReference = () =>
+          sql<{ subject: string; type: string }>`
+            SELECT subject, type FROM cobro_rm_last_notification_by_reference
+            WHERE merchant_id = 'MER_1' AND sandbox AND reference = ${reference}
+            ORDER BY created_at DESC LIMIT 10`
+        const found = yield* byReference()
+        expect(found).toEqual([
+          { subject: "TRX_R1", type: "VOID_APPROVED" },
+          { subject: "TRX_R2", type: "SALE_REJECTED" }
+        ])
+        expect(
+          yield* sql`SELECT subject FROM cobro_rm_last_notification_by_reference WHERE subject = 'TRX_R4'`
+        ).toEqual([])
+        yield* Projection.rebuild(ReadModels.lastNotificationByReference)
+        expect(yield* byReference()).toEqual(found)
+      })
+  )
+
   it.effect("webhook deliveries are due at their schedule, and not once delivered", () =>
     Effect.gen(function* () {
       const store = yield* EventStore.EventStore

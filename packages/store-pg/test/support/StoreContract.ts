@@ -13,6 +13,7 @@ import type * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import { randomUUID } from "node:crypto"
 import * as HashChain from "../../src/HashChain.js"
+import * as Rows from "../../src/internal/Rows.js"
 import * as Projection from "../../src/Projection.js"
 import * as Subscription from "../../src/Subscription.js"
 import * as Verify from "../../src/Verify.js"
@@ -427,6 +428,94 @@ export const storeContract = (
           yield* exec((sql) => sql`DROP TABLE ${sql(table)}`)
         }),
       { fastCheck: { numRuns: options.propRuns } }
+    )
+
+    it.effect.prop(
+      "the one-statement append (hash linked in SQL) and the auditor's recipe in JS agree on every row",
+      [
+        FastCheck.array(
+          FastCheck.record({
+            data: FastCheck.jsonValue({ stringUnit: "grapheme", maxDepth: 3 }),
+            type: FastCheck.string({ unit: "grapheme", minLength: 1, maxLength: 8 }),
+            actor: FastCheck.option(FastCheck.string({ unit: "grapheme", maxLength: 8 }), { nil: undefined })
+          }),
+          { minLength: 1, maxLength: 6 }
+        ),
+        FastCheck.string({ unit: "grapheme", maxLength: 6 })
+      ],
+      ([specs, suffix]) =>
+        Effect.gen(function* () {
+          const store = yield* EventStore.EventStore
+          const sql = yield* SqlClient.SqlClient
+          // PostgreSQL text and jsonb refuse U+0000: such events cannot be stored at all.
+          const storable = (text: string) => !text.includes("\u0000") && !text.includes("\\u0000")
+          const events = specs
+            .filter((spec) => storable(JSON.stringify(spec)))
+            .map((spec) => event(spec.type, spec.data, spec.actor === undefined ? {} : { actor: spec.actor }))
+          if (events.length === 0 || !storable(JSON.stringify(suffix))) return
+          const id = `${streamId("hash")}-ñ😀"\\-${suffix}`
+          // Every expectation kind: the version is known in JS (NoStream, Exact) or only in SQL (Any).
+          const thirds = [events.slice(0, 1), events.slice(1, 3), events.slice(3)]
+          yield* store.append(id, thirds[0]!, NoStream())
+          if (thirds[1]!.length > 0) yield* store.append(id, thirds[1]!, Exact({ version: 1 }))
+          if (thirds[2]!.length > 0) yield* store.append(id, thirds[2]!, Any())
+          const rows = yield* Effect.orDie(
+            sql<Rows.EventRow>`SELECT ${sql.literal(Rows.columns)} FROM cobro_events
+              WHERE stream_id = ${id} ORDER BY stream_version`
+          )
+          expect(rows.length).toBe(events.length)
+          let prevHash = HashChain.genesis
+          rows.forEach((row, i) => {
+            const sent = events[i]!
+            // Recomputed from what the writer sent, and from what the row holds.
+            const fromInput = HashChain.hashEvent(prevHash, {
+              streamId: id,
+              streamVersion: i + 1,
+              eventId: sent.eventId.toLowerCase(),
+              type: sent.type,
+              schemaVersion: sent.schemaVersion,
+              data: HashChain.normalizeJson(sent.data),
+              metadata: HashChain.normalizeJson(sent.metadata),
+              recordedAt: row.recorded_at
+            })
+            const recorded = Rows.toRecorded(row)
+            expect(row.prev_hash).toBe(prevHash)
+            expect(row.hash).toBe(fromInput)
+            expect(HashChain.hashEvent(prevHash, recorded)).toBe(row.hash)
+            expect(HashChain.canonicalJson(recorded.data)).toBe(
+              HashChain.canonicalJson(HashChain.normalizeJson(sent.data))
+            )
+            prevHash = row.hash
+          })
+          const head = yield* Effect.orDie(
+            sql<{ version: number; last_hash: string }>`
+              SELECT version, last_hash FROM cobro_streams WHERE stream_id = ${id}`
+          )
+          expect(head).toEqual([{ version: events.length, last_hash: prevHash }])
+        }),
+      { fastCheck: { numRuns: options.propRuns } }
+    )
+
+    it.effect("inside a caller's transaction, a refused append leaves the transaction usable", () =>
+      Effect.gen(function* () {
+        const store = yield* EventStore.EventStore
+        const sql = yield* SqlClient.SqlClient
+        const taken = event("A")
+        yield* store.append(streamId(), [taken], NoStream())
+        const id = streamId()
+        const refused = yield* sql
+          .withTransaction(
+            Effect.gen(function* () {
+              const reused = yield* Effect.flip(store.append(id, [{ ...taken, type: "Other" }], NoStream()))
+              const conflict = yield* Effect.flip(store.append(id, [event("B")], Exact({ version: 4 })))
+              yield* store.append(id, [event("C")], NoStream())
+              return [reused._tag, conflict._tag]
+            })
+          )
+          .pipe(Effect.orDie)
+        expect(refused).toEqual(["EventIdReused", "ConcurrencyConflict"])
+        expect((yield* store.readStream(id)).map((e) => e.type)).toEqual(["C"])
+      })
     )
 
     it.effect("verify finds nothing on an untouched log", () =>
