@@ -52,8 +52,14 @@ const createEvents = Effect.gen(function* () {
 
 /**
  * The append as one statement (brief, "The event log"): `cobro_append` locks or creates the stream
- * head, checks the expected version, links the hash chain in SQL, inserts, moves the head and
- * `pg_notify`s, so that an append outside a transaction is one round trip.
+ * head, checks the expected version, links the hash chain in SQL, inserts and moves the head, so
+ * that an append outside a transaction is one round trip.
+ *
+ * It `pg_notify`s only when asked (`p_notify`), for an append in the caller's transaction, where the
+ * NOTIFY must be delivered by that transaction's commit. An autocommit append is better off
+ * notifying after it returns, in a statement of its own (`PgEventStore`): every transaction that
+ * NOTIFYs takes a database-wide lock through its commit (PostgreSQL 15 to 17 at least), which
+ * serialises the commits of concurrent writers: W1 with 8 writers halves with it.
  *
  * The writer passes each event's canonical text (`HashChain.canonicalEvent`) split around its
  * stream version, which only the function knows for `Any`:
@@ -78,84 +84,9 @@ const createAppendFunction = Effect.gen(function* () {
       END LOOP;
       RETURN hashes;
     END $$`
-  yield* sql.unsafe(`
-    CREATE OR REPLACE FUNCTION cobro_append(
-      p_stream_id text,
-      p_expected text,
-      p_expected_version integer,
-      p_recorded_at timestamptz,
-      p_event_ids uuid[],
-      p_types text[],
-      p_schema_versions integer[],
-      p_data jsonb[],
-      p_metadata jsonb[],
-      p_before text[],
-      p_after text[]
-    ) RETURNS TABLE (next_version integer, first_position bigint, last_position bigint)
-    LANGUAGE plpgsql AS $$
-    DECLARE
-      n integer := cardinality(p_event_ids);
-      v_version integer := 0;
-      v_hash text := '';
-      v_hashes text[];
-      v_created boolean := false;
-    BEGIN
-      IF p_expected <> 'Exact' THEN
-        -- A new stream: create its head with the final version and hash in one statement.
-        v_hashes := cobro_hash_chain(v_hash, v_version, p_before, p_after);
-        INSERT INTO cobro_streams AS s (stream_id, version, last_hash)
-        VALUES (p_stream_id, n, v_hashes[n])
-        ON CONFLICT (stream_id) DO NOTHING;
-        v_created := FOUND;
-        IF NOT v_created AND p_expected = 'NoStream' THEN
-          RETURN QUERY SELECT coalesce((SELECT s.version FROM cobro_streams s WHERE s.stream_id = p_stream_id), 0),
-            NULL::bigint, NULL::bigint;
-          RETURN;
-        END IF;
-      END IF;
-      IF NOT v_created THEN
-        SELECT s.version, s.last_hash INTO v_version, v_hash
-        FROM cobro_streams s WHERE s.stream_id = p_stream_id FOR UPDATE;
-        IF NOT FOUND OR (p_expected = 'Exact' AND v_version <> p_expected_version) THEN
-          RETURN QUERY SELECT coalesce(v_version, 0), NULL::bigint, NULL::bigint;
-          RETURN;
-        END IF;
-        v_hashes := cobro_hash_chain(v_hash, v_version, p_before, p_after);
-        UPDATE cobro_streams s SET version = v_version + n, last_hash = v_hashes[n]
-        WHERE s.stream_id = p_stream_id;
-      END IF;
-      RETURN QUERY
-        WITH inserted AS (
-          INSERT INTO cobro_events (stream_id, stream_version, event_id, type, schema_version, data, metadata,
-            recorded_at, prev_hash, hash)
-          SELECT p_stream_id, v_version + e.ord, e.event_id, e.type, e.schema_version, e.data, e.metadata,
-            p_recorded_at, (ARRAY[v_hash] || v_hashes)[e.ord], v_hashes[e.ord]
-          FROM unnest(p_event_ids, p_types, p_schema_versions, p_data, p_metadata)
-            WITH ORDINALITY AS e(event_id, type, schema_version, data, metadata, ord)
-          ORDER BY e.ord
-          RETURNING global_position
-        )
-        SELECT v_version + n, min(i.global_position), max(i.global_position) FROM inserted i;
-      PERFORM pg_notify('${channel}', p_stream_id);
-    END $$`)
-})
-
-/**
- * `cobro_append` with `p_notify`: it `pg_notify`s only when asked, for an append in the caller's
- * transaction, where the NOTIFY must be delivered by that transaction's commit. An autocommit
- * append is better off notifying after it returns, in a statement of its own (`PgEventStore`):
- * every transaction that NOTIFYs takes a database-wide lock through its commit (PostgreSQL 15 to 17
- * at least), which serialises the commits of concurrent writers: W1 with 8 writers halves with it.
- * Otherwise the function is the one of `2_append_function`, which it replaces.
- */
-const appendNotifyOption = Effect.gen(function* () {
-  const sql = yield* SqlClient.SqlClient
-  yield* sql`
-    DROP FUNCTION cobro_append(text, text, integer, timestamptz, uuid[], text[], integer[], jsonb[], jsonb[],
-      text[], text[])`
   // Not a template: the channel is spliced into the body, where a bound parameter cannot go.
   yield* sql.unsafe(`
-    CREATE FUNCTION cobro_append(
+    CREATE OR REPLACE FUNCTION cobro_append(
       p_stream_id text,
       p_expected text,
       p_expected_version integer,
@@ -222,8 +153,7 @@ const appendNotifyOption = Effect.gen(function* () {
 /** Every migration, by `<id>_<name>`, in the form `Migrator.fromRecord` reads. */
 export const migrations: Record<string, Effect.Effect<void, SqlError, SqlClient.SqlClient>> = {
   "1_create_event_log": createEvents,
-  "2_append_function": createAppendFunction,
-  "3_append_notify_option": appendNotifyOption
+  "2_append_function": createAppendFunction
 }
 
 const runMigrator = Migrator.make({})

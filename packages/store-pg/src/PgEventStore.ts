@@ -22,7 +22,7 @@ import * as Migrations from "./Migrations.js"
 export const defaultLimit = 1000
 
 /**
- * The call of `cobro_append` (migrations `2_append_function` and `3_append_notify_option`), its
+ * The call of `cobro_append` (migration `2_append_function`), its
  * text built once: the whole append in one autocommit statement, one round trip.
  */
 const appendStatement =
