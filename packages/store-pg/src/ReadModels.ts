@@ -27,12 +27,35 @@ const eventsOf = <E, I>(aggregate: { readonly name: string; readonly Event: Sche
     event.streamId.startsWith(prefix) ? decode(event.data) : Option.none()
 }
 
+/**
+ * The `apply` of a projection that writes on one event type of one aggregate. Other types are
+ * skipped before any decoding (most of the log is not what a read model wants), as are other
+ * aggregates' events and events this build cannot decode.
+ */
+const onEvent = <E extends { readonly _tag: string }, I, const Tag extends E["_tag"]>(
+  aggregate: { readonly name: string; readonly Event: Schema.Schema<E, I> },
+  tag: Tag,
+  write: (
+    decoded: Extract<E, { readonly _tag: Tag }>,
+    event: EventStore.LoggedEvent,
+    sql: SqlClient.SqlClient
+  ) => Effect.Effect<unknown, SqlError> | undefined
+) => {
+  const decode = eventsOf(aggregate)
+  return (event: EventStore.LoggedEvent): Effect.Effect<void, SqlError, SqlClient.SqlClient> => {
+    if (event.type !== tag) return Effect.void
+    const decoded = decode(event)
+    if (Option.isNone(decoded) || decoded.value._tag !== tag) return Effect.void
+    return Effect.flatMap(SqlClient.SqlClient, (sql) =>
+      Effect.asVoid(write(decoded.value as Extract<E, { readonly _tag: Tag }>, event, sql) ?? Effect.void)
+    )
+  }
+}
+
 const iso = (instant: DateTime.Utc) => DateTime.formatIso(instant)
 
 const ddl = (statements: (sql: SqlClient.SqlClient) => ReadonlyArray<Effect.Effect<unknown, SqlError>>) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) => Effect.all(statements(sql), { discard: true }))
-
-const refundEvent = eventsOf(Refund.Refund)
 
 /** C9: the refunds of a transaction, newest last. Table `cobro_rm_refunds_by_transaction`. */
 export const refundsByTransaction = Projection.make({
@@ -49,23 +72,17 @@ export const refundsByTransaction = Projection.make({
     sql`CREATE INDEX IF NOT EXISTS cobro_rm_refunds_by_transaction_tx
       ON cobro_rm_refunds_by_transaction (transaction_id, requested_at)`
   ]),
-  apply: (event) =>
-    Option.match(refundEvent(event), {
-      onNone: () => Effect.void,
-      onSome: (decoded) =>
-        decoded._tag !== "RefundRequested"
-          ? Effect.void
-          : Effect.flatMap(SqlClient.SqlClient, (sql) =>
-              sql`INSERT INTO cobro_rm_refunds_by_transaction
+  apply: onEvent(
+    Refund.Refund,
+    "RefundRequested",
+    (decoded, event, sql) =>
+      sql`INSERT INTO cobro_rm_refunds_by_transaction
                     (refund_id, transaction_id, merchant_id, sandbox, stream_id, requested_at)
                   VALUES (${decoded.refundId}, ${decoded.transactionId}, ${decoded.merchantId}, ${decoded.sandbox},
                     ${event.streamId}, ${iso(decoded.requestedAt)})
-                  ON CONFLICT (refund_id) DO NOTHING`.pipe(Effect.asVoid)
-            )
-    })
+                  ON CONFLICT (refund_id) DO NOTHING`
+  )
 })
-
-const checkoutEvent = eventsOf(TerminalCheckout.TerminalCheckout)
 
 /** A3: terminal checkouts by integration id and by merchant reference. Table `cobro_rm_terminal_checkouts`. */
 export const terminalCheckouts = Projection.make({
@@ -83,20 +100,16 @@ export const terminalCheckouts = Projection.make({
     sql`CREATE INDEX IF NOT EXISTS cobro_rm_terminal_checkouts_reference
       ON cobro_rm_terminal_checkouts (merchant_id, sandbox, reference, created_at)`
   ]),
-  apply: (event) =>
-    Option.match(checkoutEvent(event), {
-      onNone: () => Effect.void,
-      onSome: (decoded) =>
-        decoded._tag !== "CheckoutCreated"
-          ? Effect.void
-          : Effect.flatMap(SqlClient.SqlClient, (sql) =>
-              sql`INSERT INTO cobro_rm_terminal_checkouts
+  apply: onEvent(
+    TerminalCheckout.TerminalCheckout,
+    "CheckoutCreated",
+    (decoded, event, sql) =>
+      sql`INSERT INTO cobro_rm_terminal_checkouts
                     (integration_id, transaction_id, merchant_id, sandbox, reference, stream_id, created_at)
                   VALUES (${decoded.integrationId}, ${decoded.transactionId}, ${decoded.merchantId},
                     ${decoded.sandbox}, ${decoded.reference}, ${event.streamId}, ${iso(decoded.createdAt)})
-                  ON CONFLICT (integration_id) DO NOTHING`.pipe(Effect.asVoid)
-            )
-    })
+                  ON CONFLICT (integration_id) DO NOTHING`
+  )
 })
 
 const deliveryEvent = eventsOf(WebhookDelivery.WebhookDelivery)
@@ -117,23 +130,19 @@ export const lastNotification = Projection.make({
       stream_id text NOT NULL,
       created_at timestamptz NOT NULL)`
   ]),
-  apply: (event) =>
-    Option.match(deliveryEvent(event), {
-      onNone: () => Effect.void,
-      onSome: (decoded) =>
-        decoded._tag !== "DeliveryScheduled"
-          ? Effect.void
-          : Effect.flatMap(SqlClient.SqlClient, (sql) =>
-              // Commit order is the order of the log: the later event wins.
-              sql`INSERT INTO cobro_rm_last_notification
+  apply: onEvent(
+    WebhookDelivery.WebhookDelivery,
+    "DeliveryScheduled",
+    (decoded, event, sql) =>
+      // Commit order is the order of the log: the later event wins.
+      sql`INSERT INTO cobro_rm_last_notification
                     (subject, notification_id, type, merchant_id, stream_id, created_at)
                   VALUES (${decoded.subject}, ${decoded.notificationId}, ${decoded.type}, ${decoded.merchantId},
                     ${event.streamId}, ${iso(decoded.createdAt)})
                   ON CONFLICT (subject) DO UPDATE SET notification_id = EXCLUDED.notification_id,
                     type = EXCLUDED.type, merchant_id = EXCLUDED.merchant_id, stream_id = EXCLUDED.stream_id,
-                    created_at = EXCLUDED.created_at`.pipe(Effect.asVoid)
-            )
-    })
+                    created_at = EXCLUDED.created_at`
+  )
 })
 
 /** `data.metadata.reference` of a notification body (the merchant's external reference), if any. */
@@ -169,26 +178,20 @@ export const lastNotificationByReference = Projection.make({
     sql`CREATE INDEX IF NOT EXISTS cobro_rm_last_notification_by_reference_reference
       ON cobro_rm_last_notification_by_reference (merchant_id, sandbox, reference, created_at)`
   ]),
-  apply: (event) =>
-    Option.match(deliveryEvent(event), {
-      onNone: () => Effect.void,
-      onSome: (decoded) => {
-        if (decoded._tag !== "DeliveryScheduled") return Effect.void
-        const reference = externalReference(decoded.body)
-        if (reference === undefined) return Effect.void
-        return Effect.flatMap(SqlClient.SqlClient, (sql) =>
-          // Commit order is the order of the log: the later event wins.
-          sql`INSERT INTO cobro_rm_last_notification_by_reference
+  apply: onEvent(WebhookDelivery.WebhookDelivery, "DeliveryScheduled", (decoded, event, sql) => {
+    const reference = externalReference(decoded.body)
+    return reference === undefined
+      ? undefined
+      : // Commit order is the order of the log: the later event wins.
+        sql`INSERT INTO cobro_rm_last_notification_by_reference
                 (subject, merchant_id, sandbox, reference, notification_id, type, stream_id, created_at)
               VALUES (${decoded.subject}, ${decoded.merchantId}, ${decoded.sandbox}, ${reference},
                 ${decoded.notificationId}, ${decoded.type}, ${event.streamId}, ${iso(decoded.createdAt)})
               ON CONFLICT (subject) DO UPDATE SET merchant_id = EXCLUDED.merchant_id,
                 sandbox = EXCLUDED.sandbox, reference = EXCLUDED.reference,
                 notification_id = EXCLUDED.notification_id, type = EXCLUDED.type,
-                stream_id = EXCLUDED.stream_id, created_at = EXCLUDED.created_at`.pipe(Effect.asVoid)
-        )
-      }
-    })
+                stream_id = EXCLUDED.stream_id, created_at = EXCLUDED.created_at`
+  })
 })
 
 /**
