@@ -5,8 +5,9 @@
  */
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
-import type * as DateTime from "effect/DateTime"
-import type * as Effect from "effect/Effect"
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 
 /** How long a key is remembered: 24 hours. */
 export const RETENTION_MS = 24 * 60 * 60 * 1000
@@ -50,3 +51,56 @@ export class IdempotencyStore extends Context.Tag("@cobro/domain/IdempotencyStor
     readonly release: (scope: Scope) => Effect.Effect<void>
   }
 >() {}
+
+interface Entry {
+  readonly fingerprint: string
+  readonly reservedAt: number
+  readonly response: StoredResponse | undefined
+}
+
+const scopeKey = (scope: Scope): string => `${scope.merchantId}\u0000${scope.mode}\u0000${scope.key}`
+
+/** How many reservations pass between two sweeps of expired keys. */
+const SWEEP_EVERY = 1024
+
+/**
+ * An in-memory store for tests and the in-memory setup. A key is remembered for {@link RETENTION_MS}
+ * from its first reservation; after that it is new again.
+ */
+export const layerMemory: Layer.Layer<IdempotencyStore> = Layer.sync(IdempotencyStore, () => {
+  const entries = new Map<string, Entry>()
+  let reservations = 0
+  const sweep = (now: number) => {
+    for (const [key, entry] of entries) {
+      if (now - entry.reservedAt >= RETENTION_MS) entries.delete(key)
+    }
+  }
+  return {
+    reserve: (scope, fingerprint, now) =>
+      Effect.sync((): Reservation => {
+        const at = DateTime.toEpochMillis(now)
+        if (++reservations % SWEEP_EVERY === 0) sweep(at)
+        const key = scopeKey(scope)
+        const entry = entries.get(key)
+        if (entry !== undefined && at - entry.reservedAt < RETENTION_MS) {
+          if (entry.fingerprint !== fingerprint) return Reservation.Mismatch()
+          return entry.response === undefined
+            ? Reservation.InProgress()
+            : Reservation.Replay({ response: entry.response })
+        }
+        entries.set(key, { fingerprint, reservedAt: at, response: undefined })
+        return Reservation.Reserved()
+      }),
+    complete: (scope, response) =>
+      Effect.sync(() => {
+        const key = scopeKey(scope)
+        const entry = entries.get(key)
+        if (entry !== undefined) entries.set(key, { ...entry, response })
+      }),
+    release: (scope) =>
+      Effect.sync(() => {
+        const key = scopeKey(scope)
+        if (entries.get(key)?.response === undefined) entries.delete(key)
+      })
+  }
+})

@@ -150,10 +150,55 @@ const createAppendFunction = Effect.gen(function* () {
     END $$`)
 })
 
+/**
+ * Two lookups the HTTP service makes on every request, by the merchant's credential:
+ *
+ * - `cobro_idempotency`: the `Idempotency-Key`s of POST requests (`PgIdempotencyStore`), one row
+ *   per merchant, mode and key, with the request's fingerprint and, once answered, the response
+ *   to replay; `expires_at` (creation plus 24 hours, from the caller's clock) indexed for purging.
+ * - Partial expression indexes on `cobro_events` for API-key authentication straight from the log
+ *   (`PgMerchantDirectory`): the identity-key hashes issued by `IntegrationActivated` (both modes)
+ *   and `KeyRotated`, and the ones `KeyRotated` revokes. They cover only those two event types, so
+ *   the rest of the log pays one predicate per insert, and a lookup is an index probe whether or not
+ *   the key exists, however far the `apiKeys` projection lags.
+ */
+const createIdempotencyAndKeyIndexes = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`
+    CREATE TABLE cobro_idempotency (
+      merchant_id text NOT NULL,
+      mode text NOT NULL,
+      key text NOT NULL,
+      fingerprint text NOT NULL,
+      state text NOT NULL CHECK (state IN ('in_progress', 'completed')),
+      status integer,
+      content_type text,
+      body text,
+      created_at timestamptz NOT NULL,
+      expires_at timestamptz NOT NULL,
+      PRIMARY KEY (merchant_id, mode, key),
+      CHECK (state = 'in_progress' OR (status IS NOT NULL AND body IS NOT NULL))
+    )`
+  yield* sql`CREATE INDEX cobro_idempotency_expires_at ON cobro_idempotency (expires_at)`
+  yield* sql`
+    CREATE INDEX cobro_events_key_issued_production ON cobro_events ((data->'production'->>'identityKeyHash'))
+    WHERE type = 'IntegrationActivated'`
+  yield* sql`
+    CREATE INDEX cobro_events_key_issued_test ON cobro_events ((data->'test'->>'identityKeyHash'))
+    WHERE type = 'IntegrationActivated'`
+  yield* sql`
+    CREATE INDEX cobro_events_key_issued_rotation ON cobro_events ((data->'keyPair'->>'identityKeyHash'))
+    WHERE type = 'KeyRotated'`
+  yield* sql`
+    CREATE INDEX cobro_events_key_revoked ON cobro_events ((data->>'revokedIdentityKeyHash'))
+    WHERE type = 'KeyRotated'`
+})
+
 /** Every migration, by `<id>_<name>`, in the form `Migrator.fromRecord` reads. */
 export const migrations: Record<string, Effect.Effect<void, SqlError, SqlClient.SqlClient>> = {
   "1_create_event_log": createEvents,
-  "2_append_function": createAppendFunction
+  "2_append_function": createAppendFunction,
+  "3_idempotency_and_key_lookup": createIdempotencyAndKeyIndexes
 }
 
 const runMigrator = Migrator.make({})

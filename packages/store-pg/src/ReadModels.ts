@@ -1,10 +1,12 @@
 /**
  * The spec's lookups that no stream id answers, as projections of the log: refunds by transaction
  * id (C9), terminal checkouts by merchant reference (A3), the last notification per payment (D,
- * A4) and per external reference (A4), and webhook deliveries due by time (the dispatcher's queue).
+ * A4) and per external reference (A4), webhook deliveries due by time (the dispatcher's queue), and
+ * API keys by identity-key hash (Authentication).
  */
 import * as Aggregate from "@cobro/domain/Aggregate"
 import type * as EventStore from "@cobro/domain/EventStore"
+import * as Merchant from "@cobro/domain/Merchant"
 import * as Refund from "@cobro/domain/Refund"
 import * as TerminalCheckout from "@cobro/domain/TerminalCheckout"
 import * as WebhookDelivery from "@cobro/domain/WebhookDelivery"
@@ -249,11 +251,68 @@ export const webhookDeliveries = Projection.make({
     })
 })
 
+const merchantStreamPrefix = Aggregate.streamId(Merchant.Merchant, "")
+const merchantEvent = eventsOf(Merchant.Merchant)
+
+/**
+ * Authentication: every identity key ever issued, by its SHA-256, with the merchant, integration
+ * and mode it grants; `revoked_at` is set when `KeyRotated` revokes it. A hash issued a second time
+ * (two merchants, or a revoked key issued again) is marked revoked too: such a key authenticates no
+ * one. Table `cobro_rm_api_keys`. `PgMerchantDirectory` reads it, and the log where it lags.
+ */
+export const apiKeys = Projection.make({
+  name: "api_keys",
+  tables: ["cobro_rm_api_keys"],
+  setup: ddl((sql) => [
+    sql`CREATE TABLE IF NOT EXISTS cobro_rm_api_keys (
+      identity_key_hash text PRIMARY KEY,
+      merchant_id text NOT NULL,
+      integration text NOT NULL,
+      mode text NOT NULL,
+      stream_id text NOT NULL,
+      issued_at timestamptz NOT NULL,
+      revoked_at timestamptz)`
+  ]),
+  apply: (event) => {
+    if (event.type !== "IntegrationActivated" && event.type !== "KeyRotated") return Effect.void
+    return Option.match(merchantEvent(event), {
+      onNone: () => Effect.void,
+      onSome: (decoded) =>
+        Effect.flatMap(SqlClient.SqlClient, (sql) => {
+          const merchantId = event.streamId.slice(merchantStreamPrefix.length)
+          const issue = (pair: Merchant.KeyPair, integration: string, mode: string, at: DateTime.Utc) =>
+            sql`INSERT INTO cobro_rm_api_keys
+                  (identity_key_hash, merchant_id, integration, mode, stream_id, issued_at, revoked_at)
+                VALUES (${pair.identityKeyHash}, ${merchantId}, ${integration}, ${mode}, ${event.streamId},
+                  ${iso(at)}, NULL)
+                ON CONFLICT (identity_key_hash) DO UPDATE
+                  SET revoked_at = coalesce(cobro_rm_api_keys.revoked_at, EXCLUDED.issued_at)`
+          switch (decoded._tag) {
+            case "IntegrationActivated":
+              return Effect.zipRight(
+                issue(decoded.production, decoded.integration, "production", decoded.at),
+                issue(decoded.test, decoded.integration, "test", decoded.at)
+              )
+            case "KeyRotated":
+              return Effect.zipRight(
+                sql`UPDATE cobro_rm_api_keys SET revoked_at = coalesce(revoked_at, ${iso(decoded.at)}::timestamptz)
+                    WHERE identity_key_hash = ${decoded.revokedIdentityKeyHash}`,
+                issue(decoded.keyPair, decoded.integration, decoded.mode, decoded.at)
+              )
+            default:
+              return Effect.void
+          }
+        }).pipe(Effect.asVoid)
+    })
+  }
+})
+
 /** Every read model of this module, for `Projection.run`/`rebuild` in the composition root. */
 export const all = [
   refundsByTransaction,
   terminalCheckouts,
   lastNotification,
   lastNotificationByReference,
-  webhookDeliveries
+  webhookDeliveries,
+  apiKeys
 ] as const

@@ -1,2 +1,11 @@
-/** @cobro/webhooks: not built yet (see the open issues). */
-export {}
+/**
+ * @cobro/webhooks: spec D's delivery side. The notifier turns logged outcomes into scheduled
+ * deliveries, the dispatcher signs and POSTs them with the spec's retries, and `verifySignature`
+ * is the helper merchants use on their raw request body.
+ */
+export * as Dispatcher from "./Dispatcher.js"
+export * as HttpTransport from "./HttpTransport.js"
+export * as Notifier from "./Notifier.js"
+export * as Signature from "./Signature.js"
+export { verifySignature } from "./Signature.js"
+export * as UrlSafety from "./UrlSafety.js"

@@ -1,0 +1,399 @@
+/**
+ * The payment link use cases (spec B): B1 the merchant's link methods with their bounds, B2 create a
+ * link, B3 read its record, and the payment flow of the hosted checkout page, over the event store.
+ */
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import * as CommandHandler from "./CommandHandler.js"
+import { IdGenerator } from "./IdGenerator.js"
+import { PaymentLinkId, TransactionId } from "./Ids.js"
+import type * as LinkApi from "./LinkApi.js"
+import * as Merchant from "./Merchant.js"
+import type { Credential } from "./MerchantDirectory.js"
+import { Amount } from "./Money.js"
+import * as Nanos from "./Nanos.js"
+import * as PaymentLink from "./PaymentLink.js"
+
+// ---------------------------------------------------------------------------------------------
+// Errors
+// ---------------------------------------------------------------------------------------------
+
+/** One field of a link request that breaks a rule only the merchant's account can check. */
+export const RequestIssue = Schema.Struct({ field: Schema.String, message: Schema.String })
+export type RequestIssue = typeof RequestIssue.Type
+
+/**
+ * B2 rules beyond the wire schema (methods the merchant offers, a CLOSE total that some allowed
+ * method's bounds admit, an expiration date in the future, taxes and tip within the total): one issue
+ * per field, so the HTTP layer answers one error item per field.
+ */
+export class InvalidLinkRequest extends Schema.TaggedError<InvalidLinkRequest>()("InvalidLinkRequest", {
+  issues: Schema.NonEmptyArray(RequestIssue)
+}) {}
+
+/** An OPEN link's payment names no amount: the payer must choose one. */
+export class PaymentAmountRequired extends Schema.TaggedError<PaymentAmountRequired>()(
+  "PaymentAmountRequired",
+  { linkId: PaymentLinkId }
+) {}
+
+// ---------------------------------------------------------------------------------------------
+// Loading
+// ---------------------------------------------------------------------------------------------
+
+const loadMerchant = CommandHandler.load(Merchant.Merchant)
+const loadLink = CommandHandler.load(PaymentLink.PaymentLink)
+const handleLink = CommandHandler.make(PaymentLink.PaymentLink)
+
+const existingMerchant = Effect.fn("LinkPayments.existingMerchant")(function* (merchantId: string) {
+  const { state } = yield* loadMerchant(merchantId)
+  return state._tag === "Initial" ? yield* new Merchant.MerchantNotFound() : state
+})
+
+/** A link that exists, whoever owns it (the checkout page and the sweeper know only its id). */
+const existingLink = Effect.fn("LinkPayments.existingLink")(function* (linkId: string) {
+  const { state } = yield* loadLink(linkId)
+  return state._tag === "Initial" ? yield* new PaymentLink.LinkNotFound() : state
+})
+
+/** The merchant's account must be enabled to take payments (creating a link is asking for one). */
+const requireEnabled = (merchant: Merchant.Existing, command: string) =>
+  merchant._tag === "ENABLED"
+    ? Effect.void
+    : Effect.fail(
+        new Merchant.MerchantNotInState({ merchantId: merchant.merchantId, status: merchant._tag, command })
+      )
+
+const within = (bounds: Merchant.AmountBounds, amount: number): boolean =>
+  amount >= bounds.min && amount <= bounds.max
+
+// ---------------------------------------------------------------------------------------------
+// B1
+// ---------------------------------------------------------------------------------------------
+
+/** B1: the link methods the merchant offers, each with its `{min, max}` (the same in both modes). */
+export const paymentMethods = Effect.fn("LinkPayments.paymentMethods")(function* (credential: Credential) {
+  const merchant = yield* existingMerchant(credential.merchantId)
+  return Merchant.linkMethodBounds(merchant)
+})
+
+// ---------------------------------------------------------------------------------------------
+// B2
+// ---------------------------------------------------------------------------------------------
+
+const roundCents = (n: number): number => Math.round(n * 100) / 100
+
+/** What a CLOSE link's total is made of: `total = subtotal + tip + Σ tax values`. */
+const subtotalOf = (amount: PaymentLink.LinkAmount): number =>
+  roundCents(amount.total - amount.tip - amount.taxes.reduce((sum, tax) => sum + tax.value, 0))
+
+/**
+ * The methods a link offers: those requested (duplicates dropped, in the order sent), or every
+ * method the merchant offers when the request names none (absent or empty). Each requested method
+ * must be one the merchant offers now.
+ */
+const chooseMethods = (
+  requested: ReadonlyArray<Merchant.LinkMethod> | undefined,
+  offered: { readonly [M in Merchant.LinkMethod]?: Merchant.AmountBounds }
+): { readonly methods: ReadonlyArray<Merchant.LinkMethod>; readonly issues: ReadonlyArray<RequestIssue> } => {
+  const all = Merchant.LinkMethod.literals.filter((m) => offered[m] !== undefined)
+  if (requested === undefined || requested.length === 0) {
+    return {
+      methods: all,
+      issues:
+        all.length === 0
+          ? [{ field: "payment_methods", message: "the merchant offers no payment link method (see B1)" }]
+          : []
+    }
+  }
+  const issues = requested.flatMap((method, index) =>
+    offered[method] === undefined
+      ? [{ field: `payment_methods.${index}`, message: `${method} is not offered by the merchant (see B1)` }]
+      : []
+  )
+  return { methods: [...new Set(requested)], issues }
+}
+
+/**
+ * B2: creates a link from the decoded request. The reference defaults to the link id; the methods
+ * are those requested or all the merchant's; a CLOSE total must fit the bounds of at least one of
+ * them; the expiration date must be in the future; the link is a sandbox link when the key is a
+ * test key. An OPEN link's `amount`, which the wire accepts, is not kept: the payer chooses.
+ */
+export const create = Effect.fn("LinkPayments.create")(function* (
+  credential: Credential,
+  request: LinkApi.CreateLinkRequest
+) {
+  const merchant = yield* existingMerchant(credential.merchantId)
+  yield* requireEnabled(merchant, "CreateLink")
+  const now = yield* DateTime.now
+  const offered = Merchant.linkMethodBounds(merchant)
+  const { issues: methodIssues, methods } = chooseMethods(request.payment_methods, offered)
+  const issues: Array<RequestIssue> = [...methodIssues]
+
+  const amount: Option.Option<PaymentLink.LinkAmount> =
+    request.amount_type === "CLOSE" && request.amount?.total_amount !== undefined
+      ? Option.some(
+          new PaymentLink.LinkAmount({
+            currency: request.amount.currency ?? "COP",
+            total: request.amount.total_amount,
+            tip: request.amount.tip_amount ?? Amount.make(0),
+            taxes: request.amount.taxes ?? []
+          })
+        )
+      : Option.none()
+  if (Option.isSome(amount)) {
+    const total = amount.value.total
+    if (subtotalOf(amount.value) < 0) {
+      issues.push({
+        field: "amount.total_amount",
+        message: "total_amount must include the tip and the taxes: it is less than their sum"
+      })
+    } else if (methodIssues.length === 0 && !methods.some((m) => within(offered[m]!, total))) {
+      issues.push({
+        field: "amount.total_amount",
+        message: `total_amount ${total} is outside the bounds of every method the link offers (see B1)`
+      })
+    }
+  }
+  if (request.expiration_date !== undefined && request.expiration_date <= Nanos.fromDateTime(now)) {
+    issues.push({ field: "expiration_date", message: "expiration_date must be in the future" })
+  }
+  if (issues.length > 0) return yield* new InvalidLinkRequest({ issues: [issues[0]!, ...issues.slice(1)] })
+
+  const ids = yield* IdGenerator
+  const linkId = PaymentLinkId.make(yield* ids.next("LNK_"))
+  const handled = yield* handleLink(
+    linkId,
+    new PaymentLink.CreateLink({
+      linkId,
+      merchantId: merchant.merchantId,
+      sandbox: credential.sandbox,
+      amountType: request.amount_type,
+      amount,
+      reference: request.reference ?? linkId,
+      description: Option.fromNullable(request.description),
+      expiresAt: Option.fromNullable(request.expiration_date),
+      callbackUrl: Option.fromNullable(request.callback_url),
+      paymentMethods: [methods[0]!, ...methods.slice(1)],
+      payerEmail: Option.fromNullable(request.payer_email),
+      imageUrl: Option.fromNullable(request.image_url),
+      now
+    }),
+    { actor: credential.merchantId }
+  )
+  return { linkId, state: handled.state as PaymentLink.Existing }
+})
+
+// ---------------------------------------------------------------------------------------------
+// B3
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * The link record (B3) at `now`: an overdue ACTIVE link reads EXPIRED. `total` is the CLOSE link's
+ * total, or for an OPEN link the amount of the last payment started (0 before any);
+ * `transaction_id` and `payment_method` are those of the last payment started, whatever its
+ * outcome (the status says it); timestamps are exact nanoseconds.
+ */
+export const toRecord = (state: PaymentLink.Existing, now: DateTime.DateTime): LinkApi.LinkRecord => {
+  const link = state.link
+  const zero = Amount.make(0)
+  const { subtotal, taxes, tip, total } = Option.match(link.amount, {
+    onNone: () => {
+      const paid = Option.getOrElse(state.paidAmount, () => zero)
+      return { total: paid, subtotal: paid, tip: zero, taxes: [] }
+    },
+    onSome: (amount) => ({
+      total: amount.total,
+      subtotal: Amount.make(Math.max(0, subtotalOf(amount))),
+      tip: amount.tip,
+      taxes: amount.taxes
+    })
+  })
+  return {
+    api_version: 1,
+    id: link.linkId,
+    total,
+    subtotal,
+    tip_amount: tip,
+    taxes,
+    status: PaymentLink.statusAt(state, now),
+    expiration_date: Option.getOrNull(link.expiresAt),
+    creation_date: Nanos.fromDateTime(link.createdAt),
+    description: Option.getOrNull(link.description),
+    payment_method: Option.getOrElse(state.paymentMethod, () => "") as LinkApi.LinkRecord["payment_method"],
+    transaction_id: Option.getOrNull(state.transactionId),
+    amount_type: link.amountType,
+    is_sandbox: link.sandbox,
+    reference: link.reference
+  }
+}
+
+/** Whether the credential may see the link: its merchant's, in the same mode (test keys see sandbox links). */
+export const isVisibleTo = (state: PaymentLink.Existing, credential: Credential): boolean =>
+  state.link.merchantId === credential.merchantId && state.link.sandbox === credential.sandbox
+
+/** B3: the link record. Another merchant's link, or a link of the other mode, is not found. */
+export const read = Effect.fn("LinkPayments.read")(function* (credential: Credential, linkId: string) {
+  const state = yield* existingLink(linkId)
+  if (!isVisibleTo(state, credential)) return yield* new PaymentLink.LinkNotFound()
+  return toRecord(state, yield* DateTime.now)
+})
+
+// ---------------------------------------------------------------------------------------------
+// The checkout page (issue 6)
+// ---------------------------------------------------------------------------------------------
+
+/** A method the payer may choose on the checkout page, with the amounts it accepts. */
+export interface PayableMethod {
+  readonly method: Merchant.LinkMethod
+  readonly bounds: Merchant.AmountBounds
+}
+
+/** What the checkout page shows: the link, its status now, the merchant's name and the methods payable now. */
+export interface CheckoutView {
+  readonly state: PaymentLink.Existing
+  readonly status: PaymentLink.Status
+  readonly record: LinkApi.LinkRecord
+  readonly merchantName: string
+  /** Empty unless the link can be paid now. */
+  readonly methods: ReadonlyArray<PayableMethod>
+}
+
+/**
+ * The methods a payment may use now: those the link offers that the merchant still offers, and, for
+ * a CLOSE link, whose bounds admit its total.
+ */
+export const payableMethods = (
+  state: PaymentLink.Existing,
+  merchant: Merchant.State
+): ReadonlyArray<PayableMethod> => {
+  const offered = Merchant.linkMethodBounds(merchant)
+  return state.link.paymentMethods.flatMap((name) => {
+    const method = name as Merchant.LinkMethod
+    const bounds = offered[method]
+    if (bounds === undefined) return []
+    if (Option.isSome(state.link.amount) && !within(bounds, state.link.amount.value.total)) return []
+    return [{ method, bounds }]
+  })
+}
+
+/** The checkout page's view of a link, found by its id alone (the page is public). */
+export const checkout = Effect.fn("LinkPayments.checkout")(function* (linkId: string) {
+  const state = yield* existingLink(linkId)
+  const merchant = yield* existingMerchant(state.link.merchantId)
+  const now = yield* DateTime.now
+  const status = PaymentLink.statusAt(state, now)
+  return {
+    state,
+    status,
+    record: toRecord(state, now),
+    merchantName: merchant.name,
+    methods: status === "ACTIVE" && merchant._tag === "ENABLED" ? payableMethods(state, merchant) : []
+  } satisfies CheckoutView
+})
+
+/** What the payer chose on the checkout page. */
+export interface PaymentChoice {
+  readonly paymentMethod: string
+  /** Required for an OPEN link; for a CLOSE link it may be left out, and must equal the total if sent. */
+  readonly amount?: number | undefined
+}
+
+/**
+ * Starts paying a link: the link becomes PROCESSING under a new transaction id. The method must be
+ * one the link and the merchant offer; the amount must lie within the method's bounds (an OPEN link's
+ * amount is the payer's; a CLOSE link's is its total). Two tabs cannot both start: the second is
+ * refused with `LinkNotInState`.
+ */
+export const startPayment = Effect.fn("LinkPayments.startPayment")(function* (
+  linkId: string,
+  choice: PaymentChoice
+) {
+  const state = yield* existingLink(linkId)
+  const merchant = yield* existingMerchant(state.link.merchantId)
+  yield* requireEnabled(merchant, "StartPayment")
+  const bounds = Merchant.linkMethodBounds(merchant)[choice.paymentMethod as Merchant.LinkMethod]
+  if (bounds === undefined || !state.link.paymentMethods.includes(choice.paymentMethod)) {
+    return yield* new PaymentLink.MethodNotOffered({
+      linkId: state.link.linkId,
+      paymentMethod: choice.paymentMethod
+    })
+  }
+  const amount = Option.match(state.link.amount, {
+    onNone: () => choice.amount,
+    onSome: (a) => choice.amount ?? a.total
+  })
+  if (amount === undefined) return yield* new PaymentAmountRequired({ linkId: state.link.linkId })
+  if (!Number.isFinite(amount) || !within(bounds, amount)) {
+    return yield* new PaymentLink.InvalidPaymentAmount({
+      linkId: state.link.linkId,
+      amount: Amount.make(Number.isFinite(amount) ? Math.max(0, amount) : 0),
+      min: bounds.min,
+      max: bounds.max
+    })
+  }
+  const ids = yield* IdGenerator
+  const transactionId = TransactionId.make(yield* ids.next("TRX_"))
+  const handled = yield* handleLink(
+    linkId,
+    new PaymentLink.StartPayment({
+      transactionId,
+      paymentMethod: choice.paymentMethod,
+      amount: Amount.make(amount),
+      bounds,
+      now: yield* DateTime.now
+    })
+  )
+  return { transactionId, state: handled.state as PaymentLink.Existing }
+})
+
+/** The payment under way was approved: the link is PAID (a re-delivered approval changes nothing). */
+export const completePayment = Effect.fn("LinkPayments.completePayment")(function* (
+  linkId: string,
+  transactionId: TransactionId
+) {
+  const handled = yield* handleLink(
+    linkId,
+    new PaymentLink.CompletePayment({ transactionId, now: yield* DateTime.now })
+  )
+  return handled.state as PaymentLink.Existing
+})
+
+/**
+ * The payment under way failed: the link is ACTIVE again, or REJECTED when it expired meanwhile
+ * (spec-decisions "Link REJECTED versus back to ACTIVE").
+ */
+export const failPayment = Effect.fn("LinkPayments.failPayment")(function* (
+  linkId: string,
+  transactionId: TransactionId
+) {
+  const handled = yield* handleLink(
+    linkId,
+    new PaymentLink.FailPayment({ transactionId, now: yield* DateTime.now })
+  )
+  return handled.state as PaymentLink.Existing
+})
+
+/** Cancels an ACTIVE link (the admin API: the spec has no public endpoint for it). */
+export const cancel = Effect.fn("LinkPayments.cancel")(function* (linkId: string) {
+  const handled = yield* handleLink(linkId, new PaymentLink.CancelLink({ now: yield* DateTime.now }))
+  return handled.state as PaymentLink.Existing
+})
+
+/**
+ * Records the expiry of one overdue link (the sweeper's step). A link that is not overdue, or that
+ * was paid, cancelled or is being paid, is left as it is and its state returned.
+ */
+export const expire = Effect.fn("LinkPayments.expire")(function* (linkId: string) {
+  const state = yield* existingLink(linkId)
+  const now = yield* DateTime.now
+  if (state._tag !== "ACTIVE" || !PaymentLink.isOverdue(state.link, now)) return state
+  const handled = yield* handleLink(linkId, new PaymentLink.ExpireLink({ now })).pipe(
+    // A payment that started between the read and the append wins: the link is no longer ACTIVE.
+    Effect.catchTag("LinkNotInState", () => Effect.map(existingLink(linkId), (s) => ({ state: s })))
+  )
+  return handled.state as PaymentLink.Existing
+})

@@ -1,0 +1,482 @@
+/**
+ * Which logged events raise a webhook notification and what it says (spec D, Notification types,
+ * Envelope fields, `data` fields, Signature's key priority, W10): the exact body, its signing key and
+ * the merchant's URL, all derived from the event, so that a replay schedules nothing twice.
+ */
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
+import type * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
+import { streamId } from "./Aggregate.js"
+import * as Bogota from "./Bogota.js"
+import * as CommandHandler from "./CommandHandler.js"
+import * as DerivedId from "./DerivedId.js"
+import * as EventStore from "./EventStore.js"
+import { NotificationId } from "./Ids.js"
+import type { MerchantId, TransactionId } from "./Ids.js"
+import * as Merchant from "./Merchant.js"
+import * as Money from "./Money.js"
+import * as Nanos from "./Nanos.js"
+import * as Notification from "./Notification.js"
+import * as Payment from "./Payment.js"
+import * as PaymentLink from "./PaymentLink.js"
+import * as SigningKey from "./SigningKey.js"
+import * as TerminalCheckout from "./TerminalCheckout.js"
+import * as WebhookDelivery from "./WebhookDelivery.js"
+
+// ---------------------------------------------------------------------------------------------
+// Constants of the envelope
+// ---------------------------------------------------------------------------------------------
+
+/** The CloudEvents specification version the envelope follows. */
+export const SPEC_VERSION = "1.0"
+
+/** The body's format. */
+export const DATA_CONTENT_TYPE = "application/json"
+
+/** `source`: the resource that raised the notification, per origin (the spec's sample is `/payments`). */
+export const SOURCES = {
+  terminal: "/payments",
+  link: "/online/link/v1",
+  online: "/v1/payment"
+} as const
+
+/** The events that raise a notification, per aggregate (the others raise none). */
+export const RAISING_EVENTS: { readonly [aggregate: string]: ReadonlyArray<string> } = {
+  [TerminalCheckout.TerminalCheckout.name]: ["SaleApproved", "SaleRejected", "SaleVoided", "VoidRejected"],
+  [PaymentLink.PaymentLink.name]: ["LinkPaid", "LinkPaymentFailed", "LinkRejected"],
+  [Payment.Payment.name]: ["PaymentApproved", "PaymentRejected", "PaymentVoided"]
+}
+
+const aggregateOf = (event: { readonly streamId: string }): string | undefined => {
+  const dash = event.streamId.indexOf("-")
+  return dash < 0 ? undefined : event.streamId.slice(0, dash)
+}
+
+/** Whether a logged event may raise a notification: a cheap test on its stream and type, before decoding. */
+export const mayRaise = (event: { readonly streamId: string; readonly type: string }): boolean => {
+  const aggregate = aggregateOf(event)
+  return aggregate !== undefined && (RAISING_EVENTS[aggregate]?.includes(event.type) ?? false)
+}
+
+/** The notification id of the notification an event raises: derived, so a replay finds the same one. */
+export const notificationIdOf = (sourceEventId: string): NotificationId =>
+  NotificationId.make(DerivedId.uuid("cobro:notification", sourceEventId.toLowerCase()))
+
+/** The event id of the `DeliveryScheduled` a source event leads to (derived like the notification id). */
+export const scheduledEventIdOf = (sourceEventId: string): string =>
+  DerivedId.uuid("cobro:delivery-scheduled", sourceEventId.toLowerCase())
+
+/** The WebhookDelivery stream of a notification. */
+export const deliveryStreamOf = (notificationId: string): string =>
+  streamId(WebhookDelivery.WebhookDelivery, notificationId)
+
+// ---------------------------------------------------------------------------------------------
+// What a notification says (pure)
+// ---------------------------------------------------------------------------------------------
+
+/** A notification before it has an id: what happened, to whom, and the `data` that describes it. */
+export interface Notice {
+  readonly type: Notification.NotificationType
+  readonly subject: TransactionId
+  readonly merchantId: MerchantId
+  readonly sandbox: boolean
+  /** How the payment was made, for the signing key's priority rules. */
+  readonly channel: SigningKey.PaymentChannel
+  readonly source: string
+  /** The instant of the state change: the envelope's `time`. */
+  readonly at: DateTime.Utc
+  readonly data: Notification.PaymentData
+  readonly seller: Option.Option<Notification.Seller>
+}
+
+const isOtherMethod = Schema.is(Notification.OtherPaymentMethod)
+
+/**
+ * `data.payment_method` of a payment without card-present data: the method itself when the
+ * notification schema names it, `CREDIT_CARD` for any card method (online cards, a card sale refused
+ * before a card was read), `None` for a method the schema cannot carry.
+ */
+export const otherMethodOf = (method: string): Option.Option<Notification.OtherPaymentMethod> => {
+  const upper = method.toUpperCase()
+  if (isOtherMethod(upper)) return Option.some(upper)
+  return Payment.isCardMethod(upper) || upper === "POS" || upper === "" || upper === "PAY_BY_LINK"
+    ? Option.some("CREDIT_CARD")
+    : Option.none()
+}
+
+const cardOf = (card: TerminalCheckout.Card): Notification.CardDetails => ({
+  capture_mode: card.captureMode,
+  brand: card.brand,
+  cardholder_name: card.cardholderName,
+  terminal_id: card.terminalId,
+  masked_pan: card.maskedPan,
+  installments: card.installments,
+  card_type: card.cardType
+})
+
+/**
+ * The notice of a terminal checkout event (A3 → D): `state` is the checkout after the event.
+ * `integration` is API_INTEGRATIONS and `metadata.reference` the checkout's `reference` (spec D,
+ * Emitters); the seller is the `user_email` of A3.
+ */
+export const terminalNotice = (
+  state: TerminalCheckout.State,
+  event: TerminalCheckout.Event
+): Option.Option<Notice> => {
+  if (state._tag === "Initial") return Option.none()
+  return Option.flatMap(TerminalCheckout.notificationTypeOf(event), (type) => {
+    const checkout = state.checkout
+    const approval = Option.getOrUndefined(state.approval)
+    const sale = approval?.sale
+    const at = "at" in event ? event.at : checkout.createdAt
+    const payerEmail =
+      sale !== undefined && Option.isSome(sale.payerEmail)
+        ? sale.payerEmail.value
+        : Option.getOrElse(
+            Option.flatMap(checkout.payer, (p) => p.email),
+            () => ""
+          )
+    const common = {
+      payment_id: checkout.transactionId,
+      merchant_id: checkout.merchantId,
+      created_at: Bogota.formatIso(checkout.createdAt),
+      amount: {
+        currency: checkout.amount.currency,
+        total: checkout.amount.total,
+        taxes: checkout.amount.taxes,
+        tip: checkout.amount.tip
+      },
+      user_id: checkout.userEmail,
+      metadata: { reference: checkout.reference },
+      service_code: sale?.serviceCode ?? "",
+      payer_email: payerEmail,
+      integration: "API_INTEGRATIONS" as const
+    }
+    let data: Option.Option<Notification.PaymentData>
+    if (event._tag === "SaleRejected") {
+      data = Option.match(event.card, {
+        onSome: (card) =>
+          Option.some<Notification.PaymentData>({
+            ...common,
+            payment_method: "CARD",
+            card: cardOf(card),
+            approval_number: ""
+          }),
+        onNone: () =>
+          Option.map(
+            otherMethodOf(checkout.paymentMethod),
+            (payment_method): Notification.PaymentData => ({ ...common, payment_method })
+          )
+      })
+    } else if (sale === undefined) {
+      data = Option.none()
+    } else if (Option.isSome(sale.card) && Schema.is(Notification.CardPaymentMethod)(sale.paymentMethod)) {
+      data = Option.some({
+        ...common,
+        payment_method: sale.paymentMethod,
+        card: cardOf(sale.card.value),
+        approval_number: Option.getOrElse(sale.approvalNumber, () => "")
+      })
+    } else {
+      data = Option.map(
+        otherMethodOf(sale.paymentMethod),
+        (payment_method): Notification.PaymentData => ({
+          ...common,
+          payment_method,
+          ...(Option.isSome(sale.approvalNumber) ? { approval_number: sale.approvalNumber.value } : {})
+        })
+      )
+    }
+    return Option.map(
+      data,
+      (data): Notice => ({
+        type,
+        subject: checkout.transactionId,
+        merchantId: checkout.merchantId,
+        sandbox: checkout.sandbox,
+        channel: "terminal_api",
+        source: SOURCES.terminal,
+        at,
+        data,
+        seller: Option.some({ name: "", last_name: "", email: checkout.userEmail })
+      })
+    )
+  })
+}
+
+/**
+ * The notice of a payment link event (B, "The status of link transactions is also notified"):
+ * LinkPaid is SALE_APPROVED; a failed payment (back to ACTIVE, or REJECTED) is SALE_REJECTED.
+ * `events` is the link's history up to and including `event` (it dates the payment's start).
+ */
+export const linkNotice = (
+  state: PaymentLink.State,
+  event: PaymentLink.Event,
+  events: ReadonlyArray<PaymentLink.Event>
+): Option.Option<Notice> => {
+  if (state._tag === "Initial") return Option.none()
+  const type: Notification.NotificationType | undefined =
+    event._tag === "LinkPaid"
+      ? "SALE_APPROVED"
+      : event._tag === "LinkPaymentFailed" || event._tag === "LinkRejected"
+        ? "SALE_REJECTED"
+        : undefined
+  if (type === undefined || !("transactionId" in event)) return Option.none()
+  const link = state.link
+  const started = events.find(
+    (e): e is PaymentLink.LinkPaymentStarted =>
+      e._tag === "LinkPaymentStarted" && e.transactionId === event.transactionId
+  )
+  if (started === undefined) return Option.none()
+  return Option.map(otherMethodOf(started.paymentMethod), (payment_method) => {
+    const amount = Option.match(link.amount, {
+      onSome: (a) => ({ currency: a.currency, total: a.total, taxes: a.taxes, tip: a.tip }),
+      // An OPEN link: the payer's amount, processed in COP (B2), no tip nor taxes known.
+      onNone: () => ({ currency: "COP", total: started.amount, taxes: [], tip: Money.amount(0) })
+    })
+    return {
+      type,
+      subject: event.transactionId,
+      merchantId: link.merchantId,
+      sandbox: link.sandbox,
+      channel: "payment_link",
+      source: SOURCES.link,
+      at: event.at,
+      data: {
+        payment_id: event.transactionId,
+        merchant_id: link.merchantId,
+        created_at: Bogota.formatIso(started.at),
+        amount,
+        user_id: "",
+        metadata: { reference: link.reference },
+        service_code: link.linkId,
+        payer_email: Option.getOrElse(link.payerEmail, () => ""),
+        integration: "API_INTEGRATIONS",
+        payment_method
+      },
+      seller: Option.none()
+    }
+  })
+}
+
+/**
+ * The notice of an online payment event (C): PaymentApproved is SALE_APPROVED, PaymentRejected
+ * SALE_REJECTED, PaymentVoided VOID_APPROVED (a refused void is a synchronous 409, never an event).
+ */
+export const paymentNotice = (state: Payment.State, event: Payment.Event): Option.Option<Notice> => {
+  if (state._tag === "Initial") return Option.none()
+  const type: Notification.NotificationType | undefined =
+    event._tag === "PaymentApproved"
+      ? "SALE_APPROVED"
+      : event._tag === "PaymentRejected"
+        ? "SALE_REJECTED"
+        : event._tag === "PaymentVoided"
+          ? "VOID_APPROVED"
+          : undefined
+  if (type === undefined || !("at" in event)) return Option.none()
+  const payment = state.payment
+  const approvalNumber = Option.map(state.approval, (a) => a.approvalNumber)
+  return Option.map(otherMethodOf(payment.paymentMethod), (payment_method) => ({
+    type,
+    subject: payment.transactionId,
+    merchantId: payment.merchantId,
+    sandbox: payment.sandbox,
+    channel: "other",
+    source: SOURCES.online,
+    at: event.at,
+    data: {
+      payment_id: payment.transactionId,
+      merchant_id: payment.merchantId,
+      created_at: Bogota.formatIso(payment.attemptedAt),
+      amount: {
+        currency: payment.amount.currency,
+        total: payment.amount.total,
+        taxes: payment.amount.taxes,
+        tip: payment.amount.tip
+      },
+      user_id: "",
+      metadata: { reference: payment.referenceId },
+      service_code: payment.transactionId,
+      payer_email: Option.getOrElse(
+        Option.flatMap(payment.payer, (p) => Option.fromNullable(p.email)),
+        () => ""
+      ),
+      integration: "API_INTEGRATIONS",
+      payment_method,
+      ...(Option.isSome(approvalNumber) ? { approval_number: approvalNumber.value } : {})
+    },
+    seller: Option.none()
+  }))
+}
+
+const encodeNotification = Schema.encodeEither(Notification.Notification)
+
+/**
+ * The exact JSON text of a notification: the envelope in the spec's order, `time` in nanoseconds as
+ * an exact integer literal (it exceeds 2^53). The signature is computed over these bytes.
+ */
+export const body = (
+  notificationId: NotificationId,
+  notice: Notice
+): Either.Either<string, ParseResult.ParseError> =>
+  Either.map(
+    encodeNotification({
+      id: notificationId,
+      type: notice.type,
+      subject: notice.subject,
+      source: notice.source,
+      spec_version: SPEC_VERSION,
+      time: Nanos.fromDateTime(notice.at),
+      datacontenttype: DATA_CONTENT_TYPE,
+      ...(Option.isSome(notice.seller) ? { seller: notice.seller.value } : {}),
+      data: notice.data
+    }),
+    Nanos.stringifyWithBigInt
+  )
+
+/** Why an event that raises a notification schedules no delivery. */
+export type Unscheduled =
+  | { readonly _tag: "NoWebhook"; readonly merchantId: MerchantId; readonly sandbox: boolean }
+  | { readonly _tag: "InvalidBody"; readonly message: string }
+
+/**
+ * The delivery of a notice: its id derived from the source event, its body, the key that signs it
+ * (sandbox → the empty secret, else the spec's priority), and the URL: the production webhook, or
+ * for sandbox the test webhook, else the one registered in the panel (W10). `merchant` is the
+ * merchant as it was when the event was recorded.
+ */
+export const deliveryOf = (
+  sourceEventId: string,
+  notice: Notice,
+  merchant: Merchant.State
+): Either.Either<WebhookDelivery.ScheduleDelivery, Unscheduled> => {
+  const url = Merchant.webhookUrl(merchant, notice.sandbox ? "test" : "production")
+  if (Option.isNone(url)) {
+    return Either.left({ _tag: "NoWebhook", merchantId: notice.merchantId, sandbox: notice.sandbox })
+  }
+  const notificationId = notificationIdOf(sourceEventId)
+  return Either.match(body(notificationId, notice), {
+    onLeft: (error) => Either.left<Unscheduled>({ _tag: "InvalidBody", message: error.message }),
+    onRight: (text) =>
+      Either.right(
+        new WebhookDelivery.ScheduleDelivery({
+          notificationId,
+          merchantId: notice.merchantId,
+          url: url.value,
+          type: notice.type,
+          subject: notice.subject,
+          body: text,
+          signingKey: SigningKey.signingKeyFor({
+            channel: notice.channel,
+            sandbox: notice.sandbox,
+            paymentButtonEnabled: Merchant.isIntegrationActive(merchant, "payment_button")
+          }),
+          sandbox: notice.sandbox,
+          now: notice.at
+        })
+      )
+  })
+}
+
+// ---------------------------------------------------------------------------------------------
+// From the log (over the EventStore port)
+// ---------------------------------------------------------------------------------------------
+
+const loadTerminal = CommandHandler.load(TerminalCheckout.TerminalCheckout)
+const loadLink = CommandHandler.load(PaymentLink.PaymentLink)
+const loadPayment = CommandHandler.load(Payment.Payment)
+const loadMerchant = CommandHandler.load(Merchant.Merchant)
+
+const idOf = (event: EventStore.RecordedEvent): string => event.streamId.slice(event.streamId.indexOf("-") + 1)
+
+/** The notice an event raises, from its stream as it was up to the event. */
+export const noticeOf = Effect.fn("Notifications.noticeOf")(function* (event: EventStore.RecordedEvent) {
+  if (!mayRaise(event)) return Option.none<Notice>()
+  const upTo = { toVersion: event.streamVersion }
+  switch (aggregateOf(event)) {
+    case TerminalCheckout.TerminalCheckout.name: {
+      const { events, state } = yield* loadTerminal(idOf(event), upTo)
+      const last = events[events.length - 1]
+      return last === undefined ? Option.none<Notice>() : terminalNotice(state, last)
+    }
+    case PaymentLink.PaymentLink.name: {
+      const { events, state } = yield* loadLink(idOf(event), upTo)
+      const last = events[events.length - 1]
+      return last === undefined ? Option.none<Notice>() : linkNotice(state, last, events)
+    }
+    case Payment.Payment.name: {
+      const { events, state } = yield* loadPayment(idOf(event), upTo)
+      const last = events[events.length - 1]
+      return last === undefined ? Option.none<Notice>() : paymentNotice(state, last)
+    }
+    default:
+      return Option.none<Notice>()
+  }
+})
+
+/**
+ * The delivery an event leads to: `None` when it raises no notification; `Left` when it raises one
+ * that cannot be scheduled (no webhook registered then). The merchant is read as it was when the
+ * event was recorded, so replaying the event gives the same delivery.
+ */
+export const planFor = Effect.fn("Notifications.planFor")(function* (event: EventStore.RecordedEvent) {
+  const notice = yield* noticeOf(event)
+  if (Option.isNone(notice)) return Option.none<Either.Either<WebhookDelivery.ScheduleDelivery, Unscheduled>>()
+  const { state: merchant } = yield* loadMerchant(notice.value.merchantId, { asOf: event.recordedAt })
+  return Option.some(deliveryOf(event.eventId, notice.value, merchant))
+})
+
+const encodeDeliveryEvent = Schema.encodeSync(WebhookDelivery.Event)
+
+/**
+ * Schedules the delivery of the notification an event raises, once: the delivery stream and its
+ * first event's id are derived from the event's id, so a replay (a crash before the consumer's
+ * checkpoint was saved, a second notifier) appends nothing. Returns the notification id scheduled
+ * (or found scheduled), `None` when the event raises nothing or no webhook was registered.
+ */
+export const schedule = Effect.fn("Notifications.schedule")(function* (event: EventStore.RecordedEvent) {
+  const plan = yield* planFor(event)
+  if (Option.isNone(plan)) return Option.none<NotificationId>()
+  if (Either.isLeft(plan.value)) {
+    const reason = plan.value.left
+    yield* reason._tag === "NoWebhook"
+      ? Effect.logInfo("no webhook registered: notification not scheduled").pipe(
+          Effect.annotateLogs({ merchantId: reason.merchantId, sandbox: reason.sandbox, eventId: event.eventId })
+        )
+      : Effect.logError("notification body does not match the spec's schema: not scheduled").pipe(
+          Effect.annotateLogs({ eventId: event.eventId, message: reason.message })
+        )
+    return Option.none<NotificationId>()
+  }
+  const command = plan.value.right
+  const store = yield* EventStore.EventStore
+  const stream = deliveryStreamOf(command.notificationId)
+  const existing = yield* store.readStream(stream, { toVersion: 1 })
+  if (existing.length > 0) return Option.some(command.notificationId)
+  const decided = WebhookDelivery.decide(command, WebhookDelivery.initialState)
+  // A command built here always schedules on an empty stream.
+  const events = Either.getOrThrow(decided)
+  yield* store
+    .append(
+      stream,
+      events.map((e, i) => ({
+        eventId: i === 0 ? scheduledEventIdOf(event.eventId) : DerivedId.uuid(`cobro:delivery:${i}`, event.eventId),
+        type: e._tag,
+        schemaVersion: WebhookDelivery.WebhookDelivery.schemaVersion,
+        data: encodeDeliveryEvent(e),
+        metadata: { causationId: event.eventId, ...(event.metadata.correlationId ? { correlationId: event.metadata.correlationId } : {}) }
+      })),
+      EventStore.ExpectedVersion.NoStream()
+    )
+    .pipe(
+      // Another notifier scheduled it between the read and the append: it is scheduled.
+      Effect.catchTags({
+        ConcurrencyConflict: () => Effect.void,
+        EventIdReused: () => Effect.void
+      })
+    )
+  return Option.some(command.notificationId)
+})

@@ -1,0 +1,541 @@
+import { describe, expect, it } from "@effect/vitest"
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Ref from "effect/Ref"
+import * as Schema from "effect/Schema"
+import * as TestClock from "effect/TestClock"
+import * as CommandHandler from "@cobro/domain/CommandHandler"
+import * as EventStore from "@cobro/domain/EventStore"
+import * as IdGenerator from "@cobro/domain/IdGenerator"
+import { MerchantId, TerminalSerial, TransactionId } from "@cobro/domain/Ids"
+import * as InMemoryEventStore from "@cobro/domain/InMemoryEventStore"
+import * as Merchant from "@cobro/domain/Merchant"
+import * as Nanos from "@cobro/domain/Nanos"
+import * as Notification from "@cobro/domain/Notification"
+import * as NotificationLog from "@cobro/domain/NotificationLog"
+import * as TerminalCheckout from "@cobro/domain/TerminalCheckout"
+import * as TerminalGateway from "@cobro/domain/TerminalGateway"
+import * as TerminalPayments from "@cobro/domain/TerminalPayments"
+
+type Json = Record<string, unknown>
+
+const MER_1 = MerchantId.make("MER_1")
+const MER_2 = MerchantId.make("MER_2")
+const SN = TerminalSerial.make("SN0012345")
+const production: TerminalPayments.Caller = { merchantId: MER_1, sandbox: false }
+
+/** The spec's sample-style body, for the terminal bound by `given`. */
+const body = (): Json => ({
+  amount: {
+    currency: "COP",
+    total_amount: 11900,
+    taxes: [{ type: "VAT", base: 10000, value: 1900 }],
+    tip_amount: 0
+  },
+  user_email: "seller@shop.co",
+  payment_method: "POS",
+  terminal_model: "SMART_PRO",
+  terminal_serial: "SN0012345",
+  reference: "order-42",
+  payer: { email: "payer@mail.co" }
+})
+
+const set = (json: Json, path: string, value: unknown): Json => {
+  const copy = structuredClone(json)
+  const keys = path.split(".")
+  let target: Json = copy
+  for (const key of keys.slice(0, -1)) target = target[key] as Json
+  const last = keys[keys.length - 1]!
+  if (value === undefined) delete target[last]
+  else target[last] = value
+  return copy
+}
+
+// ---------------------------------------------------------------------------------------------
+// A fake gateway: answers as told and records what it was asked.
+// ---------------------------------------------------------------------------------------------
+
+type Answer =
+  { readonly _tag: "deliver"; readonly lockedSince?: DateTime.Utc } | { readonly _tag: "unreachable" }
+
+class FakeGateway extends Effect.Service<FakeGateway>()("test/FakeGateway", {
+  effect: Effect.gen(function* () {
+    const answer = yield* Ref.make<Answer>({ _tag: "deliver" })
+    const pushed = yield* Ref.make<ReadonlyArray<TerminalGateway.ChargeInstruction>>([])
+    return { answer, pushed }
+  })
+}) {}
+
+const gatewayLayer = Layer.effect(
+  TerminalGateway.TerminalGateway,
+  Effect.map(FakeGateway, ({ answer, pushed }) => ({
+    push: (instruction: TerminalGateway.ChargeInstruction) =>
+      Effect.gen(function* () {
+        yield* Ref.update(pushed, (all) => [...all, instruction])
+        const a = yield* Ref.get(answer)
+        return a._tag === "unreachable"
+          ? yield* new TerminalGateway.TerminalUnreachable({
+              terminalSerial: instruction.terminalSerial,
+              reason: "powered off"
+            })
+          : new TerminalGateway.Delivered({ lockedSince: Option.fromNullable(a.lockedSince) })
+      })
+  }))
+).pipe(Layer.provideMerge(FakeGateway.Default))
+
+// A notification log over a fixed list of bodies.
+const stored = (
+  bodies: ReadonlyArray<{ owner: NotificationLog.Owner; paymentId: string; reference: string; body: string }>
+) =>
+  Layer.succeed(NotificationLog.NotificationLog, {
+    lastByPaymentId: (owner, paymentId) =>
+      Effect.succeed(
+        Option.fromNullable(
+          bodies.find(
+            (b) =>
+              b.owner.merchantId === owner.merchantId &&
+              b.owner.sandbox === owner.sandbox &&
+              b.paymentId === paymentId
+          )?.body
+        )
+      ),
+    lastByExternalReference: (owner, reference, limit) =>
+      Effect.succeed(
+        bodies
+          .filter(
+            (b) =>
+              b.owner.merchantId === owner.merchantId &&
+              b.owner.sandbox === owner.sandbox &&
+              b.reference === reference
+          )
+          .slice(0, limit)
+          .map((b) => b.body)
+      )
+  })
+
+const TestLayer = Layer.mergeAll(
+  InMemoryEventStore.layer,
+  IdGenerator.layerSequential,
+  gatewayLayer,
+  stored([])
+)
+
+// ---------------------------------------------------------------------------------------------
+// Given
+// ---------------------------------------------------------------------------------------------
+
+const merchant = CommandHandler.make(Merchant.Merchant)
+
+const T0 = DateTime.unsafeMake("2026-11-21T15:00:00Z")
+
+/** A merchant with the SMART_PRO terminal SN0012345 bound and, unless told, selected for the API. */
+const given = (options: { merchantId?: MerchantId; apiEnabled?: boolean } = {}) =>
+  Effect.gen(function* () {
+    const id = options.merchantId ?? MER_1
+    yield* TestClock.setTime(DateTime.toEpochMillis(T0))
+    yield* merchant(id, new Merchant.CreateMerchant({ merchantId: id, name: "Shop", now: T0 }))
+    yield* merchant(
+      id,
+      new Merchant.BindTerminal({ serial: SN, model: "SMART_PRO", name: "Caja 1", now: T0 })
+    )
+    if (options.apiEnabled ?? true)
+      yield* merchant(id, new Merchant.EnableTerminalForApi({ serial: SN, now: T0 }))
+  })
+
+const checkoutEvents = (integrationId: string) =>
+  Effect.flatMap(EventStore.EventStore, (store) =>
+    Effect.map(store.readStream(`TerminalCheckout-${integrationId}`), (events) => events.map((e) => e.type))
+  )
+
+const allStreams = Effect.flatMap(EventStore.EventStore, (store) =>
+  Effect.map(store.readAll(), (events) => [...new Set(events.map((e) => e.streamId))])
+)
+
+const apError = (result: Either.Either<unknown, { readonly _tag: string }>) =>
+  Either.match(result, {
+    onRight: () => "accepted",
+    onLeft: (e) => {
+      const item = e as { code?: string; field?: string }
+      return `${item.code ?? e._tag}${item.field === undefined || item.field === "" ? "" : ` ${item.field}`}`
+    }
+  })
+
+const attempt = (json: unknown, caller = production) => Effect.either(TerminalPayments.checkout(caller, json))
+
+describe("TerminalPayments", () => {
+  describe("A1 payment methods", () => {
+    it.effect("A1 lists every method as {name, enabled} in the A1 order; a new merchant has POS on", () =>
+      Effect.gen(function* () {
+        yield* given()
+        expect(yield* TerminalPayments.paymentMethods(MER_1)).toEqual([
+          { name: "POS", enabled: true },
+          { name: "WALLET_A", enabled: false },
+          { name: "WALLET_B", enabled: false },
+          { name: "PAY_BY_LINK", enabled: false },
+          { name: "PAY_BY_QR_SERVICE", enabled: false }
+        ])
+      }).pipe(Effect.provide(TestLayer))
+    )
+  })
+
+  describe("A2 bound terminals", () => {
+    it.effect("A2 lists the bound terminals with status BINDED, selected for the API or not", () =>
+      Effect.gen(function* () {
+        yield* given({ apiEnabled: false })
+        expect(yield* TerminalPayments.boundTerminals(MER_1)).toEqual([
+          { terminal_model: "SMART_PRO", terminal_serial: "SN0012345", status: "BINDED", name: "Caja 1" }
+        ])
+        expect(yield* TerminalPayments.boundTerminals(MER_2)).toEqual([])
+      }).pipe(Effect.provide(TestLayer))
+    )
+  })
+
+  describe("A3 checkout", () => {
+    it.effect("A3 creates the checkout with INT_ and TRX_ ids and pushes it to the terminal: SENT", () =>
+      Effect.gen(function* () {
+        yield* given()
+        const created = yield* TerminalPayments.checkout(production, body())
+        expect(created.integrationId).toMatch(/^INT_/)
+        expect(created.transactionId).toMatch(/^TRX_/)
+        expect(created.status).toBe("SENT")
+        expect(yield* checkoutEvents(created.integrationId)).toEqual([
+          "CheckoutCreated",
+          "PushAttempted",
+          "CheckoutSent"
+        ])
+        const [instruction] = yield* Ref.get((yield* FakeGateway).pushed)
+        expect(instruction).toMatchObject({
+          integrationId: created.integrationId,
+          transactionId: created.transactionId,
+          terminalSerial: "SN0012345",
+          reference: "order-42",
+          total: 11900,
+          sandbox: false
+        })
+      }).pipe(Effect.provide(TestLayer))
+    )
+
+    it.effect(
+      "A3 records the checkout as the merchant sent it, with the tax lines computed from a label",
+      () =>
+        Effect.gen(function* () {
+          yield* given()
+          const created = yield* TerminalPayments.checkout(
+            { merchantId: MER_1, sandbox: true },
+            set(set(body(), "amount.taxes", [{ type: "IVA_19" }]), "amount.tip_amount", 1000)
+          )
+          const state = yield* TerminalPayments.load(created.integrationId)
+          if (state._tag === "Initial") throw new Error("no checkout")
+          expect(state.checkout.sandbox).toBe(true)
+          expect(state.checkout.amount.taxes).toEqual([{ type: "VAT", base: 9159.66, value: 1740.34 }])
+          expect(Option.getOrThrow(state.checkout.payer).email).toEqual(Option.some("payer@mail.co"))
+        }).pipe(Effect.provide(TestLayer))
+    )
+
+    it.effect("AP005: a missing required field is reported with the field named", () =>
+      Effect.gen(function* () {
+        yield* given()
+        expect(apError(yield* attempt(set(body(), "terminal_serial", undefined)))).toBe(
+          "AP005 terminal_serial"
+        )
+        expect(apError(yield* attempt(set(body(), "amount.currency", undefined)))).toBe(
+          "AP005 amount.currency"
+        )
+      }).pipe(Effect.provide(TestLayer))
+    )
+
+    it.effect("AP006: a field of the wrong type is reported with the field named", () =>
+      Effect.gen(function* () {
+        yield* given()
+        expect(apError(yield* attempt(set(body(), "amount.total_amount", "11900")))).toBe(
+          "AP006 amount.total_amount"
+        )
+        expect(apError(yield* attempt([body()]))).toBe("AP006")
+      }).pipe(Effect.provide(TestLayer))
+    )
+
+    it.effect("AP002: taxes that fit no form, or amounts that cannot hold, are AP002 on amount.taxes", () =>
+      Effect.gen(function* () {
+        yield* given()
+        expect(apError(yield* attempt(set(body(), "amount.taxes", [{ type: "IVA_19", value: 1 }])))).toBe(
+          "AP002"
+        )
+        const tooMuchTax = set(body(), "amount.taxes", [{ type: "VAT", value: 20000 }])
+        expect(apError(yield* attempt(tooMuchTax))).toBe("AP002")
+      }).pipe(Effect.provide(TestLayer))
+    )
+
+    it.effect("AP003: a payment method that is not active for the merchant", () =>
+      Effect.gen(function* () {
+        yield* given()
+        expect(apError(yield* attempt(set(body(), "payment_method", "WALLET_A")))).toBe("AP003")
+        expect(apError(yield* attempt(set(body(), "payment_method", "BITCOIN")))).toBe("AP003")
+        yield* merchant(MER_1, new Merchant.SetTerminalMethod({ method: "WALLET_A", enabled: true, now: T0 }))
+        expect(apError(yield* attempt(set(body(), "payment_method", "WALLET_A")))).toBe("accepted")
+      }).pipe(Effect.provide(TestLayer))
+    )
+
+    it.effect(
+      "AP003: the empty method (the terminal's own selection screen) needs at least one active method",
+      () =>
+        Effect.gen(function* () {
+          yield* given()
+          expect(apError(yield* attempt(set(body(), "payment_method", "")))).toBe("accepted")
+          yield* merchant(MER_1, new Merchant.SetTerminalMethod({ method: "POS", enabled: false, now: T0 }))
+          expect(apError(yield* attempt(set(body(), "payment_method", "")))).toBe("AP003")
+        }).pipe(Effect.provide(TestLayer))
+    )
+
+    it.effect("AP004: a terminal not bound, bound as another model, or not selected for the API", () =>
+      Effect.gen(function* () {
+        yield* given({ apiEnabled: false })
+        expect(apError(yield* attempt(body()))).toBe("AP004")
+        yield* merchant(MER_1, new Merchant.EnableTerminalForApi({ serial: SN, now: T0 }))
+        expect(apError(yield* attempt(set(body(), "terminal_serial", "SN-OTHER")))).toBe("AP004")
+        expect(apError(yield* attempt(set(body(), "terminal_model", "SMART")))).toBe("AP004")
+        expect(apError(yield* attempt(body()))).toBe("accepted")
+      }).pipe(Effect.provide(TestLayer))
+    )
+
+    it.effect("AP004: another merchant's terminal is not bound to the caller", () =>
+      Effect.gen(function* () {
+        yield* given({ merchantId: MER_2 })
+        yield* merchant(MER_1, new Merchant.CreateMerchant({ merchantId: MER_1, name: "Other", now: T0 }))
+        expect(apError(yield* attempt(body()))).toBe("AP004")
+      }).pipe(Effect.provide(TestLayer))
+    )
+
+    it.effect("AP004: the terminals of a disabled account cannot be used", () =>
+      Effect.gen(function* () {
+        yield* given()
+        yield* merchant(MER_1, new Merchant.DisableMerchant({ now: T0 }))
+        expect(apError(yield* attempt(body()))).toBe("AP004")
+      }).pipe(Effect.provide(TestLayer))
+    )
+
+    it.effect(
+      "AP003 is reported before AP004 (the spec's field order: payment_method before terminal_serial)",
+      () =>
+        Effect.gen(function* () {
+          yield* given()
+          const both = set(set(body(), "payment_method", "WALLET_A"), "terminal_serial", "SN-OTHER")
+          expect(apError(yield* attempt(both))).toBe("AP003")
+        }).pipe(Effect.provide(TestLayer))
+    )
+
+    it.effect("a rejected checkout stores nothing", () =>
+      Effect.gen(function* () {
+        yield* given()
+        const before = yield* allStreams
+        for (const bad of [
+          set(body(), "reference", undefined),
+          set(body(), "amount.tip_amount", "x"),
+          set(body(), "amount.taxes", [{ type: "X" }]),
+          set(body(), "payment_method", "WALLET_B"),
+          set(body(), "terminal_serial", "SN-OTHER")
+        ]) {
+          expect(apError(yield* attempt(bad))).not.toBe("accepted")
+        }
+        expect(yield* allStreams).toEqual(before)
+      }).pipe(Effect.provide(TestLayer))
+    )
+
+    it.effect(
+      "R5: an unreachable terminal does not fail A3: the checkout exists, UNREACHABLE, and is pushed again later",
+      () =>
+        Effect.gen(function* () {
+          yield* given()
+          const fake = yield* FakeGateway
+          yield* Ref.set(fake.answer, { _tag: "unreachable" })
+          const created = yield* TerminalPayments.checkout(production, body())
+          expect(created.status).toBe("UNREACHABLE")
+          yield* Ref.set(fake.answer, { _tag: "deliver" })
+          expect(yield* TerminalPayments.push(created.integrationId)).toBe("SENT")
+          expect(yield* checkoutEvents(created.integrationId)).toEqual([
+            "CheckoutCreated",
+            "PushAttempted",
+            "DeliveryFailed",
+            "PushAttempted",
+            "CheckoutSent"
+          ])
+        }).pipe(Effect.provide(TestLayer))
+    )
+
+    it.effect("R1: a terminal locked for more than 2 minutes holds the payment; the unlock releases it", () =>
+      Effect.gen(function* () {
+        yield* given()
+        yield* TestClock.adjust("3 minutes")
+        yield* Ref.set((yield* FakeGateway).answer, { _tag: "deliver", lockedSince: T0 })
+        const created = yield* TerminalPayments.checkout(production, body())
+        expect(created.status).toBe("HELD")
+        const released = yield* TerminalPayments.recordUnlock(created.integrationId)
+        expect(released.state._tag).toBe("SENT")
+      }).pipe(Effect.provide(TestLayer))
+    )
+  })
+
+  describe("outcomes", () => {
+    const card = new TerminalCheckout.Card({
+      maskedPan: "450799******1234",
+      brand: "VISA",
+      captureMode: "CHIP",
+      cardType: "CREDIT",
+      cardholderName: "ANA PEREZ",
+      installments: 1,
+      terminalId: "SN0012345"
+    })
+    const sale = new TerminalCheckout.Sale({
+      paymentMethod: "CARD",
+      serviceCode: "SC123",
+      approvalNumber: Option.some("123456"),
+      payerEmail: Option.some("payer@mail.co"),
+      card: Option.some(card)
+    })
+
+    it.effect(
+      "the terminal's approval records SaleApproved with the card; a void then records SaleVoided",
+      () =>
+        Effect.gen(function* () {
+          yield* given()
+          const created = yield* TerminalPayments.checkout(production, body())
+          yield* TerminalPayments.approveSale(created.integrationId, created.transactionId, sale)
+          yield* TerminalPayments.approveVoid(created.integrationId, created.transactionId)
+          expect(yield* checkoutEvents(created.integrationId)).toEqual([
+            "CheckoutCreated",
+            "PushAttempted",
+            "CheckoutSent",
+            "SaleApproved",
+            "SaleVoided"
+          ])
+        }).pipe(Effect.provide(TestLayer))
+    )
+
+    it.effect("the terminal's rejection records SaleRejected; a rejected void leaves the sale APPROVED", () =>
+      Effect.gen(function* () {
+        yield* given()
+        const a = yield* TerminalPayments.checkout(production, body())
+        const rejected = yield* TerminalPayments.rejectSale(
+          a.integrationId,
+          a.transactionId,
+          "insufficient funds",
+          Option.some(card)
+        )
+        expect(rejected.state._tag).toBe("REJECTED")
+        const b = yield* TerminalPayments.checkout(production, body())
+        yield* TerminalPayments.approveSale(b.integrationId, b.transactionId, sale)
+        const kept = yield* TerminalPayments.rejectVoid(b.integrationId, b.transactionId, "declined")
+        expect(kept.state._tag).toBe("APPROVED")
+      }).pipe(Effect.provide(TestLayer))
+    )
+
+    it.effect("an outcome for another transaction is refused", () =>
+      Effect.gen(function* () {
+        yield* given()
+        const created = yield* TerminalPayments.checkout(production, body())
+        const result = yield* Effect.either(
+          TerminalPayments.approveSale(created.integrationId, TransactionId.make("TRX_other"), sale)
+        )
+        expect(apError(result)).toBe("UnknownCheckoutTransaction")
+      }).pipe(Effect.provide(TestLayer))
+    )
+  })
+
+  describe("A4 fallback notifications", () => {
+    const notification = (paymentId: string, reference: string) =>
+      Nanos.stringifyWithBigInt({
+        id: "2b6f0cc9-4c8e-4d6f-8f5e-2a1b3c4d5e6f",
+        type: "SALE_APPROVED",
+        subject: paymentId,
+        source: "/payments",
+        spec_version: "1.0",
+        time: 1744644662123456789n,
+        datacontenttype: "application/json",
+        data: {
+          payment_id: paymentId,
+          merchant_id: "MER_1",
+          created_at: "2025-04-14T10:31:02.123-05:00",
+          amount: {
+            currency: "COP",
+            total: 11900,
+            taxes: [{ base: 10000, type: "VAT", value: 1900 }],
+            tip: 0
+          },
+          user_id: "seller@shop.co",
+          metadata: { reference },
+          service_code: "SC-0001",
+          payer_email: "payer@mail.co",
+          payment_method: "CARD",
+          card: {
+            capture_mode: "CHIP",
+            brand: "VISA",
+            cardholder_name: "ANA PEREZ",
+            terminal_id: "SN0012345",
+            masked_pan: "411111******1111",
+            installments: 1,
+            card_type: "CREDIT"
+          },
+          approval_number: "123456",
+          integration: "API_INTEGRATIONS"
+        }
+      })
+    const owner = { merchantId: MER_1, sandbox: false }
+    const rows = [
+      ...Array.from({ length: 12 }, (_, i) => ({
+        owner,
+        paymentId: `TRX_${i}`,
+        reference: "order-42",
+        body: notification(`TRX_${i}`, "order-42")
+      })),
+      {
+        owner: { merchantId: MER_1, sandbox: true },
+        paymentId: "TRX_sbx",
+        reference: "order-42",
+        body: notification("TRX_sbx", "order-42")
+      },
+      { owner, paymentId: "TRX_bad", reference: "bad", body: "{not json" }
+    ]
+    const A4Layer = Layer.mergeAll(
+      InMemoryEventStore.layer,
+      IdGenerator.layerSequential,
+      gatewayLayer,
+      stored(rows)
+    )
+
+    it.effect("A4 by transaction id (is_external_reference false): the payment's last notification", () =>
+      Effect.gen(function* () {
+        const found = yield* TerminalPayments.fallbackNotifications(production, "TRX_3", false)
+        expect(found.map((n) => n.data.payment_id)).toEqual(["TRX_3"])
+        expect(yield* TerminalPayments.fallbackNotifications(production, "order-42", false)).toEqual([])
+      }).pipe(Effect.provide(A4Layer))
+    )
+
+    it.effect("A4 by external reference returns at most 10 notifications", () =>
+      Effect.gen(function* () {
+        const found = yield* TerminalPayments.fallbackNotifications(production, "order-42", true)
+        expect(found).toHaveLength(10)
+        expect(found.every((n) => Schema.is(Notification.Notification)(n))).toBe(true)
+      }).pipe(Effect.provide(A4Layer))
+    )
+
+    it.effect("A4 sees only the caller's mode: a test key finds only sandbox notifications", () =>
+      Effect.gen(function* () {
+        const found = yield* TerminalPayments.fallbackNotifications(
+          { merchantId: MER_1, sandbox: true },
+          "order-42",
+          true
+        )
+        expect(found.map((n) => n.data.payment_id)).toEqual(["TRX_sbx"])
+        expect(yield* TerminalPayments.fallbackNotifications(production, "TRX_sbx", false)).toEqual([])
+      }).pipe(Effect.provide(A4Layer))
+    )
+
+    it.effect("A4 skips a stored body that does not decode", () =>
+      Effect.gen(function* () {
+        expect(yield* TerminalPayments.fallbackNotifications(production, "TRX_bad", false)).toEqual([])
+      }).pipe(Effect.provide(A4Layer))
+    )
+  })
+})

@@ -1,0 +1,182 @@
+/**
+ * The admin API (issue 4, "Admin and sandbox contract"; scripts and tests outside the repository
+ * depend on it, so its paths and bodies stay exactly as written there). Calls carry
+ * `Authorization: Bearer <ADMIN_TOKEN>`. Success bodies are bare JSON; errors use the envelope.
+ */
+import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
+import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
+import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
+import * as OpenApi from "@effect/platform/OpenApi"
+import { TerminalSerial } from "@cobro/domain/Ids"
+import * as Merchant from "@cobro/domain/Merchant"
+import { Amount } from "@cobro/domain/Money"
+import { Integration, KeyMode } from "@cobro/domain/SigningKey"
+import * as Schema from "effect/Schema"
+import * as Authentication from "./Authentication.js"
+import * as Errors from "./Errors.js"
+import { withJsonBody } from "./RequestBody.js"
+
+/** A merchant's name: 1 to 200 characters, not only blanks. */
+export const MerchantName = Schema.NonEmptyTrimmedString.pipe(Schema.maxLength(200))
+
+/** `POST /admin/v1/merchants`. */
+export const CreateMerchantRequest = Schema.Struct({ name: MerchantName })
+
+/** A key pair in clear. */
+export const KeyPairBody = Schema.Struct({ identity_key: Schema.String, secret_key: Schema.String })
+
+/** Both modes of one integration's keys. */
+export const IntegrationKeysBody = Schema.Struct({ production: KeyPairBody, test: KeyPairBody })
+
+/** 201 of `POST /admin/v1/merchants`: the only time the keys are shown. */
+export const CreatedMerchantBody = Schema.Struct({
+  merchant_id: Schema.String,
+  keys: Schema.Struct({ terminal_api: IntegrationKeysBody, payment_button: IntegrationKeysBody })
+}).annotations({ identifier: "AdminCreatedMerchant" })
+
+/** `POST /admin/v1/merchants/{merchant_id}/terminals`. */
+export const BindTerminalRequest = Schema.Struct({
+  terminal_model: Schema.String.annotations({ description: "SMART or SMART_PRO" }),
+  terminal_serial: TerminalSerial,
+  name: Schema.NonEmptyTrimmedString.pipe(Schema.maxLength(200))
+})
+
+/** A bound terminal: the A2 entry plus whether it is selected for the API. */
+export const TerminalBody = Schema.Struct({
+  terminal_model: Merchant.TerminalModel,
+  terminal_serial: Schema.String,
+  name: Schema.String,
+  status: Schema.Literal("BINDED"),
+  api_enabled: Schema.Boolean
+}).annotations({ identifier: "AdminTerminal" })
+
+/** `PATCH /admin/v1/merchants/{merchant_id}/terminals/{terminal_serial}`. */
+export const PatchTerminalRequest = Schema.Struct({ api_enabled: Schema.Boolean })
+
+const Bounds = Schema.Struct({ min: Amount, max: Amount })
+
+/** `PUT /admin/v1/merchants/{merchant_id}/payment-methods`: each section given replaces that section. */
+export const PaymentMethodsRequest = Schema.Struct({
+  terminal: Schema.optional(
+    Schema.Struct({
+      POS: Schema.optional(Schema.Boolean),
+      WALLET_A: Schema.optional(Schema.Boolean),
+      WALLET_B: Schema.optional(Schema.Boolean),
+      PAY_BY_LINK: Schema.optional(Schema.Boolean),
+      PAY_BY_QR_SERVICE: Schema.optional(Schema.Boolean)
+    })
+  ),
+  link: Schema.optional(
+    Schema.Struct({
+      CREDIT_CARD: Schema.optional(Bounds),
+      PSE: Schema.optional(Bounds),
+      BOTON_BANK: Schema.optional(Bounds),
+      WALLET_A: Schema.optional(Bounds)
+    })
+  )
+})
+
+/** 200 of the payment methods: every terminal method with its switch, the link methods offered. */
+export const PaymentMethodsBody = Schema.Struct({
+  terminal: Schema.Struct({
+    POS: Schema.Boolean,
+    WALLET_A: Schema.Boolean,
+    WALLET_B: Schema.Boolean,
+    PAY_BY_LINK: Schema.Boolean,
+    PAY_BY_QR_SERVICE: Schema.Boolean
+  }),
+  link: Schema.Struct({
+    CREDIT_CARD: Schema.optional(Bounds),
+    PSE: Schema.optional(Bounds),
+    BOTON_BANK: Schema.optional(Bounds),
+    WALLET_A: Schema.optional(Bounds)
+  })
+}).annotations({ identifier: "AdminPaymentMethods" })
+
+/** `PUT /admin/v1/merchants/{merchant_id}/webhook`, and its 200. */
+export const WebhookBody = Schema.Struct({ url: Schema.String, mode: KeyMode }).annotations({
+  identifier: "AdminWebhook"
+})
+
+/** `POST /admin/v1/merchants/{merchant_id}/keys/rotate`. */
+export const RotateKeyRequest = Schema.Struct({ integration: Integration, mode: KeyMode })
+
+/** 200 of a rotation: the new pair, which replaces the old one at once. */
+export const RotatedKeyBody = Schema.Struct({
+  integration: Integration,
+  mode: KeyMode,
+  identity_key: Schema.String,
+  secret_key: Schema.String
+}).annotations({ identifier: "AdminRotatedKey" })
+
+/** The largest advance of the virtual clock in one call: ten years. */
+export const MAX_ADVANCE_SECONDS = 10 * 366 * 24 * 3600
+
+/** `POST /admin/v1/clock/advance`. */
+export const AdvanceClockRequest = Schema.Struct({
+  seconds: Schema.Number.pipe(Schema.finite(), Schema.nonNegative(), Schema.lessThanOrEqualTo(MAX_ADVANCE_SECONDS))
+})
+
+/** 200 of a clock advance: the new now, ISO 8601 in UTC. */
+export const ClockBody = Schema.Struct({ now: Schema.String }).annotations({ identifier: "AdminClock" })
+
+const MerchantPath = Schema.Struct({ merchant_id: Schema.String })
+const TerminalPath = Schema.Struct({ merchant_id: Schema.String, terminal_serial: Schema.String })
+
+/** The admin group. */
+export class AdminGroup extends HttpApiGroup.make("admin")
+  .add(
+    HttpApiEndpoint.post("createMerchant", "/admin/v1/merchants")
+      .pipe(withJsonBody(CreateMerchantRequest))
+      .addSuccess(CreatedMerchantBody, { status: 201 })
+  )
+  .add(
+    HttpApiEndpoint.post("bindTerminal", "/admin/v1/merchants/:merchant_id/terminals")
+      .setPath(MerchantPath)
+      .pipe(withJsonBody(BindTerminalRequest))
+      .addSuccess(TerminalBody, { status: 201 })
+  )
+  .add(
+    HttpApiEndpoint.patch("patchTerminal", "/admin/v1/merchants/:merchant_id/terminals/:terminal_serial")
+      .setPath(TerminalPath)
+      .pipe(withJsonBody(PatchTerminalRequest))
+      .addSuccess(TerminalBody)
+  )
+  .add(
+    HttpApiEndpoint.put("setPaymentMethods", "/admin/v1/merchants/:merchant_id/payment-methods")
+      .setPath(MerchantPath)
+      .pipe(withJsonBody(PaymentMethodsRequest))
+      .addSuccess(PaymentMethodsBody)
+  )
+  .add(
+    HttpApiEndpoint.put("setWebhook", "/admin/v1/merchants/:merchant_id/webhook")
+      .setPath(MerchantPath)
+      .pipe(withJsonBody(WebhookBody))
+      .addSuccess(WebhookBody)
+  )
+  .add(
+    HttpApiEndpoint.del("deleteWebhook", "/admin/v1/merchants/:merchant_id/webhook")
+      .setPath(MerchantPath)
+      .setUrlParams(Schema.Struct({ mode: KeyMode }))
+      .addSuccess(HttpApiSchema.NoContent)
+      .addError(Errors.BadRequest)
+  )
+  .add(
+    HttpApiEndpoint.post("rotateKey", "/admin/v1/merchants/:merchant_id/keys/rotate")
+      .setPath(MerchantPath)
+      .pipe(withJsonBody(RotateKeyRequest))
+      .addSuccess(RotatedKeyBody)
+  )
+  .add(
+    HttpApiEndpoint.post("advanceClock", "/admin/v1/clock/advance")
+      .pipe(withJsonBody(AdvanceClockRequest))
+      .addSuccess(ClockBody)
+  )
+  .addError(Errors.NotFound)
+  .addError(Errors.Conflict)
+  .middleware(Authentication.Admin)
+  .annotate(OpenApi.Title, "admin")
+  .annotate(
+    OpenApi.Description,
+    "Operator API: merchants, keys, terminals, methods, webhooks, the sandbox clock. `Authorization: Bearer <ADMIN_TOKEN>`."
+  ) {}

@@ -1,0 +1,159 @@
+/**
+ * Handlers of the admin API (issue 4, "Admin and sandbox contract") over `MerchantAdmin`, the same
+ * use cases the CLI calls. Domain errors become envelope errors here.
+ */
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import { TerminalSerial } from "@cobro/domain/Ids"
+import * as Merchant from "@cobro/domain/Merchant"
+import * as MerchantAdmin from "@cobro/domain/MerchantAdmin"
+import * as SandboxClock from "@cobro/domain/SandboxClock"
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import { CobroApi } from "./Api.js"
+import * as AdminEndpoints from "./AdminEndpoints.js"
+import * as Errors from "./Errors.js"
+import * as RequestBody from "./RequestBody.js"
+
+const V = Errors.Codes.ValidationError
+
+/** The envelope error of a merchant's domain error. */
+export const fromMerchantError = (
+  error: Merchant.Error
+): Errors.BadRequest | Errors.NotFound | Errors.Conflict => {
+  switch (error._tag) {
+    case "MerchantNotFound":
+      return Errors.NotFound.of(Errors.Codes.MerchantNotFound, "no merchant with this id")
+    case "TerminalNotBound":
+      return Errors.NotFound.of(Errors.Codes.TerminalNotFound, `no terminal ${error.serial} is bound to the merchant`)
+    case "UnsupportedTerminalModel":
+      return Errors.BadRequest.of(V, "terminal_model must be SMART or SMART_PRO", "terminal_model")
+    case "TerminalAlreadyBound":
+      return Errors.Conflict.of(
+        Errors.Codes.TerminalAlreadyBound,
+        `terminal ${error.serial} is bound already with another model or name`,
+        "terminal_serial"
+      )
+    case "InvalidMethodBounds":
+      return Errors.BadRequest.of(V, "min must not exceed max", `link.${error.method}`)
+    case "InvalidWebhookUrl":
+      return Errors.BadRequest.of(
+        V,
+        error.mode === "production"
+          ? "the production webhook must be an https:// URL"
+          : "the test webhook must be an http:// or https:// URL",
+        "url"
+      )
+    case "MerchantAlreadyExists":
+    case "MerchantNotInState":
+    case "IntegrationAlreadyActive":
+    case "IntegrationNotActive":
+    case "IdentityKeyReused":
+      return Errors.Conflict.of(error._tag, "the merchant is not in a state that allows this")
+  }
+}
+
+const terminalBody = (t: Merchant.Terminal): typeof AdminEndpoints.TerminalBody.Type => ({
+  terminal_model: t.model,
+  terminal_serial: t.serial,
+  name: t.name,
+  status: "BINDED",
+  api_enabled: t.apiEnabled
+})
+
+const clearPair = (pair: MerchantAdmin.ClearKeyPair) => ({
+  identity_key: pair.identityKey,
+  secret_key: pair.secretKey
+})
+
+const clearKeys = (keys: MerchantAdmin.ClearIntegrationKeys) => ({
+  production: clearPair(keys.production),
+  test: clearPair(keys.test)
+})
+
+const ACTOR = { actor: "admin" }
+
+/** The admin handlers. */
+export const layer = HttpApiBuilder.group(CobroApi, "admin", (handlers) =>
+  handlers
+    .handleRaw("createMerchant", () =>
+      Effect.gen(function* () {
+        const body = yield* RequestBody.decode(AdminEndpoints.CreateMerchantRequest)
+        const created = yield* MerchantAdmin.createMerchant(body.name, ACTOR).pipe(Effect.mapError(fromMerchantError))
+        return {
+          merchant_id: created.merchantId,
+          keys: {
+            terminal_api: clearKeys(created.keys.terminal_api),
+            payment_button: clearKeys(created.keys.payment_button)
+          }
+        }
+      })
+    )
+    .handleRaw("bindTerminal", ({ path }) =>
+      Effect.gen(function* () {
+        const body = yield* RequestBody.decode(AdminEndpoints.BindTerminalRequest)
+        const terminal = yield* MerchantAdmin.bindTerminal(
+          path.merchant_id,
+          { model: body.terminal_model, serial: body.terminal_serial, name: body.name },
+          ACTOR
+        ).pipe(Effect.mapError(fromMerchantError))
+        return terminalBody(terminal)
+      })
+    )
+    .handleRaw("patchTerminal", ({ path }) =>
+      Effect.gen(function* () {
+        const body = yield* RequestBody.decode(AdminEndpoints.PatchTerminalRequest)
+        const terminal = yield* MerchantAdmin.setTerminalApiEnabled(
+          path.merchant_id,
+          TerminalSerial.make(path.terminal_serial.trim() === "" ? "-" : path.terminal_serial),
+          body.api_enabled,
+          ACTOR
+        ).pipe(Effect.mapError(fromMerchantError))
+        return terminalBody(terminal)
+      })
+    )
+    .handleRaw("setPaymentMethods", ({ path }) =>
+      Effect.gen(function* () {
+        const body = yield* RequestBody.decode(AdminEndpoints.PaymentMethodsRequest, { onExcessProperty: "error" })
+        return yield* MerchantAdmin.setPaymentMethods(path.merchant_id, body, ACTOR).pipe(
+          Effect.mapError(fromMerchantError)
+        )
+      })
+    )
+    .handleRaw("setWebhook", ({ path }) =>
+      Effect.gen(function* () {
+        const body = yield* RequestBody.decode(AdminEndpoints.WebhookBody)
+        return yield* MerchantAdmin.setWebhook(path.merchant_id, body.mode, body.url, { metadata: ACTOR }).pipe(
+          Effect.mapError(fromMerchantError)
+        )
+      })
+    )
+    .handle("deleteWebhook", ({ path, urlParams }) =>
+      MerchantAdmin.deleteWebhook(path.merchant_id, urlParams.mode, ACTOR).pipe(Effect.mapError(fromMerchantError))
+    )
+    .handleRaw("rotateKey", ({ path }) =>
+      Effect.gen(function* () {
+        const body = yield* RequestBody.decode(AdminEndpoints.RotateKeyRequest)
+        const pair = yield* MerchantAdmin.rotateKey(path.merchant_id, body.integration, body.mode, ACTOR).pipe(
+          Effect.mapError(fromMerchantError)
+        )
+        return { integration: body.integration, mode: body.mode, ...clearPair(pair) }
+      })
+    )
+    .handleRaw("advanceClock", () =>
+      Effect.gen(function* () {
+        const body = yield* RequestBody.decode(AdminEndpoints.AdvanceClockRequest)
+        const clock = yield* SandboxClock.SandboxClock
+        const now = yield* clock
+          .advance(body.seconds)
+          .pipe(
+            Effect.mapError(() =>
+              Errors.Conflict.of(
+                Errors.Codes.ClockNotVirtual,
+                "the clock can be advanced only when the server runs with COBRO_CLOCK=virtual"
+              )
+            )
+          )
+        return { now: DateTime.formatIso(now) }
+      })
+    )
+)

@@ -1,0 +1,151 @@
+/**
+ * Authentication of A, B, C and the fallback query (spec: Authentication): `Authorization: x-api-key
+ * <identity key>` resolves through the merchant directory to the current `Credential`. A group
+ * requires one integration with `.middleware(Authentication.TerminalApi)` or
+ * `.middleware(Authentication.PaymentButton)`; its handlers read `CurrentCredential`.
+ */
+import * as HttpApiMiddleware from "@effect/platform/HttpApiMiddleware"
+import * as HttpApiSecurity from "@effect/platform/HttpApiSecurity"
+import * as OpenApi from "@effect/platform/OpenApi"
+import * as KeyVault from "@cobro/domain/KeyVault"
+import * as MerchantDirectory from "@cobro/domain/MerchantDirectory"
+import type { Integration } from "@cobro/domain/SigningKey"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import * as Schema from "effect/Schema"
+import * as Errors from "./Errors.js"
+
+/** The credential of the request's key: merchant, integration and mode (test keys see sandbox data only). */
+export class CurrentCredential extends Context.Tag("@cobro/http/CurrentCredential")<
+  CurrentCredential,
+  MerchantDirectory.Credential
+>() {}
+
+/** The `Authorization` header as the OpenAPI document shows it. */
+export const apiKey = HttpApiSecurity.apiKey({ in: "header", key: "Authorization" }).pipe(
+  HttpApiSecurity.annotate(
+    OpenApi.Description,
+    "`Authorization: x-api-key <identity key>`. Test keys (`id_test_…`) see sandbox data only; production keys (`id_live_…`) production data only."
+  )
+)
+
+const SCHEME = /^x-api-key[ \t]+(\S+)[ \t]*$/i
+
+const unauthorized = (message: string) => Effect.fail(Errors.Unauthorized.of(message))
+
+/** The identity key of an `Authorization` header value, if it has the `x-api-key <key>` form. */
+export const identityKeyOf = (header: string): Option.Option<string> => {
+  const match = SCHEME.exec(header)
+  return match === null ? Option.none() : Option.some(match[1]!)
+}
+
+/**
+ * Resolves an `Authorization` header value to a credential: 401 when the header is missing or
+ * malformed or the key is unknown (or revoked), 403 when the key belongs to another integration.
+ */
+export const authenticate = (
+  header: string,
+  integration: Integration | undefined
+): Effect.Effect<
+  MerchantDirectory.Credential,
+  Errors.Unauthorized | Errors.Forbidden,
+  KeyVault.KeyVault | MerchantDirectory.MerchantDirectory
+> =>
+  Effect.gen(function* () {
+    if (header === "") return yield* unauthorized("missing Authorization header: send `x-api-key <identity key>`")
+    const key = identityKeyOf(header)
+    if (Option.isNone(key)) {
+      return yield* unauthorized("malformed Authorization header: send `x-api-key <identity key>`")
+    }
+    const vault = yield* KeyVault.KeyVault
+    const directory = yield* MerchantDirectory.MerchantDirectory
+    const credential = yield* directory.findByIdentityKey(vault.hashIdentityKey(key.value))
+    if (Option.isNone(credential)) return yield* unauthorized("unknown or revoked API key")
+    if (integration !== undefined && credential.value.integration !== integration) {
+      return yield* Effect.fail(
+        Errors.Forbidden.of(
+          integration === "terminal_api"
+            ? "this API takes the terminal API key, not the payment button key"
+            : "this API takes the payment button key, not the terminal API key"
+        )
+      )
+    }
+    return credential.value
+  })
+
+const failure = Schema.Union(Errors.Unauthorized, Errors.Forbidden)
+
+/** Requires a key of the terminal API integration (A1–A4, sandbox). */
+export class TerminalApi extends HttpApiMiddleware.Tag<TerminalApi>()("@cobro/http/Authentication/TerminalApi", {
+  failure,
+  provides: CurrentCredential,
+  security: { apiKey }
+}) {}
+
+/** Requires a key of the payment button integration (B1–B3, C1–C9: "the link API uses the same identity key as the payment button"). */
+export class PaymentButton extends HttpApiMiddleware.Tag<PaymentButton>()(
+  "@cobro/http/Authentication/PaymentButton",
+  { failure, provides: CurrentCredential, security: { apiKey } }
+) {}
+
+const implementation = (integration: Integration) =>
+  Effect.map(Effect.context<KeyVault.KeyVault | MerchantDirectory.MerchantDirectory>(), (context) => ({
+    apiKey: (header: Redacted.Redacted<string>) =>
+      Effect.provide(authenticate(Redacted.value(header), integration), context)
+  }))
+
+/** The terminal API authentication. */
+export const layerTerminalApi: Layer.Layer<
+  TerminalApi,
+  never,
+  KeyVault.KeyVault | MerchantDirectory.MerchantDirectory
+> = Layer.effect(TerminalApi, implementation("terminal_api"))
+
+/** The payment button authentication. */
+export const layerPaymentButton: Layer.Layer<
+  PaymentButton,
+  never,
+  KeyVault.KeyVault | MerchantDirectory.MerchantDirectory
+> = Layer.effect(PaymentButton, implementation("payment_button"))
+
+/** Both authentications. */
+export const layer = Layer.mergeAll(layerTerminalApi, layerPaymentButton)
+
+// ---------------------------------------------------------------------------------------------
+// Admin
+// ---------------------------------------------------------------------------------------------
+
+/** The admin token (`ADMIN_TOKEN`), provided by the server. */
+export class AdminToken extends Context.Tag("@cobro/http/AdminToken")<AdminToken, Redacted.Redacted<string>>() {}
+
+/** Equal strings, compared in time that does not depend on where they differ. */
+export const constantTimeEquals = (a: string, b: string): boolean => {
+  let diff = a.length ^ b.length
+  const n = Math.max(a.length, b.length)
+  for (let i = 0; i < n; i++) diff |= (a.charCodeAt(i) | 0) ^ (b.charCodeAt(i) | 0)
+  return diff === 0
+}
+
+/** Requires `Authorization: Bearer <ADMIN_TOKEN>`. */
+export class Admin extends HttpApiMiddleware.Tag<Admin>()("@cobro/http/Authentication/Admin", {
+  failure: Errors.Unauthorized,
+  security: {
+    bearer: HttpApiSecurity.bearer.pipe(
+      HttpApiSecurity.annotate(OpenApi.Description, "`Authorization: Bearer <ADMIN_TOKEN>`")
+    )
+  }
+}) {}
+
+/** The admin authentication: the token compared in constant time. */
+export const layerAdmin: Layer.Layer<Admin, never, AdminToken> = Layer.effect(
+  Admin,
+  Effect.map(AdminToken, (token) => ({
+    bearer: (sent: Redacted.Redacted<string>) =>
+      Redacted.value(token) !== "" && constantTimeEquals(Redacted.value(sent), Redacted.value(token))
+        ? Effect.void
+        : Effect.fail(Errors.Unauthorized.of("missing or wrong admin token: send `Authorization: Bearer <ADMIN_TOKEN>`"))
+  }))
+)

@@ -1,0 +1,54 @@
+/**
+ * The handlers layer the server serves: every group's handlers, the authentications, the envelope
+ * fallback and idempotency around every route, `/openapi.json` and the docs at `/docs`. The server
+ * provides the ports (see `HttpRequirements`) and serves it with `HttpApiBuilder.serve()`.
+ */
+import type * as HttpApi from "@effect/platform/HttpApi"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpApiScalar from "@effect/platform/HttpApiScalar"
+import * as Layer from "effect/Layer"
+import * as AdminHandlers from "./AdminHandlers.js"
+import { CobroApi } from "./Api.js"
+import * as Authentication from "./Authentication.js"
+import * as Fallback from "./Fallback.js"
+import * as HealthHandlers from "./HealthHandlers.js"
+import * as Idempotency from "./Idempotency.js"
+import * as LinkHandlers from "./LinkHandlers.js"
+import * as OnlineHandlers from "./OnlineHandlers.js"
+import * as SandboxHandlers from "./SandboxHandlers.js"
+import * as TerminalHandlers from "./TerminalHandlers.js"
+
+/** Every group's handlers: one line per group. */
+const Groups = Layer.mergeAll(AdminHandlers.layer, HealthHandlers.layer, LinkHandlers.layer, TerminalHandlers.layer, SandboxHandlers.layer, OnlineHandlers.layer, OnlineHandlers.layerAdmin, OnlineHandlers.layerChallenge)
+
+/** The routes served beside the API, for 405 answers. */
+const EXTRA_ROUTES = [
+  { method: "GET", path: "/openapi.json" },
+  { method: "GET", path: "/docs" }
+]
+
+/**
+ * Unknown paths and methods, errors and defects in the envelope, and idempotent POSTs, around every
+ * route of an API (exported for tests that serve an API of their own).
+ */
+export const middlewareFor = (api: HttpApi.HttpApi.Any) => {
+  const routes = Fallback.routesOf(api, EXTRA_ROUTES)
+  return HttpApiBuilder.middleware((app) => Idempotency.middleware(Fallback.middleware(routes)(app)), {
+    withContext: true
+  })
+}
+
+const Middleware = middlewareFor(CobroApi)
+
+/** The API with its handlers and documents: serve it with `HttpApiBuilder.serve()`. */
+export const layer = Layer.mergeAll(
+  HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" }),
+  HttpApiScalar.layer({ path: "/docs" }),
+  Middleware
+).pipe(
+  Layer.provideMerge(HttpApiBuilder.api(CobroApi).pipe(Layer.provide(Groups))),
+  Layer.provide(Layer.mergeAll(Authentication.layer, Authentication.layerAdmin))
+)
+
+/** What the server must provide to {@link layer}. */
+export type HttpRequirements = Layer.Layer.Context<typeof layer>

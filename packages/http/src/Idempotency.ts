@@ -1,0 +1,159 @@
+/**
+ * `Idempotency-Key` on every POST (issue 4, beyond the spec, as Stripe and Square have it): the same
+ * key with the same method, path and body within 24 hours gets the first response again, byte for
+ * byte; the same key with another request, or while the first is still running, is a 409. Keys are
+ * scoped to the merchant and mode of the request's key (admin requests share one admin scope).
+ */
+import type * as HttpApp from "@effect/platform/HttpApp"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as IdempotencyStore from "@cobro/domain/IdempotencyStore"
+import * as KeyVault from "@cobro/domain/KeyVault"
+import * as MerchantDirectory from "@cobro/domain/MerchantDirectory"
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import * as Authentication from "./Authentication.js"
+import * as Errors from "./Errors.js"
+import * as RequestBody from "./RequestBody.js"
+
+/** The request header. */
+export const HEADER = "idempotency-key"
+
+/** The response header set on a replayed response. */
+export const REPLAYED_HEADER = "idempotent-replayed"
+
+/** The longest key accepted. */
+export const MAX_KEY_LENGTH = 255
+
+const ADMIN_SCOPE = "admin"
+
+const hex = (buffer: ArrayBuffer): string => {
+  const bytes = new Uint8Array(buffer)
+  let out = ""
+  for (let i = 0; i < bytes.length; i++) out += bytes[i]!.toString(16).padStart(2, "0")
+  return out
+}
+
+const encoder = new TextEncoder()
+const decoder = new TextDecoder()
+
+/** The fingerprint of a request: method, path and the SHA-256 of its body. */
+export const fingerprint = (method: string, path: string, body: string): Effect.Effect<string> =>
+  Effect.map(
+    Effect.promise(() => globalThis.crypto.subtle.digest("SHA-256", encoder.encode(body))),
+    (digest) => `${method} ${path} ${hex(digest)}`
+  )
+
+/** Who the key belongs to: the merchant and mode of an API key, or the admin. None when unauthenticated. */
+const ownerOf = (
+  authorization: string
+): Effect.Effect<
+  Option.Option<{ readonly merchantId: string; readonly mode: string }>,
+  never,
+  KeyVault.KeyVault | MerchantDirectory.MerchantDirectory | Authentication.AdminToken
+> =>
+  Effect.gen(function* () {
+    if (/^bearer /i.test(authorization)) {
+      const token = yield* Authentication.AdminToken
+      return Authentication.constantTimeEquals(authorization.slice(7), Redacted.value(token))
+        ? Option.some({ merchantId: ADMIN_SCOPE, mode: ADMIN_SCOPE })
+        : Option.none()
+    }
+    return yield* Authentication.authenticate(authorization, undefined).pipe(
+      Effect.map((credential) => Option.some({ merchantId: credential.merchantId, mode: credential.mode })),
+      Effect.orElseSucceed(() => Option.none())
+    )
+  })
+
+const replay = (response: IdempotencyStore.StoredResponse) =>
+  HttpServerResponse.text(response.body, {
+    status: response.status,
+    ...(response.contentType === undefined ? {} : { contentType: response.contentType }),
+    headers: { [REPLAYED_HEADER]: "true" }
+  })
+
+const conflict = (code: string, message: string) => Errors.toResponse(Errors.Conflict.of(code, message))
+
+/** The body of a response when it can be recorded (text or bytes), else none. */
+const recordable = (response: HttpServerResponse.HttpServerResponse): Option.Option<string> => {
+  switch (response.body._tag) {
+    case "Empty":
+      return Option.some("")
+    case "Uint8Array":
+      return Option.some(decoder.decode(response.body.body))
+    default:
+      return Option.none()
+  }
+}
+
+/**
+ * Wraps an app that answers every request with a response (errors already written): POST requests
+ * with an `Idempotency-Key` of an authenticated caller are reserved, answered once and replayed.
+ * Responses of 5xx are not kept: the key can be retried.
+ */
+export const middleware = <E, R>(
+  app: HttpApp.Default<E, R>
+): HttpApp.Default<
+  E,
+  | R
+  | IdempotencyStore.IdempotencyStore
+  | KeyVault.KeyVault
+  | MerchantDirectory.MerchantDirectory
+  | Authentication.AdminToken
+> =>
+  Effect.gen(function* () {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const key = request.headers[HEADER]
+    if (request.method !== "POST" || key === undefined) return yield* app
+    if (key.trim() === "" || key.length > MAX_KEY_LENGTH) {
+      return Errors.toResponse(
+        Errors.BadRequest.of(
+          Errors.Codes.InvalidIdempotencyKey,
+          `Idempotency-Key must be 1 to ${MAX_KEY_LENGTH} characters`
+        )
+      )
+    }
+    const owner = yield* ownerOf(request.headers.authorization ?? "")
+    // An unauthenticated request gets its 401 from the app; a body that cannot be read, its 4xx.
+    if (Option.isNone(owner)) return yield* app
+    const body = yield* Effect.either(RequestBody.text)
+    if (body._tag === "Left") return yield* app
+    const store = yield* IdempotencyStore.IdempotencyStore
+    const scope: IdempotencyStore.Scope = { ...owner.value, key }
+    const print = yield* fingerprint(request.method, request.url, body.right)
+    const reservation = yield* store.reserve(scope, print, yield* DateTime.now)
+    switch (reservation._tag) {
+      case "Replay":
+        return replay(reservation.response)
+      case "Mismatch":
+        return conflict(
+          Errors.Codes.IdempotencyKeyReused,
+          "this Idempotency-Key was used with another request; use a new key"
+        )
+      case "InProgress":
+        return conflict(Errors.Codes.IdempotencyKeyInUse, "a request with this Idempotency-Key is still running")
+      case "Reserved":
+        break
+    }
+    const exit = yield* Effect.exit(app).pipe(Effect.onInterrupt(() => store.release(scope)))
+    const kept =
+      Exit.isSuccess(exit) && exit.value.status < 500
+        ? Option.map(recordable(exit.value), (text) => ({ response: exit.value, text }))
+        : Option.none()
+    yield* Option.match(kept, {
+      onNone: () => store.release(scope),
+      onSome: ({ response, text }) =>
+        store.complete(scope, {
+          status: response.status,
+          contentType: response.headers["content-type"] ?? contentTypeOf(response),
+          body: text
+        })
+    })
+    return yield* exit
+  })
+
+const contentTypeOf = (response: HttpServerResponse.HttpServerResponse): string | undefined =>
+  response.body._tag === "Uint8Array" ? response.body.contentType : undefined

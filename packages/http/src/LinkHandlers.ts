@@ -1,0 +1,75 @@
+/**
+ * Handlers of the payment link API (spec B1–B3) over `LinkPayments`: B2 reads the raw body exactly
+ * (nanosecond `expiration_date`), B3 writes the bare record with exact integer nanoseconds.
+ */
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as LinkApi from "@cobro/domain/LinkApi"
+import * as LinkPayments from "@cobro/domain/LinkPayments"
+import * as Effect from "effect/Effect"
+import { CobroApi } from "./Api.js"
+import * as Authentication from "./Authentication.js"
+import * as Errors from "./Errors.js"
+import * as LinkEndpoints from "./LinkEndpoints.js"
+import * as PublicUrls from "./PublicUrls.js"
+import * as RequestBody from "./RequestBody.js"
+import * as Respond from "./Respond.js"
+
+const linkNotFound = () =>
+  Errors.NotFound.of(LinkEndpoints.Codes.LinkNotFound, "no payment link with this id for this key")
+
+const merchantDisabled = () =>
+  Errors.Forbidden.of(
+    "the merchant account is disabled: it cannot create payment links",
+    LinkEndpoints.Codes.MerchantDisabled
+  )
+
+/** The 400 of the rules only the merchant's account can check: one item per field. */
+export const fromInvalidLinkRequest = (error: LinkPayments.InvalidLinkRequest): Errors.BadRequest =>
+  new Errors.BadRequest({
+    errors: [
+      Errors.item(Errors.Codes.ValidationError, error.issues[0].message, error.issues[0].field),
+      ...error.issues
+        .slice(1)
+        .map((issue) => Errors.item(Errors.Codes.ValidationError, issue.message, issue.field))
+    ]
+  })
+
+const encodeRecord = Respond.encoded(LinkApi.LinkRecord)
+
+/** The link API's handlers. */
+export const layer = HttpApiBuilder.group(CobroApi, "links", (handlers) =>
+  handlers
+    .handle("paymentMethods", () =>
+      Effect.gen(function* () {
+        const credential = yield* Authentication.CurrentCredential
+        const methods = yield* LinkPayments.paymentMethods(credential).pipe(Effect.orDie)
+        return { payload: { payment_methods: methods }, errors: [] }
+      })
+    )
+    .handleRaw("createLink", () =>
+      Effect.gen(function* () {
+        const credential = yield* Authentication.CurrentCredential
+        const body = yield* RequestBody.decode(LinkApi.CreateLinkRequest)
+        const { linkId } = yield* LinkPayments.create(credential, body).pipe(
+          Effect.catchTags({
+            InvalidLinkRequest: (e) => Effect.fail(fromInvalidLinkRequest(e)),
+            MerchantNotInState: () => Effect.fail(merchantDisabled())
+          }),
+          // Not found merchant of a valid key, a clash of fresh ids, a conflict after the retries: a 500.
+          Effect.catchAll((e) =>
+            e instanceof Errors.BadRequest || e instanceof Errors.Forbidden ? Effect.fail(e) : Effect.die(e)
+          )
+        )
+        return { payload: { payment_link: linkId, url: yield* PublicUrls.linkUrl(linkId) }, errors: [] }
+      })
+    )
+    .handle("readLink", ({ path }) =>
+      Effect.gen(function* () {
+        const credential = yield* Authentication.CurrentCredential
+        const record = yield* LinkPayments.read(credential, path.payment_link).pipe(
+          Effect.catchTag("LinkNotFound", () => Effect.fail(linkNotFound()))
+        )
+        return encodeRecord(record)
+      })
+    )
+)

@@ -1,0 +1,53 @@
+/**
+ * The terminal sandbox (issue 4, "Admin and sandbox contract": scripts outside the repository depend
+ * on it, keep it exact): set a simulated terminal's behaviour and act on it, with a terminal-API
+ * test key of the terminal's merchant. Success bodies are the terminal's state, bare.
+ */
+import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
+import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
+import * as OpenApi from "@effect/platform/OpenApi"
+import * as TerminalSandbox from "@cobro/domain/TerminalSandbox"
+import * as Schema from "effect/Schema"
+import * as Authentication from "./Authentication.js"
+import * as Errors from "./Errors.js"
+import { withJsonBody } from "./RequestBody.js"
+
+/** The terminal named in the path. */
+export const TerminalPath = Schema.Struct({ terminal_serial: Schema.String })
+
+/** `PUT …/behavior`: the mode, and optionally the R6 charge-notification setting (default on). */
+export const BehaviorRequest = Schema.Struct({
+  mode: TerminalSandbox.Behavior,
+  charge_notifications: Schema.optionalWith(Schema.Boolean, { nullable: true, exact: true })
+}).annotations({ identifier: "SandboxBehaviorRequest" })
+
+/** `POST …/actions`. */
+export const ActionRequest = Schema.Struct({ action: TerminalSandbox.Action }).annotations({
+  identifier: "SandboxActionRequest"
+})
+
+/** The sandbox group: `Authorization: x-api-key <terminal API test identity key>`. */
+export class SandboxGroup extends HttpApiGroup.make("sandbox")
+  .add(
+    HttpApiEndpoint.put("setBehavior", "/sandbox/v1/terminals/:terminal_serial/behavior")
+      .setPath(TerminalPath)
+      .pipe(withJsonBody(BehaviorRequest))
+      .addSuccess(TerminalSandbox.TerminalState)
+      .addError(Errors.Forbidden)
+      .addError(Errors.NotFound)
+  )
+  .add(
+    HttpApiEndpoint.post("performAction", "/sandbox/v1/terminals/:terminal_serial/actions")
+      .setPath(TerminalPath)
+      .pipe(withJsonBody(ActionRequest))
+      .addSuccess(TerminalSandbox.TerminalState)
+      .addError(Errors.Forbidden)
+      .addError(Errors.NotFound)
+      .addError(Errors.Conflict)
+  )
+  .middleware(Authentication.TerminalApi)
+  .annotate(OpenApi.Title, "terminal sandbox")
+  .annotate(
+    OpenApi.Description,
+    "Simulated Smart and Smart Pro terminals. A production key is 403; another merchant's terminal is 404; an action the terminal cannot do now is 409 ActionRefused."
+  ) {}

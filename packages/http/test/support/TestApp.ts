@@ -1,0 +1,168 @@
+/**
+ * The Cobro HTTP app for tests, on a real socket: in-memory event store, sequential ids, the test
+ * key vault, the directory read from the log, in-memory idempotency, a virtual clock from
+ * 2026-11-21T15:00:00Z, and helpers to send requests and create merchants.
+ *
+ *   it.live("…", () => Effect.gen(function* () { const m = yield* TestApp.createMerchant(); … })
+ *     .pipe(Effect.provide(TestApp.layer())))
+ */
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpClient from "@effect/platform/HttpClient"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import * as Acquirer from "@cobro/domain/Acquirer"
+import * as EventStore from "@cobro/domain/EventStore"
+import * as IdempotencyStore from "@cobro/domain/IdempotencyStore"
+import * as IdGenerator from "@cobro/domain/IdGenerator"
+import * as InMemoryEventStore from "@cobro/domain/InMemoryEventStore"
+import * as MerchantDirectory from "@cobro/domain/MerchantDirectory"
+import * as Nanos from "@cobro/domain/Nanos"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Redacted from "effect/Redacted"
+import * as Authentication from "../../src/Authentication.js"
+import * as Http from "../../src/Http.js"
+import * as Readiness from "../../src/Readiness.js"
+import * as TestClock from "./TestClock.js"
+import * as TestKeyVault from "./TestKeyVault.js"
+
+/** The admin token of the test app. */
+export const ADMIN_TOKEN = "test-admin-token"
+
+/**
+ * The in-memory ports. A group that needs another port adds its in-memory layer here, one line.
+ */
+export const TestPorts = (options: { readonly clock?: Layer.Layer<any> } = {}) =>
+  Layer.mergeAll(MerchantDirectory.layerFromLog, Readiness.layerFromEventStore).pipe(
+    Layer.provideMerge(
+      Layer.mergeAll(
+        InMemoryEventStore.layer,
+        IdGenerator.layerSequential,
+        TestKeyVault.layer,
+        IdempotencyStore.layerMemory,
+        Acquirer.layerSandbox,
+        Layer.succeed(Authentication.AdminToken, Redacted.make(ADMIN_TOKEN)),
+        options.clock ?? TestClock.layer()
+      )
+    )
+  )
+
+/**
+ * The app served on a random local port, with an `HttpClient` that targets it. Everything the
+ * app uses stays available to the test (the `EventStore`, `VirtualTime`, …).
+ */
+export const layer = (options: { readonly clock?: Layer.Layer<any> } = {}) =>
+  HttpApiBuilder.serve().pipe(
+    Layer.provide(Http.layer),
+    Layer.provideMerge(TestPorts(options)),
+    Layer.provideMerge(NodeHttpServer.layerTest)
+  )
+
+/** A response as a test reads it. */
+export interface Reply {
+  readonly status: number
+  readonly headers: Readonly<Record<string, string>>
+  readonly text: string
+  /** The body parsed exactly (`bigint` beyond 2^53), or `undefined` when it is not JSON. */
+  readonly json: any
+}
+
+/** What to send. A `body` that is not a string is written as JSON with `Nanos.stringifyWithBigInt`. */
+export interface SendOptions {
+  readonly body?: unknown
+  readonly headers?: Readonly<Record<string, string>>
+  /** An identity key: sent as `Authorization: x-api-key <key>`. */
+  readonly key?: string
+  /** Send the admin token as `Authorization: Bearer …`. */
+  readonly admin?: boolean
+  readonly idempotencyKey?: string
+}
+
+/** Sends a request to the app and reads the whole response. */
+export const send = (method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE" | "HEAD" | "OPTIONS", path: string, options: SendOptions = {}) =>
+  Effect.gen(function* () {
+    const client = yield* HttpClient.HttpClient
+    let request = HttpClientRequest.make(method)(path)
+    if (options.body !== undefined) {
+      request =
+        typeof options.body === "string"
+          ? HttpClientRequest.bodyText(request, options.body, "application/json")
+          : HttpClientRequest.bodyText(request, Nanos.stringifyWithBigInt(options.body), "application/json")
+    }
+    if (options.key !== undefined) request = HttpClientRequest.setHeader(request, "authorization", `x-api-key ${options.key}`)
+    if (options.admin === true) request = HttpClientRequest.bearerToken(request, ADMIN_TOKEN)
+    if (options.idempotencyKey !== undefined) {
+      request = HttpClientRequest.setHeader(request, "idempotency-key", options.idempotencyKey)
+    }
+    for (const [name, value] of Object.entries(options.headers ?? {})) {
+      request = HttpClientRequest.setHeader(request, name, value)
+    }
+    const response = yield* client.execute(request)
+    const text = yield* response.text
+    const parsed = Nanos.parseJsonExact(text)
+    return {
+      status: response.status,
+      headers: response.headers,
+      text,
+      json: parsed._tag === "Right" ? parsed.right : undefined
+    } satisfies Reply
+  }).pipe(Effect.orDie)
+
+/** Sends an admin request (Bearer token). */
+export const admin = (method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE", path: string, body?: unknown) =>
+  send(method, path, body === undefined ? { admin: true } : { admin: true, body })
+
+/** The keys of a merchant created through the admin API. */
+export interface MerchantKeys {
+  readonly merchantId: string
+  readonly terminal: { readonly production: string; readonly test: string }
+  readonly button: { readonly production: string; readonly test: string }
+  /** The whole 201 body. */
+  readonly created: any
+}
+
+/** Creates a merchant through `POST /admin/v1/merchants` and returns its identity keys. */
+export const createMerchant = (name = "Café Central") =>
+  Effect.gen(function* () {
+    const reply = yield* admin("POST", "/admin/v1/merchants", { name })
+    if (reply.status !== 201) return yield* Effect.dieMessage(`createMerchant: ${reply.status} ${reply.text}`)
+    const body: any = reply.json
+    return {
+      merchantId: body.merchant_id,
+      terminal: {
+        production: body.keys.terminal_api.production.identity_key,
+        test: body.keys.terminal_api.test.identity_key
+      },
+      button: {
+        production: body.keys.payment_button.production.identity_key,
+        test: body.keys.payment_button.test.identity_key
+      },
+      created: body
+    } satisfies MerchantKeys
+  })
+
+/**
+ * Creates a merchant with a terminal bound and selected for the API (default `SN-0001`, SMART_PRO),
+ * and the link methods given (default CREDIT_CARD 1000–5000000).
+ */
+export const createMerchantWithTerminal = (
+  options: { readonly serial?: string; readonly model?: "SMART" | "SMART_PRO" } = {}
+) =>
+  Effect.gen(function* () {
+    const merchant = yield* createMerchant()
+    const serial = options.serial ?? "SN-0001"
+    const base = `/admin/v1/merchants/${merchant.merchantId}`
+    yield* admin("POST", `${base}/terminals`, {
+      terminal_model: options.model ?? "SMART_PRO",
+      terminal_serial: serial,
+      name: "Caja 1"
+    })
+    yield* admin("PATCH", `${base}/terminals/${serial}`, { api_enabled: true })
+    yield* admin("PUT", `${base}/payment-methods`, { link: { CREDIT_CARD: { min: 1000, max: 5000000 } } })
+    return { ...merchant, serial }
+  })
+
+/** How many events the log holds: a rejected request must not grow it. */
+export const logSize = Effect.flatMap(EventStore.EventStore, (store) =>
+  Effect.map(store.readAll({ limit: 1_000_000 }), (events) => events.length)
+)

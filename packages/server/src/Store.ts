@@ -1,0 +1,109 @@
+/**
+ * The server's store: the event log on PGlite in `DATA_DIR` or on PostgreSQL at `DATABASE_URL`,
+ * migrated at start, with the read models kept current by background projection runners.
+ */
+import * as EventStore from "@cobro/domain/EventStore"
+import type * as LogNotifications from "@cobro/store-pg/LogNotifications"
+import * as PgEventStore from "@cobro/store-pg/PgEventStore"
+import * as PgliteClient from "@cobro/store-pg/PgliteClient"
+import * as PostgresClient from "@cobro/store-pg/PostgresClient"
+import * as Projection from "@cobro/store-pg/Projection"
+import * as ReadModels from "@cobro/store-pg/ReadModels"
+import type * as Migrator from "@effect/sql/Migrator"
+import * as SqlClient from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
+import type * as PgClient from "@effect/sql-pg/PgClient"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Redacted from "effect/Redacted"
+import * as Path from "node:path"
+import type * as Config from "./Config.js"
+
+/** The database connection and its wake-ups, whichever database it is. */
+export type Database = PgClient.PgClient | SqlClient.SqlClient | LogNotifications.LogNotifications
+
+/** Everything the store layer provides. */
+export type Services = Database | EventStore.EventStore
+
+/**
+ * The connection the configuration chooses: PostgreSQL when `DATABASE_URL` is set, else PGlite
+ * persisted in `DATA_DIR` (created if missing).
+ */
+export const layerDatabase = (database: Config.Database): Layer.Layer<Database, SqlError> =>
+  database._tag === "Postgres"
+    ? PostgresClient.layer({ url: database.url, applicationName: "cobro" })
+    : PgliteClient.layer({ dataDir: Path.resolve(database.dataDir) })
+
+/** `EventStore` on the database in context, after the store's migrations (safe to run on several nodes at once). */
+export const layerEventStore: Layer.Layer<
+  EventStore.EventStore,
+  Migrator.MigrationError | SqlError,
+  SqlClient.SqlClient
+> = PgEventStore.layerMigrated
+
+/**
+ * The read models the server keeps current, each a `Projection` with its own checkpoint. A helper
+ * that adds a read model appends it here (or to `ReadModels.all`); nothing else needs to change.
+ *
+ * - `ReadModels.all`: refunds by transaction (C9), terminal checkouts by reference (A3), the last
+ *   notification per payment and per external reference (D, A4), webhook deliveries due (the
+ *   dispatcher's queue), API keys by identity-key hash (authentication).
+ */
+export const projections: ReadonlyArray<Projection.Projection<SqlError, SqlClient.SqlClient>> = [
+  ...ReadModels.all
+]
+
+/** How long a failed projection runner waits before it starts again. */
+export const projectionRestartDelay: Duration.DurationInput = "5 seconds"
+
+/**
+ * Creates every projection's tables (before the server takes requests, so that no query meets a
+ * missing table), then runs each in a fiber of the layer's scope, restarted after a failure. On
+ * several nodes each runner takes the projection's checkpoint lock, so every event applies once.
+ */
+export const layerProjections = (
+  list: ReadonlyArray<Projection.Projection<SqlError, SqlClient.SqlClient>> = projections
+): Layer.Layer<
+  never,
+  never,
+  SqlClient.SqlClient | EventStore.EventStore | LogNotifications.LogNotifications
+> =>
+  Layer.scopedDiscard(
+    Effect.gen(function* () {
+      for (const projection of list) yield* Projection.setup(projection)
+      for (const projection of list) {
+        yield* Projection.run(projection).pipe(
+          Effect.catchAllCause((cause) =>
+            Effect.logError(`Projection ${projection.name} stopped; restarting`, cause).pipe(
+              Effect.zipRight(Effect.sleep(Duration.decode(projectionRestartDelay)))
+            )
+          ),
+          Effect.forever,
+          Effect.forkScoped
+        )
+      }
+    })
+  )
+
+/** `SELECT 1` on the database: what `/ready` asks. */
+export const ping: Effect.Effect<boolean, never, SqlClient.SqlClient> = Effect.flatMap(
+  SqlClient.SqlClient,
+  (sql) => sql`SELECT 1`
+).pipe(
+  Effect.as(true),
+  Effect.timeout("2 seconds"),
+  Effect.catchAllCause(() => Effect.succeed(false))
+)
+
+/** A readable description of the database for the start-up banner (the password masked). */
+export const describe = (database: Config.Database): string => {
+  if (database._tag === "Pglite") return `PGlite in ${Path.resolve(database.dataDir)}`
+  try {
+    const url = new URL(Redacted.value(database.url))
+    if (url.password !== "") url.password = "***"
+    return `PostgreSQL at ${url.toString()}`
+  } catch {
+    return "PostgreSQL (DATABASE_URL)"
+  }
+}

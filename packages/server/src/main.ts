@@ -1,0 +1,32 @@
+/**
+ * `npm start`: runs Cobro on one port until SIGTERM or SIGINT, then shuts down gracefully (in-flight
+ * requests finish, the database closes). Configuration: see `Config.ts` and the README.
+ */
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import * as Cause from "effect/Cause"
+import * as ConfigError from "effect/ConfigError"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as SealingKey from "./SealingKey.js"
+import * as Server from "./Server.js"
+
+/** A start-up failure in a sentence, or the full cause for anything unexpected. */
+const describe = (cause: Cause.Cause<unknown>): string => {
+  const failure = Cause.failureOption(cause)
+  if (failure._tag === "Some") {
+    const error = failure.value
+    if (ConfigError.isConfigError(error)) return `Cobro cannot start: invalid configuration: ${String(error)}`
+    if (error instanceof SealingKey.SealingKeyError) return `Cobro cannot start: ${error.message}`
+  }
+  return `Cobro stopped on an error:\n${Cause.pretty(cause)}`
+}
+
+const program = Effect.flatMap(Server.settings, (settings) => Layer.launch(Server.layer(settings))).pipe(
+  Effect.tapErrorCause((cause) =>
+    Cause.isInterruptedOnly(cause) ? Effect.void : Console.error(describe(cause))
+  ),
+  Effect.ensuring(Console.log("Cobro stopped."))
+)
+
+NodeRuntime.runMain(program, { disableErrorReporting: true })

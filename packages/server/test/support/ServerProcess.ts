@@ -1,0 +1,211 @@
+/**
+ * Real server processes for the integration suites: `node scripts/start.mjs` (what `npm start` runs)
+ * on a free port, a temp `DATA_DIR` or a throwaway PostgreSQL database, stopped by a signal.
+ */
+import * as PostgresClient from "@cobro/store-pg/PostgresClient"
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Redacted from "effect/Redacted"
+import { type ChildProcess, spawn } from "node:child_process"
+import { randomBytes } from "node:crypto"
+import * as Fs from "node:fs"
+import * as Net from "node:net"
+import * as Os from "node:os"
+import * as Path from "node:path"
+import { fileURLToPath } from "node:url"
+
+const root = Path.resolve(Path.dirname(fileURLToPath(import.meta.url)), "..", "..", "..", "..")
+
+/** What `npm start` runs. */
+export const startScript = Path.join(root, "scripts", "start.mjs")
+
+/** How long a server may take to print its banner (PGlite's first start runs initdb in WebAssembly). */
+export const startTimeoutMillis = 90_000
+
+/** A port nothing listens on right now. */
+export const freePort = (): Promise<number> =>
+  new Promise((resolve, reject) => {
+    const server = Net.createServer()
+    server.once("error", reject)
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address()
+      server.close(() => (typeof address === "object" && address !== null ? resolve(address.port) : reject()))
+    })
+  })
+
+/** How a stopped server ended. */
+export interface Stopped {
+  readonly code: number | null
+  readonly signal: NodeJS.Signals | null
+  /** From the signal to the exit. */
+  readonly millis: number
+}
+
+/** A running server. */
+export interface RunningServer {
+  readonly url: string
+  readonly adminToken: string
+  /** Everything it printed so far (stdout and stderr). */
+  readonly output: () => string
+  readonly stop: (signal?: NodeJS.Signals) => Promise<Stopped>
+}
+
+const exited = (child: ChildProcess) =>
+  new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) {
+      resolve({ code: child.exitCode, signal: child.signalCode })
+    } else child.once("exit", (code, signal) => resolve({ code, signal }))
+  })
+
+/**
+ * Runs the start script with `env` over a clean environment (PATH and HOME kept), until it prints
+ * "Cobro is listening on …"; fails with what it printed if it exits or takes too long.
+ */
+export const startProcess = async (env: Record<string, string>): Promise<RunningServer> => {
+  const port = env["PORT"] ?? String(await freePort())
+  const child = spawn(process.execPath, [startScript], {
+    cwd: root,
+    env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "", PORT: port, ...env },
+    stdio: ["ignore", "pipe", "pipe"]
+  })
+  let output = ""
+  child.stdout!.on("data", (chunk) => (output += chunk))
+  child.stderr!.on("data", (chunk) => (output += chunk))
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL")
+      reject(new Error(`The server did not start within ${startTimeoutMillis} ms. Output:\n${output}`))
+    }, startTimeoutMillis)
+    const onData = () => {
+      const match = /Cobro is listening on (\S+)/.exec(output)
+      if (match !== null) {
+        clearTimeout(timer)
+        child.stdout!.off("data", onData)
+        resolve(match[1]!)
+      }
+    }
+    child.stdout!.on("data", onData)
+    child.once("exit", (code, signal) => {
+      clearTimeout(timer)
+      reject(
+        new Error(`The server exited (code ${code}, signal ${signal}) before listening. Output:\n${output}`)
+      )
+    })
+  })
+  const adminToken = env["ADMIN_TOKEN"] ?? /admin token {2}(\S+)/.exec(output)?.[1] ?? ""
+  return {
+    url,
+    adminToken,
+    output: () => output,
+    stop: async (signal = "SIGTERM") => {
+      const started = Date.now()
+      const done = exited(child)
+      child.kill(signal)
+      const timer = setTimeout(() => child.kill("SIGKILL"), 30_000)
+      const result = await done
+      clearTimeout(timer)
+      return { ...result, millis: Date.now() - started }
+    }
+  }
+}
+
+/** A server for the scope of a test, killed if the test did not stop it. */
+export const start = (env: Record<string, string>) =>
+  Effect.acquireRelease(
+    Effect.promise(() => startProcess(env)),
+    (server) => Effect.promise(() => server.stop("SIGKILL"))
+  )
+
+/** Runs a server process to its exit (for configurations that must refuse to start). */
+export const runToExit = (env: Record<string, string>) =>
+  Effect.promise(async () => {
+    const child = spawn(process.execPath, [startScript], {
+      cwd: root,
+      env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "", ...env },
+      stdio: ["ignore", "pipe", "pipe"]
+    })
+    let output = ""
+    child.stdout!.on("data", (chunk) => (output += chunk))
+    child.stderr!.on("data", (chunk) => (output += chunk))
+    const timer = setTimeout(() => child.kill("SIGKILL"), startTimeoutMillis)
+    const result = await exited(child)
+    clearTimeout(timer)
+    return { ...result, output }
+  })
+
+/** A temp folder removed when the scope closes. */
+export const tempDir = Effect.acquireRelease(
+  Effect.sync(() => Fs.mkdtempSync(Path.join(Os.tmpdir(), "cobro-server-"))),
+  (dir) => Effect.sync(() => Fs.rmSync(dir, { recursive: true, force: true }))
+)
+
+/** The PostgreSQL server the suites use: `DATABASE_URL`, else the default local one. */
+export const postgresUrl = process.env["DATABASE_URL"] ?? "postgres://postgres@127.0.0.1:5432/postgres"
+
+const withDatabase = (url: string, name: string) => {
+  const parsed = new URL(url)
+  parsed.pathname = `/${name}`
+  return parsed.toString()
+}
+
+const onServer = <A>(statement: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe<A>(statement)).pipe(
+    Effect.provide(
+      PostgresClient.layer({ url: Redacted.make(postgresUrl), maxConnections: 1 }) as Layer.Layer<
+        SqlClient.SqlClient,
+        unknown
+      >
+    ),
+    Effect.scoped
+  )
+
+/**
+ * A fresh database on the PostgreSQL server, dropped when the scope closes. Fails loudly (never
+ * skips) when no server answers.
+ */
+export const postgresDatabase = Effect.gen(function* () {
+  const name = `cobro_server_test_${randomBytes(6).toString("hex")}`
+  yield* Effect.acquireRelease(
+    onServer(`CREATE DATABASE ${name}`).pipe(
+      Effect.mapError(
+        (cause) =>
+          new Error(
+            `The server's PostgreSQL suite needs a PostgreSQL server at ${postgresUrl} (set DATABASE_URL): ${String(cause)}`
+          )
+      ),
+      Effect.orDie
+    ),
+    () => onServer(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).pipe(Effect.ignore)
+  )
+  return withDatabase(postgresUrl, name)
+})
+
+/** A sealing key, as `COBRO_SEALING_KEY` takes it. */
+export const newSealingKey = () => randomBytes(32).toString("hex")
+
+/** An HTTP call to a running server; the body parsed as JSON when it is JSON. */
+export const call = (
+  server: RunningServer,
+  method: string,
+  path: string,
+  options: { readonly body?: unknown; readonly headers?: Record<string, string> } = {}
+) =>
+  Effect.promise(async () => {
+    const response = await fetch(server.url + path, {
+      method,
+      headers: {
+        ...(options.body === undefined ? {} : { "content-type": "application/json" }),
+        ...options.headers
+      },
+      ...(options.body === undefined ? {} : { body: JSON.stringify(options.body) })
+    })
+    const text = await response.text()
+    let json: unknown = undefined
+    try {
+      json = JSON.parse(text)
+    } catch {
+      json = undefined
+    }
+    return { status: response.status, text, json: json as any }
+  })

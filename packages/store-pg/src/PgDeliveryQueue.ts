@@ -1,0 +1,80 @@
+/**
+ * The `DeliveryQueue` port over PostgreSQL (spec D, Retries; issue 5, several dispatchers): due
+ * deliveries come from the `webhook_deliveries` read model, and a claim leases them in
+ * `cobro_webhook_leases` in one statement. `FOR UPDATE SKIP LOCKED` keeps concurrent claims off each
+ * other's rows, and the lease's conflict guard keeps a live lease from being taken: one dispatcher
+ * at a time attempts a notification, and a dead dispatcher's lease expires.
+ */
+import * as DeliveryQueue from "@cobro/domain/DeliveryQueue"
+import type { NotificationId } from "@cobro/domain/Ids"
+import * as Notifications from "@cobro/domain/Notifications"
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as DateTime from "effect/DateTime"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Projection from "./Projection.js"
+import * as ReadModels from "./ReadModels.js"
+
+/** The lease table: who holds which delivery stream until when. */
+export const LEASE_TABLE = "cobro_webhook_leases"
+
+/** Creates the lease table (and the read model it reads) if missing. */
+export const setup = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  yield* Projection.setup(ReadModels.webhookDeliveries)
+  yield* sql`CREATE TABLE IF NOT EXISTS cobro_webhook_leases (
+    stream_id text PRIMARY KEY,
+    owner text NOT NULL,
+    expires_at timestamptz NOT NULL)`.pipe(Effect.orDie)
+})
+
+/** Makes the queue; its tables must exist (see `setup`). */
+export const make = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  const claim = (options: DeliveryQueue.ClaimOptions) => {
+    const now = DateTime.formatIso(options.now)
+    const until = DateTime.formatIso(DateTime.addDuration(options.now, options.lease))
+    return sql<{ notification_id: string }>`
+      WITH due AS (
+        SELECT d.stream_id, d.notification_id, d.due_at
+        FROM cobro_rm_webhook_deliveries d
+        WHERE d.due_at IS NOT NULL AND d.due_at <= ${now}::timestamptz
+          AND NOT EXISTS (
+            SELECT 1 FROM cobro_webhook_leases l
+            WHERE l.stream_id = d.stream_id AND l.expires_at > ${now}::timestamptz)
+        ORDER BY d.due_at
+        LIMIT ${options.limit}
+        FOR UPDATE OF d SKIP LOCKED
+      ), claimed AS (
+        INSERT INTO cobro_webhook_leases (stream_id, owner, expires_at)
+        SELECT stream_id, ${options.owner}, ${until}::timestamptz FROM due
+        ON CONFLICT (stream_id) DO UPDATE SET owner = EXCLUDED.owner, expires_at = EXCLUDED.expires_at
+          WHERE cobro_webhook_leases.expires_at <= ${now}::timestamptz
+        RETURNING stream_id
+      )
+      SELECT due.notification_id::text AS notification_id
+      FROM due JOIN claimed ON claimed.stream_id = due.stream_id
+      ORDER BY due.due_at`.pipe(
+      Effect.map((rows) => rows.map((r) => r.notification_id as NotificationId)),
+      Effect.orDie,
+      Effect.withSpan("PgDeliveryQueue.claim")
+    )
+  }
+  const release = (notificationId: NotificationId, owner: string) =>
+    sql`DELETE FROM cobro_webhook_leases
+        WHERE stream_id = ${Notifications.deliveryStreamOf(notificationId)} AND owner = ${owner}`.pipe(
+      Effect.asVoid,
+      Effect.orDie
+    )
+  return { claim, release } satisfies DeliveryQueue.DeliveryQueue["Type"]
+})
+
+/** The queue as the domain's `DeliveryQueue` port; creates its tables. */
+export const layer: Layer.Layer<DeliveryQueue.DeliveryQueue, never, SqlClient.SqlClient> = Layer.effect(
+  DeliveryQueue.DeliveryQueue,
+  Effect.zipRight(setup, make)
+)
+
+/** The lease length a dispatcher should use by default: far longer than an attempt (2 s). */
+export const defaultLease = Duration.seconds(30)

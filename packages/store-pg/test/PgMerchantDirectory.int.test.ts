@@ -1,0 +1,442 @@
+/**
+ * The merchant directory (spec, Authentication) over PGlite and PostgreSQL: keys issued and rotated
+ * by `Merchant` commands through the real `PgEventStore`, looked up with and without the `apiKeys`
+ * projection having caught up.
+ */
+import * as CommandHandler from "@cobro/domain/CommandHandler"
+import * as EventStore from "@cobro/domain/EventStore"
+import * as IdGenerator from "@cobro/domain/IdGenerator"
+import * as Merchant from "@cobro/domain/Merchant"
+import * as MerchantDirectory from "@cobro/domain/MerchantDirectory"
+import * as SigningKey from "@cobro/domain/SigningKey"
+import { expect, layer } from "@effect/vitest"
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as DateTime from "effect/DateTime"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as FastCheck from "effect/FastCheck"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import { createHash, randomUUID } from "node:crypto"
+import * as PgMerchantDirectory from "../src/PgMerchantDirectory.js"
+import * as Projection from "../src/Projection.js"
+import * as ReadModels from "../src/ReadModels.js"
+import * as Subscription from "../src/Subscription.js"
+import * as Databases from "./support/Databases.js"
+import { event, streamId } from "./support/StoreContract.js"
+
+/** Random event ids: several suites share one database, so sequential ones would collide. */
+const randomIds = Layer.succeed(IdGenerator.IdGenerator, {
+  next: (prefix) => Effect.sync(() => `${prefix}${randomUUID().replaceAll("-", "")}`),
+  uuid: Effect.sync(() => randomUUID())
+})
+
+const handle = CommandHandler.make(Merchant.Merchant)
+const load = CommandHandler.load(Merchant.Merchant)
+const now = DateTime.unsafeMake("2024-03-01T12:00:00Z")
+
+/** The SHA-256 of a fresh random identity key, as the HTTP layer hashes it. */
+const freshHash = (): SigningKey.IdentityKeyHash =>
+  createHash("sha256").update(randomUUID()).digest("hex") as SigningKey.IdentityKeyHash
+
+const pair = (identityKeyHash: SigningKey.IdentityKeyHash = freshHash()): Merchant.KeyPair => ({
+  identityKeyHash,
+  secretKey: `sealed:${randomUUID()}` as SigningKey.SealedSecret
+})
+
+const newMerchantId = () =>
+  `MER_${randomUUID().replaceAll("-", "").slice(0, 16)}` as Merchant.MerchantCreated["merchantId"]
+
+const create = (merchantId: Merchant.MerchantCreated["merchantId"]) =>
+  handle(merchantId, new Merchant.CreateMerchant({ merchantId, name: "Tienda", now }))
+
+const activate = (
+  merchantId: string,
+  integration: SigningKey.Integration,
+  production: Merchant.KeyPair = pair(),
+  test: Merchant.KeyPair = pair()
+) =>
+  Effect.as(handle(merchantId, new Merchant.ActivateIntegration({ integration, production, test, now })), {
+    production: production.identityKeyHash,
+    test: test.identityKeyHash
+  })
+
+const rotate = (merchantId: string, integration: SigningKey.Integration, mode: SigningKey.KeyMode) => {
+  const keyPair = pair()
+  return Effect.as(
+    handle(merchantId, new Merchant.RotateKey({ integration, mode, keyPair, now })),
+    keyPair.identityKeyHash
+  )
+}
+
+const find = (hash: SigningKey.IdentityKeyHash) =>
+  Effect.flatMap(MerchantDirectory.MerchantDirectory, (directory) => directory.findByIdentityKey(hash))
+
+/** The credential found, as a plain record (or none). */
+const lookup = (hash: SigningKey.IdentityKeyHash) =>
+  Effect.map(
+    find(hash),
+    Option.map((c) => ({
+      merchantId: c.merchantId,
+      integration: c.integration,
+      mode: c.mode,
+      hash: c.identityKeyHash
+    }))
+  )
+
+const projectedRow = (hash: string) =>
+  Effect.flatMap(
+    SqlClient.SqlClient,
+    (sql) =>
+      sql<{ merchant_id: string; revoked: boolean }>`
+      SELECT merchant_id, revoked_at IS NOT NULL AS revoked FROM cobro_rm_api_keys WHERE identity_key_hash = ${hash}`
+  ).pipe(
+    Effect.map((rows) => rows[0]),
+    Effect.orDie
+  )
+
+const apiKeyRows = (merchantIds: ReadonlyArray<string>) =>
+  Effect.flatMap(
+    SqlClient.SqlClient,
+    (sql) =>
+      sql`SELECT * FROM cobro_rm_api_keys WHERE merchant_id IN ${sql.in(merchantIds)} ORDER BY identity_key_hash`
+  ).pipe(Effect.orDie)
+
+/** What a fold of the merchant's events says each current key grants. */
+const expectedKeys = (merchantId: string, state: Merchant.State) =>
+  SigningKey.Integration.literals.flatMap((integration) =>
+    SigningKey.KeyMode.literals.flatMap((mode) =>
+      Option.match(Merchant.keyPairFor(state, integration, mode), {
+        onNone: () => [],
+        onSome: (keyPair) => [{ merchantId, integration, mode, hash: keyPair.identityKeyHash }]
+      })
+    )
+  )
+
+const directorySuite = (
+  name: string,
+  database: Layer.Layer<Databases.StoreServices>,
+  options: { readonly propRuns: number; readonly server: boolean }
+) =>
+  layer(Layer.mergeAll(PgMerchantDirectory.layer, randomIds).pipe(Layer.provideMerge(database)), {
+    excludeTestServices: true,
+    timeout: "60 seconds"
+  })(name, (it) => {
+    it.effect(
+      "Authentication: the production and test keys of both integrations resolve to their merchant, integration and mode",
+      () =>
+        Effect.gen(function* () {
+          const merchantId = newMerchantId()
+          yield* create(merchantId)
+          const terminal = yield* activate(merchantId, "terminal_api")
+          const button = yield* activate(merchantId, "payment_button")
+          const expected = [
+            { merchantId, integration: "terminal_api", mode: "production", hash: terminal.production },
+            { merchantId, integration: "terminal_api", mode: "test", hash: terminal.test },
+            { merchantId, integration: "payment_button", mode: "production", hash: button.production },
+            { merchantId, integration: "payment_button", mode: "test", hash: button.test }
+          ]
+          for (const key of expected) expect(yield* lookup(key.hash)).toEqual(Option.some(key))
+          // Test keys see only sandbox data.
+          expect(Option.map(yield* find(terminal.test), (c) => c.sandbox)).toEqual(Option.some(true))
+          expect(Option.map(yield* find(terminal.production), (c) => c.sandbox)).toEqual(Option.some(false))
+          yield* Projection.catchUp(ReadModels.apiKeys)
+          for (const key of expected) {
+            expect(yield* projectedRow(key.hash)).toEqual({ merchant_id: merchantId, revoked: false })
+            expect(yield* lookup(key.hash)).toEqual(Option.some(key))
+          }
+        })
+    )
+
+    it.effect(
+      "Reads its own writes: a key issued by a command that has returned resolves at once, before the projection runs",
+      () =>
+        Effect.gen(function* () {
+          yield* Projection.catchUp(ReadModels.apiKeys)
+          const merchantId = newMerchantId()
+          yield* create(merchantId)
+          const keys = yield* activate(merchantId, "terminal_api")
+          // The projection has not seen the activation: only the log knows the key.
+          expect(yield* projectedRow(keys.production)).toBeUndefined()
+          expect(yield* lookup(keys.production)).toEqual(
+            Option.some({
+              merchantId,
+              integration: "terminal_api",
+              mode: "production",
+              hash: keys.production
+            })
+          )
+          expect(yield* lookup(keys.test)).toEqual(
+            Option.some({ merchantId, integration: "terminal_api", mode: "test", hash: keys.test })
+          )
+        })
+    )
+
+    it.effect(
+      "a rotated key stops resolving as soon as the rotation is recorded, while the projection lags and after",
+      () =>
+        Effect.gen(function* () {
+          const merchantId = newMerchantId()
+          yield* create(merchantId)
+          const keys = yield* activate(merchantId, "payment_button")
+          yield* Projection.catchUp(ReadModels.apiKeys)
+          expect(yield* projectedRow(keys.production)).toEqual({ merchant_id: merchantId, revoked: false })
+
+          const rotated = yield* rotate(merchantId, "payment_button", "production")
+          // The read model still holds the old key as current: the log's revocation wins.
+          expect(yield* projectedRow(keys.production)).toEqual({ merchant_id: merchantId, revoked: false })
+          expect(yield* lookup(keys.production)).toEqual(Option.none())
+          expect(yield* lookup(rotated)).toEqual(
+            Option.some({ merchantId, integration: "payment_button", mode: "production", hash: rotated })
+          )
+          // The other mode's key is untouched.
+          expect(Option.isSome(yield* lookup(keys.test))).toBe(true)
+
+          // Rotated again before the projection ever saw the second key: neither old key resolves.
+          const again = yield* rotate(merchantId, "payment_button", "production")
+          expect(yield* lookup(rotated)).toEqual(Option.none())
+          expect(Option.isSome(yield* lookup(again))).toBe(true)
+
+          yield* Projection.catchUp(ReadModels.apiKeys)
+          expect(yield* projectedRow(keys.production)).toEqual({ merchant_id: merchantId, revoked: true })
+          expect(yield* projectedRow(rotated)).toEqual({ merchant_id: merchantId, revoked: true })
+          expect(yield* lookup(keys.production)).toEqual(Option.none())
+          expect(yield* lookup(rotated)).toEqual(Option.none())
+          expect(Option.isSome(yield* lookup(again))).toBe(true)
+        })
+    )
+
+    it.effect("Authentication: an unknown identity key is not found", () =>
+      Effect.gen(function* () {
+        yield* Projection.catchUp(ReadModels.apiKeys)
+        for (let i = 0; i < 20; i++) expect(yield* find(freshHash())).toEqual(Option.none())
+      })
+    )
+
+    it.effect(
+      "an unknown key reads no row of the log and a known one only its own events (index probes, no scan), projected or not",
+      () =>
+        Effect.gen(function* () {
+          const sql = yield* SqlClient.SqlClient
+          const store = yield* EventStore.EventStore
+          // A log far larger than what a lookup may read.
+          const filler = Array.from({ length: 500 }, (_, i) => event("Filler", { i }))
+          yield* store.append(streamId("filler"), filler, EventStore.ExpectedVersion.NoStream())
+          const merchantId = newMerchantId()
+          yield* create(merchantId)
+          const keys = yield* activate(merchantId, "terminal_api")
+          const rotated = yield* rotate(merchantId, "terminal_api", "test")
+          const rowsRead = Effect.map(
+            sql<{ relname: string; read: string }>`
+              SELECT relname, (coalesce(seq_tup_read, 0) + coalesce(idx_tup_fetch, 0))::text AS read
+              FROM pg_stat_xact_user_tables WHERE relname IN ('cobro_events', 'cobro_rm_api_keys')`,
+            (rows) => Object.fromEntries(rows.map((row) => [row.relname, Number(row.read)]))
+          )
+          const counted = sql.withTransaction(
+            Effect.gen(function* () {
+              // No scan at any price: a missing index shows as a full index scan, thousands of rows read.
+              yield* sql`SET LOCAL enable_seqscan = off`
+              const before = yield* rowsRead
+              for (let i = 0; i < 10; i++) expect(yield* find(freshHash())).toEqual(Option.none())
+              const afterUnknown = yield* rowsRead
+              expect(Option.isSome(yield* find(keys.production))).toBe(true)
+              expect(yield* find(keys.test)).toEqual(Option.none())
+              expect(Option.isSome(yield* find(rotated))).toBe(true)
+              const afterKnown = yield* rowsRead
+              return {
+                unknown: afterUnknown["cobro_events"]! - before["cobro_events"]!,
+                known: afterKnown["cobro_events"]! - afterUnknown["cobro_events"]!
+              }
+            })
+          )
+          const total = yield* Effect.flatMap(
+            sql<{ n: number }>`SELECT count(*)::int AS n FROM cobro_events`,
+            (rows) => Effect.succeed(rows[0]!.n)
+          )
+          expect(total).toBeGreaterThan(500)
+          // Unknown keys read no row of the log; each known key at most its issuing and revoking events.
+          const unprojected = yield* counted
+          expect(unprojected.unknown).toBe(0)
+          expect(unprojected.known).toBeGreaterThan(0)
+          expect(unprojected.known).toBeLessThanOrEqual(4)
+          yield* Projection.catchUp(ReadModels.apiKeys)
+          const projected = yield* counted
+          expect(projected.unknown).toBe(0)
+          expect(projected.known).toBeLessThanOrEqual(2)
+        })
+    )
+
+    it.effect("a key issued to two merchants authenticates neither, projected or not", () =>
+      Effect.gen(function* () {
+        const shared = freshHash()
+        const first = newMerchantId()
+        const second = newMerchantId()
+        yield* create(first)
+        yield* create(second)
+        yield* activate(first, "terminal_api", pair(shared))
+        expect(Option.isSome(yield* find(shared))).toBe(true)
+        yield* activate(second, "payment_button", pair(), pair(shared))
+        expect(yield* find(shared)).toEqual(Option.none())
+        yield* Projection.catchUp(ReadModels.apiKeys)
+        expect(yield* find(shared)).toEqual(Option.none())
+      })
+    )
+
+    it.effect.prop(
+      "for random activations, rotations and projection lags, the directory agrees with a fold of the Merchant events, and the rebuilt read model equals the incremental one",
+      [
+        FastCheck.array(
+          FastCheck.oneof(
+            FastCheck.record({
+              _tag: FastCheck.constant("activate" as const),
+              merchant: FastCheck.integer({ min: 0, max: 2 }),
+              integration: FastCheck.constantFrom(...SigningKey.Integration.literals)
+            }),
+            FastCheck.record({
+              _tag: FastCheck.constant("rotate" as const),
+              merchant: FastCheck.integer({ min: 0, max: 2 }),
+              integration: FastCheck.constantFrom(...SigningKey.Integration.literals),
+              mode: FastCheck.constantFrom(...SigningKey.KeyMode.literals)
+            }),
+            FastCheck.record({
+              _tag: FastCheck.constant("project" as const),
+              events: FastCheck.integer({ min: 1, max: 4 })
+            })
+          ),
+          { minLength: 1, maxLength: 14 }
+        )
+      ],
+      ([steps]) =>
+        Effect.gen(function* () {
+          const merchants = [newMerchantId(), newMerchantId(), newMerchantId()]
+          for (const merchantId of merchants) yield* create(merchantId)
+          const issued: Array<SigningKey.IdentityKeyHash> = []
+          const consumer = Projection.consumer(ReadModels.apiKeys)
+          yield* Projection.setup(ReadModels.apiKeys)
+
+          const check = Effect.gen(function* () {
+            const expected = []
+            for (const merchantId of merchants) {
+              expected.push(...expectedKeys(merchantId, (yield* load(merchantId)).state))
+            }
+            const current = new Set(expected.map((key) => key.hash))
+            for (const key of expected) expect(yield* lookup(key.hash)).toEqual(Option.some(key))
+            for (const hash of issued) {
+              if (!current.has(hash)) expect(yield* lookup(hash)).toEqual(Option.none())
+            }
+            expect(yield* lookup(freshHash())).toEqual(Option.none())
+          })
+
+          for (const step of steps) {
+            switch (step._tag) {
+              case "activate": {
+                const result = yield* Effect.either(activate(merchants[step.merchant]!, step.integration))
+                if (result._tag === "Right") issued.push(result.right.production, result.right.test)
+                else expect(result.left._tag).toBe("IntegrationAlreadyActive")
+                break
+              }
+              case "rotate": {
+                const result = yield* Effect.either(
+                  rotate(merchants[step.merchant]!, step.integration, step.mode)
+                )
+                if (result._tag === "Right") issued.push(result.right)
+                else expect(result.left._tag).toBe("IntegrationNotActive")
+                break
+              }
+              case "project":
+                // A lagging runner: a few events of the log, not necessarily all.
+                yield* Subscription.processBatch(consumer, { batchSize: step.events })
+                break
+            }
+            yield* check
+          }
+
+          yield* Projection.catchUp(ReadModels.apiKeys)
+          yield* check
+          const incremental = yield* apiKeyRows(merchants)
+          expect(incremental.length).toBe(issued.length)
+          yield* Projection.rebuild(ReadModels.apiKeys)
+          expect(yield* apiKeyRows(merchants)).toEqual(incremental)
+          yield* check
+        }),
+      { fastCheck: { numRuns: options.propRuns } }
+    )
+
+    if (options.server) {
+      it.effect(
+        "a long transaction elsewhere holds the projection back: a new key still resolves and a rotated-away one does not",
+        () =>
+          Effect.gen(function* () {
+            const sql = yield* SqlClient.SqlClient
+            yield* Projection.catchUp(ReadModels.apiKeys)
+            const merchantId = newMerchantId()
+            yield* create(merchantId)
+            const first = yield* activate(merchantId, "terminal_api")
+            yield* Projection.catchUp(ReadModels.apiKeys)
+            expect(yield* projectedRow(first.production)).toEqual({ merchant_id: merchantId, revoked: false })
+
+            // Another session's open transaction with an xid: catch-up reads stop below it.
+            const started = yield* Deferred.make<void>()
+            const done = yield* Deferred.make<void>()
+            const holder = yield* Effect.fork(
+              sql.withTransaction(
+                Effect.gen(function* () {
+                  yield* sql`SELECT pg_current_xact_id()`
+                  yield* Deferred.succeed(started, undefined)
+                  yield* Deferred.await(done)
+                })
+              )
+            )
+            yield* Deferred.await(started)
+
+            const button = yield* activate(merchantId, "payment_button")
+            const rotated = yield* rotate(merchantId, "terminal_api", "production")
+            yield* Projection.catchUp(ReadModels.apiKeys)
+            // The projection is held back...
+            expect(yield* projectedRow(button.production)).toBeUndefined()
+            expect(yield* projectedRow(first.production)).toEqual({ merchant_id: merchantId, revoked: false })
+            // ...and the directory is not.
+            expect(yield* lookup(button.production)).toEqual(
+              Option.some({
+                merchantId,
+                integration: "payment_button",
+                mode: "production",
+                hash: button.production
+              })
+            )
+            expect(Option.isSome(yield* lookup(rotated))).toBe(true)
+            expect(yield* lookup(first.production)).toEqual(Option.none())
+
+            yield* Deferred.succeed(done, undefined)
+            yield* Fiber.join(holder)
+            yield* Projection.catchUp(ReadModels.apiKeys)
+            expect(yield* projectedRow(button.production)).toEqual({
+              merchant_id: merchantId,
+              revoked: false
+            })
+            expect(yield* projectedRow(first.production)).toEqual({ merchant_id: merchantId, revoked: true })
+            expect(yield* lookup(first.production)).toEqual(Option.none())
+            expect(Option.isSome(yield* lookup(button.production))).toBe(true)
+          })
+      )
+    }
+
+    it.effect("the directory's layer creates the read model's table when no runner has yet", () =>
+      Effect.gen(function* () {
+        yield* Projection.reset(ReadModels.apiKeys)
+        const sql = yield* SqlClient.SqlClient
+        yield* sql`DROP TABLE cobro_rm_api_keys`
+        const merchantId = newMerchantId()
+        yield* create(merchantId)
+        const keys = yield* activate(merchantId, "terminal_api")
+        const fresh = yield* Effect.provide(find(keys.test), PgMerchantDirectory.layer)
+        expect(Option.map(fresh, (c) => c.merchantId)).toEqual(Option.some(merchantId))
+        yield* Projection.rebuild(ReadModels.apiKeys)
+        expect(yield* projectedRow(keys.test)).toEqual({ merchant_id: merchantId, revoked: false })
+      })
+    )
+  })
+
+directorySuite("merchant directory on PGlite", Databases.pglite, { propRuns: 6, server: false })
+directorySuite("merchant directory on PostgreSQL", Databases.postgres, { propRuns: 10, server: true })

@@ -1,0 +1,331 @@
+/**
+ * The simulated terminal fleet behind the `TerminalGateway` and `TerminalSandbox` ports (spec A, rules
+ * R1–R7, issue 4 "Terminal simulator"). Terminal state lives in the event log (`SimTerminal` streams),
+ * outcomes are recorded on the checkouts through `TerminalPayments`, and time comes from `Clock`.
+ */
+import * as Context from "effect/Context"
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as CommandHandler from "@cobro/domain/CommandHandler"
+import type * as EventStore from "@cobro/domain/EventStore"
+import type * as IdGenerator from "@cobro/domain/IdGenerator"
+import * as Merchant from "@cobro/domain/Merchant"
+import * as TerminalGateway from "@cobro/domain/TerminalGateway"
+import * as TerminalPayments from "@cobro/domain/TerminalPayments"
+import * as TerminalSandbox from "@cobro/domain/TerminalSandbox"
+import * as CardData from "./CardData.js"
+import * as SimTerminal from "./SimTerminal.js"
+
+/** The stream key of a simulated terminal: one device per merchant and serial. */
+export const terminalKey = (ref: TerminalSandbox.TerminalRef): string =>
+  `${ref.merchantId}/${ref.terminalSerial}`
+
+type Outcome = "approved" | "rejected"
+
+const refused = (action: TerminalSandbox.Action, reason: string) =>
+  new TerminalSandbox.ActionRefused({ action, reason })
+
+/** The wire view of a terminal's state. */
+export const view = (
+  ref: TerminalSandbox.TerminalRef,
+  model: string,
+  state: SimTerminal.State
+): TerminalSandbox.TerminalState => ({
+  terminal_serial: ref.terminalSerial,
+  terminal_model: model,
+  behavior: state.behavior,
+  charge_notifications: state.chargeNotifications,
+  power: state._tag === "ON" ? "on" : "off",
+  app_state: state.app,
+  locked: Option.isSome(state.lockedSince),
+  locked_since: Option.getOrNull(state.lockedSince),
+  session: state.session,
+  reachable: Option.isNone(SimTerminal.unreachableReason(state)),
+  api_only_mode: false,
+  pending_requests: state.pending.map((p) => ({
+    integration_id: p.integrationId,
+    transaction_id: p.transactionId,
+    reference: p.reference,
+    payment_method: p.paymentMethod,
+    currency: p.currency,
+    total: p.total,
+    stage: p.stage,
+    received_at: p.receivedAt
+  })),
+  notifications: state.notifications.map((n) => ({
+    id: n.id,
+    integration_id: n.integrationId,
+    message: n.message,
+    posted_at: n.postedAt
+  })),
+  on_confirmation_screen: state.onConfirmationScreen,
+  missed_requests: state.missed,
+  last_outcome: Option.getOrNull(
+    Option.map(state.lastOutcome, (o) => ({ integration_id: o.integrationId, outcome: o.outcome, at: o.at }))
+  )
+})
+
+/**
+ * Makes both services over one fleet. Requires the `EventStore` (terminal and checkout streams) and
+ * the `IdGenerator` (event ids); time is read from `Clock`, so a virtual clock drives R1.
+ */
+export const make = Effect.gen(function* () {
+  const context = yield* Effect.context<EventStore.EventStore | IdGenerator.IdGenerator>()
+  const handle = CommandHandler.make(SimTerminal.SimTerminal)
+  const loadTerminal = CommandHandler.load(SimTerminal.SimTerminal)
+  const loadMerchant = CommandHandler.load(Merchant.Merchant)
+
+  const busy = (action: TerminalSandbox.Action) => () =>
+    Effect.fail(refused(action, "the terminal changed concurrently; try again"))
+
+  /** Records the outcome on the checkout, then on the terminal. A conflicting outcome already on the checkout wins. */
+  const decideOne = (
+    ref: TerminalSandbox.TerminalRef,
+    pending: SimTerminal.Pending,
+    outcome: Outcome,
+    action: TerminalSandbox.Action
+  ) =>
+    Effect.gen(function* () {
+      const checkout = yield* TerminalPayments.load(pending.integrationId)
+      const payerEmail =
+        checkout._tag === "Initial"
+          ? Option.none<string>()
+          : Option.flatMap(checkout.checkout.payer, (p) => p.email)
+      const input = {
+        transactionId: pending.transactionId,
+        terminalSerial: ref.terminalSerial,
+        checkoutMethod: pending.paymentMethod
+      }
+      const recorded = yield* (
+        outcome === "approved"
+          ? TerminalPayments.approveSale(
+              pending.integrationId,
+              pending.transactionId,
+              CardData.saleFor({ ...input, payerEmail })
+            )
+          : Effect.flatMap(Effect.succeed(CardData.declineFor(input)), (d) =>
+              TerminalPayments.rejectSale(pending.integrationId, pending.transactionId, d.reason, d.card)
+            )
+      ).pipe(Effect.either)
+      // Another process (or an earlier crash) may have settled the checkout: the terminal follows it.
+      const final =
+        recorded._tag === "Right" ? recorded.right.state : yield* TerminalPayments.load(pending.integrationId)
+      const settled: Outcome | undefined =
+        final._tag === "APPROVED" || final._tag === "VOIDED"
+          ? "approved"
+          : final._tag === "REJECTED"
+            ? "rejected"
+            : undefined
+      if (settled === undefined) {
+        return yield* Effect.fail(refused(action, `the checkout could not take the outcome (${final._tag})`))
+      }
+      const now = yield* DateTime.now
+      yield* handle(
+        terminalKey(ref),
+        new SimTerminal.RecordOutcome({ integrationId: pending.integrationId, outcome: settled, now })
+      )
+      return settled
+    }).pipe(Effect.catchTag("ConcurrencyConflict", busy(action)))
+
+  const behaviorOutcome = (behavior: TerminalSandbox.Behavior): Option.Option<Outcome> =>
+    behavior === "auto_approve"
+      ? Option.some("approved")
+      : behavior === "auto_reject"
+        ? Option.some("rejected")
+        : Option.none()
+
+  const gateway: TerminalGateway.TerminalGateway["Type"] = {
+    push: (instruction) =>
+      Effect.gen(function* () {
+        const ref = { merchantId: instruction.merchantId, terminalSerial: instruction.terminalSerial }
+        const now = yield* DateTime.now
+        const { state } = yield* handle(
+          terminalKey(ref),
+          new SimTerminal.Deliver({
+            integrationId: instruction.integrationId,
+            transactionId: instruction.transactionId,
+            reference: instruction.reference,
+            paymentMethod: instruction.paymentMethod,
+            currency: instruction.currency,
+            total: instruction.total,
+            now
+          })
+        ).pipe(Effect.orDie)
+        const pending = state.pending.find((p) => p.integrationId === instruction.integrationId)
+        if (pending === undefined) {
+          return yield* new TerminalGateway.TerminalUnreachable({
+            terminalSerial: instruction.terminalSerial,
+            reason: Option.getOrElse(
+              SimTerminal.unreachableReason(state),
+              () => "the terminal did not answer"
+            )
+          })
+        }
+        // Auto behaviours decide at once: the terminal acknowledges, then reports the outcome.
+        const auto = behaviorOutcome(state.behavior)
+        if (pending.stage !== "held" && Option.isSome(auto)) {
+          yield* TerminalPayments.recordDelivery(pending.integrationId, state.lockedSince).pipe(
+            Effect.zipRight(
+              decideOne(ref, pending, auto.value, auto.value === "approved" ? "approve" : "reject")
+            ),
+            Effect.catchAll((e) => Effect.logWarning("terminal-sim: automatic outcome not recorded", e))
+          )
+        }
+        return new TerminalGateway.Delivered({ lockedSince: state.lockedSince })
+      }).pipe(Effect.provide(context))
+  }
+
+  const withGateway = <A, E>(
+    effect: Effect.Effect<
+      A,
+      E,
+      EventStore.EventStore | IdGenerator.IdGenerator | TerminalGateway.TerminalGateway
+    >
+  ) => effect.pipe(Effect.provideService(TerminalGateway.TerminalGateway, gateway), Effect.provide(context))
+
+  /**
+   * Brings the checkouts in line with the terminal after a change: missed charges are pushed again
+   * when it is reachable (R5), held ones are released when it is on and unlocked (R1), and the auto
+   * behaviours decide what waits.
+   */
+  const settle = (ref: TerminalSandbox.TerminalRef, action: TerminalSandbox.Action) =>
+    Effect.gen(function* () {
+      const key = terminalKey(ref)
+      let { state } = yield* loadTerminal(key)
+      if (state._tag === "OFF") return
+      if (Option.isNone(SimTerminal.unreachableReason(state))) {
+        for (const integrationId of state.missed) {
+          const pushed = yield* Effect.either(TerminalPayments.push(integrationId))
+          if (pushed._tag === "Left") {
+            yield* handle(key, new SimTerminal.DropMissed({ integrationId, now: yield* DateTime.now }))
+          }
+        }
+        state = (yield* loadTerminal(key)).state
+      }
+      if (Option.isNone(state.lockedSince)) {
+        for (const p of state.pending.filter((p) => p.stage === "held")) {
+          yield* TerminalPayments.recordUnlock(p.integrationId).pipe(Effect.ignore)
+          yield* handle(
+            key,
+            new SimTerminal.Release({ integrationId: p.integrationId, now: yield* DateTime.now })
+          )
+        }
+        state = (yield* loadTerminal(key)).state
+      }
+      const auto = behaviorOutcome(state.behavior)
+      if (Option.isSome(auto)) {
+        for (const p of state.pending.filter((p) => p.stage !== "held")) {
+          yield* decideOne(ref, p, auto.value, action)
+        }
+      }
+    }).pipe(Effect.catchTag("ConcurrencyConflict", busy(action)))
+
+  /** The merchant's terminal with that serial, or `UnknownTerminal` (another merchant's terminal is unknown). */
+  const boundTerminal = (ref: TerminalSandbox.TerminalRef) =>
+    Effect.flatMap(loadMerchant(ref.merchantId), ({ state }) =>
+      Option.match(Merchant.terminalFor(state, ref.terminalSerial), {
+        onNone: () =>
+          Effect.fail(new TerminalSandbox.UnknownTerminal({ terminalSerial: ref.terminalSerial })),
+        onSome: Effect.succeed
+      })
+    )
+
+  const current = (ref: TerminalSandbox.TerminalRef, model: string) =>
+    Effect.map(loadTerminal(terminalKey(ref)), ({ state }) => view(ref, model, state))
+
+  const commandFor = (
+    action: TerminalSandbox.Action,
+    now: DateTime.Utc
+  ): Option.Option<SimTerminal.Command> => {
+    switch (action) {
+      case "lock":
+        return Option.some(new SimTerminal.Lock({ now }))
+      case "unlock":
+        return Option.some(new SimTerminal.Unlock({ now }))
+      case "power_off":
+        return Option.some(new SimTerminal.PowerOff({ now }))
+      case "power_on":
+        return Option.some(new SimTerminal.PowerOn({ now }))
+      case "expire_session":
+        return Option.some(new SimTerminal.ExpireSession({ now }))
+      case "open_notification":
+        return Option.some(new SimTerminal.OpenNotification({ now }))
+      default:
+        return Option.none()
+    }
+  }
+
+  const sandbox: TerminalSandbox.TerminalSandbox["Type"] = {
+    state: (ref) => withGateway(Effect.flatMap(boundTerminal(ref), (t) => current(ref, t.model))),
+    setBehavior: (ref, behavior, options = {}) =>
+      withGateway(
+        Effect.gen(function* () {
+          const terminal = yield* boundTerminal(ref)
+          yield* handle(
+            terminalKey(ref),
+            new SimTerminal.SetBehavior({
+              behavior,
+              chargeNotifications: Option.fromNullable(options.chargeNotifications),
+              now: yield* DateTime.now
+            })
+          ).pipe(Effect.orDie)
+          // Charges that waited in manual mode are decided by an auto behaviour now.
+          yield* settle(ref, behavior === "auto_reject" ? "reject" : "approve").pipe(
+            Effect.catchAll((e) => Effect.logWarning("terminal-sim: settling after a behaviour change", e))
+          )
+          return yield* current(ref, terminal.model)
+        })
+      ),
+    perform: (ref, action) =>
+      withGateway(
+        Effect.gen(function* () {
+          const terminal = yield* boundTerminal(ref)
+          const now = yield* DateTime.now
+          const command = commandFor(action, now)
+          if (Option.isSome(command)) {
+            yield* handle(terminalKey(ref), command.value).pipe(
+              Effect.catchTag("ConcurrencyConflict", busy(action))
+            )
+          } else {
+            const { state } = yield* loadTerminal(terminalKey(ref))
+            if (state._tag === "OFF")
+              return yield* Effect.fail(refused(action, "the terminal is powered off"))
+            const target = SimTerminal.actionable(state)
+            if (Option.isNone(target)) {
+              return yield* Effect.fail(
+                refused(
+                  action,
+                  state.pending.length > 0
+                    ? "the payment is held until the terminal is unlocked (R1)"
+                    : "no payment is waiting on the terminal"
+                )
+              )
+            }
+            yield* decideOne(ref, target.value, action === "approve" ? "approved" : "rejected", action)
+          }
+          yield* settle(ref, action)
+          return yield* current(ref, terminal.model)
+        })
+      )
+  }
+
+  return { gateway, sandbox }
+})
+
+/**
+ * The simulated terminals: provides `TerminalGateway` and `TerminalSandbox`. Requires `EventStore`
+ * and `IdGenerator`; reads `Clock` (a virtual clock drives the R1 hold).
+ */
+export const layer: Layer.Layer<
+  TerminalGateway.TerminalGateway | TerminalSandbox.TerminalSandbox,
+  never,
+  EventStore.EventStore | IdGenerator.IdGenerator
+> = Layer.effectContext(
+  Effect.map(make, ({ gateway, sandbox }) =>
+    Context.make(TerminalGateway.TerminalGateway, gateway).pipe(
+      Context.add(TerminalSandbox.TerminalSandbox, sandbox)
+    )
+  )
+)

@@ -1,0 +1,404 @@
+import { describe, expect, it } from "@effect/vitest"
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as FastCheck from "effect/FastCheck"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import * as TestClock from "effect/TestClock"
+import * as CommandHandler from "@cobro/domain/CommandHandler"
+import * as EventStore from "@cobro/domain/EventStore"
+import * as IdGenerator from "@cobro/domain/IdGenerator"
+import { MerchantId, TerminalSerial } from "@cobro/domain/Ids"
+import * as InMemoryEventStore from "@cobro/domain/InMemoryEventStore"
+import * as Merchant from "@cobro/domain/Merchant"
+import * as Notification from "@cobro/domain/Notification"
+import * as TerminalCheckout from "@cobro/domain/TerminalCheckout"
+import * as TerminalPayments from "@cobro/domain/TerminalPayments"
+import * as TerminalSandbox from "@cobro/domain/TerminalSandbox"
+import * as CardData from "@cobro/terminal-sim/CardData"
+import * as Simulator from "@cobro/terminal-sim/Simulator"
+
+const MER_1 = MerchantId.make("MER_1")
+const MER_2 = MerchantId.make("MER_2")
+const SN = TerminalSerial.make("SN0012345")
+const ref: TerminalSandbox.TerminalRef = { merchantId: MER_1, terminalSerial: SN }
+const caller: TerminalPayments.Caller = { merchantId: MER_1, sandbox: true }
+const T0 = DateTime.unsafeMake("2026-11-21T15:00:00Z")
+
+const Store = Layer.merge(InMemoryEventStore.layer, IdGenerator.layerSequential)
+const TestLayer = Simulator.layer.pipe(Layer.provideMerge(Store))
+
+const merchant = CommandHandler.make(Merchant.Merchant)
+
+/** MER_1 with the SMART_PRO terminal SN0012345 bound and selected for the API; the clock at T0. */
+const given = Effect.gen(function* () {
+  yield* TestClock.setTime(DateTime.toEpochMillis(T0))
+  yield* merchant(MER_1, new Merchant.CreateMerchant({ merchantId: MER_1, name: "Shop", now: T0 }))
+  yield* merchant(
+    MER_1,
+    new Merchant.BindTerminal({ serial: SN, model: "SMART_PRO", name: "Caja 1", now: T0 })
+  )
+  yield* merchant(MER_1, new Merchant.EnableTerminalForApi({ serial: SN, now: T0 }))
+})
+
+const body = (reference = "order-42") => ({
+  amount: { currency: "COP", total_amount: 11900, taxes: [{ type: "IVA_19" }], tip_amount: 0 },
+  user_email: "seller@shop.co",
+  payment_method: "POS",
+  terminal_model: "SMART_PRO",
+  terminal_serial: "SN0012345",
+  reference,
+  payer: { email: "payer@mail.co" }
+})
+
+const checkout = (reference?: string) => TerminalPayments.checkout(caller, body(reference))
+const sandbox = TerminalSandbox.TerminalSandbox
+const act = (action: TerminalSandbox.Action) => Effect.flatMap(sandbox, (s) => s.perform(ref, action))
+const behave = (behavior: TerminalSandbox.Behavior, chargeNotifications?: boolean) =>
+  Effect.flatMap(sandbox, (s) => s.setBehavior(ref, behavior, { chargeNotifications }))
+const status = (integrationId: string) =>
+  Effect.map(TerminalPayments.load(integrationId as never), (s) => s._tag)
+const events = (integrationId: string) =>
+  Effect.flatMap(EventStore.EventStore, (store) =>
+    Effect.map(store.readStream(`TerminalCheckout-${integrationId}`), (all) =>
+      all.map((e) => Schema.decodeUnknownSync(TerminalCheckout.Event)(e.data))
+    )
+  )
+const tags = (integrationId: string) => Effect.map(events(integrationId), (all) => all.map((e) => e._tag))
+const refusedReason = (result: Either.Either<unknown, { readonly _tag: string }>) =>
+  Either.match(result, { onRight: () => "done", onLeft: (e) => e._tag })
+
+describe("terminal-sim", () => {
+  describe("behaviours", () => {
+    it.effect(
+      "auto_approve (the default) approves at once, with the card data the webhook's data needs",
+      () =>
+        Effect.gen(function* () {
+          yield* given
+          const created = yield* checkout()
+          expect(created.status).toBe("APPROVED")
+          const all = yield* events(created.integrationId)
+          expect(all.map((e) => e._tag)).toEqual([
+            "CheckoutCreated",
+            "PushAttempted",
+            "CheckoutSent",
+            "SaleApproved"
+          ])
+          const approved = all[3] as TerminalCheckout.SaleApproved
+          const card = Option.getOrThrow(approved.sale.card)
+          expect(approved.sale.paymentMethod).toBe("CARD")
+          expect(Schema.is(Notification.MaskedPan)(card.maskedPan)).toBe(true)
+          const product = CardData.PRODUCTS.find((p) => card.maskedPan.startsWith(p.bin))
+          expect(product?.brand).toBe(card.brand)
+          expect(card.maskedPan).toHaveLength(product!.length)
+          expect(card.terminalId).toBe("SN0012345")
+          expect(Option.getOrThrow(approved.sale.approvalNumber)).toMatch(/^[0-9]{6}$/)
+          expect(approved.sale.payerEmail).toEqual(Option.some("payer@mail.co"))
+          expect(approved.transactionId).toBe(created.transactionId)
+          const createdEvent = all[0] as TerminalCheckout.CheckoutCreated
+          expect(createdEvent.reference).toBe("order-42")
+          expect((yield* act("lock")).last_outcome?.outcome).toBe("approved")
+        }).pipe(Effect.provide(TestLayer))
+    )
+
+    it.effect("auto_reject rejects at once, with the card read and a reason", () =>
+      Effect.gen(function* () {
+        yield* given
+        yield* behave("auto_reject")
+        const created = yield* checkout()
+        expect(created.status).toBe("REJECTED")
+        const rejected = (yield* events(created.integrationId))[3] as TerminalCheckout.SaleRejected
+        expect(rejected._tag).toBe("SaleRejected")
+        expect(Option.isSome(rejected.card)).toBe(true)
+      }).pipe(Effect.provide(TestLayer))
+    )
+
+    it.effect("manual waits for an approve or reject action; with nothing waiting they are refused", () =>
+      Effect.gen(function* () {
+        yield* given
+        yield* behave("manual")
+        expect(refusedReason(yield* Effect.either(act("approve")))).toBe("ActionRefused")
+        const a = yield* checkout("a")
+        const b = yield* checkout("b")
+        expect(a.status).toBe("SENT")
+        const state = yield* act("approve")
+        expect(state.pending_requests.map((p) => p.reference)).toEqual(["b"])
+        yield* act("reject")
+        expect(yield* status(a.integrationId)).toBe("APPROVED")
+        expect(yield* status(b.integrationId)).toBe("REJECTED")
+      }).pipe(Effect.provide(TestLayer))
+    )
+
+    it.effect("switching from manual to an auto behaviour decides the charges that wait", () =>
+      Effect.gen(function* () {
+        yield* given
+        yield* behave("manual")
+        const a = yield* checkout()
+        const state = yield* behave("auto_approve")
+        expect(state.pending_requests).toEqual([])
+        expect(yield* status(a.integrationId)).toBe("APPROVED")
+      }).pipe(Effect.provide(TestLayer))
+    )
+  })
+
+  describe("rules", () => {
+    it.effect(
+      "R1: a terminal locked for more than 2 minutes holds the payment and processes it on unlock",
+      () =>
+        Effect.gen(function* () {
+          yield* given
+          yield* act("lock")
+          yield* TestClock.adjust("121 seconds")
+          const created = yield* checkout()
+          expect(created.status).toBe("HELD")
+          const held = yield* Effect.flatMap(sandbox, (s) => s.state(ref))
+          expect(held.pending_requests.map((p) => p.stage)).toEqual(["held"])
+          expect(refusedReason(yield* Effect.either(act("approve")))).toBe("ActionRefused")
+          const after = yield* act("unlock")
+          expect(after.pending_requests).toEqual([])
+          expect(yield* tags(created.integrationId)).toEqual([
+            "CheckoutCreated",
+            "PushAttempted",
+            "CheckoutHeld",
+            "CheckoutReleased",
+            "SaleApproved"
+          ])
+        }).pipe(Effect.provide(TestLayer))
+    )
+
+    it.effect("R1: locked for exactly 2 minutes the payment is not held", () =>
+      Effect.gen(function* () {
+        yield* given
+        yield* act("lock")
+        yield* TestClock.adjust("120 seconds")
+        expect((yield* checkout()).status).toBe("APPROVED")
+      }).pipe(Effect.provide(TestLayer))
+    )
+
+    it.effect("R1: locking again does not restart the lock time", () =>
+      Effect.gen(function* () {
+        yield* given
+        yield* act("lock")
+        yield* TestClock.adjust("100 seconds")
+        yield* act("lock")
+        yield* TestClock.adjust("30 seconds")
+        expect((yield* checkout()).status).toBe("HELD")
+      }).pipe(Effect.provide(TestLayer))
+    )
+
+    it.effect(
+      "R1 in manual mode: the held charge reaches the payment screen on unlock and waits for approve",
+      () =>
+        Effect.gen(function* () {
+          yield* given
+          yield* behave("manual", false)
+          yield* act("lock")
+          yield* TestClock.adjust("3 minutes")
+          const created = yield* checkout()
+          const unlocked = yield* act("unlock")
+          expect(unlocked.pending_requests.map((p) => p.stage)).toEqual(["charging"])
+          expect(yield* status(created.integrationId)).toBe("SENT")
+          yield* act("approve")
+          expect(yield* status(created.integrationId)).toBe("APPROVED")
+        }).pipe(Effect.provide(TestLayer))
+    )
+
+    it.effect("R2: notifications stay on the terminal until opened, even after the payment", () =>
+      Effect.gen(function* () {
+        yield* given
+        const created = yield* checkout()
+        yield* act("lock")
+        const state = yield* act("unlock")
+        expect(state.notifications.map((n) => n.integration_id)).toEqual([created.integrationId])
+        expect((yield* act("open_notification")).notifications).toEqual([])
+        expect(refusedReason(yield* Effect.either(act("open_notification")))).toBe("ActionRefused")
+      }).pipe(Effect.provide(TestLayer))
+    )
+
+    it.effect("R3: a charge on the terminal cannot be cancelled remotely; it survives a power cycle", () =>
+      Effect.gen(function* () {
+        yield* given
+        yield* behave("manual")
+        const created = yield* checkout()
+        yield* act("power_off")
+        const state = yield* act("power_on")
+        expect(state.pending_requests.map((p) => p.integration_id)).toEqual([created.integrationId])
+        const handle = CommandHandler.make(TerminalCheckout.TerminalCheckout)
+        const cancel = yield* Effect.either(
+          handle(created.integrationId, new TerminalCheckout.CancelCheckout({ now: T0 }))
+        )
+        expect(refusedReason(cancel)).toBe("CheckoutAlreadySent")
+      }).pipe(Effect.provide(TestLayer))
+    )
+
+    it.effect(
+      "R4: after a successful payment the confirmation screen stays; a new request still proceeds",
+      () =>
+        Effect.gen(function* () {
+          yield* given
+          yield* behave("manual", false)
+          yield* checkout("a")
+          expect((yield* act("approve")).on_confirmation_screen).toBe(true)
+          expect((yield* act("lock")).on_confirmation_screen).toBe(true)
+          yield* act("unlock")
+          const b = yield* checkout("b")
+          expect(b.status).toBe("SENT")
+          const state = yield* Effect.flatMap(sandbox, (s) => s.state(ref))
+          expect(state.on_confirmation_screen).toBe(false)
+          expect(state.pending_requests.map((p) => p.stage)).toEqual(["charging"])
+        }).pipe(Effect.provide(TestLayer))
+    )
+
+    it.effect(
+      "R5: a powered-off terminal is unreachable; the checkout waits and goes through on power-on",
+      () =>
+        Effect.gen(function* () {
+          yield* given
+          const off = yield* act("power_off")
+          expect(off).toMatchObject({ power: "off", app_state: "closed", reachable: false })
+          const created = yield* checkout()
+          expect(created.status).toBe("UNREACHABLE")
+          expect(refusedReason(yield* Effect.either(act("lock")))).toBe("ActionRefused")
+          const on = yield* act("power_on")
+          expect(on.missed_requests).toEqual([])
+          expect(yield* status(created.integrationId)).toBe("APPROVED")
+        }).pipe(Effect.provide(TestLayer))
+    )
+
+    it.effect(
+      "R5: an expired session is unreachable; locking and unlocking renews it and the checkout goes through",
+      () =>
+        Effect.gen(function* () {
+          yield* given
+          yield* act("expire_session")
+          const created = yield* checkout()
+          expect(created.status).toBe("UNREACHABLE")
+          yield* act("lock")
+          expect(yield* status(created.integrationId)).toBe("UNREACHABLE")
+          const state = yield* act("unlock")
+          expect(state.session).toBe("active")
+          expect(yield* status(created.integrationId)).toBe("APPROVED")
+        }).pipe(Effect.provide(TestLayer))
+    )
+
+    it.effect("R6: with charge notifications off a payment starts with no manual interaction", () =>
+      Effect.gen(function* () {
+        yield* given
+        yield* behave("manual", false)
+        yield* checkout()
+        const state = yield* Effect.flatMap(sandbox, (s) => s.state(ref))
+        expect(state.notifications).toEqual([])
+        expect(state.pending_requests.map((p) => p.stage)).toEqual(["charging"])
+      }).pipe(Effect.provide(TestLayer))
+    )
+
+    it.effect(
+      "R6: with charge notifications on (the default) the charge waits as a notification until opened",
+      () =>
+        Effect.gen(function* () {
+          yield* given
+          const manual = yield* behave("manual")
+          expect(manual.charge_notifications).toBe(true)
+          yield* checkout()
+          expect((yield* Effect.flatMap(sandbox, (s) => s.state(ref))).pending_requests[0]!.stage).toBe(
+            "notified"
+          )
+          const opened = yield* act("open_notification")
+          expect(opened.pending_requests[0]!.stage).toBe("charging")
+        }).pipe(Effect.provide(TestLayer))
+    )
+
+    it.effect("R7: the API-only mode is not available", () =>
+      Effect.gen(function* () {
+        yield* given
+        expect((yield* Effect.flatMap(sandbox, (s) => s.state(ref))).api_only_mode).toBe(false)
+      }).pipe(Effect.provide(TestLayer))
+    )
+  })
+
+  describe("isolation and storage", () => {
+    it.effect("another merchant's terminal is unknown to the sandbox", () =>
+      Effect.gen(function* () {
+        yield* given
+        yield* merchant(MER_2, new Merchant.CreateMerchant({ merchantId: MER_2, name: "Other", now: T0 }))
+        const other = yield* Effect.either(
+          Effect.flatMap(sandbox, (s) => s.perform({ merchantId: MER_2, terminalSerial: SN }, "lock"))
+        )
+        expect(refusedReason(other)).toBe("UnknownTerminal")
+      }).pipe(Effect.provide(TestLayer))
+    )
+
+    it.effect("two simulators on one event log (two server processes) see the same terminal", () =>
+      Effect.gen(function* () {
+        yield* given
+        const [first, second] = yield* Effect.all([Simulator.make, Simulator.make])
+        yield* first.sandbox.setBehavior(ref, "manual")
+        yield* first.sandbox.perform(ref, "lock")
+        const seen = yield* second.sandbox.state(ref)
+        expect(seen).toMatchObject({ behavior: "manual", locked: true })
+      }).pipe(Effect.provide(Store))
+    )
+  })
+
+  describe("properties", () => {
+    const step = FastCheck.oneof(
+      FastCheck.constantFrom<ReadonlyArray<TerminalSandbox.Action>>(
+        ...TerminalSandbox.Action.literals.map((a) => [a])
+      ),
+      FastCheck.constant("checkout" as const),
+      FastCheck.constantFrom(...TerminalSandbox.Behavior.literals).map((b) => ({ behavior: b })),
+      FastCheck.integer({ min: 1, max: 200 }).map((seconds) => ({ seconds }))
+    )
+
+    it.effect.prop(
+      "random action sequences never reach an impossible state; every pushed charge ends in exactly one outcome or still waits",
+      [FastCheck.array(step, { maxLength: 25 })],
+      ([steps]) =>
+        Effect.gen(function* () {
+          yield* given
+          const created: Array<string> = []
+          for (const s of steps) {
+            if (s === "checkout") created.push((yield* checkout()).integrationId)
+            else if (Array.isArray(s)) yield* Effect.either(act(s[0]!))
+            else if ("behavior" in s) yield* behave(s.behavior as TerminalSandbox.Behavior)
+            else yield* TestClock.adjust(`${(s as { seconds: number }).seconds} seconds`)
+            const state = yield* Effect.flatMap(sandbox, (x) => x.state(ref))
+            // Impossible states: off with the app not closed or locked; locked without the app in background.
+            if (state.power === "off") expect([state.app_state, state.locked]).toEqual(["closed", false])
+            else expect(state.app_state).toBe(state.locked ? "background" : "open")
+            expect(state.reachable).toBe(state.power === "on" && state.session === "active")
+            const ids = state.pending_requests.map((p) => p.integration_id)
+            expect(new Set(ids).size).toBe(ids.length)
+            expect(ids.some((id) => state.missed_requests.includes(id))).toBe(false)
+            if (state.behavior !== "manual" && state.power === "on") {
+              expect(state.pending_requests.every((p) => p.stage === "held")).toBe(true)
+            }
+            if (!state.locked && state.power === "on") {
+              expect(state.pending_requests.some((p) => p.stage === "held")).toBe(false)
+            }
+          }
+          const state = yield* Effect.flatMap(sandbox, (x) => x.state(ref))
+          for (const id of created) {
+            const history = yield* tags(id)
+            const outcomes = history.filter((t) => t === "SaleApproved" || t === "SaleRejected")
+            const current = yield* status(id)
+            const waiting = state.pending_requests.find((p) => p.integration_id === id)
+            if (outcomes.length === 1) {
+              expect(["APPROVED", "REJECTED"]).toContain(current)
+              expect(waiting).toBeUndefined()
+            } else {
+              expect(outcomes).toEqual([])
+              if (current === "UNREACHABLE") expect(state.missed_requests).toContain(id)
+              else {
+                expect(["SENT", "HELD"]).toContain(current)
+                expect(waiting?.stage === "held").toBe(current === "HELD")
+              }
+            }
+          }
+        }).pipe(Effect.provide(TestLayer)),
+      { fastCheck: { numRuns: 40 } }
+    )
+  })
+})

@@ -1,0 +1,185 @@
+/**
+ * The webhook dispatcher (spec D, Registration and delivery, Signature, Retries): claims due
+ * deliveries from the `DeliveryQueue` (one dispatcher at a time per notification), POSTs the exact
+ * bytes signed with the merchant's current key, and records every attempt through the
+ * WebhookDelivery decider, which schedules the retries (W1) and exhaustion (W3). Time comes from
+ * `Clock`, so a virtual clock drives the retry schedule.
+ */
+import * as CommandHandler from "@cobro/domain/CommandHandler"
+import * as DeliveryQueue from "@cobro/domain/DeliveryQueue"
+import type { NotificationId } from "@cobro/domain/Ids"
+import * as KeyVault from "@cobro/domain/KeyVault"
+import * as Merchant from "@cobro/domain/Merchant"
+import * as WebhookDelivery from "@cobro/domain/WebhookDelivery"
+import * as WebhookTransport from "@cobro/domain/WebhookTransport"
+import * as Clock from "effect/Clock"
+import * as DateTime from "effect/DateTime"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Signature from "./Signature.js"
+
+/** How a dispatcher works. */
+export interface Config {
+  /** Unique per dispatcher process: the owner of its leases. */
+  readonly owner: string
+  /** Deliveries claimed at once; default 100. */
+  readonly batchSize?: number
+  /** Attempts in flight at once; default 32. */
+  readonly concurrency?: number
+  /** How long a claim holds if the process dies; default 30 seconds (longer than an attempt). */
+  readonly lease?: Duration.DurationInput
+  /** Sleep between polls when nothing was due; default 1 second. */
+  readonly pollInterval?: Duration.DurationInput
+  /** Answer time allowed; default the spec's 2 seconds. */
+  readonly timeoutMs?: number
+  /** Also send the Standard Webhooks headers (`webhook-id`, `webhook-timestamp`, `webhook-signature`). */
+  readonly standardWebhooks?: boolean
+}
+
+/** What one attempt of the dispatcher did. */
+export type Outcome =
+  | { readonly _tag: "Attempted"; readonly attempt: number; readonly status: WebhookDelivery.Status }
+  /** Not due any more (another dispatcher attempted it, or the queue lagged behind the stream). */
+  | { readonly _tag: "NotDue" }
+  /** The merchant deleted the webhook: the delivery was cancelled, nothing sent (W5). */
+  | { readonly _tag: "Cancelled" }
+  /** The attempt was made but its report was refused (a concurrent report of the same attempt). */
+  | { readonly _tag: "ReportRefused"; readonly reason: string }
+
+const loadDelivery = CommandHandler.load(WebhookDelivery.WebhookDelivery)
+const loadMerchant = CommandHandler.load(Merchant.Merchant)
+const handleDelivery = CommandHandler.make(WebhookDelivery.WebhookDelivery)
+
+const nowUtc = Effect.map(Clock.currentTimeMillis, (ms) => DateTime.unsafeMake(ms))
+
+/** The secret that signs a delivery now: the empty string for sandbox, else the merchant's current key (W9). */
+const secretFor = (merchant: Merchant.State, key: WebhookDelivery.Notification["signingKey"]) =>
+  Effect.gen(function* () {
+    if (key === "EMPTY") return Option.some("")
+    const pair = Merchant.keyPairFor(merchant, key.integration, key.mode)
+    if (Option.isNone(pair)) return Option.none<string>()
+    const vault = yield* KeyVault.KeyVault
+    return Option.some(yield* vault.unseal(pair.value.secretKey))
+  })
+
+/** The headers of an attempt. */
+export const headersFor = (
+  notification: WebhookDelivery.Notification,
+  bytes: Uint8Array,
+  secret: string,
+  nowMillis: number,
+  standardWebhooks: boolean
+): Record<string, string> => ({
+  "content-type": "application/json",
+  "user-agent": "Cobro-Webhooks/1",
+  [Signature.HEADER]: Signature.sign(bytes, secret),
+  ...(standardWebhooks
+    ? Signature.standardWebhookHeaders(notification.notificationId, nowMillis / 1000, bytes, secret)
+    : {})
+})
+
+/**
+ * Makes one attempt of a notification if it is due now: checks the merchant still has a webhook
+ * for its mode (else cancels, W5), signs the exact body with the current key, POSTs it and records
+ * the attempt (its instant is when the POST was sent).
+ */
+export const attempt = Effect.fn("Dispatcher.attempt")(function* (notificationId: NotificationId, config: Config) {
+  const { state } = yield* loadDelivery(notificationId)
+  const now = yield* nowUtc
+  if (state._tag === "Initial" || !WebhookDelivery.isDue(state, now)) return { _tag: "NotDue" } as Outcome
+  const notification = state.notification
+  const { state: merchant } = yield* loadMerchant(notification.merchantId)
+  const registered = Merchant.webhookUrl(merchant, notification.sandbox ? "test" : "production")
+  if (Option.isNone(registered)) {
+    yield* handleDelivery(notificationId, new WebhookDelivery.CancelDelivery({ now }), {
+      actor: "dispatcher"
+    }).pipe(Effect.catchAll((error) => Effect.logWarning("dispatcher: cancel refused", error)))
+    return { _tag: "Cancelled" } as Outcome
+  }
+  const secret = yield* secretFor(merchant, notification.signingKey)
+  const bytes = new TextEncoder().encode(notification.body)
+  const number = state.attempts.length + 1
+  const sentAt = yield* nowUtc
+  const response: WebhookTransport.WebhookResponse = Option.isNone(secret)
+    ? { _tag: "Failed", reason: "no signing key: the merchant has not activated the integration", latencyMs: 0 }
+    : yield* Effect.flatMap(WebhookTransport.WebhookTransport, (transport) =>
+        transport.post({
+          url: state.url,
+          body: bytes,
+          headers: headersFor(
+            notification,
+            bytes,
+            secret.value,
+            DateTime.toEpochMillis(sentAt),
+            config.standardWebhooks ?? false
+          ),
+          timeoutMs: config.timeoutMs ?? 2000
+        })
+      )
+  const result: WebhookDelivery.AttemptResult =
+    response._tag === "Answered"
+      ? { _tag: "Answered", statusCode: response.status, snippet: response.snippet }
+      : { _tag: "Failed", reason: response.reason }
+  return yield* handleDelivery(
+    notificationId,
+    new WebhookDelivery.RecordAttempt({
+      attempt: number,
+      result,
+      latencyMs: Math.max(0, response.latencyMs),
+      now: sentAt
+    }),
+    { actor: "dispatcher" }
+  ).pipe(
+    Effect.map(
+      (handled): Outcome => ({
+        _tag: "Attempted",
+        attempt: number,
+        status: (handled.state as WebhookDelivery.Existing)._tag
+      })
+    ),
+    Effect.catchAll((error) =>
+      Effect.as(
+        Effect.logWarning("dispatcher: attempt report refused", error).pipe(
+          Effect.annotateLogs({ notificationId })
+        ),
+        { _tag: "ReportRefused", reason: error._tag } as Outcome
+      )
+    )
+  )
+})
+
+/**
+ * One round: claim what is due now, attempt each (bounded concurrency), release each claim after
+ * its attempt is recorded. Returns how many were claimed.
+ */
+export const runOnce = Effect.fn("Dispatcher.runOnce")(function* (config: Config) {
+  const queue = yield* DeliveryQueue.DeliveryQueue
+  const claimed = yield* queue.claim({
+    now: yield* nowUtc,
+    limit: config.batchSize ?? 100,
+    lease: Duration.decode(config.lease ?? Duration.seconds(30)),
+    owner: config.owner
+  })
+  yield* Effect.forEach(
+    claimed,
+    (id) =>
+      attempt(id, config).pipe(
+        Effect.catchAllDefect((defect) =>
+          Effect.logError("dispatcher: attempt failed", defect).pipe(Effect.annotateLogs({ notificationId: id }))
+        ),
+        Effect.ensuring(queue.release(id, config.owner))
+      ),
+    { concurrency: config.concurrency ?? 32, discard: true }
+  )
+  return claimed.length
+})
+
+/** The dispatcher for ever: rounds back to back while work is due, else a sleep of `pollInterval`. */
+export const run = (config: Config) =>
+  Effect.gen(function* () {
+    while (true) {
+      const claimed = yield* runOnce(config)
+      if (claimed < (config.batchSize ?? 100)) yield* Effect.sleep(config.pollInterval ?? Duration.seconds(1))
+    }
+  })

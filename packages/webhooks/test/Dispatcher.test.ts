@@ -1,0 +1,359 @@
+import { describe, expect, it } from "@effect/vitest"
+import * as CommandHandler from "@cobro/domain/CommandHandler"
+import * as DeliveryAdmin from "@cobro/domain/DeliveryAdmin"
+import * as DeliveryQueue from "@cobro/domain/DeliveryQueue"
+import * as EventStore from "@cobro/domain/EventStore"
+import * as IdGenerator from "@cobro/domain/IdGenerator"
+import { NotificationId } from "@cobro/domain/Ids"
+import * as InMemoryEventStore from "@cobro/domain/InMemoryEventStore"
+import * as KeyVault from "@cobro/domain/KeyVault"
+import * as Merchant from "@cobro/domain/Merchant"
+import * as Nanos from "@cobro/domain/Nanos"
+import * as Notifications from "@cobro/domain/Notifications"
+import * as Dispatcher from "@cobro/webhooks/Dispatcher"
+import * as HttpTransport from "@cobro/webhooks/HttpTransport"
+import * as Notifier from "@cobro/webhooks/Notifier"
+import * as Signature from "@cobro/webhooks/Signature"
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Ref from "effect/Ref"
+import { createHmac } from "node:crypto"
+import * as F from "./support/Fixtures.js"
+import * as R from "./support/Receiver.js"
+
+const TestVault = Layer.succeed(KeyVault.KeyVault, {
+  issue: () => Effect.die("not used"),
+  hashIdentityKey: () => {
+    throw new Error("not used")
+  },
+  unseal: (sealed) => Effect.succeed(F.unsealTest(sealed))
+})
+
+const Services = Layer.mergeAll(
+  DeliveryQueue.layerFromLog,
+  HttpTransport.layer({ dev: true, ca: [R.certificate().cert] }),
+  TestVault
+).pipe(Layer.provideMerge(Layer.merge(InMemoryEventStore.layer, IdGenerator.layerSequential)))
+
+const config: Dispatcher.Config = { owner: "dispatcher-1" }
+
+/** The notifier catches up with the log, then one dispatcher round runs. */
+const step = (c: Dispatcher.Config = config) =>
+  Effect.gen(function* () {
+    yield* Notifier.catchUpFromLog(yield* Ref.make(EventStore.Start))
+    return yield* Dispatcher.runOnce(c)
+  })
+
+const MIN = 60
+const HOUR = 3600
+/** The spec's retry delays, in seconds after the initial attempt. */
+const RETRIES = [15 * MIN, HOUR, 4 * HOUR, 8 * HOUR, 24 * HOUR]
+
+const notificationOf = (body: Buffer) =>
+  (Either.getOrThrow(Nanos.parseJsonExact(body.toString("utf8"))) as { id: string }).id
+
+const onlyDelivery = Effect.gen(function* () {
+  const [scheduled] = yield* F.eventsOfType("DeliveryScheduled")
+  return NotificationId.make((scheduled!.data as { notificationId: string }).notificationId)
+})
+
+const sale = (receiverUrl: string, setup: { sandbox?: boolean } = {}) =>
+  Effect.gen(function* () {
+    yield* F.setTime(0)
+    yield* F.merchant("MER_1", setup.sandbox ? { test: receiverUrl } : { production: receiverUrl })
+    yield* F.approvedSale({ merchantId: "MER_1", n: 1, ...setup })
+    yield* F.setTime(10)
+  })
+
+describe("Dispatcher", () => {
+  describe("signature", () => {
+    it.scoped("the signature as received is openssl's HMAC-SHA256 of the Base64 of the received bytes", () =>
+      Effect.gen(function* () {
+        const rx = yield* R.receiver({ tls: true })
+        yield* sale(rx.url)
+        expect(yield* step()).toBe(1)
+        expect(rx.received).toHaveLength(1)
+        const [request] = rx.received
+        const header = request!.headers[Signature.HEADER] as string
+        expect(header).toBe(R.opensslSignature(request!.body, "secret-1"))
+        expect(Signature.verifySignature(request!.body, header, "secret-1")).toBe(true)
+        expect(Signature.verifySignature(request!.body, header, "secret-2")).toBe(false)
+        // Re-serialized JSON is not what was signed (and rounds nothing here, but changes bytes).
+        const reserialized = JSON.stringify(JSON.parse(request!.body.toString("utf8")), null, 1)
+        expect(Signature.verifySignature(reserialized, header, "secret-1")).toBe(false)
+        expect(request!.headers["content-type"]).toBe("application/json")
+        const view = yield* DeliveryAdmin.listAttempts(yield* onlyDelivery)
+        expect(request!.body.toString("utf8")).toBe(view.body)
+        expect(view.status).toBe("DELIVERED")
+        expect(view.attempts.map((a) => [a.attempt, a.statusCode, a.delivered])).toEqual([
+          [1, Option.some(200), true]
+        ])
+        expect(DateTime.toEpochMillis(view.attempts[0]!.at)).toBe(F.T0 + 10_000)
+      }).pipe(Effect.provide(Services))
+    )
+
+    it.scoped("a sandbox notification is signed with the empty secret, checked by openssl", () =>
+      Effect.gen(function* () {
+        const rx = yield* R.receiver({ tls: false })
+        yield* sale(rx.url, { sandbox: true })
+        yield* step()
+        const [request] = rx.received
+        expect(request!.headers[Signature.HEADER]).toBe(R.opensslSignature(request!.body, ""))
+      }).pipe(Effect.provide(Services))
+    )
+
+    it.scoped("a retry after a key rotation is signed with the new secret, same bytes (W9)", () =>
+      Effect.gen(function* () {
+        const rx = yield* R.receiver({ tls: true })
+        rx.answer = () => ({ status: 500 })
+        yield* sale(rx.url)
+        yield* step()
+        yield* CommandHandler.make(Merchant.Merchant)(
+          "MER_1",
+          new Merchant.RotateKey({
+            integration: "terminal_api",
+            mode: "production",
+            keyPair: F.pair(7),
+            now: yield* DateTime.now
+          })
+        )
+        yield* F.setTime(10 + 15 * MIN)
+        yield* step()
+        const [first, second] = rx.received
+        expect(second!.body.equals(first!.body)).toBe(true)
+        expect(second!.headers[Signature.HEADER]).toBe(R.opensslSignature(second!.body, "secret-7"))
+      }).pipe(Effect.provide(Services))
+    )
+
+    it.scoped("the Standard Webhooks headers are sent when enabled", () =>
+      Effect.gen(function* () {
+        const rx = yield* R.receiver({ tls: true })
+        yield* sale(rx.url)
+        yield* step({ ...config, standardWebhooks: true })
+        const [request] = rx.received
+        const id = request!.headers["webhook-id"] as string
+        const timestamp = request!.headers["webhook-timestamp"] as string
+        expect(id).toBe(notificationOf(request!.body))
+        expect(timestamp).toBe(String((F.T0 + 10_000) / 1000))
+        const expected = createHmac("sha256", "secret-1")
+          .update(Buffer.concat([Buffer.from(`${id}.${timestamp}.`), request!.body]))
+          .digest("base64")
+        expect(request!.headers["webhook-signature"]).toBe(`v1,${expected}`)
+        expect(R.opensslSignature(request!.body, "secret-1")).toBe(request!.headers[Signature.HEADER])
+      }).pipe(Effect.provide(Services))
+    )
+  })
+
+  describe("retries", () => {
+    it.scoped("retries are made at 15 min, 1 h, 4 h, 8 h and 24 h after the initial attempt, then EXHAUSTED", () =>
+      Effect.gen(function* () {
+        const rx = yield* R.receiver({ tls: true })
+        rx.answer = () => ({ status: 500, body: "boom" })
+        yield* sale(rx.url)
+        yield* step()
+        expect(rx.received).toHaveLength(1)
+        for (const [i, delay] of RETRIES.entries()) {
+          yield* F.setTime(10 + delay - 1)
+          yield* step()
+          expect(rx.received).toHaveLength(i + 1)
+          yield* F.setTime(10 + delay)
+          yield* step()
+          expect(rx.received).toHaveLength(i + 2)
+        }
+        yield* F.setTime(10 + 72 * HOUR)
+        yield* step()
+        expect(rx.received).toHaveLength(6)
+        const view = yield* DeliveryAdmin.listAttempts(yield* onlyDelivery)
+        expect(view.status).toBe("EXHAUSTED")
+        expect(view.attempts.map((a) => DateTime.toEpochMillis(a.at) - F.T0 - 10_000)).toEqual(
+          [0, ...RETRIES].map((s) => s * 1000)
+        )
+        expect(view.attempts.every((a) => Option.contains(a.statusCode, 500) && a.snippet === "boom")).toBe(true)
+        // Every attempt carries the same notification id and bytes.
+        expect(new Set(rx.received.map((r) => r.body.toString("utf8"))).size).toBe(1)
+      }).pipe(Effect.provide(Services))
+    )
+
+    const failures: ReadonlyArray<
+      readonly [string, (rx: { answer: (r: R.Received) => R.Answer }) => void, (snippet: string, status: Option.Option<number>) => void]
+    > = [
+      [
+        "a 500",
+        (rx) => (rx.answer = () => ({ status: 500 })),
+        (_, status) => expect(status).toEqual(Option.some(500))
+      ],
+      [
+        "a 201, which is not 200",
+        (rx) => (rx.answer = () => ({ status: 201 })),
+        (_, status) => expect(status).toEqual(Option.some(201))
+      ],
+      [
+        "a timeout past 2 s",
+        (rx) => (rx.answer = () => ({ status: 200, delayMs: 2500 })),
+        (snippet, status) => {
+          expect(status).toEqual(Option.none())
+          expect(snippet).toMatch(/timeout/)
+        }
+      ]
+    ]
+    for (const [name, fail, check] of failures) {
+      it.scoped(`${name} fails the attempt: retry 1 is due 15 minutes after it`, () =>
+        Effect.gen(function* () {
+          const rx = yield* R.receiver({ tls: true })
+          fail(rx)
+          yield* sale(rx.url)
+          yield* step()
+          const id = yield* onlyDelivery
+          const failed = yield* DeliveryAdmin.listAttempts(id)
+          expect(failed.status).toBe("PENDING")
+          check(failed.attempts[0]!.snippet, failed.attempts[0]!.statusCode)
+          expect(failed.nextDueAt).toEqual(Option.some(F.at(10 + 15 * MIN)))
+          rx.answer = () => ({ status: 200 })
+          yield* F.setTime(10 + 15 * MIN - 1)
+          yield* step()
+          expect(rx.received).toHaveLength(1)
+          yield* F.setTime(10 + 15 * MIN)
+          yield* step()
+          expect(rx.received).toHaveLength(2)
+          const delivered = yield* DeliveryAdmin.listAttempts(id)
+          expect(delivered.status).toBe("DELIVERED")
+          expect(delivered.attempts.map((a) => a.delivered)).toEqual([false, true])
+        }).pipe(Effect.provide(Services))
+      )
+    }
+
+    it.scoped("a refused connection fails the attempt: retry 1 is due 15 minutes after it", () =>
+      Effect.gen(function* () {
+        const url = yield* R.closedPortUrl(true)
+        yield* sale(url)
+        yield* step()
+        const id = yield* onlyDelivery
+        const failed = yield* DeliveryAdmin.listAttempts(id)
+        expect(failed.attempts[0]!.statusCode).toEqual(Option.none())
+        expect(failed.attempts[0]!.snippet).toMatch(/refused/)
+        yield* F.setTime(10 + 15 * MIN - 1)
+        yield* step()
+        expect((yield* DeliveryAdmin.listAttempts(id)).attempts).toHaveLength(1)
+        yield* F.setTime(10 + 15 * MIN)
+        yield* step()
+        expect((yield* DeliveryAdmin.listAttempts(id)).attempts).toHaveLength(2)
+      }).pipe(Effect.provide(Services))
+    )
+  })
+
+  describe("administration", () => {
+    it.scoped("an administrator re-sends an EXHAUSTED notification: the same id and bytes are delivered", () =>
+      Effect.gen(function* () {
+        const rx = yield* R.receiver({ tls: true })
+        rx.answer = () => ({ status: 503 })
+        yield* sale(rx.url)
+        yield* step()
+        for (const delay of RETRIES) {
+          yield* F.setTime(10 + delay)
+          yield* step()
+        }
+        const id = yield* onlyDelivery
+        expect((yield* DeliveryAdmin.listAttempts(id)).status).toBe("EXHAUSTED")
+        rx.answer = () => ({ status: 200 })
+        yield* F.setTime(10 + 30 * HOUR)
+        const resent = yield* DeliveryAdmin.resend(id)
+        expect(resent.status).toBe("PENDING")
+        yield* step()
+        expect(rx.received).toHaveLength(7)
+        expect(rx.received[6]!.body.equals(rx.received[0]!.body)).toBe(true)
+        expect(notificationOf(rx.received[6]!.body)).toBe(id)
+        const view = yield* DeliveryAdmin.listAttempts(id)
+        expect(view.status).toBe("DELIVERED")
+        expect(view.attempts).toHaveLength(7)
+      }).pipe(Effect.provide(Services))
+    )
+
+    it.scoped("a PENDING notification is not re-sent: it is already scheduled", () =>
+      Effect.gen(function* () {
+        const rx = yield* R.receiver({ tls: true })
+        rx.answer = () => ({ status: 500 })
+        yield* sale(rx.url)
+        yield* step()
+        const error = yield* Effect.flip(DeliveryAdmin.resend(yield* onlyDelivery))
+        expect(error._tag).toBe("DeliveryNotInState")
+      }).pipe(Effect.provide(Services))
+    )
+
+    it.scoped("deleting the webhook stops delivery: the next retry is cancelled, nothing is sent", () =>
+      Effect.gen(function* () {
+        const rx = yield* R.receiver({ tls: true })
+        rx.answer = () => ({ status: 500 })
+        yield* sale(rx.url)
+        yield* step()
+        yield* F.deleteWebhook("MER_1", "production")
+        yield* F.setTime(10 + 15 * MIN)
+        yield* step()
+        expect(rx.received).toHaveLength(1)
+        expect((yield* DeliveryAdmin.listAttempts(yield* onlyDelivery)).status).toBe("CANCELLED")
+      }).pipe(Effect.provide(Services))
+    )
+  })
+
+  describe("isolation", () => {
+    it.scoped("each merchant and each mode receives only its own notifications, signed with its own key", () =>
+      Effect.gen(function* () {
+        const prod1 = yield* R.receiver({ tls: true })
+        const test1 = yield* R.receiver({ tls: false })
+        const prod2 = yield* R.receiver({ tls: true })
+        yield* F.setTime(0)
+        yield* F.merchant("MER_1", { production: prod1.url, test: test1.url })
+        yield* F.merchant("MER_2", { production: prod2.url, keyBase: 10 })
+        yield* F.approvedSale({ merchantId: "MER_1", n: 1 })
+        yield* F.approvedSale({ merchantId: "MER_1", n: 2, sandbox: true })
+        yield* F.approvedSale({ merchantId: "MER_2", n: 3 })
+        yield* step()
+        const subjects = (rx: { received: Array<R.Received> }) =>
+          rx.received.map((r) => (JSON.parse(r.body.toString("utf8")) as { subject: string }).subject)
+        expect(subjects(prod1)).toEqual(["TRX_1"])
+        expect(subjects(test1)).toEqual(["TRX_2"])
+        expect(subjects(prod2)).toEqual(["TRX_3"])
+        const signedWith = (r: R.Received, secret: string) =>
+          r.headers[Signature.HEADER] === R.opensslSignature(r.body, secret)
+        expect(signedWith(prod1.received[0]!, "secret-1")).toBe(true)
+        expect(signedWith(test1.received[0]!, "")).toBe(true)
+        expect(signedWith(prod2.received[0]!, "secret-11")).toBe(true)
+      }).pipe(Effect.provide(Services))
+    )
+  })
+
+  describe("sharing work", () => {
+    it.scoped("two dispatchers on one queue attempt each notification once", () =>
+      Effect.gen(function* () {
+        const rx = yield* R.receiver({ tls: true })
+        rx.answer = () => ({ status: 200, delayMs: 50 })
+        yield* F.setTime(0)
+        yield* F.merchant("MER_1", { production: rx.url })
+        for (let n = 1; n <= 6; n++) yield* F.approvedSale({ merchantId: "MER_1", n })
+        yield* Notifier.catchUpFromLog(yield* Ref.make(EventStore.Start))
+        const round = (owner: string) => Dispatcher.runOnce({ owner, batchSize: 2 })
+        while (true) {
+          const [a, b] = yield* Effect.all([round("d1"), round("d2")], { concurrency: 2 })
+          if (a + b === 0) break
+        }
+        const ids = rx.received.map((r) => notificationOf(r.body))
+        expect(ids).toHaveLength(6)
+        expect(new Set(ids).size).toBe(6)
+      }).pipe(Effect.provide(Services))
+    )
+
+    it.scoped("the notifier run twice over the log schedules each notification once", () =>
+      Effect.gen(function* () {
+        const rx = yield* R.receiver({ tls: true })
+        yield* sale(rx.url)
+        yield* Notifier.catchUpFromLog(yield* Ref.make(EventStore.Start))
+        yield* Notifier.catchUpFromLog(yield* Ref.make(EventStore.Start))
+        expect(yield* F.eventsOfType("DeliveryScheduled")).toHaveLength(1)
+        const [source] = yield* F.eventsOfType("SaleApproved")
+        expect(yield* onlyDelivery).toBe(Notifications.notificationIdOf(source!.eventId))
+      }).pipe(Effect.provide(Services))
+    )
+  })
+})
