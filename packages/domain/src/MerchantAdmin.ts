@@ -254,7 +254,9 @@ export const setPaymentMethods = Effect.fn("MerchantAdmin.setPaymentMethods")(fu
   const commands: Array<Merchant.Command> = []
   if (change.terminal !== undefined) {
     for (const method of Merchant.TERMINAL_METHODS) {
-      commands.push(new Merchant.SetTerminalMethod({ method, enabled: change.terminal[method] === true, now }))
+      commands.push(
+        new Merchant.SetTerminalMethod({ method, enabled: change.terminal[method] === true, now })
+      )
     }
   }
   if (change.link !== undefined) {
@@ -312,6 +314,10 @@ export const rotateKey = Effect.fn("MerchantAdmin.rotateKey")(function* (
   const vault = yield* KeyVault
   const now = yield* DateTime.now
   const issued = yield* vault.issue(integration, mode)
-  yield* handle(merchantId, new Merchant.RotateKey({ integration, mode, keyPair: issued.keyPair, now }), metadata)
+  yield* handle(
+    merchantId,
+    new Merchant.RotateKey({ integration, mode, keyPair: issued.keyPair, now }),
+    metadata
+  )
   return clear(issued)
 })

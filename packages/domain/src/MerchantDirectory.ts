@@ -86,7 +86,7 @@ export const layerFromLog: Layer.Layer<MerchantDirectory, never, EventStore.Even
       })
     )
     return {
-      findByIdentityKey: (hash) => Effect.as(catchUp, Option.fromNullable(keys.get(hash)))
+      findByIdentityKey: (hash) => Effect.map(catchUp, () => Option.fromNullable(keys.get(hash)))
     }
   })
 )

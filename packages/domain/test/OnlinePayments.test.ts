@@ -598,7 +598,7 @@ describe("OnlinePayments", () => {
             if (Either.isLeft(result)) expect(result.left).toMatchObject({ reason: "WindowClosed" })
           })
         ),
-      { fastCheck: { numRuns: 80 } }
+      { fastCheck: { numRuns: 50 }, timeout: 60_000 }
     )
   })
 
@@ -829,7 +829,7 @@ describe("OnlinePayments", () => {
             expect(Payment.status(payment)).toBe(refunded > 0 ? "REFUNDED" : voided ? "VOIDED" : "APPROVED")
           })
         ),
-      { fastCheck: { numRuns: 60 } }
+      { fastCheck: { numRuns: 50 }, timeout: 60_000 }
     )
   })
 })

@@ -114,7 +114,11 @@ export const MAX_ADVANCE_SECONDS = 10 * 366 * 24 * 3600
 
 /** `POST /admin/v1/clock/advance`. */
 export const AdvanceClockRequest = Schema.Struct({
-  seconds: Schema.Number.pipe(Schema.finite(), Schema.nonNegative(), Schema.lessThanOrEqualTo(MAX_ADVANCE_SECONDS))
+  seconds: Schema.Number.pipe(
+    Schema.finite(),
+    Schema.nonNegative(),
+    Schema.lessThanOrEqualTo(MAX_ADVANCE_SECONDS)
+  )
 })
 
 /** 200 of a clock advance: the new now, ISO 8601 in UTC. */

@@ -24,7 +24,10 @@ export const fromMerchantError = (
     case "MerchantNotFound":
       return Errors.NotFound.of(Errors.Codes.MerchantNotFound, "no merchant with this id")
     case "TerminalNotBound":
-      return Errors.NotFound.of(Errors.Codes.TerminalNotFound, `no terminal ${error.serial} is bound to the merchant`)
+      return Errors.NotFound.of(
+        Errors.Codes.TerminalNotFound,
+        `no terminal ${error.serial} is bound to the merchant`
+      )
     case "UnsupportedTerminalModel":
       return Errors.BadRequest.of(V, "terminal_model must be SMART or SMART_PRO", "terminal_model")
     case "TerminalAlreadyBound":
@@ -78,7 +81,9 @@ export const layer = HttpApiBuilder.group(CobroApi, "admin", (handlers) =>
     .handleRaw("createMerchant", () =>
       Effect.gen(function* () {
         const body = yield* RequestBody.decode(AdminEndpoints.CreateMerchantRequest)
-        const created = yield* MerchantAdmin.createMerchant(body.name, ACTOR).pipe(Effect.mapError(fromMerchantError))
+        const created = yield* MerchantAdmin.createMerchant(body.name, ACTOR).pipe(
+          Effect.mapError(fromMerchantError)
+        )
         return {
           merchant_id: created.merchantId,
           keys: {
@@ -113,7 +118,9 @@ export const layer = HttpApiBuilder.group(CobroApi, "admin", (handlers) =>
     )
     .handleRaw("setPaymentMethods", ({ path }) =>
       Effect.gen(function* () {
-        const body = yield* RequestBody.decode(AdminEndpoints.PaymentMethodsRequest, { onExcessProperty: "error" })
+        const body = yield* RequestBody.decode(AdminEndpoints.PaymentMethodsRequest, {
+          onExcessProperty: "error"
+        })
         return yield* MerchantAdmin.setPaymentMethods(path.merchant_id, body, ACTOR).pipe(
           Effect.mapError(fromMerchantError)
         )
@@ -122,20 +129,25 @@ export const layer = HttpApiBuilder.group(CobroApi, "admin", (handlers) =>
     .handleRaw("setWebhook", ({ path }) =>
       Effect.gen(function* () {
         const body = yield* RequestBody.decode(AdminEndpoints.WebhookBody)
-        return yield* MerchantAdmin.setWebhook(path.merchant_id, body.mode, body.url, { metadata: ACTOR }).pipe(
-          Effect.mapError(fromMerchantError)
-        )
+        return yield* MerchantAdmin.setWebhook(path.merchant_id, body.mode, body.url, {
+          metadata: ACTOR
+        }).pipe(Effect.mapError(fromMerchantError))
       })
     )
     .handle("deleteWebhook", ({ path, urlParams }) =>
-      MerchantAdmin.deleteWebhook(path.merchant_id, urlParams.mode, ACTOR).pipe(Effect.mapError(fromMerchantError))
+      MerchantAdmin.deleteWebhook(path.merchant_id, urlParams.mode, ACTOR).pipe(
+        Effect.mapError(fromMerchantError)
+      )
     )
     .handleRaw("rotateKey", ({ path }) =>
       Effect.gen(function* () {
         const body = yield* RequestBody.decode(AdminEndpoints.RotateKeyRequest)
-        const pair = yield* MerchantAdmin.rotateKey(path.merchant_id, body.integration, body.mode, ACTOR).pipe(
-          Effect.mapError(fromMerchantError)
-        )
+        const pair = yield* MerchantAdmin.rotateKey(
+          path.merchant_id,
+          body.integration,
+          body.mode,
+          ACTOR
+        ).pipe(Effect.mapError(fromMerchantError))
         return { integration: body.integration, mode: body.mode, ...clearPair(pair) }
       })
     )

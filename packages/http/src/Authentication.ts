@@ -55,7 +55,8 @@ export const authenticate = (
   KeyVault.KeyVault | MerchantDirectory.MerchantDirectory
 > =>
   Effect.gen(function* () {
-    if (header === "") return yield* unauthorized("missing Authorization header: send `x-api-key <identity key>`")
+    if (header === "")
+      return yield* unauthorized("missing Authorization header: send `x-api-key <identity key>`")
     const key = identityKeyOf(header)
     if (Option.isNone(key)) {
       return yield* unauthorized("malformed Authorization header: send `x-api-key <identity key>`")
@@ -79,11 +80,14 @@ export const authenticate = (
 const failure = Schema.Union(Errors.Unauthorized, Errors.Forbidden)
 
 /** Requires a key of the terminal API integration (A1–A4, sandbox). */
-export class TerminalApi extends HttpApiMiddleware.Tag<TerminalApi>()("@cobro/http/Authentication/TerminalApi", {
-  failure,
-  provides: CurrentCredential,
-  security: { apiKey }
-}) {}
+export class TerminalApi extends HttpApiMiddleware.Tag<TerminalApi>()(
+  "@cobro/http/Authentication/TerminalApi",
+  {
+    failure,
+    provides: CurrentCredential,
+    security: { apiKey }
+  }
+) {}
 
 /** Requires a key of the payment button integration (B1–B3, C1–C9: "the link API uses the same identity key as the payment button"). */
 export class PaymentButton extends HttpApiMiddleware.Tag<PaymentButton>()(
@@ -119,7 +123,10 @@ export const layer = Layer.mergeAll(layerTerminalApi, layerPaymentButton)
 // ---------------------------------------------------------------------------------------------
 
 /** The admin token (`ADMIN_TOKEN`), provided by the server. */
-export class AdminToken extends Context.Tag("@cobro/http/AdminToken")<AdminToken, Redacted.Redacted<string>>() {}
+export class AdminToken extends Context.Tag("@cobro/http/AdminToken")<
+  AdminToken,
+  Redacted.Redacted<string>
+>() {}
 
 /** Equal strings, compared in time that does not depend on where they differ. */
 export const constantTimeEquals = (a: string, b: string): boolean => {
@@ -146,6 +153,8 @@ export const layerAdmin: Layer.Layer<Admin, never, AdminToken> = Layer.effect(
     bearer: (sent: Redacted.Redacted<string>) =>
       Redacted.value(token) !== "" && constantTimeEquals(Redacted.value(sent), Redacted.value(token))
         ? Effect.void
-        : Effect.fail(Errors.Unauthorized.of("missing or wrong admin token: send `Authorization: Bearer <ADMIN_TOKEN>`"))
+        : Effect.fail(
+            Errors.Unauthorized.of("missing or wrong admin token: send `Authorization: Bearer <ADMIN_TOKEN>`")
+          )
   }))
 )

@@ -22,9 +22,7 @@ const toPattern = (path: string): RegExp =>
   new RegExp(
     `^${path
       .split("/")
-      .map((segment) =>
-        segment.startsWith(":") ? "[^/]+" : segment.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
-      )
+      .map((segment) => (segment.startsWith(":") ? "[^/]+" : segment.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")))
       .join("/")}/?$`
   )
 
@@ -67,7 +65,10 @@ const failureResponse = (
       allow.length > 0
         ? new Errors.MethodNotAllowed({
             errors: [
-              Errors.item(Errors.Codes.MethodNotAllowed, `${request.method} is not allowed on ${path}; use ${allow.join(", ")}`)
+              Errors.item(
+                Errors.Codes.MethodNotAllowed,
+                `${request.method} is not allowed on ${path}; use ${allow.join(", ")}`
+              )
             ],
             allow
           })
@@ -89,7 +90,9 @@ const failureResponse = (
     )
   }
   if (Predicate.isTagged(error, "RequestError")) {
-    return Errors.toResponse(Errors.BadRequest.of(Errors.Codes.MalformedJson, "the request could not be read"))
+    return Errors.toResponse(
+      Errors.BadRequest.of(Errors.Codes.MalformedJson, "the request could not be read")
+    )
   }
   return undefined
 }
@@ -107,6 +110,15 @@ export const middleware =
           if (response !== undefined) return response
         } else if (Cause.isInterruptedOnly(cause)) {
           return yield* Effect.failCause(cause as Cause.Cause<never>)
+        } else {
+          // HttpApi's own body reading (an endpoint served with `.handle` and a payload) dies on a
+          // body it cannot parse: that is the client's mistake, not ours.
+          const defect = Cause.dieOption(cause)
+          if (defect._tag === "Some" && Predicate.isTagged(defect.value, "RequestError")) {
+            return Errors.toResponse(
+              Errors.BadRequest.of(Errors.Codes.MalformedJson, "the request body could not be read")
+            )
+          }
         }
         yield* Effect.logError("unexpected failure", cause).pipe(
           Effect.annotateLogs({ method: request.method, url: request.url })

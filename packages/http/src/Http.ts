@@ -19,7 +19,16 @@ import * as SandboxHandlers from "./SandboxHandlers.js"
 import * as TerminalHandlers from "./TerminalHandlers.js"
 
 /** Every group's handlers: one line per group. */
-const Groups = Layer.mergeAll(AdminHandlers.layer, HealthHandlers.layer, LinkHandlers.layer, TerminalHandlers.layer, SandboxHandlers.layer, OnlineHandlers.layer, OnlineHandlers.layerAdmin, OnlineHandlers.layerChallenge)
+const Groups = Layer.mergeAll(
+  AdminHandlers.layer,
+  HealthHandlers.layer,
+  LinkHandlers.layer,
+  TerminalHandlers.layer,
+  SandboxHandlers.layer,
+  OnlineHandlers.layer,
+  OnlineHandlers.layerAdmin,
+  OnlineHandlers.layerChallenge
+)
 
 /** The routes served beside the API, for 405 answers. */
 const EXTRA_ROUTES = [

@@ -134,7 +134,10 @@ export const middleware = <E, R>(
           "this Idempotency-Key was used with another request; use a new key"
         )
       case "InProgress":
-        return conflict(Errors.Codes.IdempotencyKeyInUse, "a request with this Idempotency-Key is still running")
+        return conflict(
+          Errors.Codes.IdempotencyKeyInUse,
+          "a request with this Idempotency-Key is still running"
+        )
       case "Reserved":
         break
     }

@@ -19,10 +19,9 @@ const ENVELOPE = "ErrorEnvelope"
 const DECODE_ERROR = "HttpApiDecodeError"
 
 const envelopeSchema = (): Record<string, unknown> => {
-  const { $schema: _schema, ...schema } = JSONSchema.make(Envelope.ErrorEnvelope, { target: "openApi3.1" }) as unknown as Record<
-    string,
-    unknown
-  >
+  const { $schema: _schema, ...schema } = JSONSchema.make(Envelope.ErrorEnvelope, {
+    target: "openApi3.1"
+  }) as unknown as Record<string, unknown>
   return schema
 }
 
@@ -43,7 +42,10 @@ const rewriteRefs = (value: unknown): unknown => {
     for (const [key, inner] of Object.entries(value)) {
       if (key === "$ref" && typeof inner === "string") {
         const name = inner.slice(inner.lastIndexOf("/") + 1)
-        out[key] = Errors.ENVELOPE_ERROR_TAGS.has(name) || name === DECODE_ERROR ? `#/components/schemas/${ENVELOPE}` : inner
+        out[key] =
+          Errors.ENVELOPE_ERROR_TAGS.has(name) || name === DECODE_ERROR
+            ? `#/components/schemas/${ENVELOPE}`
+            : inner
       } else {
         out[key] = rewriteRefs(inner)
       }

@@ -58,33 +58,38 @@ const byteLength = (text: string, limit: number): number =>
  * absent: the spec does not show the content type of A and B requests). A `Content-Length` above
  * the limit is refused before anything is read. The text is read once per request.
  */
-export const text: Effect.Effect<string, Errors.PayloadTooLarge | Errors.UnsupportedMediaType | Errors.BadRequest, HttpServerRequest.HttpServerRequest> =
-  Effect.gen(function* () {
-    const request = yield* HttpServerRequest.HttpServerRequest
-    const limit = yield* BodyLimit
-    const contentType = request.headers["content-type"]
-    if (contentType !== undefined && !isJsonType(contentType)) return yield* Effect.fail(unsupported(contentType))
-    const declared = request.headers["content-length"]
-    if (declared !== undefined && Number(declared) > limit) return yield* Effect.fail(tooLarge(limit))
-    const body = yield* request.text.pipe(
-      HttpIncomingMessage.withMaxBodySize(Option.some(limit)),
-      Effect.catchAll(
-        (error): Effect.Effect<never, Errors.PayloadTooLarge | Errors.BadRequest> =>
-          String((error as { cause?: unknown }).cause).includes("maxBytes")
-            ? Effect.fail(tooLarge(limit))
-            : Effect.fail(Errors.BadRequest.of(Errors.Codes.MalformedJson, "the request body could not be read"))
-      )
+export const text: Effect.Effect<
+  string,
+  Errors.PayloadTooLarge | Errors.UnsupportedMediaType | Errors.BadRequest,
+  HttpServerRequest.HttpServerRequest
+> = Effect.gen(function* () {
+  const request = yield* HttpServerRequest.HttpServerRequest
+  const limit = yield* BodyLimit
+  const contentType = request.headers["content-type"]
+  if (contentType !== undefined && !isJsonType(contentType))
+    return yield* Effect.fail(unsupported(contentType))
+  const declared = request.headers["content-length"]
+  if (declared !== undefined && Number(declared) > limit) return yield* Effect.fail(tooLarge(limit))
+  const body = yield* request.text.pipe(
+    HttpIncomingMessage.withMaxBodySize(Option.some(limit)),
+    Effect.catchAll((error): Effect.Effect<never, Errors.PayloadTooLarge | Errors.BadRequest> =>
+      String((error as { cause?: unknown }).cause).includes("maxBytes")
+        ? Effect.fail(tooLarge(limit))
+        : Effect.fail(Errors.BadRequest.of(Errors.Codes.MalformedJson, "the request body could not be read"))
     )
-    if (byteLength(body, limit) > limit) return yield* Effect.fail(tooLarge(limit))
-    return body
-  })
+  )
+  if (byteLength(body, limit) > limit) return yield* Effect.fail(tooLarge(limit))
+  return body
+})
 
 /** Parses body text exactly: big integers stay exact (`bigint`), malformed JSON is a 400. */
 export const parse = (body: string): Either.Either<unknown, Errors.BadRequest> =>
   Either.mapLeft(Nanos.parseJsonExact(body), (e) =>
     Errors.BadRequest.of(
       Errors.Codes.MalformedJson,
-      body.trim() === "" ? "the request body is empty" : `malformed JSON: ${e.message} at position ${e.position}`
+      body.trim() === ""
+        ? "the request body is empty"
+        : `malformed JSON: ${e.message} at position ${e.position}`
     )
   )
 

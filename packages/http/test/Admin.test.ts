@@ -3,7 +3,8 @@ import * as Effect from "effect/Effect"
 import * as TestClock from "./support/TestClock.js"
 import * as TestApp from "./support/TestApp.js"
 
-const run = <A, E>(effect: Effect.Effect<A, E, any>) => Effect.provide(effect, TestApp.layer()) as Effect.Effect<A, E>
+const run = <A, E>(effect: Effect.Effect<A, E, any>) =>
+  Effect.provide(effect, TestApp.layer()) as Effect.Effect<A, E>
 
 const merchantPath = (id: string) => `/admin/v1/merchants/${id}`
 
@@ -33,7 +34,10 @@ describe("admin API", () => {
           for (const body of [{}, { name: "   " }, { name: 7 }]) {
             const reply = yield* TestApp.admin("POST", "/admin/v1/merchants", body)
             expect(reply.status).toBe(400)
-            expect(reply.json).toMatchObject({ payload: {}, errors: [{ code: "ValidationError", field: "name" }] })
+            expect(reply.json).toMatchObject({
+              payload: {},
+              errors: [{ code: "ValidationError", field: "name" }]
+            })
           }
           expect(yield* TestApp.logSize).toBe(0)
         })
@@ -48,7 +52,10 @@ describe("admin API", () => {
             body: { name: "x" },
             headers: { authorization: "Bearer nope" }
           })
-          const apiKey = yield* TestApp.send("POST", "/admin/v1/merchants", { body: { name: "x" }, key: "id_live_term_x" })
+          const apiKey = yield* TestApp.send("POST", "/admin/v1/merchants", {
+            body: { name: "x" },
+            key: "id_live_term_x"
+          })
           for (const reply of [none, wrong, apiKey]) {
             expect(reply.status).toBe(401)
             expect(reply.json).toMatchObject({ payload: {}, errors: [{ code: "Unauthorized" }] })
@@ -92,7 +99,11 @@ describe("admin API", () => {
           })
           expect(reply.status).toBe(400)
           expect(reply.json.errors).toEqual([
-            { code: "ValidationError", message: "terminal_model must be SMART or SMART_PRO", field: "terminal_model" }
+            {
+              code: "ValidationError",
+              message: "terminal_model must be SMART or SMART_PRO",
+              field: "terminal_model"
+            }
           ])
         })
       )
@@ -108,7 +119,10 @@ describe("admin API", () => {
           expect((yield* TestApp.admin("POST", path, first)).status).toBe(201)
           const other = yield* TestApp.admin("POST", path, { ...first, terminal_model: "SMART_PRO" })
           expect(other.status).toBe(409)
-          expect(other.json.errors[0]).toMatchObject({ code: "TerminalAlreadyBound", field: "terminal_serial" })
+          expect(other.json.errors[0]).toMatchObject({
+            code: "TerminalAlreadyBound",
+            field: "terminal_serial"
+          })
         })
       )
     )
@@ -118,7 +132,11 @@ describe("admin API", () => {
         Effect.gen(function* () {
           const m = yield* TestApp.createMerchant()
           const base = `${merchantPath(m.merchantId)}/terminals`
-          yield* TestApp.admin("POST", base, { terminal_model: "SMART_PRO", terminal_serial: "SN-0001", name: "Caja 1" })
+          yield* TestApp.admin("POST", base, {
+            terminal_model: "SMART_PRO",
+            terminal_serial: "SN-0001",
+            name: "Caja 1"
+          })
           const on = yield* TestApp.admin("PATCH", `${base}/SN-0001`, { api_enabled: true })
           expect(on.status).toBe(200)
           expect(on.json).toMatchObject({ terminal_serial: "SN-0001", api_enabled: true, status: "BINDED" })
@@ -150,7 +168,13 @@ describe("admin API", () => {
           const reply = yield* TestApp.admin("PUT", `${merchantPath(m.merchantId)}/payment-methods`, {})
           expect(reply.status).toBe(200)
           expect(reply.json).toEqual({
-            terminal: { POS: true, WALLET_A: false, WALLET_B: false, PAY_BY_LINK: false, PAY_BY_QR_SERVICE: false },
+            terminal: {
+              POS: true,
+              WALLET_A: false,
+              WALLET_B: false,
+              PAY_BY_LINK: false,
+              PAY_BY_QR_SERVICE: false
+            },
             link: {}
           })
         })
@@ -168,12 +192,24 @@ describe("admin API", () => {
           })
           expect(first.status).toBe(200)
           expect(first.json).toEqual({
-            terminal: { POS: true, WALLET_A: true, WALLET_B: false, PAY_BY_LINK: false, PAY_BY_QR_SERVICE: false },
+            terminal: {
+              POS: true,
+              WALLET_A: true,
+              WALLET_B: false,
+              PAY_BY_LINK: false,
+              PAY_BY_QR_SERVICE: false
+            },
             link: { CREDIT_CARD: { min: 1000, max: 5000000 }, PSE: { min: 1000, max: 100000 } }
           })
           const second = yield* TestApp.admin("PUT", path, { link: { CREDIT_CARD: { min: 1, max: 2 } } })
           expect(second.json).toEqual({
-            terminal: { POS: true, WALLET_A: true, WALLET_B: false, PAY_BY_LINK: false, PAY_BY_QR_SERVICE: false },
+            terminal: {
+              POS: true,
+              WALLET_A: true,
+              WALLET_B: false,
+              PAY_BY_LINK: false,
+              PAY_BY_QR_SERVICE: false
+            },
             link: { CREDIT_CARD: { min: 1, max: 2 } }
           })
         })
@@ -220,7 +256,10 @@ describe("admin API", () => {
         Effect.gen(function* () {
           const m = yield* TestApp.createMerchant()
           const path = `${merchantPath(m.merchantId)}/webhook`
-          const prod = yield* TestApp.admin("PUT", path, { url: "https://shop.example/hooks", mode: "production" })
+          const prod = yield* TestApp.admin("PUT", path, {
+            url: "https://shop.example/hooks",
+            mode: "production"
+          })
           expect(prod.status).toBe(200)
           expect(prod.json).toEqual({ url: "https://shop.example/hooks", mode: "production" })
           const test = yield* TestApp.admin("PUT", path, { url: "http://localhost:9000/hooks", mode: "test" })
@@ -263,23 +302,25 @@ describe("admin API", () => {
   })
 
   describe("keys", () => {
-    it.live("POST keys/rotate: 200 with the new pair; the old key stops working, the other mode's does not", () =>
-      run(
-        Effect.gen(function* () {
-          const m = yield* TestApp.createMerchant()
-          const reply = yield* TestApp.admin("POST", `${merchantPath(m.merchantId)}/keys/rotate`, {
-            integration: "terminal_api",
-            mode: "test"
+    it.live(
+      "POST keys/rotate: 200 with the new pair; the old key stops working, the other mode's does not",
+      () =>
+        run(
+          Effect.gen(function* () {
+            const m = yield* TestApp.createMerchant()
+            const reply = yield* TestApp.admin("POST", `${merchantPath(m.merchantId)}/keys/rotate`, {
+              integration: "terminal_api",
+              mode: "test"
+            })
+            expect(reply.status).toBe(200)
+            expect(reply.json.integration).toBe("terminal_api")
+            expect(reply.json.mode).toBe("test")
+            expect(reply.json.identity_key).toMatch(/^id_test_term_/)
+            expect(reply.json.secret_key).toMatch(/^sk_test_term_/)
+            expect(reply.json.identity_key).not.toBe(m.terminal.test)
+            // The old key is refused by the directory at once (Authentication.test.ts covers it over HTTP).
           })
-          expect(reply.status).toBe(200)
-          expect(reply.json.integration).toBe("terminal_api")
-          expect(reply.json.mode).toBe("test")
-          expect(reply.json.identity_key).toMatch(/^id_test_term_/)
-          expect(reply.json.secret_key).toMatch(/^sk_test_term_/)
-          expect(reply.json.identity_key).not.toBe(m.terminal.test)
-          // The old key is refused by the directory at once (Authentication.test.ts covers it over HTTP).
-        })
-      )
+        )
     )
 
     it.live("a body naming no integration is 400 on integration", () =>
@@ -310,10 +351,18 @@ describe("admin API", () => {
             }),
             yield* TestApp.admin("PATCH", `${base}/terminals/SN-1`, { api_enabled: true }),
             yield* TestApp.admin("PUT", `${base}/payment-methods`, { terminal: { POS: true } }),
-            yield* TestApp.admin("PUT", `${base}/webhook`, { url: "https://a.example/h", mode: "production" }),
+            yield* TestApp.admin("PUT", `${base}/webhook`, {
+              url: "https://a.example/h",
+              mode: "production"
+            }),
             yield* TestApp.admin("DELETE", `${base}/webhook?mode=production`),
-            yield* TestApp.admin("POST", `${base}/keys/rotate`, { integration: "terminal_api", mode: "test" }),
-            yield* TestApp.admin("PUT", `${merchantPath("not-an-id")}/payment-methods`, { terminal: { POS: true } })
+            yield* TestApp.admin("POST", `${base}/keys/rotate`, {
+              integration: "terminal_api",
+              mode: "test"
+            }),
+            yield* TestApp.admin("PUT", `${merchantPath("not-an-id")}/payment-methods`, {
+              terminal: { POS: true }
+            })
           ]
           for (const reply of replies) {
             expect(reply.status).toBe(404)

@@ -1,20 +1,18 @@
 import { describe, expect, it } from "@effect/vitest"
-import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
-import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as EventStore from "@cobro/domain/EventStore"
+import * as IdGenerator from "@cobro/domain/IdGenerator"
+import { MerchantId, NotificationId, TransactionId } from "@cobro/domain/Ids"
 import * as Nanos from "@cobro/domain/Nanos"
-import * as NotificationLog from "@cobro/domain/NotificationLog"
-import * as Simulator from "@cobro/terminal-sim/Simulator"
+import * as WebhookDelivery from "@cobro/domain/WebhookDelivery"
+import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
-import * as Http from "../src/Http.js"
+import * as Schema from "effect/Schema"
 import * as TestApp from "./support/TestApp.js"
 
 type Json = Record<string, any>
 
 // ---------------------------------------------------------------------------------------------
-// The app with the simulated terminals and a notification log holding fixed bodies.
+// Notifications in the log, as the webhooks notifier schedules them (A4 reads them back).
 // ---------------------------------------------------------------------------------------------
 
 /** A notification body as the notifier stores it (card `brand`, `time` beyond 2^53). */
@@ -51,29 +49,35 @@ const notificationBody = (merchantId: string, paymentId: string, reference: stri
     }
   })
 
-/** Stored notifications: every merchant's production payments `TRX_n0`…`TRX_n11`, reference `order-42`. */
-const storedLog = Layer.succeed(NotificationLog.NotificationLog, {
-  lastByPaymentId: (owner, paymentId) =>
-    Effect.succeed(
-      owner.sandbox || !/^TRX_n\d+$/.test(paymentId)
-        ? Option.none()
-        : Option.some(notificationBody(owner.merchantId, paymentId, "order-42"))
-    ),
-  lastByExternalReference: (owner, reference, limit) =>
-    Effect.succeed(
-      owner.sandbox || reference !== "order-42"
-        ? []
-        : Array.from({ length: 12 }, (_, i) =>
-            notificationBody(owner.merchantId, `TRX_n${i}`, reference)
-          ).slice(0, limit)
-    )
-})
+/** Seeds the log as the notifier would: one scheduled delivery per payment `TRX_n0`…`TRX_n<count-1>`. */
+const seedNotifications = (merchantId: string, sandbox: boolean, count: number, prefix = "TRX_n") =>
+  Effect.gen(function* () {
+    const store = yield* EventStore.EventStore
+    const ids = yield* IdGenerator.IdGenerator
+    const encode = Schema.encodeSync(WebhookDelivery.Event)
+    for (let i = 0; i < count; i++) {
+      const subject = `${prefix}${i}`
+      const event = new WebhookDelivery.DeliveryScheduled({
+        notificationId: NotificationId.make(yield* ids.uuid),
+        merchantId: MerchantId.make(merchantId),
+        url: "https://shop.example/webhook",
+        type: "SALE_APPROVED",
+        subject: TransactionId.make(subject),
+        body: notificationBody(merchantId, subject, "order-42"),
+        signingKey: "EMPTY",
+        sandbox,
+        dueAt: DateTime.unsafeMake(0),
+        createdAt: DateTime.unsafeMake(0)
+      })
+      yield* store.append(
+        `WebhookDelivery-${subject}-${sandbox}`,
+        [{ eventId: yield* ids.uuid, type: event._tag, schemaVersion: 1, data: encode(event), metadata: {} }],
+        EventStore.ExpectedVersion.Any()
+      )
+    }
+  }).pipe(Effect.orDie)
 
-const AppLayer = HttpApiBuilder.serve().pipe(
-  Layer.provide(Http.layer),
-  Layer.provideMerge(Layer.merge(Simulator.layer, storedLog).pipe(Layer.provideMerge(TestApp.TestPorts()))),
-  Layer.provideMerge(NodeHttpServer.layerTest)
-)
+const AppLayer = TestApp.layer()
 
 const body = (serial: string, overrides: Json = {}): Json => ({
   amount: {
@@ -251,6 +255,7 @@ describe("terminal API (A1–A4)", () => {
       () =>
         Effect.gen(function* () {
           const m = yield* TestApp.createMerchantWithTerminal()
+          yield* seedNotifications(m.merchantId, false, 5)
           const reply = yield* TestApp.send("GET", "/payments/webhook/notifications/TRX_n3", {
             key: m.terminal.production
           })
@@ -272,6 +277,7 @@ describe("terminal API (A1–A4)", () => {
     it.live("A4 by external reference (is_external_reference=true) returns at most 10 notifications", () =>
       Effect.gen(function* () {
         const m = yield* TestApp.createMerchantWithTerminal()
+        yield* seedNotifications(m.merchantId, false, 12)
         const reply = yield* TestApp.send(
           "GET",
           "/payments/webhook/notifications/order-42?is_external_reference=true",
@@ -287,10 +293,18 @@ describe("terminal API (A1–A4)", () => {
     it.live("A4 with a test key sees only sandbox notifications", () =>
       Effect.gen(function* () {
         const m = yield* TestApp.createMerchantWithTerminal()
+        yield* seedNotifications(m.merchantId, false, 5)
+        yield* seedNotifications(m.merchantId, true, 1, "TRX_s")
         const reply = yield* TestApp.send("GET", "/payments/webhook/notifications/TRX_n3", {
           key: m.terminal.test
         })
         expect(reply.json).toEqual({ notifications: [] })
+        const sandboxOnly = yield* TestApp.send(
+          "GET",
+          "/payments/webhook/notifications/order-42?is_external_reference=true",
+          { key: m.terminal.test }
+        )
+        expect(sandboxOnly.json.notifications.map((n: any) => n.data.payment_id)).toEqual(["TRX_s0"])
       }).pipe(Effect.provide(AppLayer))
     )
 

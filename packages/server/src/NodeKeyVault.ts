@@ -3,12 +3,13 @@
  * API keys, SHA-256 identity-key hashes, and secret keys sealed with AES-256-GCM under the server key.
  */
 import * as KeyVault from "@cobro/domain/KeyVault"
-import type * as SigningKey from "@cobro/domain/SigningKey"
+import * as MerchantAdmin from "@cobro/domain/MerchantAdmin"
 import { IdentityKeyHash, SealedSecret } from "@cobro/domain/SigningKey"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from "node:crypto"
+import * as Ids from "./Ids.js"
 
 /** The version tag of sealed secrets: `v1.<key id>.<base64url(iv ‖ ciphertext ‖ tag)>`. */
 export const sealedVersion = "v1"
@@ -17,19 +18,6 @@ const ivBytes = 12
 const tagBytes = 16
 // Binds every sealed text to its purpose: a ciphertext made for something else does not unseal here.
 const associatedData = Buffer.from("cobro:secret-key:v1", "utf8")
-
-const integrationCode: Record<SigningKey.Integration, string> = {
-  terminal_api: "tapi",
-  payment_button: "btn"
-}
-const modeCode: Record<SigningKey.KeyMode, string> = { production: "live", test: "test" }
-
-/**
- * The prefix of an identity (`ik`) or secret (`sk`) key: `cobro_ik_test_tapi_`, `cobro_sk_live_btn_`, …
- * A key read in a log or a support ticket says what it is for; the random part follows (hex).
- */
-export const keyPrefix = (kind: "ik" | "sk", integration: SigningKey.Integration, mode: SigningKey.KeyMode) =>
-  `cobro_${kind}_${modeCode[mode]}_${integrationCode[integration]}_`
 
 /** A short, non-secret id of the sealing key, written in each sealed text: a wrong key is told apart from tampering. */
 export const keyId = (key: Buffer): string =>
@@ -89,9 +77,10 @@ export const make = (sealingKey: Redacted.Redacted<Buffer>): KeyVault.KeyVault["
   const sealer = makeSealer(Redacted.value(sealingKey))
   return KeyVault.KeyVault.of({
     issue: Effect.fn("NodeKeyVault.issue")(function* (integration, mode) {
-      // 160 random bits identify, 256 sign: both far beyond guessing.
-      const identityKey = keyPrefix("ik", integration, mode) + randomBytes(20).toString("hex")
-      const secretKey = keyPrefix("sk", integration, mode) + randomBytes(32).toString("hex")
+      // After the domain's prefix (`id_test_term_`, `sk_live_btn_`, …), letters and digits: about
+      // 190 random bits identify, 256 sign; both far beyond guessing.
+      const identityKey = MerchantAdmin.keyPrefix("identity", integration, mode) + Ids.randomAlphanumeric(32)
+      const secretKey = MerchantAdmin.keyPrefix("secret", integration, mode) + Ids.randomAlphanumeric(43)
       return {
         integration,
         mode,

@@ -4,8 +4,14 @@
  */
 import * as Acquirer from "@cobro/domain/Acquirer"
 import * as NotificationLog from "@cobro/domain/NotificationLog"
+import * as Authentication from "@cobro/http/Authentication"
+import * as Http from "@cobro/http/Http"
+import * as PublicUrls from "@cobro/http/PublicUrls"
+import * as Readiness from "@cobro/http/Readiness"
 import * as PgIdempotencyStore from "@cobro/store-pg/PgIdempotencyStore"
 import * as PgMerchantDirectory from "@cobro/store-pg/PgMerchantDirectory"
+import * as Simulator from "@cobro/terminal-sim/Simulator"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpServer from "@effect/platform/HttpServer"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import type * as ConfigError from "effect/ConfigError"
@@ -17,9 +23,8 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
 import { randomBytes } from "node:crypto"
-import * as Http from "node:http"
+import * as NodeHttp from "node:http"
 import * as Config from "./Config.js"
-import * as Health from "./Health.js"
 import * as Ids from "./Ids.js"
 import * as NodeKeyVault from "./NodeKeyVault.js"
 import * as SealingKey from "./SealingKey.js"
@@ -62,7 +67,7 @@ export const layerHttpServer = (config: Config.ServerConfig) =>
     Layer.scoped(
       HttpServer.HttpServer,
       Effect.gen(function* () {
-        const server = Http.createServer()
+        const server = NodeHttp.createServer()
         const httpServer = yield* NodeHttpServer.make(() => server, { port: config.port, host: config.host })
         // Added after `make`, so it runs before `make`'s `server.close()`, which waits for the connections.
         yield* Effect.addFinalizer(() =>
@@ -86,19 +91,31 @@ export const layerStore = (config: Config.ServerConfig) => {
 }
 
 /**
- * The adapters of the domain's ports, over the store. Fallbacks where the real adapter is another
- * package's work in progress: `NotificationLog.layerFromLog` (scans the log; the webhooks helper's
- * read-model adapter replaces it).
+ * The adapters of the domain's ports and what the HTTP layer needs beside them (`Http.HttpRequirements`),
+ * over the store. Fallbacks where the real adapter is another package's work in progress:
+ * `NotificationLog.layerFromLog` (scans the log on each A4 query).
  */
 export const layerPorts = (settings: Settings) =>
   Layer.mergeAll(
     NodeKeyVault.layer(settings.sealingKey.key),
-    Ids.layerRandom,
     Acquirer.layerSandbox,
     PgMerchantDirectory.layer,
     PgIdempotencyStore.layer,
-    NotificationLog.layerFromLog
-  )
+    NotificationLog.layerFromLog,
+    Readiness.layerFromEventStore,
+    Simulator.layer,
+    Layer.succeed(Authentication.AdminToken, settings.adminToken),
+    PublicUrls.layer({
+      ...Option.match(settings.config.publicUrl, {
+        onNone: () => ({}),
+        onSome: (publicUrl) => ({ publicUrl })
+      }),
+      ...Option.match(settings.config.checkoutUrl, {
+        onNone: () => ({}),
+        onSome: (checkoutUrl) => ({ checkoutUrl })
+      })
+    })
+  ).pipe(Layer.provideMerge(Ids.layerRandom))
 
 /** How often expired idempotency keys are deleted (they already behave as absent). */
 export const purgeInterval = "1 hour"
@@ -146,8 +163,8 @@ const layerBanner = (settings: Settings) =>
     )
   )
 
-/** The HTTP application: until `@cobro/http` is wired, health and readiness alone. */
-export const layerApp = HttpServer.serve(Health.app)
+/** The HTTP application: every endpoint of `@cobro/http`, its OpenAPI document and docs. */
+export const layerApp = HttpApiBuilder.serve().pipe(Layer.provide(Http.layer))
 
 /** The whole server for `Layer.launch`: listens, serves, prints the banner, shuts down gracefully. */
 export const layer = (settings: Settings) => {

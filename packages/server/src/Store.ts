@@ -86,16 +86,6 @@ export const layerProjections = (
     })
   )
 
-/** `SELECT 1` on the database: what `/ready` asks. */
-export const ping: Effect.Effect<boolean, never, SqlClient.SqlClient> = Effect.flatMap(
-  SqlClient.SqlClient,
-  (sql) => sql`SELECT 1`
-).pipe(
-  Effect.as(true),
-  Effect.timeout("2 seconds"),
-  Effect.catchAllCause(() => Effect.succeed(false))
-)
-
 /** A readable description of the database for the start-up banner (the password masked). */
 export const describe = (database: Config.Database): string => {
   if (database._tag === "Pglite") return `PGlite in ${Path.resolve(database.dataDir)}`

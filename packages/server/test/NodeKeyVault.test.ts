@@ -57,16 +57,18 @@ describe("NodeKeyVault", () => {
       })
   )
 
-  it.effect("keys say what they are for: identity and secret, test and live, terminal API and button", () =>
-    Effect.gen(function* () {
-      const vault = vaultWith(randomBytes(32))
-      const tapiTest = yield* vault.issue("terminal_api", "test")
-      const btnLive = yield* vault.issue("payment_button", "production")
-      expect(tapiTest.identityKey).toMatch(/^cobro_ik_test_tapi_[0-9a-f]{40}$/)
-      expect(tapiTest.secretKey).toMatch(/^cobro_sk_test_tapi_[0-9a-f]{64}$/)
-      expect(btnLive.identityKey).toMatch(/^cobro_ik_live_btn_[0-9a-f]{40}$/)
-      expect(btnLive.secretKey).toMatch(/^cobro_sk_live_btn_[0-9a-f]{64}$/)
-    })
+  it.effect(
+    "keys say what they are for (MerchantAdmin.keyPrefix): identity and secret, test and live, terminal API and button",
+    () =>
+      Effect.gen(function* () {
+        const vault = vaultWith(randomBytes(32))
+        const tapiTest = yield* vault.issue("terminal_api", "test")
+        const btnLive = yield* vault.issue("payment_button", "production")
+        expect(tapiTest.identityKey).toMatch(/^id_test_term_[A-Za-z0-9]{32}$/)
+        expect(tapiTest.secretKey).toMatch(/^sk_test_term_[A-Za-z0-9]{43}$/)
+        expect(btnLive.identityKey).toMatch(/^id_live_btn_[A-Za-z0-9]{32}$/)
+        expect(btnLive.secretKey).toMatch(/^sk_live_btn_[A-Za-z0-9]{43}$/)
+      })
   )
 
   it.effect("every issued key is new: no two identity or secret keys repeat", () =>

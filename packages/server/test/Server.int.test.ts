@@ -94,7 +94,7 @@ describe("server on PGlite (DATA_DIR)", () => {
         yield* onPglite(
           dataDir,
           Effect.flatMap(EventStore.EventStore, (store) =>
-            store.append("ServerTest-1", [event(id)], EventStore.NoStream)
+            store.append("ServerTest-1", [event(id)], EventStore.ExpectedVersion.NoStream())
           )
         )
         const second = yield* ServerProcess.start(env)
@@ -149,7 +149,7 @@ describe("server on PostgreSQL (DATABASE_URL)", () => {
         yield* onPostgres(
           url,
           Effect.flatMap(EventStore.EventStore, (store) =>
-            store.append("ServerTest-2", [event(id)], EventStore.NoStream)
+            store.append("ServerTest-2", [event(id)], EventStore.ExpectedVersion.NoStream())
           )
         )
         const second = yield* ServerProcess.start(env)

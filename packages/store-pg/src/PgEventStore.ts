@@ -29,6 +29,13 @@ const appendStatement =
   "SELECT next_version, first_position, last_position FROM cobro_append(" +
   "$1, $2, $3, $4::timestamptz, $5::uuid[], $6::text[], $7::integer[], $8::jsonb[], $9::jsonb[], $10::text[], $11::text[], $12)"
 
+/**
+ * The call of `cobro_append_new` (migration `4_append_new_stream_function`): one event to a new
+ * stream, outside a transaction, with scalar parameters.
+ */
+const appendNewStatement =
+  "SELECT cobro_append_new($1, $2::uuid, $3, $4, $5::jsonb, $6::jsonb, $7::timestamptz, $8, $9) AS position"
+
 /** The shortest time between two wake-up NOTIFYs sent after autocommit appends. */
 export const notifyInterval: Duration.DurationInput = "5 millis"
 
@@ -42,10 +49,56 @@ interface AppendRow {
   readonly last_position: string | null
 }
 
+/** One event as the append functions take it. */
+interface EncodedEvent {
+  readonly eventId: string
+  readonly data: string
+  readonly metadata: string
+  readonly before: string
+  readonly after: string
+}
+
 /**
- * The parameters of `cobro_append`. Each event's JSON is encoded once: its text is what `jsonb`
- * stores, and its parse is the normalised value (`HashChain.normalizeJson`) that the hash covers.
+ * Each event's JSON is encoded once: its text is what `jsonb` stores, and its parse is the
+ * normalised value (`HashChain.normalizeJson`) that the hash covers.
  */
+const encodeEvent = (streamId: string, event: EventStore.NewEvent, recordedAt: Date): EncodedEvent => {
+  const eventId = event.eventId.toLowerCase()
+  const data = JSON.stringify(event.data) ?? "null"
+  const metadata = JSON.stringify(event.metadata ?? {}) ?? "null"
+  const [before, after] = HashChain.canonicalEventAround({
+    streamId,
+    eventId,
+    type: event.type,
+    schemaVersion: event.schemaVersion,
+    data: JSON.parse(data),
+    metadata: JSON.parse(metadata),
+    recordedAt
+  })
+  return { eventId, data, metadata, before, after }
+}
+
+/** The parameters of `cobro_append_new`. */
+const appendNewParams = (
+  streamId: string,
+  event: EventStore.NewEvent,
+  recordedAt: Date
+): ReadonlyArray<unknown> => {
+  const encoded = encodeEvent(streamId, event, recordedAt)
+  return [
+    streamId,
+    encoded.eventId,
+    event.type,
+    event.schemaVersion,
+    encoded.data,
+    encoded.metadata,
+    recordedAt.toISOString(),
+    encoded.before,
+    encoded.after
+  ]
+}
+
+/** The parameters of `cobro_append`. */
 const appendParams = (
   streamId: string,
   events: ReadonlyArray<EventStore.NewEvent>,
@@ -63,25 +116,14 @@ const appendParams = (
   const after = new Array<string>(n)
   for (let i = 0; i < n; i++) {
     const event = events[i]!
-    const eventId = event.eventId.toLowerCase()
-    const dataText = JSON.stringify(event.data) ?? "null"
-    const metadataText = JSON.stringify(event.metadata ?? {}) ?? "null"
-    const [head, tail] = HashChain.canonicalEventAround({
-      streamId,
-      eventId,
-      type: event.type,
-      schemaVersion: event.schemaVersion,
-      data: JSON.parse(dataText),
-      metadata: JSON.parse(metadataText),
-      recordedAt
-    })
-    ids[i] = eventId
+    const encoded = encodeEvent(streamId, event, recordedAt)
+    ids[i] = encoded.eventId
     types[i] = event.type
     schemaVersions[i] = event.schemaVersion
-    data[i] = dataText
-    metadata[i] = metadataText
-    before[i] = head
-    after[i] = tail
+    data[i] = encoded.data
+    metadata[i] = encoded.metadata
+    before[i] = encoded.before
+    after[i] = encoded.after
   }
   return [
     streamId,
@@ -213,41 +255,99 @@ export const make = Effect.gen(function* () {
       }
     )
 
-  const append = Effect.fn("PgEventStore.append")(function* (
+  /** What a failed statement means: a retry of stored events, a reused event id, a conflict, or a defect. */
+  const onSqlError = (
     streamId: string,
     events: ReadonlyArray<EventStore.NewEvent>,
-    expected: EventStore.ExpectedVersion
-  ) {
-    yield* Effect.annotateCurrentSpan({
-      streamId,
-      events: events.length,
-      expected: describeExpected(expected)
-    })
-    const normalized =
-      expected._tag === "Exact" && expected.version === 0 ? EventStore.ExpectedVersion.NoStream() : expected
-    if (events.length === 0) {
-      const actual = yield* Effect.orDie(currentVersion(streamId))
-      const ok =
-        normalized._tag === "Any" ||
-        (normalized._tag === "NoStream" ? actual === 0 : normalized.version === actual)
-      if (!ok) {
-        return yield* new EventStore.ConcurrencyConflict({
-          streamId,
-          expected: describeExpected(expected),
-          actual
-        })
-      }
-      return { nextVersion: actual, firstPosition: 0n, lastPosition: 0n }
+    expected: EventStore.ExpectedVersion,
+    error: SqlError
+  ): Effect.Effect<EventStore.AppendResult, EventStore.ConcurrencyConflict | EventStore.EventIdReused> => {
+    const constraint = uniqueViolation(error)
+    if (constraint === "cobro_events_event_id_key") {
+      // An event id stored elsewhere, or a retry of events already stored: look after rollback.
+      return Effect.flatMap(Effect.orDie(lookup(streamId, events)), (found) =>
+        found._tag === "Identical"
+          ? Effect.succeed(found.result)
+          : Effect.fail(
+              new EventStore.EventIdReused({
+                eventId: found._tag === "Reused" ? found.eventId : (events[0]?.eventId ?? "")
+              })
+            )
+      )
     }
-    const recordedAt = new Date(yield* Clock.currentTimeMillis)
+    if (constraint !== undefined) {
+      // A writer created the stream or took the version between our check and our insert.
+      return Effect.flatMap(Effect.orDie(currentVersion(streamId)), (actual) =>
+        Effect.fail(
+          new EventStore.ConcurrencyConflict({ streamId, expected: describeExpected(expected), actual })
+        )
+      )
+    }
+    return Effect.die(error)
+  }
+
+  /** A wake-up for the NOTIFY fiber: synchronous, it never waits (a sliding queue of one). */
+  const signal = (streamId: string) => {
+    committed.unsafeOffer(streamId)
+  }
+
+  /**
+   * One event to a new stream, outside a transaction: one autocommit call of `cobro_append_new`.
+   * The commonest append, and the benchmark's W1, so it is kept to a few Effect steps.
+   */
+  const appendNew = (
+    streamId: string,
+    events: ReadonlyArray<EventStore.NewEvent>,
+    expected: EventStore.ExpectedVersion,
+    recordedAt: Date
+  ): Effect.Effect<EventStore.AppendResult, EventStore.ConcurrencyConflict | EventStore.EventIdReused> =>
+    sql
+      .unsafe<{ readonly position: string | null }>(
+        appendNewStatement,
+        appendNewParams(streamId, events[0]!, recordedAt)
+      )
+      .pipe(
+        Effect.flatMap(
+          (
+            rows
+          ): Effect.Effect<
+            EventStore.AppendResult,
+            EventStore.ConcurrencyConflict | EventStore.EventIdReused | SqlError
+          > => {
+            const position = rows[0]?.position
+            if (position === null || position === undefined) {
+              // The stream exists: a retry of this event (a no-op) or a conflict.
+              return Effect.flatMap(currentVersion(streamId), (actual) =>
+                conflictOrNoop(streamId, events, expected, actual)
+              )
+            }
+            signal(streamId)
+            const globalPosition = BigInt(position)
+            return Effect.succeed({
+              nextVersion: 1,
+              firstPosition: globalPosition,
+              lastPosition: globalPosition
+            })
+          }
+        ),
+        Effect.catchTag("SqlError", (error) => onSqlError(streamId, events, expected, error))
+      )
+
+  /** Any append of one or more events: one call of `cobro_append`, under a savepoint in a transaction. */
+  const appendAny = (
+    streamId: string,
+    events: ReadonlyArray<EventStore.NewEvent>,
+    expected: EventStore.ExpectedVersion,
+    recordedAt: Date,
+    inTransaction: boolean
+  ): Effect.Effect<EventStore.AppendResult, EventStore.ConcurrencyConflict | EventStore.EventIdReused> => {
     // Inside a caller's transaction, a savepoint keeps a failed append (a reused event id) from
     // aborting it, as the nested transaction of the multi-statement append did; and the NOTIFY
     // must wait for that transaction's commit.
-    const inTransaction = Option.isSome(yield* Effect.serviceOption(SqlClient.TransactionConnection))
     const call = Effect.flatMap(
       sql.unsafe<AppendRow>(
         appendStatement,
-        appendParams(streamId, events, normalized, recordedAt, inTransaction)
+        appendParams(streamId, events, expected, recordedAt, inTransaction)
       ),
       (
         rows
@@ -256,54 +356,60 @@ export const make = Effect.gen(function* () {
         EventStore.ConcurrencyConflict | EventStore.EventIdReused | SqlError
       > => {
         const row = rows[0]!
-        return row.first_position === null || row.last_position === null
-          ? conflictOrNoop(streamId, events, normalized, row.next_version)
-          : Effect.as(inTransaction ? Effect.void : Queue.offer(committed, streamId), {
-              nextVersion: row.next_version,
-              firstPosition: BigInt(row.first_position),
-              lastPosition: BigInt(row.last_position)
-            })
+        if (row.first_position === null || row.last_position === null) {
+          return conflictOrNoop(streamId, events, expected, row.next_version)
+        }
+        if (!inTransaction) signal(streamId)
+        return Effect.succeed({
+          nextVersion: row.next_version,
+          firstPosition: BigInt(row.first_position),
+          lastPosition: BigInt(row.last_position)
+        })
       }
     )
-    return yield* (inTransaction ? sql.withTransaction(call) : call).pipe(
-      Effect.catchTag(
-        "SqlError",
-        (
-          error
-        ): Effect.Effect<
-          EventStore.AppendResult,
-          EventStore.ConcurrencyConflict | EventStore.EventIdReused
-        > => {
-          const constraint = uniqueViolation(error)
-          if (constraint === "cobro_events_event_id_key") {
-            // An event id stored elsewhere, or a retry of events already stored: look after rollback.
-            return Effect.flatMap(Effect.orDie(lookup(streamId, events)), (found) =>
-              found._tag === "Identical"
-                ? Effect.succeed(found.result)
-                : Effect.fail(
-                    new EventStore.EventIdReused({
-                      eventId: found._tag === "Reused" ? found.eventId : (events[0]?.eventId ?? "")
-                    })
-                  )
-            )
-          }
-          if (constraint !== undefined) {
-            // A writer created the stream or took the version between our check and our insert.
-            return Effect.flatMap(Effect.orDie(currentVersion(streamId)), (actual) =>
-              Effect.fail(
-                new EventStore.ConcurrencyConflict({
-                  streamId,
-                  expected: describeExpected(expected),
-                  actual
-                })
-              )
-            )
-          }
-          return Effect.die(error)
-        }
-      )
+    return (inTransaction ? sql.withTransaction(call) : call).pipe(
+      Effect.catchTag("SqlError", (error) => onSqlError(streamId, events, expected, error))
     )
-  })
+  }
+
+  /** An append of no events: checks the expected version, writes nothing. */
+  const appendNothing = (streamId: string, expected: EventStore.ExpectedVersion) =>
+    Effect.flatMap(
+      Effect.orDie(currentVersion(streamId)),
+      (actual): Effect.Effect<EventStore.AppendResult, EventStore.ConcurrencyConflict> =>
+        expected._tag === "Any" || (expected._tag === "NoStream" ? actual === 0 : expected.version === actual)
+          ? Effect.succeed({ nextVersion: actual, firstPosition: 0n, lastPosition: 0n })
+          : Effect.fail(
+              new EventStore.ConcurrencyConflict({ streamId, expected: describeExpected(expected), actual })
+            )
+    )
+
+  // Not `Effect.fn`: the append is the store's hot path, and a traced function's stack capture and
+  // generator cost about as much client CPU as the rest of an append (`docs/benchmarks.md`). The
+  // span stays (`PgEventStore.append`, with the `sql.execute` span inside it), without a stack.
+  const append = (
+    streamId: string,
+    events: ReadonlyArray<EventStore.NewEvent>,
+    expected: EventStore.ExpectedVersion
+  ): Effect.Effect<EventStore.AppendResult, EventStore.ConcurrencyConflict | EventStore.EventIdReused> => {
+    const normalized =
+      expected._tag === "Exact" && expected.version === 0 ? EventStore.ExpectedVersion.NoStream() : expected
+    const body =
+      events.length === 0
+        ? appendNothing(streamId, expected)
+        : Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (transaction) =>
+            Effect.clockWith((clock) => {
+              const recordedAt = new Date(clock.unsafeCurrentTimeMillis())
+              return Option.isNone(transaction) && normalized._tag === "NoStream" && events.length === 1
+                ? appendNew(streamId, events, normalized, recordedAt)
+                : appendAny(streamId, events, normalized, recordedAt, Option.isSome(transaction))
+            })
+          )
+    return Effect.withSpan(body, "PgEventStore.append", {
+      attributes: { streamId, events: events.length, expected: describeExpected(expected) },
+      captureStackTrace: false
+    })
+  }
 
   const readStream = Effect.fn("PgEventStore.readStream")(function* (
     streamId: string,

@@ -117,7 +117,7 @@ export const make = Effect.gen(function* () {
     // Not projected (yet): the log is the truth, its revocations checked again in the same statement.
     const issued = yield* fromLog(hash)
     yield* Effect.annotateCurrentSpan({ source: "log", issued: issued.length })
-    if (issued.length === 0) return Option.none()
+    if (issued.length !== 1) return Option.none()
     const event = issued[0]!
     return credential(hash, {
       merchantId: event.stream_id.slice(merchantStreamPrefix.length),

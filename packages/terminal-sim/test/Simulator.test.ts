@@ -398,7 +398,7 @@ describe("terminal-sim", () => {
             }
           }
         }).pipe(Effect.provide(TestLayer)),
-      { fastCheck: { numRuns: 40 } }
+      { timeout: 60_000, fastCheck: { numRuns: 30 } }
     )
   })
 })

@@ -77,11 +77,12 @@ const TerminalProbeLive = HttpApiBuilder.group(ProbeApi, "terminalProbe", (handl
 const ButtonProbeLive = HttpApiBuilder.group(ProbeApi, "buttonProbe", (handlers) =>
   handlers
     .handle("who", () => who)
-    .handleRaw("echo", () => Effect.map(RequestBody.json, (value) => Respond.json({ payload: value, errors: [] })))
+    .handleRaw("echo", () =>
+      Effect.map(RequestBody.json, (value) => Respond.json({ payload: value, errors: [] }))
+    )
     .handle("defect", () => Effect.die(new Error("boom")))
     .handle("fail", () => Effect.fail(Errors.InternalServerError.of()))
 )
-
 
 /** The probe API served on a socket next to the real app's ports. */
 export const layer = () =>
@@ -89,7 +90,9 @@ export const layer = () =>
     Layer.provide(
       Layer.mergeAll(Http.middlewareFor(ProbeApi)).pipe(
         Layer.provideMerge(
-          HttpApiBuilder.api(ProbeApi).pipe(Layer.provide(Layer.mergeAll(AdminHandlers.layer, TerminalProbeLive, ButtonProbeLive)))
+          HttpApiBuilder.api(ProbeApi).pipe(
+            Layer.provide(Layer.mergeAll(AdminHandlers.layer, TerminalProbeLive, ButtonProbeLive))
+          )
         ),
         Layer.provide(Layer.mergeAll(Authentication.layer, Authentication.layerAdmin))
       )

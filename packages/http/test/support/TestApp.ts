@@ -17,6 +17,8 @@ import * as IdGenerator from "@cobro/domain/IdGenerator"
 import * as InMemoryEventStore from "@cobro/domain/InMemoryEventStore"
 import * as MerchantDirectory from "@cobro/domain/MerchantDirectory"
 import * as Nanos from "@cobro/domain/Nanos"
+import * as NotificationLog from "@cobro/domain/NotificationLog"
+import * as Simulator from "@cobro/terminal-sim/Simulator"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
@@ -33,7 +35,12 @@ export const ADMIN_TOKEN = "test-admin-token"
  * The in-memory ports. A group that needs another port adds its in-memory layer here, one line.
  */
 export const TestPorts = (options: { readonly clock?: Layer.Layer<any> } = {}) =>
-  Layer.mergeAll(MerchantDirectory.layerFromLog, Readiness.layerFromEventStore).pipe(
+  Layer.mergeAll(
+    MerchantDirectory.layerFromLog,
+    Readiness.layerFromEventStore,
+    NotificationLog.layerFromLog,
+    Simulator.layer
+  ).pipe(
     Layer.provideMerge(
       Layer.mergeAll(
         InMemoryEventStore.layer,
@@ -79,7 +86,11 @@ export interface SendOptions {
 }
 
 /** Sends a request to the app and reads the whole response. */
-export const send = (method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE" | "HEAD" | "OPTIONS", path: string, options: SendOptions = {}) =>
+export const send = (
+  method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE" | "HEAD" | "OPTIONS",
+  path: string,
+  options: SendOptions = {}
+) =>
   Effect.gen(function* () {
     const client = yield* HttpClient.HttpClient
     let request = HttpClientRequest.make(method)(path)
@@ -89,7 +100,8 @@ export const send = (method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE" | "HEAD
           ? HttpClientRequest.bodyText(request, options.body, "application/json")
           : HttpClientRequest.bodyText(request, Nanos.stringifyWithBigInt(options.body), "application/json")
     }
-    if (options.key !== undefined) request = HttpClientRequest.setHeader(request, "authorization", `x-api-key ${options.key}`)
+    if (options.key !== undefined)
+      request = HttpClientRequest.setHeader(request, "authorization", `x-api-key ${options.key}`)
     if (options.admin === true) request = HttpClientRequest.bearerToken(request, ADMIN_TOKEN)
     if (options.idempotencyKey !== undefined) {
       request = HttpClientRequest.setHeader(request, "idempotency-key", options.idempotencyKey)
@@ -100,12 +112,13 @@ export const send = (method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE" | "HEAD
     const response = yield* client.execute(request)
     const text = yield* response.text
     const parsed = Nanos.parseJsonExact(text)
-    return {
+    const reply: Reply = {
       status: response.status,
       headers: response.headers,
       text,
       json: parsed._tag === "Right" ? parsed.right : undefined
-    } satisfies Reply
+    }
+    return reply
   }).pipe(Effect.orDie)
 
 /** Sends an admin request (Bearer token). */

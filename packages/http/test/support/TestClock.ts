@@ -19,9 +19,7 @@ export class VirtualTime extends Context.Tag("@cobro/http/test/VirtualTime")<
 >() {}
 
 /** A virtual clock starting at `start`: Effect's `Clock`, the `SandboxClock` port and `VirtualTime`. */
-export const layer = (
-  start: number = START
-): Layer.Layer<VirtualTime | SandboxClock.SandboxClock> => {
+export const layer = (start: number = START): Layer.Layer<VirtualTime | SandboxClock.SandboxClock> => {
   let now = start
   const real = Clock.make()
   const clock: Clock.Clock = {
@@ -45,6 +43,9 @@ export const layer = (
 }
 
 /** A sandbox clock that refuses to move: the server on the real clock. */
-export const layerNotVirtual: Layer.Layer<SandboxClock.SandboxClock> = Layer.succeed(SandboxClock.SandboxClock, {
-  advance: () => Effect.fail(new SandboxClock.ClockNotVirtual())
-})
+export const layerNotVirtual: Layer.Layer<SandboxClock.SandboxClock> = Layer.succeed(
+  SandboxClock.SandboxClock,
+  {
+    advance: () => Effect.fail(new SandboxClock.ClockNotVirtual())
+  }
+)

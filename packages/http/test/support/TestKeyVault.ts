@@ -12,8 +12,7 @@ import { createHash, randomBytes } from "node:crypto"
 const ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 
 /** 32 random base-62 characters (about 190 bits). */
-export const randomToken = (): string =>
-  Array.from(randomBytes(32), (byte) => ALPHABET[byte % 62]).join("")
+export const randomToken = (): string => Array.from(randomBytes(32), (byte) => ALPHABET[byte % 62]).join("")
 
 /** SHA-256 of an identity key, lower-case hex. */
 export const hashIdentityKey = (identityKey: string): IdentityKeyHash =>

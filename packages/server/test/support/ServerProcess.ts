@@ -149,8 +149,8 @@ const withDatabase = (url: string, name: string) => {
   return parsed.toString()
 }
 
-const onServer = <A>(statement: string) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe<A>(statement)).pipe(
+const onServer = (statement: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(statement)).pipe(
     Effect.provide(
       PostgresClient.layer({ url: Redacted.make(postgresUrl), maxConnections: 1 }) as Layer.Layer<
         SqlClient.SqlClient,

@@ -1,0 +1,312 @@
+import { describe, expect, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Ref from "effect/Ref"
+import * as ProbeApi from "./support/ProbeApi.js"
+import * as TestApp from "./support/TestApp.js"
+
+const run = <A, E>(effect: Effect.Effect<A, E, any>) =>
+  Effect.provide(effect, ProbeApi.layer()) as Effect.Effect<A, E>
+
+describe("request bodies", () => {
+  it.live("a body over 64 KiB is 413 in the envelope (declared length)", () =>
+    run(
+      Effect.gen(function* () {
+        const m = yield* TestApp.createMerchant()
+        const reply = yield* TestApp.send("POST", "/online/probe/echo", {
+          key: m.button.test,
+          body: JSON.stringify({ pad: "x".repeat(70_000) })
+        })
+        expect(reply.status).toBe(413)
+        expect(reply.json).toEqual({
+          payload: {},
+          errors: [{ code: "PayloadTooLarge", message: "the request body exceeds 65536 bytes" }]
+        })
+      })
+    )
+  )
+
+  it.live("a body of exactly 64 KiB is read", () =>
+    run(
+      Effect.gen(function* () {
+        const m = yield* TestApp.createMerchant()
+        const text = JSON.stringify({ pad: "" })
+        const body = JSON.stringify({ pad: "x".repeat(65_536 - text.length) })
+        expect(Buffer.byteLength(body)).toBe(65_536)
+        const reply = yield* TestApp.send("POST", "/online/probe/echo", { key: m.button.test, body })
+        expect(reply.status).toBe(200)
+      })
+    )
+  )
+
+  it.live("a content type other than JSON is 415 in the envelope", () =>
+    run(
+      Effect.gen(function* () {
+        const m = yield* TestApp.createMerchant()
+        for (const type of [
+          "text/plain",
+          "application/x-www-form-urlencoded",
+          "multipart/form-data; boundary=x"
+        ]) {
+          const reply = yield* TestApp.send("POST", "/online/probe/echo", {
+            key: m.button.test,
+            body: "{}",
+            headers: { "content-type": type }
+          })
+          expect(reply.status).toBe(415)
+          expect(reply.json.errors[0].code).toBe("UnsupportedMediaType")
+        }
+        const charset = yield* TestApp.send("POST", "/online/probe/echo", {
+          key: m.button.test,
+          body: "{}",
+          headers: { "content-type": "application/json; charset=utf-8" }
+        })
+        expect(charset.status).toBe(200)
+      })
+    )
+  )
+
+  it.live("malformed JSON is 400 MalformedJson in the envelope", () =>
+    run(
+      Effect.gen(function* () {
+        const m = yield* TestApp.createMerchant()
+        for (const body of ["{", "{'a':1}", "", "[1,]", "{} {}", "nul"]) {
+          const reply = yield* TestApp.send("POST", "/online/probe/echo", { key: m.button.test, body })
+          expect(reply.status).toBe(400)
+          expect(reply.json).toMatchObject({ payload: {}, errors: [{ code: "MalformedJson" }] })
+        }
+      })
+    )
+  )
+
+  it.live("a nanosecond integer above 2^53 reaches the handler exactly and is written back exactly", () =>
+    run(
+      Effect.gen(function* () {
+        const m = yield* TestApp.createMerchant()
+        const reply = yield* TestApp.send("POST", "/online/probe/echo", {
+          key: m.button.test,
+          body: '{"expiration_date":1712345678901234567,"total":12.5}'
+        })
+        expect(reply.status).toBe(200)
+        expect(reply.text).toBe(
+          '{"payload":{"expiration_date":1712345678901234567,"total":12.5},"errors":[]}'
+        )
+      })
+    )
+  )
+})
+
+describe("unknown paths, methods and failures", () => {
+  it.live("an unknown path is 404 NotFound in the envelope", () =>
+    Effect.gen(function* () {
+      for (const [method, path] of [
+        ["GET", "/nope"],
+        ["POST", "/v2/payment"],
+        ["GET", "/admin/v1/merchants/MER_1/terminals/SN/extra"]
+      ] as const) {
+        const reply = yield* TestApp.send(method, path, { body: method === "POST" ? "{}" : undefined })
+        expect(reply.status).toBe(404)
+        expect(reply.json).toMatchObject({ payload: {}, errors: [{ code: "NotFound" }] })
+      }
+    }).pipe(Effect.provide(TestApp.layer()))
+  )
+
+  it.live("a known path with another method is 405 MethodNotAllowed with Allow", () =>
+    Effect.gen(function* () {
+      const reply = yield* TestApp.send("DELETE", "/admin/v1/merchants")
+      expect(reply.status).toBe(405)
+      expect(reply.headers["allow"]).toBe("POST")
+      expect(reply.json).toMatchObject({ payload: {}, errors: [{ code: "MethodNotAllowed" }] })
+      const health = yield* TestApp.send("POST", "/health", { body: "{}" })
+      expect(health.status).toBe(405)
+      expect(health.headers["allow"]).toBe("GET")
+    }).pipe(Effect.provide(TestApp.layer()))
+  )
+
+  it.live("a defect on a terminal API path is a 500 AP001 envelope without a stack", () =>
+    run(
+      Effect.gen(function* () {
+        const m = yield* TestApp.createMerchant()
+        const reply = yield* TestApp.send("GET", "/payments/probe/defect", { key: m.terminal.test })
+        expect(reply.status).toBe(500)
+        expect(reply.json).toEqual({ payload: {}, errors: [{ code: "AP001", message: "internal error" }] })
+        expect(reply.text).not.toContain("boom")
+      })
+    )
+  )
+
+  it.live("a defect elsewhere is a 500 InternalError envelope", () =>
+    run(
+      Effect.gen(function* () {
+        const m = yield* TestApp.createMerchant()
+        const reply = yield* TestApp.send("GET", "/online/probe/defect", { key: m.button.test })
+        expect(reply.status).toBe(500)
+        expect(reply.json).toEqual({
+          payload: {},
+          errors: [{ code: "InternalError", message: "internal error" }]
+        })
+      })
+    )
+  )
+})
+
+describe("Idempotency-Key", () => {
+  it.live("the same key and body within 24 h replays the first response exactly", () =>
+    run(
+      Effect.gen(function* () {
+        const m = yield* TestApp.createMerchant()
+        const first = yield* TestApp.send("POST", "/payments/probe/count", {
+          key: m.terminal.test,
+          body: { n: 1 },
+          idempotencyKey: "k-1"
+        })
+        const second = yield* TestApp.send("POST", "/payments/probe/count", {
+          key: m.terminal.test,
+          body: { n: 1 },
+          idempotencyKey: "k-1"
+        })
+        expect(first.status).toBe(201)
+        expect(second.status).toBe(201)
+        expect(second.text).toBe(first.text)
+        expect(second.headers["idempotent-replayed"]).toBe("true")
+        expect(first.headers["idempotent-replayed"]).toBeUndefined()
+        expect(yield* Ref.get(ProbeApi.calls)).toBeGreaterThanOrEqual(1)
+        expect(first.json.calls).toBe(second.json.calls)
+      })
+    )
+  )
+
+  it.live("the same key with another body is 409 IdempotencyKeyReused", () =>
+    run(
+      Effect.gen(function* () {
+        const m = yield* TestApp.createMerchant()
+        yield* TestApp.send("POST", "/payments/probe/count", {
+          key: m.terminal.test,
+          body: { n: 1 },
+          idempotencyKey: "k"
+        })
+        const other = yield* TestApp.send("POST", "/payments/probe/count", {
+          key: m.terminal.test,
+          body: { n: 2 },
+          idempotencyKey: "k"
+        })
+        expect(other.status).toBe(409)
+        expect(other.json).toMatchObject({ payload: {}, errors: [{ code: "IdempotencyKeyReused" }] })
+      })
+    )
+  )
+
+  it.live("a key whose first request is still running is 409 IdempotencyKeyInUse", () =>
+    run(
+      Effect.gen(function* () {
+        const m = yield* TestApp.createMerchant()
+        const slow = yield* Effect.fork(
+          TestApp.send("POST", "/payments/probe/count", {
+            key: m.terminal.test,
+            body: { n: 400 },
+            idempotencyKey: "s"
+          })
+        )
+        yield* Effect.sleep(150)
+        const during = yield* TestApp.send("POST", "/payments/probe/count", {
+          key: m.terminal.test,
+          body: { n: 400 },
+          idempotencyKey: "s"
+        })
+        expect(during.status).toBe(409)
+        expect(during.json.errors[0].code).toBe("IdempotencyKeyInUse")
+        expect((yield* Fiber.join(slow)).status).toBe(201)
+      })
+    )
+  )
+
+  it.live("keys are scoped per merchant and mode: the same key of two merchants runs twice", () =>
+    run(
+      Effect.gen(function* () {
+        const a = yield* TestApp.createMerchant("A")
+        const b = yield* TestApp.createMerchant("B")
+        const ra = yield* TestApp.send("POST", "/payments/probe/count", {
+          key: a.terminal.test,
+          body: { n: 0 },
+          idempotencyKey: "same"
+        })
+        const rb = yield* TestApp.send("POST", "/payments/probe/count", {
+          key: b.terminal.test,
+          body: { n: 0 },
+          idempotencyKey: "same"
+        })
+        const rp = yield* TestApp.send("POST", "/payments/probe/count", {
+          key: a.terminal.production,
+          body: { n: 0 },
+          idempotencyKey: "same"
+        })
+        expect(rb.headers["idempotent-replayed"]).toBeUndefined()
+        expect(rp.headers["idempotent-replayed"]).toBeUndefined()
+        expect(new Set([ra.json.calls, rb.json.calls, rp.json.calls]).size).toBe(3)
+      })
+    )
+  )
+
+  it.live("an admin POST replays: creating a merchant twice with one key creates one merchant", () =>
+    Effect.gen(function* () {
+      const first = yield* TestApp.send("POST", "/admin/v1/merchants", {
+        admin: true,
+        body: { name: "A" },
+        idempotencyKey: "m"
+      })
+      const size = yield* TestApp.logSize
+      const second = yield* TestApp.send("POST", "/admin/v1/merchants", {
+        admin: true,
+        body: { name: "A" },
+        idempotencyKey: "m"
+      })
+      expect(second.status).toBe(201)
+      expect(second.text).toBe(first.text)
+      expect(yield* TestApp.logSize).toBe(size)
+    }).pipe(Effect.provide(TestApp.layer()))
+  )
+
+  it.live("a key over 255 characters is 400 InvalidIdempotencyKey", () =>
+    Effect.gen(function* () {
+      const reply = yield* TestApp.send("POST", "/admin/v1/merchants", {
+        admin: true,
+        body: { name: "A" },
+        idempotencyKey: "k".repeat(256)
+      })
+      expect(reply.status).toBe(400)
+      expect(reply.json.errors[0].code).toBe("InvalidIdempotencyKey")
+    }).pipe(Effect.provide(TestApp.layer()))
+  )
+
+  it.live("a 5xx answer is not kept: the key can be retried", () =>
+    run(
+      Effect.gen(function* () {
+        const m = yield* TestApp.createMerchant()
+        const first = yield* TestApp.send("POST", "/online/probe/fail", {
+          key: m.button.test,
+          body: "{}",
+          idempotencyKey: "f"
+        })
+        expect(first.status).toBe(500)
+        const second = yield* TestApp.send("POST", "/online/probe/fail", {
+          key: m.button.test,
+          body: "{}",
+          idempotencyKey: "f"
+        })
+        expect(second.status).toBe(500)
+        expect(second.headers["idempotent-replayed"]).toBeUndefined()
+      })
+    )
+  )
+})
+
+describe("health", () => {
+  it.live("GET /health is 200 and GET /ready is 200 when the store answers", () =>
+    Effect.gen(function* () {
+      const health = yield* TestApp.send("GET", "/health")
+      expect([health.status, health.json]).toEqual([200, { payload: { status: "ok" }, errors: [] }])
+      const ready = yield* TestApp.send("GET", "/ready")
+      expect([ready.status, ready.json]).toEqual([200, { payload: { status: "ok" }, errors: [] }])
+    }).pipe(Effect.provide(TestApp.layer()))
+  )
+})

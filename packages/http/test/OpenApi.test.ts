@@ -1,0 +1,88 @@
+import { describe, expect, it } from "@effect/vitest"
+import * as HttpApi from "@effect/platform/HttpApi"
+import * as Effect from "effect/Effect"
+import { CobroApi } from "../src/Api.js"
+import * as TestApp from "./support/TestApp.js"
+
+const endpointsOf = () => {
+  const endpoints: Array<{ method: string; path: string }> = []
+  HttpApi.reflect(CobroApi, {
+    onGroup: () => {},
+    onEndpoint: ({ endpoint }) =>
+      endpoints.push({
+        method: endpoint.method.toLowerCase(),
+        path: endpoint.path.replace(/:(\w+)/g, "{$1}")
+      })
+  })
+  return endpoints
+}
+
+describe("the OpenAPI document", () => {
+  it.live("every endpoint of CobroApi appears in /openapi.json (the document is in step with the code)", () =>
+    Effect.gen(function* () {
+      const reply = yield* TestApp.send("GET", "/openapi.json")
+      expect(reply.status).toBe(200)
+      const spec = reply.json
+      expect(spec.openapi).toBe("3.1.0")
+      const endpoints = endpointsOf()
+      expect(endpoints.length).toBeGreaterThanOrEqual(10)
+      for (const { method, path } of endpoints) {
+        expect(spec.paths[path]?.[method], `${method} ${path}`).toBeDefined()
+      }
+      const documented = Object.entries(spec.paths as Record<string, Record<string, unknown>>).flatMap(
+        ([path, ops]) => Object.keys(ops).map((method) => `${method} ${path}`)
+      )
+      expect(documented.sort()).toEqual(endpoints.map((e) => `${e.method} ${e.path}`).sort())
+    }).pipe(Effect.provide(TestApp.layer()))
+  )
+
+  it.live("every error response of the document is the error envelope, never HttpApi's decode error", () =>
+    Effect.gen(function* () {
+      const spec = (yield* TestApp.send("GET", "/openapi.json")).json
+      expect(spec.components.schemas.HttpApiDecodeError).toBeUndefined()
+      expect(spec.components.schemas.ErrorEnvelope.required).toEqual(["payload", "errors"])
+      for (const [path, ops] of Object.entries(spec.paths as Record<string, Record<string, any>>)) {
+        for (const [method, op] of Object.entries(ops)) {
+          for (const [status, response] of Object.entries(op.responses as Record<string, any>)) {
+            if (Number(status) < 400) continue
+            expect(response.content["application/json"].schema, `${method} ${path} ${status}`).toEqual({
+              $ref: "#/components/schemas/ErrorEnvelope"
+            })
+          }
+        }
+      }
+    }).pipe(Effect.provide(TestApp.layer()))
+  )
+
+  it.live("every POST documents Idempotency-Key and its 409", () =>
+    Effect.gen(function* () {
+      const spec = (yield* TestApp.send("GET", "/openapi.json")).json
+      const posts = Object.values(spec.paths as Record<string, Record<string, any>>).flatMap((ops) =>
+        ops.post === undefined ? [] : [ops.post]
+      )
+      expect(posts.length).toBeGreaterThan(0)
+      for (const post of posts) {
+        expect(post.parameters.map((p: { name: string }) => p.name)).toContain("Idempotency-Key")
+        expect(post.responses["409"]).toBeDefined()
+      }
+    }).pipe(Effect.provide(TestApp.layer()))
+  )
+
+  it.live("the admin endpoints document Bearer and the key endpoints x-api-key", () =>
+    Effect.gen(function* () {
+      const spec = (yield* TestApp.send("GET", "/openapi.json")).json
+      expect(spec.components.securitySchemes.bearer).toMatchObject({ type: "http", scheme: "bearer" })
+      expect(spec.paths["/admin/v1/merchants"].post.security).toEqual([{ bearer: [] }])
+      expect(spec.paths["/health"].get.security).toEqual([])
+    }).pipe(Effect.provide(TestApp.layer()))
+  )
+
+  it.live("/docs answers with the interactive documentation", () =>
+    Effect.gen(function* () {
+      const reply = yield* TestApp.send("GET", "/docs")
+      expect(reply.status).toBe(200)
+      expect(reply.headers["content-type"]).toContain("text/html")
+      expect(reply.text).toContain("openapi")
+    }).pipe(Effect.provide(TestApp.layer()))
+  )
+})

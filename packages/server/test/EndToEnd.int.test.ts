@@ -1,0 +1,172 @@
+/**
+ * The composed service through real server processes: the admin API, merchant keys, links and the
+ * sandbox clock across restarts, and two processes on one PostgreSQL serving the same merchants.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Path from "node:path"
+import * as ServerProcess from "./support/ServerProcess.js"
+
+type Server = ServerProcess.RunningServer
+
+const admin = (server: Server, method: string, path: string, body?: unknown) =>
+  ServerProcess.call(server, method, path, {
+    headers: { authorization: `Bearer ${server.adminToken}` },
+    ...(body === undefined ? {} : { body })
+  })
+
+const withKey = (server: Server, key: string, method: string, path: string, body?: unknown) =>
+  ServerProcess.call(server, method, path, {
+    headers: { authorization: `x-api-key ${key}` },
+    ...(body === undefined ? {} : { body })
+  })
+
+/** A merchant created through the admin API, with CREDIT_CARD links from 1,000 to 5,000,000. */
+const createMerchant = (server: Server) =>
+  Effect.gen(function* () {
+    const created = yield* admin(server, "POST", "/admin/v1/merchants", { name: "Tienda Uno" })
+    expect(created.status, created.text).toBe(201)
+    const merchantId: string = created.json.merchant_id
+    const methods = yield* admin(server, "PUT", `/admin/v1/merchants/${merchantId}/payment-methods`, {
+      link: { CREDIT_CARD: { min: 1000, max: 5000000 } }
+    })
+    expect(methods.status, methods.text).toBe(200)
+    return {
+      merchantId,
+      keys: created.json.keys,
+      buttonTest: created.json.keys.payment_button.test.identity_key as string
+    }
+  })
+
+const createLink = (server: Server, key: string) =>
+  Effect.gen(function* () {
+    const reply = yield* withKey(server, key, "POST", "/online/link/v1", {
+      amount_type: "CLOSE",
+      amount: { total_amount: 50_000 }
+    })
+    expect(reply.status, reply.text).toBe(201)
+    return reply.json.payload.payment_link as string
+  })
+
+const readLink = (server: Server, key: string, id: string) =>
+  withKey(server, key, "GET", `/online/link/v1/${id}`)
+
+describe("the service end to end on PGlite", () => {
+  it.scopedLive(
+    "POST /admin/v1/merchants with the printed admin token creates a merchant whose keys work",
+    () =>
+      Effect.gen(function* () {
+        const dir = yield* ServerProcess.tempDir
+        const server = yield* ServerProcess.start({ DATA_DIR: Path.join(dir, "data") })
+        const refused = yield* ServerProcess.call(server, "POST", "/admin/v1/merchants", {
+          body: { name: "x" },
+          headers: { authorization: "Bearer wrong" }
+        })
+        expect(refused.status).toBe(401)
+        const merchant = yield* createMerchant(server)
+        expect(merchant.merchantId).toMatch(/^MER_[A-Za-z0-9]{1,64}$/)
+        expect(merchant.buttonTest).toMatch(/^id_test_btn_/)
+        const methods = yield* withKey(server, merchant.buttonTest, "GET", "/online/link/v1/payment_methods")
+        expect(methods.status, methods.text).toBe(200)
+        const unknownKey = yield* withKey(
+          server,
+          "id_test_btn_nope",
+          "GET",
+          "/online/link/v1/payment_methods"
+        )
+        expect(unknownKey.status).toBe(401)
+        const id = yield* createLink(server, merchant.buttonTest)
+        const link = yield* readLink(server, merchant.buttonTest, id)
+        expect(link.status, link.text).toBe(200)
+        expect((yield* Effect.promise(() => server.stop())).code).toBe(0)
+      })
+  )
+
+  it.scopedLive(
+    "a restart on the same DATA_DIR keeps merchants, keys, links and the virtual clock's offset",
+    () =>
+      Effect.gen(function* () {
+        const dir = yield* ServerProcess.tempDir
+        const env = { DATA_DIR: Path.join(dir, "data"), COBRO_CLOCK: "virtual", ADMIN_TOKEN: "restart-token" }
+        const first = yield* ServerProcess.start(env)
+        const merchant = yield* createMerchant(first)
+        const id = yield* createLink(first, merchant.buttonTest)
+        const advanced = yield* admin(first, "POST", "/admin/v1/clock/advance", { seconds: 86_400 })
+        expect(advanced.status, advanced.text).toBe(200)
+        const advancedTo = Date.parse(advanced.json.now)
+        expect(advancedTo - Date.now()).toBeGreaterThan(86_400_000 - 60_000)
+        expect((yield* Effect.promise(() => first.stop())).code).toBe(0)
+
+        const second = yield* ServerProcess.start(env)
+        const link = yield* readLink(second, merchant.buttonTest, id)
+        expect(link.status, link.text).toBe(200)
+        expect(link.json.payload.payment_link ?? link.json.payload.id ?? link.text).toContain(id)
+        const again = yield* admin(second, "POST", "/admin/v1/clock/advance", { seconds: 0 })
+        expect(again.status, again.text).toBe(200)
+        // The offset survived the restart: the clock did not go back to real time.
+        expect(Date.parse(again.json.now)).toBeGreaterThanOrEqual(advancedTo)
+        expect((yield* Effect.promise(() => second.stop())).code).toBe(0)
+      })
+  )
+
+  it.scopedLive(
+    "without COBRO_CLOCK=virtual, POST /admin/v1/clock/advance is refused with ClockNotVirtual",
+    () =>
+      Effect.gen(function* () {
+        const dir = yield* ServerProcess.tempDir
+        const server = yield* ServerProcess.start({ DATA_DIR: Path.join(dir, "data") })
+        const reply = yield* admin(server, "POST", "/admin/v1/clock/advance", { seconds: 60 })
+        expect(reply.status).toBe(409)
+        expect(reply.json.errors[0].code).toBe("ClockNotVirtual")
+        expect((yield* Effect.promise(() => server.stop())).code).toBe(0)
+      })
+  )
+})
+
+describe("two server processes on one PostgreSQL", () => {
+  it.scopedLive(
+    "a merchant created on one node is served by the other: keys, links, rotation and the clock",
+    () =>
+      Effect.gen(function* () {
+        const url = yield* ServerProcess.postgresDatabase
+        const env = {
+          DATABASE_URL: url,
+          COBRO_SEALING_KEY: ServerProcess.newSealingKey(),
+          COBRO_CLOCK: "virtual",
+          ADMIN_TOKEN: "shared-admin-token"
+        }
+        const [a, b] = yield* Effect.all([ServerProcess.start(env), ServerProcess.start(env)], {
+          concurrency: 2
+        })
+
+        const merchant = yield* createMerchant(a)
+        // B authenticates a key A issued the moment A answered (the directory reads its own writes).
+        const methods = yield* withKey(b, merchant.buttonTest, "GET", "/online/link/v1/payment_methods")
+        expect(methods.status, methods.text).toBe(200)
+        const id = yield* createLink(a, merchant.buttonTest)
+        const onB = yield* readLink(b, merchant.buttonTest, id)
+        expect(onB.status, onB.text).toBe(200)
+        const fromB = yield* createLink(b, merchant.buttonTest)
+        expect((yield* readLink(a, merchant.buttonTest, fromB)).status).toBe(200)
+
+        // A key rotated on B stops working on A at once.
+        const rotated = yield* admin(b, "POST", `/admin/v1/merchants/${merchant.merchantId}/keys/rotate`, {
+          integration: "payment_button",
+          mode: "test"
+        })
+        expect(rotated.status, rotated.text).toBe(200)
+        expect((yield* readLink(a, merchant.buttonTest, id)).status).toBe(401)
+        expect((yield* readLink(a, rotated.json.identity_key, id)).status).toBe(200)
+
+        // The virtual clock is shared: an advance on A reaches B.
+        const advanced = yield* admin(a, "POST", "/admin/v1/clock/advance", { seconds: 7200 })
+        expect(advanced.status, advanced.text).toBe(200)
+        const onBNow = yield* admin(b, "POST", "/admin/v1/clock/advance", { seconds: 0 })
+        expect(Date.parse(onBNow.json.now)).toBeGreaterThanOrEqual(Date.parse(advanced.json.now))
+
+        const [stopA, stopB] = yield* Effect.promise(() => Promise.all([a.stop(), b.stop()]))
+        expect(stopA.code).toBe(0)
+        expect(stopB.code).toBe(0)
+      })
+  )
+})
