@@ -3,6 +3,8 @@ import { defineProject } from "vitest/config"
 export default defineProject({
   test: {
     name: "domain",
-    include: ["test/**/*.test.ts"]
+    include: ["test/**/*.test.ts"],
+    // Property tests run hundreds of cases; a shared 2-core CI machine needs room.
+    testTimeout: 60_000
   }
 })

@@ -82,7 +82,9 @@ export const viewOf = (state: WebhookDelivery.Existing): DeliveryView => ({
 })
 
 /** A notification's delivery and every attempt made, in order. */
-export const listAttempts = Effect.fn("DeliveryAdmin.listAttempts")(function* (notificationId: NotificationId) {
+export const listAttempts = Effect.fn("DeliveryAdmin.listAttempts")(function* (
+  notificationId: NotificationId
+) {
   const { state } = yield* loadDelivery(notificationId)
   if (state._tag === "Initial") return yield* new WebhookDelivery.DeliveryNotFound()
   return viewOf(state)

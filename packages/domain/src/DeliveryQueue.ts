@@ -1,6 +1,6 @@
 /**
  * The delivery queue port (spec D, Retries): which webhook deliveries are due, handed to one
- * dispatcher at a time by a lease, so that several dispatcher processes share the work and never
+ * dispatcher at a time by a lease, so that several dispatchers share the work and never
  * attempt one notification together. The store implements it over PostgreSQL (`FOR UPDATE SKIP
  * LOCKED` and a lease table); `layerFromLog` scans the log, for tests and the in-memory server.
  */
@@ -25,7 +25,7 @@ export interface ClaimOptions {
   readonly limit: number
   /** How long the claim holds if the dispatcher dies: another may take the delivery after it. */
   readonly lease: Duration.Duration
-  /** Who claims (unique per dispatcher process). */
+  /** Who claims (unique per dispatcher). */
   readonly owner: string
 }
 
@@ -77,7 +77,7 @@ export const scanDeliveries: Effect.Effect<
 
 /**
  * The queue by scanning the log on every claim, with leases in memory: for tests and a single
- * in-memory process. Linear in the size of the log.
+ * in-memory server. Linear in the size of the log.
  */
 export const layerFromLog: Layer.Layer<DeliveryQueue, never, EventStore.EventStore> = Layer.effect(
   DeliveryQueue,

@@ -166,10 +166,10 @@ export const terminalNotice = (
             approval_number: ""
           }),
         onNone: () =>
-          Option.map(
-            otherMethodOf(checkout.paymentMethod),
-            (payment_method): Notification.PaymentData => ({ ...common, payment_method })
-          )
+          Option.map(otherMethodOf(checkout.paymentMethod), (payment_method): Notification.PaymentData => ({
+            ...common,
+            payment_method
+          }))
       })
     } else if (sale === undefined) {
       data = Option.none()
@@ -181,29 +181,23 @@ export const terminalNotice = (
         approval_number: Option.getOrElse(sale.approvalNumber, () => "")
       })
     } else {
-      data = Option.map(
-        otherMethodOf(sale.paymentMethod),
-        (payment_method): Notification.PaymentData => ({
-          ...common,
-          payment_method,
-          ...(Option.isSome(sale.approvalNumber) ? { approval_number: sale.approvalNumber.value } : {})
-        })
-      )
+      data = Option.map(otherMethodOf(sale.paymentMethod), (payment_method): Notification.PaymentData => ({
+        ...common,
+        payment_method,
+        ...(Option.isSome(sale.approvalNumber) ? { approval_number: sale.approvalNumber.value } : {})
+      }))
     }
-    return Option.map(
+    return Option.map(data, (data): Notice => ({
+      type,
+      subject: checkout.transactionId,
+      merchantId: checkout.merchantId,
+      sandbox: checkout.sandbox,
+      channel: "terminal_api",
+      source: SOURCES.terminal,
+      at,
       data,
-      (data): Notice => ({
-        type,
-        subject: checkout.transactionId,
-        merchantId: checkout.merchantId,
-        sandbox: checkout.sandbox,
-        channel: "terminal_api",
-        source: SOURCES.terminal,
-        at,
-        data,
-        seller: Option.some({ name: "", last_name: "", email: checkout.userEmail })
-      })
-    )
+      seller: Option.some({ name: "", last_name: "", email: checkout.userEmail })
+    }))
   })
 }
 
@@ -390,7 +384,8 @@ const loadLink = CommandHandler.load(PaymentLink.PaymentLink)
 const loadPayment = CommandHandler.load(Payment.Payment)
 const loadMerchant = CommandHandler.load(Merchant.Merchant)
 
-const idOf = (event: EventStore.RecordedEvent): string => event.streamId.slice(event.streamId.indexOf("-") + 1)
+const idOf = (event: EventStore.RecordedEvent): string =>
+  event.streamId.slice(event.streamId.indexOf("-") + 1)
 
 /** The notice an event raises, from its stream as it was up to the event. */
 export const noticeOf = Effect.fn("Notifications.noticeOf")(function* (event: EventStore.RecordedEvent) {
@@ -424,7 +419,8 @@ export const noticeOf = Effect.fn("Notifications.noticeOf")(function* (event: Ev
  */
 export const planFor = Effect.fn("Notifications.planFor")(function* (event: EventStore.RecordedEvent) {
   const notice = yield* noticeOf(event)
-  if (Option.isNone(notice)) return Option.none<Either.Either<WebhookDelivery.ScheduleDelivery, Unscheduled>>()
+  if (Option.isNone(notice))
+    return Option.none<Either.Either<WebhookDelivery.ScheduleDelivery, Unscheduled>>()
   const { state: merchant } = yield* loadMerchant(notice.value.merchantId, { asOf: event.recordedAt })
   return Option.some(deliveryOf(event.eventId, notice.value, merchant))
 })
@@ -444,7 +440,11 @@ export const schedule = Effect.fn("Notifications.schedule")(function* (event: Ev
     const reason = plan.value.left
     yield* reason._tag === "NoWebhook"
       ? Effect.logInfo("no webhook registered: notification not scheduled").pipe(
-          Effect.annotateLogs({ merchantId: reason.merchantId, sandbox: reason.sandbox, eventId: event.eventId })
+          Effect.annotateLogs({
+            merchantId: reason.merchantId,
+            sandbox: reason.sandbox,
+            eventId: event.eventId
+          })
         )
       : Effect.logError("notification body does not match the spec's schema: not scheduled").pipe(
           Effect.annotateLogs({ eventId: event.eventId, message: reason.message })
@@ -463,11 +463,15 @@ export const schedule = Effect.fn("Notifications.schedule")(function* (event: Ev
     .append(
       stream,
       events.map((e, i) => ({
-        eventId: i === 0 ? scheduledEventIdOf(event.eventId) : DerivedId.uuid(`cobro:delivery:${i}`, event.eventId),
+        eventId:
+          i === 0 ? scheduledEventIdOf(event.eventId) : DerivedId.uuid(`cobro:delivery:${i}`, event.eventId),
         type: e._tag,
         schemaVersion: WebhookDelivery.WebhookDelivery.schemaVersion,
         data: encodeDeliveryEvent(e),
-        metadata: { causationId: event.eventId, ...(event.metadata.correlationId ? { correlationId: event.metadata.correlationId } : {}) }
+        metadata: {
+          causationId: event.eventId,
+          ...(event.metadata.correlationId ? { correlationId: event.metadata.correlationId } : {})
+        }
       })),
       EventStore.ExpectedVersion.NoStream()
     )

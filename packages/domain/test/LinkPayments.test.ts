@@ -442,7 +442,7 @@ describe("LinkPayments", () => {
             expect((yield* LinkPayments.read(credential(), id)).status).toBe("ACTIVE")
           })
         ),
-      { fastCheck: { numRuns: 100 } }
+      { timeout: 60_000, fastCheck: { numRuns: 60 } }
     )
 
     it.effect("a CLOSE link is paid for exactly its total", () =>
@@ -724,7 +724,7 @@ describe("LinkPayments", () => {
             if (paidAt >= 0) expect(events.slice(paidAt + 1)).toEqual([])
           })
         ),
-      { fastCheck: { numRuns: 60 } }
+      { timeout: 60_000, fastCheck: { numRuns: 60 } }
     )
   })
 })

@@ -34,56 +34,65 @@ const nanosAt = (seconds: number) => BigInt(F.T0 + seconds * 1000) * 1_000_000n
 
 describe("Notifications", () => {
   describe("terminal checkout outcomes", () => {
-    it.effect("SALE_APPROVED of a terminal card sale carries the spec's envelope and every card data field", () =>
-      Effect.gen(function* () {
-        yield* F.setTime(0)
-        yield* F.merchant("MER_1", { production: PROD })
-        yield* F.sentCheckout({ merchantId: "MER_1", n: 1 })
-        yield* F.setTime(60)
-        yield* F.checkoutOutcome(1, "approve")
-        const [scheduled] = yield* scheduleAll
-        const [source] = yield* F.eventsOfType("SaleApproved")
-        const id = Notifications.notificationIdOf(source!.eventId)
-        const expected = {
-          id,
-          type: "SALE_APPROVED",
-          subject: "TRX_1",
-          source: "/payments",
-          spec_version: "1.0",
-          time: nanosAt(60),
-          datacontenttype: "application/json",
-          seller: { name: "", last_name: "", email: "seller@shop.example" },
-          data: {
-            payment_id: "TRX_1",
-            merchant_id: "MER_1",
-            created_at: "2026-04-14T10:00:00.000-05:00",
-            amount: { currency: "COP", total: 11900, taxes: [{ type: "VAT", base: 10000, value: 1900 }], tip: 0 },
-            user_id: "seller@shop.example",
-            metadata: { reference: "order-1" },
-            service_code: "SC-1",
-            payer_email: "ana@example.com",
-            integration: "API_INTEGRATIONS",
-            payment_method: "CARD",
-            card: {
-              capture_mode: "CONTACTLESS_CHIP",
-              brand: "VISA",
-              cardholder_name: "ANA PEREZ",
-              terminal_id: "TID-9",
-              masked_pan: "450799******1234",
-              installments: 1,
-              card_type: "CREDIT"
-            },
-            approval_number: "123456"
+    it.effect(
+      "SALE_APPROVED of a terminal card sale carries the spec's envelope and every card data field",
+      () =>
+        Effect.gen(function* () {
+          yield* F.setTime(0)
+          yield* F.merchant("MER_1", { production: PROD })
+          yield* F.sentCheckout({ merchantId: "MER_1", n: 1 })
+          yield* F.setTime(60)
+          yield* F.checkoutOutcome(1, "approve")
+          const [scheduled] = yield* scheduleAll
+          const [source] = yield* F.eventsOfType("SaleApproved")
+          const id = Notifications.notificationIdOf(source!.eventId)
+          const expected = {
+            id,
+            type: "SALE_APPROVED",
+            subject: "TRX_1",
+            source: "/payments",
+            spec_version: "1.0",
+            time: nanosAt(60),
+            datacontenttype: "application/json",
+            seller: { name: "", last_name: "", email: "seller@shop.example" },
+            data: {
+              payment_id: "TRX_1",
+              merchant_id: "MER_1",
+              created_at: "2026-04-14T10:00:00.000-05:00",
+              amount: {
+                currency: "COP",
+                total: 11900,
+                taxes: [{ type: "VAT", base: 10000, value: 1900 }],
+                tip: 0
+              },
+              user_id: "seller@shop.example",
+              metadata: { reference: "order-1" },
+              service_code: "SC-1",
+              payer_email: "ana@example.com",
+              integration: "API_INTEGRATIONS",
+              payment_method: "CARD",
+              card: {
+                capture_mode: "CONTACTLESS_CHIP",
+                brand: "VISA",
+                cardholder_name: "ANA PEREZ",
+                terminal_id: "TID-9",
+                masked_pan: "450799******1234",
+                installments: 1,
+                card_type: "CREDIT"
+              },
+              approval_number: "123456"
+            }
           }
-        }
-        expect(scheduled!.body).toBe(Nanos.stringifyWithBigInt(expected))
-        expect(scheduled!.notificationId).toBe(id)
-        expect(scheduled!.type).toBe("SALE_APPROVED")
-        expect(scheduled!.subject).toBe("TRX_1")
-        expect(scheduled!.url).toBe(PROD)
-        expect(scheduled!.signingKey).toEqual({ integration: "terminal_api", mode: "production" })
-        expect(Schema.decodeUnknownEither(Notification.Notification)(parse(scheduled!.body))._tag).toBe("Right")
-      }).pipe(Effect.provide(Store))
+          expect(scheduled!.body).toBe(Nanos.stringifyWithBigInt(expected))
+          expect(scheduled!.notificationId).toBe(id)
+          expect(scheduled!.type).toBe("SALE_APPROVED")
+          expect(scheduled!.subject).toBe("TRX_1")
+          expect(scheduled!.url).toBe(PROD)
+          expect(scheduled!.signingKey).toEqual({ integration: "terminal_api", mode: "production" })
+          expect(Schema.decodeUnknownEither(Notification.Notification)(parse(scheduled!.body))._tag).toBe(
+            "Right"
+          )
+        }).pipe(Effect.provide(Store))
     )
 
     it.effect("time is the emission instant in nanoseconds, written as an exact integer above 2^53", () =>
@@ -126,24 +135,26 @@ describe("Notifications", () => {
       }).pipe(Effect.provide(Store))
     )
 
-    it.effect("VOID_APPROVED and VOID_REJECTED carry the sale's data, each with its own notification id", () =>
-      Effect.gen(function* () {
-        yield* F.setTime(0)
-        yield* F.merchant("MER_1", { production: PROD })
-        yield* F.approvedSale({ merchantId: "MER_1", n: 1 })
-        yield* F.setTime(60)
-        yield* F.checkoutOutcome(1, "rejectVoid")
-        yield* F.setTime(120)
-        yield* F.checkoutOutcome(1, "void")
-        const scheduled = yield* scheduleAll
-        expect(scheduled.map((s) => s.type)).toEqual(["SALE_APPROVED", "VOID_REJECTED", "VOID_APPROVED"])
-        const [sale, rejected, voided] = scheduled.map((s) => parse(s.body))
-        expect(new Set(scheduled.map((s) => s.notificationId)).size).toBe(3)
-        expect(rejected.data).toEqual(sale.data)
-        expect(voided.data).toEqual(sale.data)
-        expect(voided.subject).toBe("TRX_1")
-        expect(Schema.decodeUnknownSync(Nanos.Nanos)(voided.time)).toBe(nanosAt(120))
-      }).pipe(Effect.provide(Store))
+    it.effect(
+      "VOID_APPROVED and VOID_REJECTED carry the sale's data, each with its own notification id",
+      () =>
+        Effect.gen(function* () {
+          yield* F.setTime(0)
+          yield* F.merchant("MER_1", { production: PROD })
+          yield* F.approvedSale({ merchantId: "MER_1", n: 1 })
+          yield* F.setTime(60)
+          yield* F.checkoutOutcome(1, "rejectVoid")
+          yield* F.setTime(120)
+          yield* F.checkoutOutcome(1, "void")
+          const scheduled = yield* scheduleAll
+          expect(scheduled.map((s) => s.type)).toEqual(["SALE_APPROVED", "VOID_REJECTED", "VOID_APPROVED"])
+          const [sale, rejected, voided] = scheduled.map((s) => parse(s.body))
+          expect(new Set(scheduled.map((s) => s.notificationId)).size).toBe(3)
+          expect(rejected.data).toEqual(sale.data)
+          expect(voided.data).toEqual(sale.data)
+          expect(voided.subject).toBe("TRX_1")
+          expect(Schema.decodeUnknownSync(Nanos.Nanos)(voided.time)).toBe(nanosAt(120))
+        }).pipe(Effect.provide(Store))
     )
 
     it.effect("events that are not outcomes raise no notification", () =>
@@ -158,31 +169,33 @@ describe("Notifications", () => {
   })
 
   describe("links and online payments", () => {
-    it.effect("a paid link is SALE_APPROVED and a failed link payment SALE_REJECTED, with the link's reference", () =>
-      Effect.gen(function* () {
-        yield* F.setTime(0)
-        yield* F.merchant("MER_1", { production: PROD, button: true })
-        yield* F.linkPayment({ merchantId: "MER_1", n: 1 }, "paid")
-        yield* F.linkPayment({ merchantId: "MER_1", n: 2 }, "failed")
-        const scheduled = yield* scheduleAll
-        expect(scheduled.map((s) => [s.type, s.subject])).toEqual([
-          ["SALE_APPROVED", "TRX_1"],
-          ["SALE_REJECTED", "TRX_2"]
-        ])
-        const body = parse(scheduled[0]!.body)
-        expect(body.source).toBe("/online/link/v1")
-        expect(body.data).toMatchObject({
-          payment_id: "TRX_1",
-          metadata: { reference: "link-order-1" },
-          service_code: "LNK_1",
-          payer_email: "payer@example.com",
-          payment_method: "PSE",
-          amount: { currency: "COP", total: 50000, taxes: [], tip: 0 }
-        })
-        expect(body.seller).toBeUndefined()
-        // Rule 3: a link payment is signed with the payment-button key when it is enabled.
-        expect(scheduled[0]!.signingKey).toEqual({ integration: "payment_button", mode: "production" })
-      }).pipe(Effect.provide(Store))
+    it.effect(
+      "a paid link is SALE_APPROVED and a failed link payment SALE_REJECTED, with the link's reference",
+      () =>
+        Effect.gen(function* () {
+          yield* F.setTime(0)
+          yield* F.merchant("MER_1", { production: PROD, button: true })
+          yield* F.linkPayment({ merchantId: "MER_1", n: 1 }, "paid")
+          yield* F.linkPayment({ merchantId: "MER_1", n: 2 }, "failed")
+          const scheduled = yield* scheduleAll
+          expect(scheduled.map((s) => [s.type, s.subject])).toEqual([
+            ["SALE_APPROVED", "TRX_1"],
+            ["SALE_REJECTED", "TRX_2"]
+          ])
+          const body = parse(scheduled[0]!.body)
+          expect(body.source).toBe("/online/link/v1")
+          expect(body.data).toMatchObject({
+            payment_id: "TRX_1",
+            metadata: { reference: "link-order-1" },
+            service_code: "LNK_1",
+            payer_email: "payer@example.com",
+            payment_method: "PSE",
+            amount: { currency: "COP", total: 50000, taxes: [], tip: 0 }
+          })
+          expect(body.seller).toBeUndefined()
+          // Rule 3: a link payment is signed with the payment-button key when it is enabled.
+          expect(scheduled[0]!.signingKey).toEqual({ integration: "payment_button", mode: "production" })
+        }).pipe(Effect.provide(Store))
     )
 
     it.effect("rule 3: without the payment button a link payment is signed with the terminal-API key", () =>
@@ -195,31 +208,33 @@ describe("Notifications", () => {
       }).pipe(Effect.provide(Store))
     )
 
-    it.effect("an online payment's approval and void are SALE_APPROVED and VOID_APPROVED; its rejection SALE_REJECTED", () =>
-      Effect.gen(function* () {
-        yield* F.setTime(0)
-        yield* F.merchant("MER_1", { production: PROD, button: true })
-        yield* F.onlinePayment({ merchantId: "MER_1", n: 1 }, ["approve", "void"])
-        yield* F.onlinePayment({ merchantId: "MER_1", n: 2 }, ["reject"])
-        const scheduled = yield* scheduleAll
-        expect(scheduled.map((s) => [s.type, s.subject])).toEqual([
-          ["SALE_APPROVED", "TRX_1"],
-          ["VOID_APPROVED", "TRX_1"],
-          ["SALE_REJECTED", "TRX_2"]
-        ])
-        const approved = parse(scheduled[0]!.body)
-        expect(approved.source).toBe("/v1/payment")
-        expect(approved.data).toMatchObject({
-          payment_method: "CREDIT_CARD",
-          approval_number: "777001",
-          metadata: { reference: "intent-1" },
-          payer_email: "ana@example.com"
-        })
-        expect(parse(scheduled[2]!.body).data.approval_number).toBeUndefined()
-        for (const s of scheduled) {
-          expect(Schema.decodeUnknownEither(Notification.Notification)(parse(s.body))._tag).toBe("Right")
-        }
-      }).pipe(Effect.provide(Store))
+    it.effect(
+      "an online payment's approval and void are SALE_APPROVED and VOID_APPROVED; its rejection SALE_REJECTED",
+      () =>
+        Effect.gen(function* () {
+          yield* F.setTime(0)
+          yield* F.merchant("MER_1", { production: PROD, button: true })
+          yield* F.onlinePayment({ merchantId: "MER_1", n: 1 }, ["approve", "void"])
+          yield* F.onlinePayment({ merchantId: "MER_1", n: 2 }, ["reject"])
+          const scheduled = yield* scheduleAll
+          expect(scheduled.map((s) => [s.type, s.subject])).toEqual([
+            ["SALE_APPROVED", "TRX_1"],
+            ["VOID_APPROVED", "TRX_1"],
+            ["SALE_REJECTED", "TRX_2"]
+          ])
+          const approved = parse(scheduled[0]!.body)
+          expect(approved.source).toBe("/v1/payment")
+          expect(approved.data).toMatchObject({
+            payment_method: "CREDIT_CARD",
+            approval_number: "777001",
+            metadata: { reference: "intent-1" },
+            payer_email: "ana@example.com"
+          })
+          expect(parse(scheduled[2]!.body).data.approval_number).toBeUndefined()
+          for (const s of scheduled) {
+            expect(Schema.decodeUnknownEither(Notification.Notification)(parse(s.body))._tag).toBe("Right")
+          }
+        }).pipe(Effect.provide(Store))
     )
   })
 
@@ -311,11 +326,15 @@ describe("Notifications", () => {
 })
 
 describe("DerivedId", () => {
-  it.prop("sha256 agrees with node:crypto", [FastCheck.string({ unit: "binary", maxLength: 300 })], ([text]) => {
-    expect(Buffer.from(DerivedId.sha256(text)).toString("hex")).toBe(
-      createHash("sha256").update(text, "utf8").digest("hex")
-    )
-  })
+  it.prop(
+    "sha256 agrees with node:crypto",
+    [FastCheck.string({ unit: "binary", maxLength: 300 })],
+    ([text]) => {
+      expect(Buffer.from(DerivedId.sha256(text)).toString("hex")).toBe(
+        createHash("sha256").update(text, "utf8").digest("hex")
+      )
+    }
+  )
 
   it("a derived id is a version-8 UUID, the same for the same name and different for another", () => {
     const a = DerivedId.uuid("ns", "00000000-0000-4000-8000-000000000001")

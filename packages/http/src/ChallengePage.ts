@@ -7,38 +7,23 @@ import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import type * as OnlinePayments from "@cobro/domain/OnlinePayments"
 import * as Payment from "@cobro/domain/Payment"
-import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as PublicUrls from "./PublicUrls.js"
 
 /** The page's path: `/challenge/3ds/{transaction_id}/{token}`, under the public base URL. */
 export const PATH_PREFIX = "/challenge/3ds"
 
-/**
- * The public base URL the cardholder's browser reaches Cobro at (`PUBLIC_URL`). When the server
- * provides none, the base is read from the request that made the attempt: its `Host` header and
- * `X-Forwarded-Proto` (else `http`).
- */
-export class BaseUrl extends Context.Reference<BaseUrl>()("@cobro/http/ChallengePage/BaseUrl", {
-  defaultValue: (): Option.Option<string> => Option.none()
-}) {}
-
-const requestBase = Effect.map(HttpServerRequest.HttpServerRequest, (request) => {
-  const proto = request.headers["x-forwarded-proto"]?.split(",")[0]?.trim() || "http"
-  return `${proto}://${request.headers["host"] ?? "localhost"}`
-})
-
-/** The address of a transaction's challenge page with its one-time token. */
+/** The address of a transaction's challenge page with its one-time token, under `PublicUrls.publicUrl`. */
 export const challengeUrl: Effect.Effect<
   (transactionId: string, token: string) => string,
   never,
   HttpServerRequest.HttpServerRequest
-> = Effect.gen(function* () {
-  const configured = yield* BaseUrl
-  const base = Option.isSome(configured) ? configured.value : yield* requestBase
-  return (transactionId: string, token: string) =>
-    `${base.replace(/\/+$/, "")}${PATH_PREFIX}/${encodeURIComponent(transactionId)}/${encodeURIComponent(token)}`
-})
+> = Effect.map(
+  PublicUrls.publicUrl,
+  (base) => (transactionId: string, token: string) =>
+    `${base}${PATH_PREFIX}/${encodeURIComponent(transactionId)}/${encodeURIComponent(token)}`
+)
 
 /** A 404 page: no challenge for this transaction and token. */
 export const notFoundPage = () =>

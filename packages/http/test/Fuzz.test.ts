@@ -34,7 +34,8 @@ const targets = (): ReadonlyArray<Target> => {
 
 const fieldsOf = (spec: any, target: Target): ReadonlyArray<string> => {
   const path = target.path.replace(/:(\w+)/g, "{$1}")
-  let schema = spec.paths[path]?.[target.method.toLowerCase()]?.requestBody?.content?.["application/json"]?.schema
+  let schema =
+    spec.paths[path]?.[target.method.toLowerCase()]?.requestBody?.content?.["application/json"]?.schema
   for (let i = 0; schema?.$ref !== undefined && i < 5; i++) {
     schema = spec.components.schemas[schema.$ref.slice("#/components/schemas/".length)]
   }
@@ -48,9 +49,9 @@ const body = (fields: ReadonlyArray<string>) =>
     FastCheck.jsonValue().map((v) => JSON.stringify(v)),
     fields.length === 0
       ? FastCheck.constant("{}")
-      : FastCheck.dictionary(FastCheck.constantFrom(...fields), FastCheck.jsonValue(), { maxKeys: fields.length }).map(
-          (v) => JSON.stringify(v)
-        )
+      : FastCheck.dictionary(FastCheck.constantFrom(...fields), FastCheck.jsonValue(), {
+          maxKeys: fields.length
+        }).map((v) => JSON.stringify(v))
   )
 
 describe("fuzz", () => {
@@ -60,7 +61,7 @@ describe("fuzz", () => {
       Effect.gen(function* () {
         const merchant = yield* TestApp.createMerchantWithTerminal()
         const spec = (yield* TestApp.send("GET", "/openapi.json")).json
-        const runtime = yield* Effect.runtime<any>()
+        const runtime = yield* Effect.runtime<never>()
         const all = targets()
         expect(all.length).toBeGreaterThanOrEqual(8)
         for (const target of all) {
@@ -69,11 +70,15 @@ describe("fuzz", () => {
             .replace(":terminal_serial", merchant.serial)
             .replace(/:(\w+)/g, "X1")
           const key =
-            target.auth === "terminal" ? merchant.terminal.test : target.auth === "button" ? merchant.button.test : undefined
+            target.auth === "terminal"
+              ? merchant.terminal.test
+              : target.auth === "button"
+                ? merchant.button.test
+                : undefined
           yield* Effect.promise(() =>
             FastCheck.assert(
               FastCheck.asyncProperty(body(fieldsOf(spec, target)), (text) =>
-                Runtime.runPromise(runtime)(
+                Runtime.runPromise(runtime as Runtime.Runtime<any>)(
                   Effect.gen(function* () {
                     const before = yield* TestApp.logSize
                     const reply = yield* TestApp.send(target.method, path, {
@@ -83,7 +88,10 @@ describe("fuzz", () => {
                     })
                     expect(reply.status, `${target.method} ${path} ${text} → ${reply.text}`).toBeLessThan(500)
                     if (reply.status >= 400) {
-                      expect(reply.json?.errors?.length, `${target.method} ${path} → ${reply.text}`).toBeGreaterThan(0)
+                      expect(
+                        reply.json?.errors?.length,
+                        `${target.method} ${path} → ${reply.text}`
+                      ).toBeGreaterThan(0)
                       expect(yield* TestApp.logSize, `${target.method} ${path} ${text}`).toBe(before)
                     }
                   })

@@ -60,7 +60,7 @@ const close = (total: number, extra: Record<string, unknown> = {}) => ({
   ...extra
 })
 
-describe("B1: GET /online/link/v1/payment_methods", () => {
+describe("B1: GET /online/link/v1/payment_methods", { timeout: 30_000 }, () => {
   it.live("B1: payload.payment_methods maps each method the merchant offers to its {max, min}", () =>
     Effect.gen(function* () {
       const merchant = yield* merchantWith({
@@ -127,7 +127,7 @@ describe("B1: GET /online/link/v1/payment_methods", () => {
   )
 })
 
-describe("B2: POST /online/link/v1", () => {
+describe("B2: POST /online/link/v1", { timeout: 30_000 }, () => {
   it.live(
     "B2: 201 with payload.payment_link (prefix LNK_) and payload.url {checkout_url}/<payment_link>",
     () =>
@@ -361,7 +361,7 @@ describe("B2: POST /online/link/v1", () => {
   )
 })
 
-describe("B3: GET /online/link/v1/{payment_link}", () => {
+describe("B3: GET /online/link/v1/{payment_link}", { timeout: 30_000 }, () => {
   it.live("B3: the link record, not wrapped in payload, with exact nanosecond dates", () =>
     Effect.gen(function* () {
       const merchant = yield* merchantWith()

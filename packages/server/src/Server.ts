@@ -3,26 +3,32 @@
  * every port's adapter, the HTTP server with a graceful shutdown, and the start-up banner.
  */
 import * as Acquirer from "@cobro/domain/Acquirer"
-import * as NotificationLog from "@cobro/domain/NotificationLog"
 import * as Authentication from "@cobro/http/Authentication"
 import * as Http from "@cobro/http/Http"
 import * as PublicUrls from "@cobro/http/PublicUrls"
 import * as Readiness from "@cobro/http/Readiness"
+import * as PgDeliveryQueue from "@cobro/store-pg/PgDeliveryQueue"
 import * as PgIdempotencyStore from "@cobro/store-pg/PgIdempotencyStore"
 import * as PgMerchantDirectory from "@cobro/store-pg/PgMerchantDirectory"
+import * as PgNotificationLog from "@cobro/store-pg/PgNotificationLog"
+import * as Subscription from "@cobro/store-pg/Subscription"
 import * as Simulator from "@cobro/terminal-sim/Simulator"
+import * as Dispatcher from "@cobro/webhooks/Dispatcher"
+import * as HttpTransport from "@cobro/webhooks/HttpTransport"
+import * as Notifier from "@cobro/webhooks/Notifier"
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpServer from "@effect/platform/HttpServer"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import type * as ConfigError from "effect/ConfigError"
 import * as Console from "effect/Console"
 import * as DateTime from "effect/DateTime"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
-import * as Schedule from "effect/Schedule"
 import { randomBytes } from "node:crypto"
+import * as Os from "node:os"
 import * as NodeHttp from "node:http"
 import * as Config from "./Config.js"
 import * as Ids from "./Ids.js"
@@ -82,18 +88,23 @@ export const layerHttpServer = (config: Config.ServerConfig) =>
     NodeHttpServer.layerContext
   )
 
-/** The store: the database, the sandbox clock (installed as the clock of what is built on it), the event log. */
-export const layerStore = (config: Config.ServerConfig) => {
-  const clock = config.clock === "virtual" ? VirtualClock.layerVirtualShared : VirtualClock.layerReal
-  return Layer.mergeAll(Store.layerEventStore, clock).pipe(
-    Layer.provideMerge(Store.layerDatabase(config.database))
+/**
+ * The store: the database, the event log (migrated), the read models' tables and the sealing-key
+ * check (one locked step), then the sandbox clock, installed as the clock of what is built on it.
+ */
+export const layerStore = (settings: Settings) => {
+  const clock = settings.config.clock === "virtual" ? VirtualClock.layerVirtualShared : VirtualClock.layerReal
+  return clock.pipe(
+    Layer.provideMerge(Store.layerSetup(NodeKeyVault.keyId(Redacted.value(settings.sealingKey.key)))),
+    Layer.provideMerge(Store.layerEventStore),
+    Layer.provideMerge(Store.layerDatabase(settings.config.database))
   )
 }
 
 /**
  * The adapters of the domain's ports and what the HTTP layer needs beside them (`Http.HttpRequirements`),
- * over the store. Fallbacks where the real adapter is another package's work in progress:
- * `NotificationLog.layerFromLog` (scans the log on each A4 query).
+ * over the store: keys, ids, the sandbox acquirer, the PostgreSQL/PGlite directory, idempotency keys,
+ * notification log and delivery queue, the simulated terminals, the webhook transport.
  */
 export const layerPorts = (settings: Settings) =>
   Layer.mergeAll(
@@ -101,7 +112,9 @@ export const layerPorts = (settings: Settings) =>
     Acquirer.layerSandbox,
     PgMerchantDirectory.layer,
     PgIdempotencyStore.layer,
-    NotificationLog.layerFromLog,
+    PgNotificationLog.layer,
+    PgDeliveryQueue.layer,
+    HttpTransport.layer({ dev: settings.config.devWebhooks }),
     Readiness.layerFromEventStore,
     Simulator.layer,
     Layer.succeed(Authentication.AdminToken, settings.adminToken),
@@ -120,14 +133,44 @@ export const layerPorts = (settings: Settings) =>
 /** How often expired idempotency keys are deleted (they already behave as absent). */
 export const purgeInterval = "1 hour"
 
-/** Background maintenance: the read models' runners, the idempotency purge. */
+/** How long a failed background worker waits before it starts again. */
+export const restartDelay: Duration.DurationInput = "5 seconds"
+
+/** Runs `worker` in a fiber of the layer's scope for ever, restarted (and logged) after a failure. */
+const supervised = <E, R>(name: string, worker: Effect.Effect<unknown, E, R>) =>
+  Layer.scopedDiscard(
+    worker.pipe(
+      Effect.catchAllCause((cause) =>
+        Effect.logError(`${name} stopped; restarting`, cause).pipe(
+          Effect.zipRight(Effect.sleep(restartDelay))
+        )
+      ),
+      Effect.forever,
+      Effect.forkScoped
+    )
+  )
+
+/** This process as a webhook dispatcher: unique, and readable in the lease table. */
+const dispatcherOwner = `${Os.hostname()}:${process.pid}:${randomBytes(4).toString("hex")}`
+
+/**
+ * Background work: the read models' runners; the webhook notifier (a log consumer whose checkpoint
+ * commits with the deliveries it schedules) and dispatcher (leases shared with the other nodes);
+ * the idempotency purge.
+ */
 export const layerBackground = Layer.mergeAll(
   Store.layerProjections(),
-  Layer.scopedDiscard(
+  supervised(
+    "Webhook notifier",
+    Subscription.run(Subscription.make(Notifier.CONSUMER_NAME, Notifier.handle))
+  ),
+  supervised("Webhook dispatcher", Dispatcher.run({ owner: dispatcherOwner })),
+  supervised(
+    "Idempotency purge",
     DateTime.now.pipe(
       Effect.flatMap(PgIdempotencyStore.purgeExpired),
-      Effect.repeat(Schedule.spaced(purgeInterval)),
-      Effect.forkScoped
+      Effect.zipRight(Effect.sleep(purgeInterval)),
+      Effect.forever
     )
   )
 )
@@ -168,7 +211,7 @@ export const layerApp = HttpApiBuilder.serve().pipe(Layer.provide(Http.layer))
 
 /** The whole server for `Layer.launch`: listens, serves, prints the banner, shuts down gracefully. */
 export const layer = (settings: Settings) => {
-  const store = layerStore(settings.config)
+  const store = layerStore(settings)
   const ports = layerPorts(settings).pipe(Layer.provideMerge(store))
   return layerBanner(settings).pipe(
     Layer.provide(layerApp),

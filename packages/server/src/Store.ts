@@ -4,6 +4,7 @@
  */
 import * as EventStore from "@cobro/domain/EventStore"
 import type * as LogNotifications from "@cobro/store-pg/LogNotifications"
+import * as PgDeliveryQueue from "@cobro/store-pg/PgDeliveryQueue"
 import * as PgEventStore from "@cobro/store-pg/PgEventStore"
 import * as PgliteClient from "@cobro/store-pg/PgliteClient"
 import * as PostgresClient from "@cobro/store-pg/PostgresClient"
@@ -17,8 +18,10 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
+import * as Schema from "effect/Schema"
 import * as Path from "node:path"
 import type * as Config from "./Config.js"
+import * as VirtualClock from "./VirtualClock.js"
 
 /** The database connection and its wake-ups, whichever database it is. */
 export type Database = PgClient.PgClient | SqlClient.SqlClient | LogNotifications.LogNotifications
@@ -54,13 +57,68 @@ export const projections: ReadonlyArray<Projection.Projection<SqlError, SqlClien
   ...ReadModels.all
 ]
 
+/**
+ * Other tables the server's adapters create if missing (`CREATE … IF NOT EXISTS`), run in the
+ * locked start-up step with the projections' tables. An adapter with a `setup` of its own adds it here.
+ */
+export const setups: ReadonlyArray<Effect.Effect<void, SqlError, SqlClient.SqlClient>> = [
+  VirtualClock.setup,
+  PgDeliveryQueue.setup
+]
+
+/** The advisory lock that serialises the start-up DDL of nodes starting together ("cobro" in ASCII). */
+export const setupLock = 0x636f62726fn
+
+/** The table of server-wide settings that every node must agree on. */
+export const settingsTable = "cobro_server_settings"
+
+/** This database's secrets are sealed with another key than the one this node has. */
+export class SealingKeyMismatch extends Schema.TaggedError<SealingKeyMismatch>()("SealingKeyMismatch", {
+  message: Schema.String
+}) {}
+
+/**
+ * The start-up DDL in one transaction under {@link setupLock}: PostgreSQL's `CREATE TABLE IF NOT
+ * EXISTS` is not safe when two nodes run it at once (a unique violation on `pg_type`). Then checks
+ * that this node seals with the key the database was first used with (its id is recorded once).
+ */
+export const layerSetup = (
+  sealingKeyId: string,
+  list: ReadonlyArray<Projection.Projection<SqlError, SqlClient.SqlClient>> = projections
+): Layer.Layer<never, SqlError | SealingKeyMismatch, SqlClient.SqlClient> =>
+  Layer.effectDiscard(
+    Effect.flatMap(SqlClient.SqlClient, (sql) =>
+      sql.withTransaction(
+        Effect.gen(function* () {
+          yield* sql`SELECT pg_advisory_xact_lock(${setupLock.toString()}::bigint)`
+          for (const projection of list) yield* projection.setup
+          for (const setup of setups) yield* setup
+          yield* sql`CREATE TABLE IF NOT EXISTS ${sql(settingsTable)} (name text PRIMARY KEY, value text NOT NULL)`
+          yield* sql`INSERT INTO ${sql(settingsTable)} (name, value) VALUES ('sealing_key_id', ${sealingKeyId})
+            ON CONFLICT (name) DO NOTHING`
+          const rows = yield* sql<{ value: string }>`
+            SELECT value FROM ${sql(settingsTable)} WHERE name = 'sealing_key_id'`
+          const recorded = rows[0]?.value
+          if (recorded !== sealingKeyId) {
+            return yield* new SealingKeyMismatch({
+              message:
+                `this database's secret keys are sealed with the sealing key of id ${recorded}, and this server ` +
+                `has the key of id ${sealingKeyId}. Start it with the same COBRO_SEALING_KEY as the other ` +
+                `nodes (or the sealing-key file this DATA_DIR was created with).`
+            })
+          }
+        })
+      )
+    )
+  )
+
 /** How long a failed projection runner waits before it starts again. */
 export const projectionRestartDelay: Duration.DurationInput = "5 seconds"
 
 /**
- * Creates every projection's tables (before the server takes requests, so that no query meets a
- * missing table), then runs each in a fiber of the layer's scope, restarted after a failure. On
- * several nodes each runner takes the projection's checkpoint lock, so every event applies once.
+ * Runs each projection in a fiber of the layer's scope, restarted after a failure (their tables
+ * exist already: {@link layerSetup}). On several nodes each runner takes the projection's
+ * checkpoint lock, so every event applies once.
  */
 export const layerProjections = (
   list: ReadonlyArray<Projection.Projection<SqlError, SqlClient.SqlClient>> = projections
@@ -71,7 +129,6 @@ export const layerProjections = (
 > =>
   Layer.scopedDiscard(
     Effect.gen(function* () {
-      for (const projection of list) yield* Projection.setup(projection)
       for (const projection of list) {
         yield* Projection.run(projection).pipe(
           Effect.catchAllCause((cause) =>

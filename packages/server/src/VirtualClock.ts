@@ -76,6 +76,14 @@ export const layerVirtual: Layer.Layer<SandboxClock.SandboxClock> = Layer.scoped
 /** The table that keeps the shared offset: one row. */
 export const table = "cobro_sandbox_clock"
 
+/** Creates the offset's table if missing (the server runs it in its locked start-up step). */
+export const setup: Effect.Effect<void, SqlError, SqlClient.SqlClient> = Effect.flatMap(
+  SqlClient.SqlClient,
+  (sql) => sql`CREATE TABLE IF NOT EXISTS ${sql(table)} (
+    id boolean PRIMARY KEY DEFAULT true CHECK (id),
+    offset_ms bigint NOT NULL)`
+).pipe(Effect.asVoid)
+
 /** How often a node reads the offset that other nodes may have advanced. */
 export const syncInterval: Duration.DurationInput = "1 second"
 
@@ -89,9 +97,7 @@ export const layerVirtualShared: Layer.Layer<SandboxClock.SandboxClock, SqlError
     SandboxClock.SandboxClock,
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
-      yield* sql`CREATE TABLE IF NOT EXISTS ${sql(table)} (
-        id boolean PRIMARY KEY DEFAULT true CHECK (id),
-        offset_ms bigint NOT NULL)`
+      yield* setup
       const read = Effect.map(
         sql<{ offset_ms: string }>`SELECT offset_ms::text AS offset_ms FROM ${sql(table)}`,
         (rows) => (rows[0] === undefined ? 0 : Number(rows[0].offset_ms))

@@ -10,6 +10,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as SealingKey from "./SealingKey.js"
 import * as Server from "./Server.js"
+import * as Store from "./Store.js"
 
 /** A start-up failure in a sentence, or the full cause for anything unexpected. */
 const describe = (cause: Cause.Cause<unknown>): string => {
@@ -17,9 +18,13 @@ const describe = (cause: Cause.Cause<unknown>): string => {
   if (failure._tag === "Some") {
     const error = failure.value
     if (ConfigError.isConfigError(error)) return `Cobro cannot start: invalid configuration: ${String(error)}`
-    if (error instanceof SealingKey.SealingKeyError) return `Cobro cannot start: ${error.message}`
+    if (error instanceof SealingKey.SealingKeyError || error instanceof Store.SealingKeyMismatch) {
+      return `Cobro cannot start: ${error.message}`
+    }
   }
-  return `Cobro stopped on an error:\n${Cause.pretty(cause)}`
+  // A database error's own message (e.g. PostgreSQL's) is in its `cause`, which `Cause.pretty` omits.
+  const detail = (Cause.squash(cause) as { cause?: { message?: unknown } } | undefined)?.cause?.message
+  return `Cobro stopped on an error:\n${Cause.pretty(cause)}${typeof detail === "string" ? `\nCaused by: ${detail}` : ""}`
 }
 
 const program = Effect.flatMap(Server.settings, (settings) => Layer.launch(Server.layer(settings))).pipe(

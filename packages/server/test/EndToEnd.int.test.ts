@@ -100,7 +100,7 @@ describe("the service end to end on PGlite", () => {
         const second = yield* ServerProcess.start(env)
         const link = yield* readLink(second, merchant.buttonTest, id)
         expect(link.status, link.text).toBe(200)
-        expect(link.json.payload.payment_link ?? link.json.payload.id ?? link.text).toContain(id)
+        expect(link.text).toContain(id)
         const again = yield* admin(second, "POST", "/admin/v1/clock/advance", { seconds: 0 })
         expect(again.status, again.text).toBe(200)
         // The offset survived the restart: the clock did not go back to real time.

@@ -135,6 +135,27 @@ describe("server on PostgreSQL (DATABASE_URL)", () => {
   )
 
   it.scopedLive(
+    "a node whose COBRO_SEALING_KEY differs from the one the database was first used with refuses to start",
+    () =>
+      Effect.gen(function* () {
+        const url = yield* ServerProcess.postgresDatabase
+        const first = yield* ServerProcess.start({
+          DATABASE_URL: url,
+          COBRO_SEALING_KEY: ServerProcess.newSealingKey()
+        })
+        yield* stopsGracefully(first)
+        const other = yield* ServerProcess.runToExit({
+          DATABASE_URL: url,
+          COBRO_SEALING_KEY: ServerProcess.newSealingKey()
+        })
+        expect(other.code).toBe(1)
+        expect(other.output).toContain(
+          "Cobro cannot start: this database's secret keys are sealed with the sealing key of id"
+        )
+      })
+  )
+
+  it.scopedLive(
     "npm start on PostgreSQL serves /health and /ready, stops on SIGTERM with 0, and keeps the data",
     () =>
       Effect.gen(function* () {

@@ -212,107 +212,175 @@ interface Result {
 const percentile = (sorted: ReadonlyArray<number>, p: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0
 
+/** One store's share of a workload: events, seconds and latencies summed over the rounds. */
+interface Tally {
+  events: number
+  seconds: number
+  latencies: Array<number>
+  perRound: Array<number>
+}
+
+/** `writers` concurrent loops of `opsPerWriter` operations; adds its events, time and latencies to `tally`. */
 const measure = async (
-  subject: Subject,
-  workload: string,
+  tally: Tally,
   writers: number,
   opsPerWriter: number,
   eventsPerOp: number,
   op: (writer: number, i: number) => Promise<void>
-): Promise<Result> => {
-  const latencies: Array<number> = []
+) => {
   const start = performance.now()
   await Promise.all(
     Array.from({ length: writers }, async (_, w) => {
       for (let i = 0; i < opsPerWriter; i++) {
         const t = performance.now()
         await op(w, i)
-        latencies.push(performance.now() - t)
+        tally.latencies.push(performance.now() - t)
       }
     })
   )
   const seconds = (performance.now() - start) / 1000
-  latencies.sort((a, b) => a - b)
-  return {
-    store: subject.name,
-    workload,
-    writers,
-    events_per_s: Math.round((writers * opsPerWriter * eventsPerOp) / seconds),
-    p50_ms: Number(percentile(latencies, 50).toFixed(2)),
-    p99_ms: Number(percentile(latencies, 99).toFixed(2))
-  }
+  const events = writers * opsPerWriter * eventsPerOp
+  tally.events += events
+  tally.seconds += seconds
+  tally.perRound.push(Math.round(events / seconds))
 }
 
-const run = async (subject: Subject, emit: (result: Result) => void) => {
-  const tag = randomBytes(3).toString("hex")
-  const id = (...parts: Array<unknown>) => `bench-${tag}-${parts.join("-")}`
-  // Warm-up: connections, prepared plans, JIT.
-  for (let i = 0; i < 50; i++) await subject.append(id("warm", i), 1, "new")
-  emit(await measure(subject, "W1", 1, 400, 1, (w, i) => subject.append(id("w1a", w, i), 1, "new")))
-  emit(await measure(subject, "W1", 8, 100, 1, (w, i) => subject.append(id("w1b", w, i), 1, "new")))
-  emit(await measure(subject, "W3", 1, 200, 10, (w, i) => subject.append(id("w3", w, i), 10, "new")))
-  const prepared = 8 * 60
-  for (let s = 0; s < prepared; s++) await subject.append(id("w4", s), 20, "new")
-  emit(
-    await measure(subject, "W4", 8, 60, 1, async (w, i) => {
-      const stream = id("w4", w * 60 + i)
-      const version = await subject.readStream(stream)
-      await subject.append(stream, 1, version)
-    })
-  )
-  const start = performance.now()
-  const { events, pages } = await subject.readAll()
-  const seconds = (performance.now() - start) / 1000
-  pages.sort((a, b) => a - b)
-  emit({
-    store: subject.name,
-    workload: "W5",
-    writers: 1,
-    events_per_s: Math.round(events / seconds),
-    p50_ms: Number(percentile(pages, 50).toFixed(2)),
-    p99_ms: Number(percentile(pages, 99).toFixed(2))
-  })
+/** A workload: what one round does against one store (`round` keeps stream ids apart). */
+interface Workload {
+  readonly name: string
+  readonly writers: number
+  run(subject: Subject, id: (...parts: Array<unknown>) => string, round: number, tally: Tally): Promise<void>
 }
+
+const rounds = Number(process.env["BENCH_ROUNDS"] ?? 3)
+const w4Streams = 8 * 60
+
+const workloads: ReadonlyArray<Workload> = [
+  {
+    name: "W1",
+    writers: 1,
+    run: (subject, id, round, tally) =>
+      measure(tally, 1, 400, 1, (w, i) => subject.append(id("w1a", round, w, i), 1, "new"))
+  },
+  {
+    name: "W1",
+    writers: 8,
+    run: (subject, id, round, tally) =>
+      measure(tally, 8, 100, 1, (w, i) => subject.append(id("w1b", round, w, i), 1, "new"))
+  },
+  {
+    name: "W3",
+    writers: 1,
+    run: (subject, id, round, tally) =>
+      measure(tally, 1, 200, 10, (w, i) => subject.append(id("w3", round, w, i), 10, "new"))
+  },
+  {
+    name: "W4",
+    writers: 8,
+    run: (subject, id, round, tally) =>
+      measure(tally, 8, 60, 1, async (w, i) => {
+        const stream = id("w4", round, w * 60 + i)
+        const version = await subject.readStream(stream)
+        await subject.append(stream, 1, version)
+      })
+  },
+  {
+    name: "W5",
+    writers: 1,
+    run: async (subject, _id, _round, tally) => {
+      const start = performance.now()
+      const { events, pages } = await subject.readAll()
+      const seconds = (performance.now() - start) / 1000
+      tally.events += events
+      tally.seconds += seconds
+      tally.latencies.push(...pages)
+      tally.perRound.push(Math.round(events / seconds))
+    }
+  }
+]
 
 const main = async () => {
-  const results: Array<Result> = []
-  const emit = (result: Result) => {
-    results.push(result)
-    console.log(JSON.stringify(result))
-  }
-  const subjects: Array<[string, (url: string) => Promise<Subject>]> = [
+  const makers: Array<[string, (url: string) => Promise<Subject>]> = [
     ["raw-pg", raw],
     ["cobro", cobro],
     ["emmett", emmett]
   ]
-  for (const [name, make] of subjects) {
-    const database = `cobro_bench_${name.replace("-", "_")}_${randomBytes(4).toString("hex")}`
-    await admin(`CREATE DATABASE ${database}`)
-    try {
-      const subject = await make(withDatabase(database))
+  // Every store is set up first, each on its own database; then each workload runs round by round,
+  // every store once per round in a rotating order, so that a burst of load from elsewhere on the
+  // machine falls on all of them alike rather than on whichever ran at that moment.
+  const subjects: Array<{ subject: Subject; database: string; id: (...parts: Array<unknown>) => string }> = []
+  try {
+    for (const [name, make] of makers) {
+      const database = `cobro_bench_${name.replace("-", "_")}_${randomBytes(4).toString("hex")}`
+      await admin(`CREATE DATABASE ${database}`)
       try {
-        await run(subject, emit)
-      } finally {
-        await subject.close()
+        const subject = await make(withDatabase(database))
+        const tag = randomBytes(3).toString("hex")
+        subjects.push({ subject, database, id: (...parts) => `bench-${tag}-${parts.join("-")}` })
+      } catch (error) {
+        console.error(`${name}: failed: ${String(error)}`)
+        await dropDatabase(database)
       }
-    } catch (error) {
-      console.error(`${name}: failed: ${String(error)}`)
-    } finally {
+    }
+    for (const { subject, id } of subjects) {
+      // Warm-up: connections, prepared plans, JIT. Then W4's streams of 20 events, for every round.
+      for (let i = 0; i < 50; i++) await subject.append(id("warm", i), 1, "new")
+      for (let round = 0; round < rounds; round++) {
+        for (let s = 0; s < w4Streams; s++) await subject.append(id("w4", round, s), 20, "new")
+      }
+    }
+    const results: Array<Result> = []
+    const perRound = new Map<string, Array<number>>()
+    for (const workload of workloads) {
+      const tallies = subjects.map((): Tally => ({ events: 0, seconds: 0, latencies: [], perRound: [] }))
+      for (let round = 0; round < rounds; round++) {
+        for (let k = 0; k < subjects.length; k++) {
+          const index = (k + round) % subjects.length
+          const { subject, id } = subjects[index]!
+          await workload.run(subject, id, round, tallies[index]!)
+        }
+      }
+      subjects.forEach(({ subject }, index) => {
+        const tally = tallies[index]!
+        tally.latencies.sort((a, b) => a - b)
+        const result: Result = {
+          store: subject.name,
+          workload: workload.name,
+          writers: workload.writers,
+          events_per_s: Math.round(tally.events / tally.seconds),
+          p50_ms: Number(percentile(tally.latencies, 50).toFixed(2)),
+          p99_ms: Number(percentile(tally.latencies, 99).toFixed(2))
+        }
+        results.push(result)
+        perRound.set(`${subject.name} ${workload.name} ${workload.writers}`, tally.perRound)
+        console.log(JSON.stringify(result))
+      })
+    }
+    const out = Path.resolve(import.meta.dirname, "../../../bench/results/store.json")
+    Fs.mkdirSync(Path.dirname(out), { recursive: true })
+    Fs.writeFileSync(out, results.map((r) => JSON.stringify(r)).join("\n") + "\n")
+    const find = (store: string, workload: string, writers: number) =>
+      results.find((r) => r.store === store && r.workload === workload && r.writers === writers)
+    const rounded = (store: string, r: Result) => perRound.get(`${store} ${r.workload} ${r.writers}`) ?? []
+    console.log(
+      `\nratios (events/s over ${rounds} rounds; per round in brackets): cobro/raw-pg, cobro/emmett`
+    )
+    for (const r of results.filter((r) => r.store === "cobro")) {
+      const ratio = (store: string) => {
+        const other = find(store, r.workload, r.writers)
+        if (other === undefined) return "n/a"
+        const mine = rounded("cobro", r)
+        const theirs = rounded(store, other)
+        const each = mine.map((v, i) => (v / (theirs[i] ?? NaN)).toFixed(2)).join(" ")
+        return `${(r.events_per_s / other.events_per_s).toFixed(2)} [${each}]`
+      }
+      console.log(`${r.workload} writers=${r.writers}: ${ratio("raw-pg")}  ${ratio("emmett")}`)
+    }
+  } finally {
+    for (const { subject, database } of subjects) {
+      await subject.close().catch(() => {})
       await dropDatabase(database)
     }
-  }
-  const out = Path.resolve(import.meta.dirname, "../../../bench/results/store.json")
-  Fs.mkdirSync(Path.dirname(out), { recursive: true })
-  Fs.writeFileSync(out, results.map((r) => JSON.stringify(r)).join("\n") + "\n")
-  const find = (store: string, workload: string, writers: number) =>
-    results.find((r) => r.store === store && r.workload === workload && r.writers === writers)
-  console.log("\nratios (events/s): cobro/raw-pg, cobro/emmett")
-  for (const r of results.filter((r) => r.store === "cobro")) {
-    const floor = find("raw-pg", r.workload, r.writers)
-    const other = find("emmett", r.workload, r.writers)
-    const ratio = (x: Result | undefined) =>
-      x === undefined ? "n/a" : (r.events_per_s / x.events_per_s).toFixed(2)
-    console.log(`${r.workload} writers=${r.writers}: ${ratio(floor)}  ${ratio(other)}`)
   }
 }
 

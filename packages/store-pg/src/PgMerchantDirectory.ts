@@ -11,9 +11,9 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import { timingSafeEqual } from "node:crypto"
-import * as Projection from "./Projection.js"
 import * as ReadModels from "./ReadModels.js"
 
 const merchantStreamPrefix = Aggregate.streamId(Merchant.Merchant, "")
@@ -131,13 +131,20 @@ export const make = Effect.gen(function* () {
 })
 
 /**
+ * Creates the read model's table if missing. Retried: the projection runner, or another node, may
+ * run the same `CREATE TABLE IF NOT EXISTS` at the same moment, and PostgreSQL lets one of two
+ * concurrent ones fail on its catalog's unique index.
+ */
+const setup = ReadModels.apiKeys.setup.pipe(
+  Effect.retry({ times: 3, schedule: Schedule.spaced("50 millis") }),
+  Effect.orDie
+)
+
+/**
  * `MerchantDirectory` over the `SqlClient` in context. Needs the store's migrations (run by
  * `PgEventStore.layerMigrated` or `Migrations.layer`); creates the `apiKeys` read model's table if
  * missing. Keep `ReadModels.apiKeys` running (it is in `ReadModels.all`): until it catches up,
  * lookups take the log's slower path.
  */
 export const layer: Layer.Layer<MerchantDirectory.MerchantDirectory, never, SqlClient.SqlClient> =
-  Layer.effect(
-    MerchantDirectory.MerchantDirectory,
-    Effect.zipRight(Projection.setup(ReadModels.apiKeys), make)
-  )
+  Layer.effect(MerchantDirectory.MerchantDirectory, Effect.zipRight(setup, make))

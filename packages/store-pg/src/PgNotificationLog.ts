@@ -62,5 +62,8 @@ export const make = Effect.gen(function* () {
 })
 
 /** The log as the domain's `NotificationLog` port; creates the read models' tables. */
-export const layer: Layer.Layer<NotificationLog.NotificationLog, never, SqlClient.SqlClient | EventStore.EventStore> =
-  Layer.effect(NotificationLog.NotificationLog, Effect.zipRight(setup, make))
+export const layer: Layer.Layer<
+  NotificationLog.NotificationLog,
+  never,
+  SqlClient.SqlClient | EventStore.EventStore
+> = Layer.effect(NotificationLog.NotificationLog, Effect.zipRight(setup, make))

@@ -4,7 +4,6 @@
  * real PostgreSQL, checked against the domain's log-scanning versions.
  */
 import * as DeliveryQueue from "@cobro/domain/DeliveryQueue"
-import * as EventStore from "@cobro/domain/EventStore"
 import * as IdGenerator from "@cobro/domain/IdGenerator"
 import { MerchantId } from "@cobro/domain/Ids"
 import * as NotificationLog from "@cobro/domain/NotificationLog"
@@ -20,6 +19,7 @@ import * as PgDeliveryQueue from "../src/PgDeliveryQueue.js"
 import * as PgNotificationLog from "../src/PgNotificationLog.js"
 import * as Projection from "../src/Projection.js"
 import * as ReadModels from "../src/ReadModels.js"
+import * as Subscription from "../src/Subscription.js"
 import * as Databases from "./support/Databases.js"
 import * as F from "./support/WebhookFixtures.js"
 
@@ -28,7 +28,10 @@ const TEST = "https://merchant.example/test-webhooks"
 
 /** The notifier and the read models catch up with the log. */
 const catchUp = Effect.gen(function* () {
-  for (const event of yield* F.allEvents) yield* Notifications.schedule(event)
+  // The notifier as the server runs it: a log consumer whose schedules commit with its checkpoint.
+  yield* Subscription.catchUp(
+    Subscription.make("webhooks:notifier", (event) => Effect.asVoid(Notifications.schedule(event)))
+  )
   for (const projection of ReadModels.all) yield* Projection.catchUp(projection)
 })
 
@@ -193,6 +196,5 @@ describe("the notification id", () => {
   it("is derived from the id of the event that raised it", () => {
     const id = "0b6f3f0e-6a55-4c3f-9c1c-1c8f6a1b2c3d"
     expect(Notifications.notificationIdOf(id)).toBe(Notifications.notificationIdOf(id.toUpperCase()))
-    expect(EventStore.Start.globalPosition).toBe(0n)
   })
 })

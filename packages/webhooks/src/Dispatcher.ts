@@ -84,7 +84,10 @@ export const headersFor = (
  * for its mode (else cancels, W5), signs the exact body with the current key, POSTs it and records
  * the attempt (its instant is when the POST was sent).
  */
-export const attempt = Effect.fn("Dispatcher.attempt")(function* (notificationId: NotificationId, config: Config) {
+export const attempt = Effect.fn("Dispatcher.attempt")(function* (
+  notificationId: NotificationId,
+  config: Config
+) {
   const { state } = yield* loadDelivery(notificationId)
   const now = yield* nowUtc
   if (state._tag === "Initial" || !WebhookDelivery.isDue(state, now)) return { _tag: "NotDue" } as Outcome
@@ -102,7 +105,11 @@ export const attempt = Effect.fn("Dispatcher.attempt")(function* (notificationId
   const number = state.attempts.length + 1
   const sentAt = yield* nowUtc
   const response: WebhookTransport.WebhookResponse = Option.isNone(secret)
-    ? { _tag: "Failed", reason: "no signing key: the merchant has not activated the integration", latencyMs: 0 }
+    ? {
+        _tag: "Failed",
+        reason: "no signing key: the merchant has not activated the integration",
+        latencyMs: 0
+      }
     : yield* Effect.flatMap(WebhookTransport.WebhookTransport, (transport) =>
         transport.post({
           url: state.url,
@@ -131,13 +138,11 @@ export const attempt = Effect.fn("Dispatcher.attempt")(function* (notificationId
     }),
     { actor: "dispatcher" }
   ).pipe(
-    Effect.map(
-      (handled): Outcome => ({
-        _tag: "Attempted",
-        attempt: number,
-        status: (handled.state as WebhookDelivery.Existing)._tag
-      })
-    ),
+    Effect.map((handled): Outcome => ({
+      _tag: "Attempted",
+      attempt: number,
+      status: (handled.state as WebhookDelivery.Existing)._tag
+    })),
     Effect.catchAll((error) =>
       Effect.as(
         Effect.logWarning("dispatcher: attempt report refused", error).pipe(
@@ -166,7 +171,9 @@ export const runOnce = Effect.fn("Dispatcher.runOnce")(function* (config: Config
     (id) =>
       attempt(id, config).pipe(
         Effect.catchAllDefect((defect) =>
-          Effect.logError("dispatcher: attempt failed", defect).pipe(Effect.annotateLogs({ notificationId: id }))
+          Effect.logError("dispatcher: attempt failed", defect).pipe(
+            Effect.annotateLogs({ notificationId: id })
+          )
         ),
         Effect.ensuring(queue.release(id, config.owner))
       ),

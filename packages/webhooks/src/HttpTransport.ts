@@ -80,7 +80,12 @@ export const make = (options: Options) => {
         })
       const timer = setTimeout(() => {
         if (status !== undefined) answered()
-        else settle({ _tag: "Failed", reason: `timeout: no answer within ${request.timeoutMs} ms`, latencyMs: latency() })
+        else
+          settle({
+            _tag: "Failed",
+            reason: `timeout: no answer within ${request.timeoutMs} ms`,
+            latencyMs: latency()
+          })
         req.destroy()
       }, request.timeoutMs)
       req.on("response", (res) => {

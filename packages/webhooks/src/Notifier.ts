@@ -62,5 +62,7 @@ export const runFromLog = (options?: {
   })
 
 /** Whether an event raises a notification (for wiring and tests). */
-export const raises = (event: EventStore.RecordedEvent): Effect.Effect<boolean, never, EventStore.EventStore> =>
+export const raises = (
+  event: EventStore.RecordedEvent
+): Effect.Effect<boolean, never, EventStore.EventStore> =>
   Effect.map(Notifications.noticeOf(event), Option.isSome)

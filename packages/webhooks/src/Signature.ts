@@ -16,7 +16,9 @@ const bytesOf = (rawBody: Uint8Array | string): Buffer =>
  * A string body is taken as its UTF-8 bytes.
  */
 export const sign = (rawBody: Uint8Array | string, secret: string): string =>
-  createHmac("sha256", Buffer.from(secret, "utf8")).update(bytesOf(rawBody).toString("base64"), "utf8").digest("hex")
+  createHmac("sha256", Buffer.from(secret, "utf8"))
+    .update(bytesOf(rawBody).toString("base64"), "utf8")
+    .digest("hex")
 
 /**
  * Whether `header` (the received `x-service-signature`) is the signature of `rawBody` under

@@ -148,37 +148,45 @@ describe("Dispatcher", () => {
   })
 
   describe("retries", () => {
-    it.scoped("retries are made at 15 min, 1 h, 4 h, 8 h and 24 h after the initial attempt, then EXHAUSTED", () =>
-      Effect.gen(function* () {
-        const rx = yield* R.receiver({ tls: true })
-        rx.answer = () => ({ status: 500, body: "boom" })
-        yield* sale(rx.url)
-        yield* step()
-        expect(rx.received).toHaveLength(1)
-        for (const [i, delay] of RETRIES.entries()) {
-          yield* F.setTime(10 + delay - 1)
+    it.scoped(
+      "retries are made at 15 min, 1 h, 4 h, 8 h and 24 h after the initial attempt, then EXHAUSTED",
+      () =>
+        Effect.gen(function* () {
+          const rx = yield* R.receiver({ tls: true })
+          rx.answer = () => ({ status: 500, body: "boom" })
+          yield* sale(rx.url)
           yield* step()
-          expect(rx.received).toHaveLength(i + 1)
-          yield* F.setTime(10 + delay)
+          expect(rx.received).toHaveLength(1)
+          for (const [i, delay] of RETRIES.entries()) {
+            yield* F.setTime(10 + delay - 1)
+            yield* step()
+            expect(rx.received).toHaveLength(i + 1)
+            yield* F.setTime(10 + delay)
+            yield* step()
+            expect(rx.received).toHaveLength(i + 2)
+          }
+          yield* F.setTime(10 + 72 * HOUR)
           yield* step()
-          expect(rx.received).toHaveLength(i + 2)
-        }
-        yield* F.setTime(10 + 72 * HOUR)
-        yield* step()
-        expect(rx.received).toHaveLength(6)
-        const view = yield* DeliveryAdmin.listAttempts(yield* onlyDelivery)
-        expect(view.status).toBe("EXHAUSTED")
-        expect(view.attempts.map((a) => DateTime.toEpochMillis(a.at) - F.T0 - 10_000)).toEqual(
-          [0, ...RETRIES].map((s) => s * 1000)
-        )
-        expect(view.attempts.every((a) => Option.contains(a.statusCode, 500) && a.snippet === "boom")).toBe(true)
-        // Every attempt carries the same notification id and bytes.
-        expect(new Set(rx.received.map((r) => r.body.toString("utf8"))).size).toBe(1)
-      }).pipe(Effect.provide(Services))
+          expect(rx.received).toHaveLength(6)
+          const view = yield* DeliveryAdmin.listAttempts(yield* onlyDelivery)
+          expect(view.status).toBe("EXHAUSTED")
+          expect(view.attempts.map((a) => DateTime.toEpochMillis(a.at) - F.T0 - 10_000)).toEqual(
+            [0, ...RETRIES].map((s) => s * 1000)
+          )
+          expect(view.attempts.every((a) => Option.contains(a.statusCode, 500) && a.snippet === "boom")).toBe(
+            true
+          )
+          // Every attempt carries the same notification id and bytes.
+          expect(new Set(rx.received.map((r) => r.body.toString("utf8"))).size).toBe(1)
+        }).pipe(Effect.provide(Services))
     )
 
     const failures: ReadonlyArray<
-      readonly [string, (rx: { answer: (r: R.Received) => R.Answer }) => void, (snippet: string, status: Option.Option<number>) => void]
+      readonly [
+        string,
+        (rx: { answer: (r: R.Received) => R.Answer }) => void,
+        (snippet: string, status: Option.Option<number>) => void
+      ]
     > = [
       [
         "a 500",
@@ -245,30 +253,32 @@ describe("Dispatcher", () => {
   })
 
   describe("administration", () => {
-    it.scoped("an administrator re-sends an EXHAUSTED notification: the same id and bytes are delivered", () =>
-      Effect.gen(function* () {
-        const rx = yield* R.receiver({ tls: true })
-        rx.answer = () => ({ status: 503 })
-        yield* sale(rx.url)
-        yield* step()
-        for (const delay of RETRIES) {
-          yield* F.setTime(10 + delay)
+    it.scoped(
+      "an administrator re-sends an EXHAUSTED notification: the same id and bytes are delivered",
+      () =>
+        Effect.gen(function* () {
+          const rx = yield* R.receiver({ tls: true })
+          rx.answer = () => ({ status: 503 })
+          yield* sale(rx.url)
           yield* step()
-        }
-        const id = yield* onlyDelivery
-        expect((yield* DeliveryAdmin.listAttempts(id)).status).toBe("EXHAUSTED")
-        rx.answer = () => ({ status: 200 })
-        yield* F.setTime(10 + 30 * HOUR)
-        const resent = yield* DeliveryAdmin.resend(id)
-        expect(resent.status).toBe("PENDING")
-        yield* step()
-        expect(rx.received).toHaveLength(7)
-        expect(rx.received[6]!.body.equals(rx.received[0]!.body)).toBe(true)
-        expect(notificationOf(rx.received[6]!.body)).toBe(id)
-        const view = yield* DeliveryAdmin.listAttempts(id)
-        expect(view.status).toBe("DELIVERED")
-        expect(view.attempts).toHaveLength(7)
-      }).pipe(Effect.provide(Services))
+          for (const delay of RETRIES) {
+            yield* F.setTime(10 + delay)
+            yield* step()
+          }
+          const id = yield* onlyDelivery
+          expect((yield* DeliveryAdmin.listAttempts(id)).status).toBe("EXHAUSTED")
+          rx.answer = () => ({ status: 200 })
+          yield* F.setTime(10 + 30 * HOUR)
+          const resent = yield* DeliveryAdmin.resend(id)
+          expect(resent.status).toBe("PENDING")
+          yield* step()
+          expect(rx.received).toHaveLength(7)
+          expect(rx.received[6]!.body.equals(rx.received[0]!.body)).toBe(true)
+          expect(notificationOf(rx.received[6]!.body)).toBe(id)
+          const view = yield* DeliveryAdmin.listAttempts(id)
+          expect(view.status).toBe("DELIVERED")
+          expect(view.attempts).toHaveLength(7)
+        }).pipe(Effect.provide(Services))
     )
 
     it.scoped("a PENDING notification is not re-sent: it is already scheduled", () =>
@@ -298,29 +308,31 @@ describe("Dispatcher", () => {
   })
 
   describe("isolation", () => {
-    it.scoped("each merchant and each mode receives only its own notifications, signed with its own key", () =>
-      Effect.gen(function* () {
-        const prod1 = yield* R.receiver({ tls: true })
-        const test1 = yield* R.receiver({ tls: false })
-        const prod2 = yield* R.receiver({ tls: true })
-        yield* F.setTime(0)
-        yield* F.merchant("MER_1", { production: prod1.url, test: test1.url })
-        yield* F.merchant("MER_2", { production: prod2.url, keyBase: 10 })
-        yield* F.approvedSale({ merchantId: "MER_1", n: 1 })
-        yield* F.approvedSale({ merchantId: "MER_1", n: 2, sandbox: true })
-        yield* F.approvedSale({ merchantId: "MER_2", n: 3 })
-        yield* step()
-        const subjects = (rx: { received: Array<R.Received> }) =>
-          rx.received.map((r) => (JSON.parse(r.body.toString("utf8")) as { subject: string }).subject)
-        expect(subjects(prod1)).toEqual(["TRX_1"])
-        expect(subjects(test1)).toEqual(["TRX_2"])
-        expect(subjects(prod2)).toEqual(["TRX_3"])
-        const signedWith = (r: R.Received, secret: string) =>
-          r.headers[Signature.HEADER] === R.opensslSignature(r.body, secret)
-        expect(signedWith(prod1.received[0]!, "secret-1")).toBe(true)
-        expect(signedWith(test1.received[0]!, "")).toBe(true)
-        expect(signedWith(prod2.received[0]!, "secret-11")).toBe(true)
-      }).pipe(Effect.provide(Services))
+    it.scoped(
+      "each merchant and each mode receives only its own notifications, signed with its own key",
+      () =>
+        Effect.gen(function* () {
+          const prod1 = yield* R.receiver({ tls: true })
+          const test1 = yield* R.receiver({ tls: false })
+          const prod2 = yield* R.receiver({ tls: true })
+          yield* F.setTime(0)
+          yield* F.merchant("MER_1", { production: prod1.url, test: test1.url })
+          yield* F.merchant("MER_2", { production: prod2.url, keyBase: 10 })
+          yield* F.approvedSale({ merchantId: "MER_1", n: 1 })
+          yield* F.approvedSale({ merchantId: "MER_1", n: 2, sandbox: true })
+          yield* F.approvedSale({ merchantId: "MER_2", n: 3 })
+          yield* step()
+          const subjects = (rx: { received: Array<R.Received> }) =>
+            rx.received.map((r) => (JSON.parse(r.body.toString("utf8")) as { subject: string }).subject)
+          expect(subjects(prod1)).toEqual(["TRX_1"])
+          expect(subjects(test1)).toEqual(["TRX_2"])
+          expect(subjects(prod2)).toEqual(["TRX_3"])
+          const signedWith = (r: R.Received, secret: string) =>
+            r.headers[Signature.HEADER] === R.opensslSignature(r.body, secret)
+          expect(signedWith(prod1.received[0]!, "secret-1")).toBe(true)
+          expect(signedWith(test1.received[0]!, "")).toBe(true)
+          expect(signedWith(prod2.received[0]!, "secret-11")).toBe(true)
+        }).pipe(Effect.provide(Services))
     )
   })
 

@@ -4,7 +4,14 @@
  */
 import * as CommandHandler from "@cobro/domain/CommandHandler"
 import * as EventStore from "@cobro/domain/EventStore"
-import { IntegrationId, IntentReference, MerchantId, PaymentLinkId, TerminalSerial, TransactionId } from "@cobro/domain/Ids"
+import {
+  IntegrationId,
+  IntentReference,
+  MerchantId,
+  PaymentLinkId,
+  TerminalSerial,
+  TransactionId
+} from "@cobro/domain/Ids"
 import * as Merchant from "@cobro/domain/Merchant"
 import { amount } from "@cobro/domain/Money"
 import * as Payment from "@cobro/domain/Payment"
@@ -157,7 +164,12 @@ export const checkoutOutcome = (
         : outcome === "reject"
           ? new TerminalCheckout.RejectSale({ transactionId, reason: "DECLINED", card: Option.none(), now })
           : outcome === "rejectWithCard"
-            ? new TerminalCheckout.RejectSale({ transactionId, reason: "DECLINED", card: Option.some(card), now })
+            ? new TerminalCheckout.RejectSale({
+                transactionId,
+                reason: "DECLINED",
+                card: Option.some(card),
+                now
+              })
             : outcome === "void"
               ? new TerminalCheckout.ApproveVoid({ transactionId, now })
               : new TerminalCheckout.RejectVoid({ transactionId, reason: "NO", now })
@@ -268,4 +280,5 @@ export const allEvents = Effect.gen(function* () {
 })
 
 /** The logged events of one type. */
-export const eventsOfType = (type: string) => Effect.map(allEvents, (events) => events.filter((e) => e.type === type))
+export const eventsOfType = (type: string) =>
+  Effect.map(allEvents, (events) => events.filter((e) => e.type === type))

@@ -80,9 +80,7 @@ export const receiver = (options: { readonly tls: boolean }) =>
               else send()
             })
           }
-          const server = options.tls
-            ? Https.createServer(certificate(), handler)
-            : Http.createServer(handler)
+          const server = options.tls ? Https.createServer(certificate(), handler) : Http.createServer(handler)
           server.listen(0, "127.0.0.1", () => {
             const port = (server.address() as Net.AddressInfo).port
             const result = {
