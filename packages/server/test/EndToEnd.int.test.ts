@@ -2,8 +2,11 @@
  * The composed service through real server processes: the admin API, merchant keys, links and the
  * sandbox clock across restarts, and two processes on one PostgreSQL serving the same merchants.
  */
+import { verifySignature } from "@cobro/webhooks/Signature"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as Http from "node:http"
+import type * as Net from "node:net"
 import * as Path from "node:path"
 import * as ServerProcess from "./support/ServerProcess.js"
 
@@ -118,6 +121,90 @@ describe("the service end to end on PGlite", () => {
         const reply = yield* admin(server, "POST", "/admin/v1/clock/advance", { seconds: 60 })
         expect(reply.status).toBe(409)
         expect(reply.json.errors[0].code).toBe("ClockNotVirtual")
+        expect((yield* Effect.promise(() => server.stop())).code).toBe(0)
+      })
+  )
+})
+
+/** A local webhook receiver that answers 200 and keeps what it got, closed with the scope. */
+const receiver = Effect.acquireRelease(
+  Effect.promise(
+    () =>
+      new Promise<{
+        url: string
+        received: Array<{ body: string; signature: string | undefined }>
+        server: Http.Server
+      }>((resolve) => {
+        const received: Array<{ body: string; signature: string | undefined }> = []
+        const server = Http.createServer((req, res) => {
+          let body = ""
+          req.on("data", (chunk) => (body += chunk))
+          req.on("end", () => {
+            const signature = req.headers["x-service-signature"]
+            received.push({ body, signature: typeof signature === "string" ? signature : undefined })
+            res.writeHead(200).end("ok")
+          })
+        })
+        server.listen(0, "127.0.0.1", () =>
+          resolve({
+            url: `http://127.0.0.1:${(server.address() as Net.AddressInfo).port}/hook`,
+            received,
+            server
+          })
+        )
+      })
+  ),
+  ({ server }) => Effect.promise(() => new Promise<void>((resolve) => server.close(() => resolve())))
+)
+
+const sale = (serial: string) => ({
+  amount: {
+    currency: "COP",
+    total_amount: 11900,
+    taxes: [{ type: "VAT", base: 10000, value: 1900 }],
+    tip_amount: 0
+  },
+  user_email: "seller@shop.co",
+  payment_method: "POS",
+  terminal_model: "SMART_PRO",
+  terminal_serial: serial,
+  reference: "order-42"
+})
+
+describe("terminal sale to signed webhook, through the composed server", () => {
+  it.scopedLive(
+    "a sandbox sale on a simulated terminal is notified to the test webhook, signed with the empty key (COBRO_DEV_WEBHOOKS=1)",
+    () =>
+      Effect.gen(function* () {
+        const hook = yield* receiver
+        const dir = yield* ServerProcess.tempDir
+        const server = yield* ServerProcess.start({
+          DATA_DIR: Path.join(dir, "data"),
+          COBRO_DEV_WEBHOOKS: "1"
+        })
+        const created = yield* admin(server, "POST", "/admin/v1/merchants", { name: "Tienda Dos" })
+        const merchantId: string = created.json.merchant_id
+        const terminalKey: string = created.json.keys.terminal_api.test.identity_key
+        const base = `/admin/v1/merchants/${merchantId}`
+        const steps = [
+          yield* admin(server, "POST", `${base}/terminals`, {
+            terminal_model: "SMART_PRO",
+            terminal_serial: "SN-E2E",
+            name: "Caja"
+          }),
+          yield* admin(server, "PATCH", `${base}/terminals/SN-E2E`, { api_enabled: true }),
+          yield* admin(server, "PUT", `${base}/payment-methods`, { terminal: { POS: true } }),
+          yield* admin(server, "PUT", `${base}/webhook`, { url: hook.url, mode: "test" })
+        ]
+        expect(steps.map((step) => step.status)).toStrictEqual([201, 200, 200, 200])
+        const checkout = yield* withKey(server, terminalKey, "POST", "/payments/app-checkout", sale("SN-E2E"))
+        expect(checkout.status, checkout.text).toBe(201)
+        for (let i = 0; i < 150 && hook.received.length === 0; i++) yield* Effect.sleep("200 millis")
+        expect(hook.received.length, server.output()).toBeGreaterThan(0)
+        const delivered = hook.received[0]!
+        expect(JSON.parse(delivered.body).type).toBe("SALE_APPROVED")
+        expect(JSON.parse(delivered.body).data.merchant_id).toBe(merchantId)
+        expect(verifySignature(delivered.body, delivered.signature, "")).toBe(true)
         expect((yield* Effect.promise(() => server.stop())).code).toBe(0)
       })
   )

@@ -18,7 +18,9 @@ import * as Fs from "node:fs"
 import { performance } from "node:perf_hooks"
 import * as Pg from "pg"
 import * as HashChain from "../src/HashChain.js"
+import * as Migrations from "../src/Migrations.js"
 import * as PgEventStore from "../src/PgEventStore.js"
+import * as OldStore from "./_old/PgEventStore.js"
 import * as PostgresClient from "../src/PostgresClient.js"
 
 const baseUrl = process.env["DATABASE_URL"] ?? "postgres://postgres@127.0.0.1:5432/test"
@@ -71,16 +73,17 @@ const makeAppend = async (mode: string, url: string): Promise<[(stream: string) 
       ]
     }
     case "cobro":
+    case "before":
     case "effsql":
     case "reserved":
     case "pgfn": {
       const runtime = ManagedRuntime.make(
-        PgEventStore.layerMigrated.pipe(
+        (mode === "before" ? Layer.provide(OldStore.layer, Migrations.layer) : PgEventStore.layerMigrated).pipe(
           Layer.provideMerge(PostgresClient.layer({ url: Redacted.make(url), maxConnections: 10 }))
         )
       )
       const store = await runtime.runPromise(EventStore.EventStore)
-      if (mode === "cobro") {
+      if (mode === "cobro" || mode === "before") {
         return [
           (stream) =>
             runtime.runPromise(

@@ -252,34 +252,35 @@ interface Workload {
   run(subject: Subject, id: (...parts: Array<unknown>) => string, round: number, tally: Tally): Promise<void>
 }
 
-const rounds = Number(process.env["BENCH_ROUNDS"] ?? 3)
-const w4Streams = 8 * 60
+const rounds = Number(process.env["BENCH_ROUNDS"] ?? 6)
+const w4PerWriter = 30
+const w4Streams = 8 * w4PerWriter
 
 const workloads: ReadonlyArray<Workload> = [
   {
     name: "W1",
     writers: 1,
     run: (subject, id, round, tally) =>
-      measure(tally, 1, 400, 1, (w, i) => subject.append(id("w1a", round, w, i), 1, "new"))
+      measure(tally, 1, 200, 1, (w, i) => subject.append(id("w1a", round, w, i), 1, "new"))
   },
   {
     name: "W1",
     writers: 8,
     run: (subject, id, round, tally) =>
-      measure(tally, 8, 100, 1, (w, i) => subject.append(id("w1b", round, w, i), 1, "new"))
+      measure(tally, 8, 50, 1, (w, i) => subject.append(id("w1b", round, w, i), 1, "new"))
   },
   {
     name: "W3",
     writers: 1,
     run: (subject, id, round, tally) =>
-      measure(tally, 1, 200, 10, (w, i) => subject.append(id("w3", round, w, i), 10, "new"))
+      measure(tally, 1, 100, 10, (w, i) => subject.append(id("w3", round, w, i), 10, "new"))
   },
   {
     name: "W4",
     writers: 8,
     run: (subject, id, round, tally) =>
-      measure(tally, 8, 60, 1, async (w, i) => {
-        const stream = id("w4", round, w * 60 + i)
+      measure(tally, 8, w4PerWriter, 1, async (w, i) => {
+        const stream = id("w4", round, w * w4PerWriter + i)
         const version = await subject.readStream(stream)
         await subject.append(stream, 1, version)
       })

@@ -129,6 +129,7 @@ const main = async () => {
   const url = new URL(baseUrl); url.pathname = `/${database}`
   await Effect.runPromise(Effect.scoped(Effect.provide(Migrations.run, PostgresClient.layer({ url: Redacted.make(url.toString()), maxConnections: 2 }))))
   const pool = new Pg.Pool({ connectionString: url.toString(), max: 10 })
+  pool.on("error", () => {})
   await pool.query(`CREATE TABLE raw_events (
       global_position bigserial PRIMARY KEY, stream_id text NOT NULL, stream_version integer NOT NULL,
       event_id uuid NOT NULL UNIQUE, type text NOT NULL, schema_version integer NOT NULL, data jsonb NOT NULL,

@@ -1,0 +1,472 @@
+/**
+ * The domain's `EventStore` port over `@effect/sql` on PostgreSQL (or PGlite): optimistic appends
+ * with a per-stream hash chain, reads by stream and in commit order (brief, "The event log").
+ */
+import * as EventStore from "@cobro/domain/EventStore"
+import type * as Migrator from "@effect/sql/Migrator"
+import * as SqlClient from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
+import * as Chunk from "effect/Chunk"
+import * as Clock from "effect/Clock"
+import type * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Queue from "effect/Queue"
+import * as Stream from "effect/Stream"
+import * as HashChain from "../../src/HashChain.js"
+import * as Rows from "../../src/internal/Rows.js"
+import * as Migrations from "../../src/Migrations.js"
+
+/** The page size of `readAll` and `streamAll` when none is given. */
+export const defaultLimit = 1000
+
+/**
+ * The call of `cobro_append` (migration `2_append_function`), its
+ * text built once: the whole append in one autocommit statement, one round trip.
+ */
+const appendStatement =
+  "SELECT next_version, first_position, last_position FROM cobro_append(" +
+  "$1, $2, $3, $4::timestamptz, $5::uuid[], $6::text[], $7::integer[], $8::jsonb[], $9::jsonb[], $10::text[], $11::text[], $12)"
+
+/**
+ * The call of `cobro_append_new` (migration `4_append_new_stream_function`): one event to a new
+ * stream, outside a transaction, with scalar parameters.
+ */
+const appendNewStatement =
+  "SELECT cobro_append_new($1, $2::uuid, $3, $4, $5::jsonb, $6::jsonb, $7::timestamptz, $8, $9) AS position"
+
+/** The shortest time between two wake-up NOTIFYs sent after autocommit appends. */
+export const notifyInterval: Duration.DurationInput = "5 millis"
+
+// Wall-clock time, not the Clock in context: a test's virtual clock must not stall wake-ups.
+const throttle = Effect.withClock(Effect.sleep(notifyInterval), Clock.make())
+
+/** What `cobro_append` returns: null positions when the stream is not at the expected version. */
+interface AppendRow {
+  readonly next_version: number
+  readonly first_position: string | null
+  readonly last_position: string | null
+}
+
+/** One event as the append functions take it. */
+interface EncodedEvent {
+  readonly eventId: string
+  readonly data: string
+  readonly metadata: string
+  readonly before: string
+  readonly after: string
+}
+
+/**
+ * Each event's JSON is encoded once: its text is what `jsonb` stores, and its parse is the
+ * normalised value (`HashChain.normalizeJson`) that the hash covers.
+ */
+const encodeEvent = (streamId: string, event: EventStore.NewEvent, recordedAt: Date): EncodedEvent => {
+  const eventId = event.eventId.toLowerCase()
+  const data = JSON.stringify(event.data) ?? "null"
+  const metadata = JSON.stringify(event.metadata ?? {}) ?? "null"
+  const [before, after] = HashChain.canonicalEventAround({
+    streamId,
+    eventId,
+    type: event.type,
+    schemaVersion: event.schemaVersion,
+    data: JSON.parse(data),
+    metadata: JSON.parse(metadata),
+    recordedAt
+  })
+  return { eventId, data, metadata, before, after }
+}
+
+/** The parameters of `cobro_append_new`. */
+const appendNewParams = (
+  streamId: string,
+  event: EventStore.NewEvent,
+  recordedAt: Date
+): ReadonlyArray<unknown> => {
+  const encoded = encodeEvent(streamId, event, recordedAt)
+  return [
+    streamId,
+    encoded.eventId,
+    event.type,
+    event.schemaVersion,
+    encoded.data,
+    encoded.metadata,
+    recordedAt.toISOString(),
+    encoded.before,
+    encoded.after
+  ]
+}
+
+/** The parameters of `cobro_append`. */
+const appendParams = (
+  streamId: string,
+  events: ReadonlyArray<EventStore.NewEvent>,
+  expected: EventStore.ExpectedVersion,
+  recordedAt: Date,
+  notify: boolean
+): ReadonlyArray<unknown> => {
+  const n = events.length
+  const ids = new Array<string>(n)
+  const types = new Array<string>(n)
+  const schemaVersions = new Array<number>(n)
+  const data = new Array<string>(n)
+  const metadata = new Array<string>(n)
+  const before = new Array<string>(n)
+  const after = new Array<string>(n)
+  for (let i = 0; i < n; i++) {
+    const event = events[i]!
+    const encoded = encodeEvent(streamId, event, recordedAt)
+    ids[i] = encoded.eventId
+    types[i] = event.type
+    schemaVersions[i] = event.schemaVersion
+    data[i] = encoded.data
+    metadata[i] = encoded.metadata
+    before[i] = encoded.before
+    after[i] = encoded.after
+  }
+  return [
+    streamId,
+    expected._tag,
+    expected._tag === "Exact" ? expected.version : 0,
+    recordedAt.toISOString(),
+    ids,
+    types,
+    schemaVersions,
+    data,
+    metadata,
+    before,
+    after,
+    notify
+  ]
+}
+
+const describeExpected = (expected: EventStore.ExpectedVersion): string =>
+  expected._tag === "Exact" ? `Exact(${expected.version})` : expected._tag
+
+interface PgErrorLike {
+  readonly code?: string
+  readonly constraint?: string
+}
+
+const uniqueViolation = (error: SqlError): string | undefined => {
+  const cause = error.cause as PgErrorLike | undefined
+  return cause?.code === "23505" ? (cause.constraint ?? "") : undefined
+}
+
+type Lookup =
+  | { readonly _tag: "None" }
+  | { readonly _tag: "Identical"; readonly result: EventStore.AppendResult }
+  | { readonly _tag: "Reused"; readonly eventId: string }
+
+/**
+ * Builds the store over the `SqlClient` in context. Every `append` is one call of `cobro_append`
+ * (lock or create the stream head, check the expected version, link the hash chain, insert): one
+ * round trip when no transaction is open, then a wake-up NOTIFY off the caller's path; inside a
+ * caller's transaction, a savepoint around it and a NOTIFY that its commit delivers. Only a version
+ * mismatch or a reused event id costs a second statement, to tell a retry of events already stored
+ * (a no-op) from a conflict. The scope holds the NOTIFY fiber.
+ */
+export const make = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+
+  // Wake-ups after autocommit appends, sent once they have committed, at most one per
+  // `notifyInterval` (`LogNotifications` may merge signals): appends never wait for the NOTIFY
+  // lock, and a burst of appends costs a few NOTIFYs, not one each. The first one goes at once.
+  const committed = yield* Queue.sliding<string>(1)
+  yield* Queue.take(committed).pipe(
+    Effect.flatMap((streamId) => sql`SELECT pg_notify(${Migrations.channel}, ${streamId})`),
+    Effect.catchAllCause((cause) =>
+      Effect.logDebug("PgEventStore: NOTIFY failed; consumers poll meanwhile", cause)
+    ),
+    Effect.zipRight(throttle),
+    Effect.forever,
+    Effect.forkScoped
+  )
+
+  /** What is stored under the event ids of `events`: nothing, the same events, or something else. */
+  const lookup = (streamId: string, events: ReadonlyArray<EventStore.NewEvent>) =>
+    Effect.gen(function* () {
+      const ids = events.map((event) => event.eventId.toLowerCase())
+      const rows = yield* sql<Rows.EventRow>`
+        SELECT ${sql.literal(Rows.columns)} FROM cobro_events
+        WHERE event_id = ANY(${ids}::uuid[]) ORDER BY global_position`
+      if (rows.length === 0) return { _tag: "None" } as Lookup
+      const byId = new Map(rows.map((row) => [row.event_id, row]))
+      for (const event of events) {
+        const row = byId.get(event.eventId.toLowerCase())
+        const same =
+          row !== undefined &&
+          row.stream_id === streamId &&
+          row.type === event.type &&
+          row.schema_version === event.schemaVersion &&
+          HashChain.canonicalJson(row.data) ===
+            HashChain.canonicalJson(HashChain.normalizeJson(event.data)) &&
+          HashChain.canonicalJson(row.metadata) ===
+            HashChain.canonicalJson(HashChain.normalizeJson(event.metadata ?? {}))
+        if (!same) return { _tag: "Reused", eventId: (row ?? rows[0]!).event_id } as Lookup
+      }
+      const first = rows[0]!
+      const last = rows[rows.length - 1]!
+      return {
+        _tag: "Identical",
+        result: {
+          nextVersion: Math.max(...rows.map((row) => row.stream_version)),
+          firstPosition: BigInt(first.global_position),
+          lastPosition: BigInt(last.global_position)
+        }
+      } as Lookup
+    })
+
+  const currentVersion = (streamId: string) =>
+    Effect.map(
+      sql<{ version: number }>`SELECT version FROM cobro_streams WHERE stream_id = ${streamId}`,
+      (rows) => rows[0]?.version ?? 0
+    )
+
+  /** After a version mismatch: a retry of events already stored is a no-op, anything else conflicts. */
+  const conflictOrNoop = (
+    streamId: string,
+    events: ReadonlyArray<EventStore.NewEvent>,
+    expected: EventStore.ExpectedVersion,
+    actual: number
+  ): Effect.Effect<
+    EventStore.AppendResult,
+    EventStore.ConcurrencyConflict | EventStore.EventIdReused | SqlError
+  > =>
+    Effect.flatMap(
+      lookup(streamId, events),
+      (
+        found
+      ): Effect.Effect<
+        EventStore.AppendResult,
+        EventStore.ConcurrencyConflict | EventStore.EventIdReused
+      > => {
+        switch (found._tag) {
+          case "Identical":
+            return Effect.succeed(found.result)
+          case "Reused":
+            return Effect.fail(new EventStore.EventIdReused({ eventId: found.eventId }))
+          case "None":
+            return Effect.fail(
+              new EventStore.ConcurrencyConflict({ streamId, expected: describeExpected(expected), actual })
+            )
+        }
+      }
+    )
+
+  /** What a failed statement means: a retry of stored events, a reused event id, a conflict, or a defect. */
+  const onSqlError = (
+    streamId: string,
+    events: ReadonlyArray<EventStore.NewEvent>,
+    expected: EventStore.ExpectedVersion,
+    error: SqlError
+  ): Effect.Effect<EventStore.AppendResult, EventStore.ConcurrencyConflict | EventStore.EventIdReused> => {
+    const constraint = uniqueViolation(error)
+    if (constraint === "cobro_events_event_id_key") {
+      // An event id stored elsewhere, or a retry of events already stored: look after rollback.
+      return Effect.flatMap(Effect.orDie(lookup(streamId, events)), (found) =>
+        found._tag === "Identical"
+          ? Effect.succeed(found.result)
+          : Effect.fail(
+              new EventStore.EventIdReused({
+                eventId: found._tag === "Reused" ? found.eventId : (events[0]?.eventId ?? "")
+              })
+            )
+      )
+    }
+    if (constraint !== undefined) {
+      // A writer created the stream or took the version between our check and our insert.
+      return Effect.flatMap(Effect.orDie(currentVersion(streamId)), (actual) =>
+        Effect.fail(
+          new EventStore.ConcurrencyConflict({ streamId, expected: describeExpected(expected), actual })
+        )
+      )
+    }
+    return Effect.die(error)
+  }
+
+  /** A wake-up for the NOTIFY fiber: synchronous, it never waits (a sliding queue of one). */
+  const signal = (streamId: string) => {
+    committed.unsafeOffer(streamId)
+  }
+
+  /**
+   * One event to a new stream, outside a transaction: one autocommit call of `cobro_append_new`.
+   * The commonest append, and the benchmark's W1, so it is kept to a few Effect steps.
+   */
+  const appendNew = (
+    streamId: string,
+    events: ReadonlyArray<EventStore.NewEvent>,
+    expected: EventStore.ExpectedVersion,
+    recordedAt: Date
+  ): Effect.Effect<EventStore.AppendResult, EventStore.ConcurrencyConflict | EventStore.EventIdReused> =>
+    sql
+      .unsafe<{ readonly position: string | null }>(
+        appendNewStatement,
+        appendNewParams(streamId, events[0]!, recordedAt)
+      )
+      .pipe(
+        Effect.flatMap(
+          (
+            rows
+          ): Effect.Effect<
+            EventStore.AppendResult,
+            EventStore.ConcurrencyConflict | EventStore.EventIdReused | SqlError
+          > => {
+            const position = rows[0]?.position
+            if (position === null || position === undefined) {
+              // The stream exists: a retry of this event (a no-op) or a conflict.
+              return Effect.flatMap(currentVersion(streamId), (actual) =>
+                conflictOrNoop(streamId, events, expected, actual)
+              )
+            }
+            signal(streamId)
+            const globalPosition = BigInt(position)
+            return Effect.succeed({
+              nextVersion: 1,
+              firstPosition: globalPosition,
+              lastPosition: globalPosition
+            })
+          }
+        ),
+        Effect.catchTag("SqlError", (error) => onSqlError(streamId, events, expected, error))
+      )
+
+  /** Any append of one or more events: one call of `cobro_append`, under a savepoint in a transaction. */
+  const appendAny = (
+    streamId: string,
+    events: ReadonlyArray<EventStore.NewEvent>,
+    expected: EventStore.ExpectedVersion,
+    recordedAt: Date,
+    inTransaction: boolean
+  ): Effect.Effect<EventStore.AppendResult, EventStore.ConcurrencyConflict | EventStore.EventIdReused> => {
+    // Inside a caller's transaction, a savepoint keeps a failed append (a reused event id) from
+    // aborting it, as the nested transaction of the multi-statement append did; and the NOTIFY
+    // must wait for that transaction's commit.
+    const call = Effect.flatMap(
+      sql.unsafe<AppendRow>(
+        appendStatement,
+        appendParams(streamId, events, expected, recordedAt, inTransaction)
+      ),
+      (
+        rows
+      ): Effect.Effect<
+        EventStore.AppendResult,
+        EventStore.ConcurrencyConflict | EventStore.EventIdReused | SqlError
+      > => {
+        const row = rows[0]!
+        if (row.first_position === null || row.last_position === null) {
+          return conflictOrNoop(streamId, events, expected, row.next_version)
+        }
+        if (!inTransaction) signal(streamId)
+        return Effect.succeed({
+          nextVersion: row.next_version,
+          firstPosition: BigInt(row.first_position),
+          lastPosition: BigInt(row.last_position)
+        })
+      }
+    )
+    return (inTransaction ? sql.withTransaction(call) : call).pipe(
+      Effect.catchTag("SqlError", (error) => onSqlError(streamId, events, expected, error))
+    )
+  }
+
+  /** An append of no events: checks the expected version, writes nothing. */
+  const appendNothing = (streamId: string, expected: EventStore.ExpectedVersion) =>
+    Effect.flatMap(
+      Effect.orDie(currentVersion(streamId)),
+      (actual): Effect.Effect<EventStore.AppendResult, EventStore.ConcurrencyConflict> =>
+        expected._tag === "Any" || (expected._tag === "NoStream" ? actual === 0 : expected.version === actual)
+          ? Effect.succeed({ nextVersion: actual, firstPosition: 0n, lastPosition: 0n })
+          : Effect.fail(
+              new EventStore.ConcurrencyConflict({ streamId, expected: describeExpected(expected), actual })
+            )
+    )
+
+  // Not `Effect.fn`: the append is the store's hot path, and a traced function's stack capture and
+  // generator cost about as much client CPU as the rest of an append (`docs/benchmarks.md`). The
+  // span stays (`PgEventStore.append`, with the `sql.execute` span inside it), without a stack.
+  const append = (
+    streamId: string,
+    events: ReadonlyArray<EventStore.NewEvent>,
+    expected: EventStore.ExpectedVersion
+  ): Effect.Effect<EventStore.AppendResult, EventStore.ConcurrencyConflict | EventStore.EventIdReused> => {
+    const normalized =
+      expected._tag === "Exact" && expected.version === 0 ? EventStore.ExpectedVersion.NoStream() : expected
+    const body =
+      events.length === 0
+        ? appendNothing(streamId, expected)
+        : Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (transaction) =>
+            Effect.clockWith((clock) => {
+              const recordedAt = new Date(clock.unsafeCurrentTimeMillis())
+              return Option.isNone(transaction) && normalized._tag === "NoStream" && events.length === 1
+                ? appendNew(streamId, events, normalized, recordedAt)
+                : appendAny(streamId, events, normalized, recordedAt, Option.isSome(transaction))
+            })
+          )
+    return Effect.withSpan(body, "PgEventStore.append", {
+      attributes: { streamId, events: events.length, expected: describeExpected(expected) },
+      captureStackTrace: false
+    })
+  }
+
+  const readStream = Effect.fn("PgEventStore.readStream")(function* (
+    streamId: string,
+    options?: EventStore.ReadStreamOptions
+  ) {
+    const from = options?.fromVersion ?? 1
+    const to = options?.toVersion
+    const asOf = options?.asOf
+    const rows = yield* sql<Rows.EventRow>`
+      SELECT ${sql.literal(Rows.columns)} FROM cobro_events
+      WHERE stream_id = ${streamId} AND stream_version >= ${from}
+      ${to === undefined ? sql`` : sql`AND stream_version <= ${to}`}
+      ${asOf === undefined ? sql`` : sql`AND recorded_at <= ${asOf.toISOString()}::timestamptz`}
+      ORDER BY stream_version`.pipe(Effect.orDie)
+    return rows.map(Rows.toRecorded)
+  })
+
+  const readPage = (after: EventStore.Checkpoint, limit: number) =>
+    sql<Rows.EventRow>`
+      SELECT ${sql.literal(Rows.columns)} FROM cobro_events
+      WHERE (transaction_id, global_position) > (${after.transactionId.toString()}::xid8, ${after.globalPosition.toString()}::bigint)
+        AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
+      ORDER BY transaction_id, global_position
+      LIMIT ${limit}`.pipe(
+      Effect.map((rows) => rows.map(Rows.toLogged)),
+      Effect.orDie
+    )
+
+  const readAll = Effect.fn("PgEventStore.readAll")(function* (options?: EventStore.ReadAllOptions) {
+    return yield* readPage(options?.after ?? EventStore.Start, options?.limit ?? defaultLimit)
+  })
+
+  const streamAll = (options?: EventStore.ReadAllOptions): Stream.Stream<EventStore.LoggedEvent> => {
+    const limit = options?.limit ?? defaultLimit
+    return Stream.paginateChunkEffect(options?.after ?? EventStore.Start, (after) =>
+      Effect.map(readPage(after, limit), (page) => {
+        const last = page[page.length - 1]
+        return [
+          Chunk.unsafeFromArray(page),
+          page.length < limit || last === undefined ? Option.none() : Option.some(last.checkpoint)
+        ] as const
+      })
+    ).pipe(Stream.withSpan("PgEventStore.streamAll"))
+  }
+
+  return EventStore.EventStore.of({ append, readStream, readAll, streamAll })
+})
+
+/** `EventStore` over the `SqlClient` in context. Run `Migrations.layer` first (or use `layerMigrated`). */
+export const layer: Layer.Layer<EventStore.EventStore, never, SqlClient.SqlClient> = Layer.scoped(
+  EventStore.EventStore,
+  make
+)
+
+/** `EventStore` over the `SqlClient` in context, after running the store's migrations. */
+export const layerMigrated: Layer.Layer<
+  EventStore.EventStore,
+  Migrator.MigrationError | SqlError,
+  SqlClient.SqlClient
+> = Layer.scoped(EventStore.EventStore, Effect.zipRight(Migrations.run, make))
