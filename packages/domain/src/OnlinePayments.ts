@@ -430,29 +430,44 @@ export const completeChallenge = Effect.fn("OnlinePayments.completeChallenge")(f
   const result: Payment.ChallengeResult = input.approve
     ? { _tag: "Approved", approvalNumber: Acquirer.approvalNumberOf(transactionId) }
     : { _tag: "Declined", reason: "The cardholder declined the challenge" }
-  const { state } = yield* handlePayment(transactionId, new Payment.CompleteChallenge({ result, now })).pipe(
-    Effect.catchTags({
-      PaymentNotFound: Effect.die,
-      PaymentAlreadyExists: Effect.die,
-      PaymentCannotBeVoided: Effect.die,
-      RefundCannotBeRequested: Effect.die,
-      UnknownRefund: Effect.die,
-      RefundReviewConflict: Effect.die
-    })
-  )
+  // A reloaded approval of a payment approved and since voided or refunded is a re-delivery too:
+  // the decider no longer takes `CompleteChallenge` there, so it is answered here.
+  const reloadedApproval = input.approve && Option.isSome(payment.approval)
+  const { state } = reloadedApproval
+    ? { state: payment }
+    : yield* handlePayment(transactionId, new Payment.CompleteChallenge({ result, now })).pipe(
+        Effect.catchTags({
+          PaymentNotFound: Effect.die,
+          PaymentAlreadyExists: Effect.die,
+          PaymentCannotBeVoided: Effect.die,
+          RefundCannotBeRequested: Effect.die,
+          UnknownRefund: Effect.die,
+          RefundReviewConflict: Effect.die
+        })
+      )
   const paid = state as Payment.Existing
   const intentKey = PaymentIntent.streamKey(
     paid.payment.merchantId,
     paid.payment.sandbox,
     paid.payment.referenceId
   )
-  const { state: intentState } = yield* handleIntent(
-    intentKey,
-    input.approve
-      ? new PaymentIntent.CompletePayment({ transactionId, now })
-      : new PaymentIntent.FailPayment({ transactionId, now })
-  ).pipe(Effect.orDie)
-  const intent = yield* existingIntent(intentState).pipe(Effect.orDie)
+  // A reloaded decision after the intent took another attempt (a decline, then a new attempt): the
+  // intent is no longer this payment's, and the outcome is recorded on it already: leave it as it is.
+  const current = yield* loadIntent(intentKey).pipe(
+    Effect.flatMap(({ state }) => existingIntent(state)),
+    Effect.orDie
+  )
+  const intent = Option.contains(current.transactionId, transactionId)
+    ? yield* handleIntent(
+        intentKey,
+        input.approve
+          ? new PaymentIntent.CompletePayment({ transactionId, now })
+          : new PaymentIntent.FailPayment({ transactionId, now })
+      ).pipe(
+        Effect.flatMap(({ state }) => existingIntent(state)),
+        Effect.orDie
+      )
+    : current
   return {
     payment: paid,
     intent,

@@ -8,6 +8,7 @@ import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as OpenApi from "@effect/platform/OpenApi"
 import { TerminalSerial } from "@cobro/domain/Ids"
+import * as WebhookDelivery from "@cobro/domain/WebhookDelivery"
 import * as Merchant from "@cobro/domain/Merchant"
 import { Amount } from "@cobro/domain/Money"
 import { Integration, KeyMode } from "@cobro/domain/SigningKey"
@@ -124,6 +125,37 @@ export const AdvanceClockRequest = Schema.Struct({
 /** 200 of a clock advance: the new now, ISO 8601 in UTC. */
 export const ClockBody = Schema.Struct({ now: Schema.String }).annotations({ identifier: "AdminClock" })
 
+/**
+ * One delivery attempt (issue 5): `status_code` is the HTTP status answered, `null` when nothing came
+ * back; then `error` says why and `response_snippet` is `null`.
+ */
+export const AttemptBody = Schema.Struct({
+  attempt: Schema.Int,
+  time: Schema.String.annotations({ description: "ISO 8601, UTC" }),
+  delivered: Schema.Boolean,
+  status_code: Schema.NullOr(Schema.Int),
+  error: Schema.NullOr(Schema.String),
+  latency_ms: Schema.Number,
+  response_snippet: Schema.NullOr(Schema.String)
+}).annotations({ identifier: "AdminDeliveryAttempt" })
+
+/** A notification's delivery and every attempt made, in order (issue 5, W4/W5). */
+export const DeliveryBody = Schema.Struct({
+  notification_id: Schema.String,
+  merchant_id: Schema.String,
+  subject: Schema.String,
+  type: WebhookDelivery.NotificationType,
+  status: WebhookDelivery.Status,
+  sandbox: Schema.Boolean,
+  url: Schema.String,
+  next_due_at: Schema.NullOr(Schema.String).annotations({
+    description: "ISO 8601, UTC; null unless PENDING"
+  }),
+  attempts: Schema.Array(AttemptBody)
+}).annotations({ identifier: "AdminDelivery" })
+
+const NotificationPath = Schema.Struct({ notification_id: Schema.String })
+
 const MerchantPath = Schema.Struct({ merchant_id: Schema.String })
 const TerminalPath = Schema.Struct({ merchant_id: Schema.String, terminal_serial: Schema.String })
 
@@ -176,11 +208,21 @@ export class AdminGroup extends HttpApiGroup.make("admin")
       .pipe(withJsonBody(AdvanceClockRequest))
       .addSuccess(ClockBody)
   )
+  .add(
+    HttpApiEndpoint.get("listDeliveryAttempts", "/admin/v1/notifications/:notification_id/attempts")
+      .setPath(NotificationPath)
+      .addSuccess(DeliveryBody)
+  )
+  .add(
+    HttpApiEndpoint.post("resendNotification", "/admin/v1/notifications/:notification_id/resend")
+      .setPath(NotificationPath)
+      .addSuccess(DeliveryBody, { status: 202 })
+  )
   .addError(Errors.NotFound)
   .addError(Errors.Conflict)
   .middleware(Authentication.Admin)
   .annotate(OpenApi.Title, "admin")
   .annotate(
     OpenApi.Description,
-    "Operator API: merchants, keys, terminals, methods, webhooks, the sandbox clock. `Authorization: Bearer <ADMIN_TOKEN>`."
+    "Operator API: merchants, keys, terminals, methods, webhooks, webhook deliveries, the sandbox clock. `Authorization: Bearer <ADMIN_TOKEN>`."
   ) {}

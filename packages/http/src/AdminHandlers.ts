@@ -3,12 +3,18 @@
  * use cases the CLI calls. Domain errors become envelope errors here.
  */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as DeliveryAdmin from "@cobro/domain/DeliveryAdmin"
+import type * as EventStore from "@cobro/domain/EventStore"
+import { NotificationId } from "@cobro/domain/Ids"
 import { TerminalSerial } from "@cobro/domain/Ids"
 import * as Merchant from "@cobro/domain/Merchant"
 import * as MerchantAdmin from "@cobro/domain/MerchantAdmin"
 import * as SandboxClock from "@cobro/domain/SandboxClock"
+import type * as WebhookDelivery from "@cobro/domain/WebhookDelivery"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 import { CobroApi } from "./Api.js"
 import * as AdminEndpoints from "./AdminEndpoints.js"
 import * as Errors from "./Errors.js"
@@ -72,6 +78,61 @@ const clearKeys = (keys: MerchantAdmin.ClearIntegrationKeys) => ({
   production: clearPair(keys.production),
   test: clearPair(keys.test)
 })
+
+/** The JSON body of a delivery view (snake_case, times ISO 8601). */
+export const deliveryBody = (view: DeliveryAdmin.DeliveryView): typeof AdminEndpoints.DeliveryBody.Type => ({
+  notification_id: view.notificationId,
+  merchant_id: view.merchantId,
+  subject: view.subject,
+  type: view.type,
+  status: view.status,
+  sandbox: view.sandbox,
+  url: view.url,
+  next_due_at: Option.getOrNull(Option.map(view.nextDueAt, DateTime.formatIso)),
+  attempts: view.attempts.map((a) => {
+    const answered = Option.isSome(a.statusCode)
+    return {
+      attempt: a.attempt,
+      time: DateTime.formatIso(a.at),
+      delivered: a.delivered,
+      status_code: Option.getOrNull(a.statusCode),
+      error: answered ? null : a.snippet,
+      latency_ms: a.latencyMs,
+      response_snippet: answered ? a.snippet : null
+    }
+  })
+})
+
+const notificationNotFound = () => Errors.NotFound.of("NotificationNotFound", "no notification with this id")
+
+/** A notification id from the path: anything that is not one is an unknown notification (404). */
+const notificationIdOf = (raw: string) =>
+  Schema.decodeUnknown(NotificationId)(raw).pipe(Effect.mapError(notificationNotFound))
+
+/** The envelope error of a delivery's domain error. */
+export const fromDeliveryError = (
+  error: WebhookDelivery.Error | DeliveryAdmin.NoWebhookRegistered | EventStore.ConcurrencyConflict
+): Errors.NotFound | Errors.Conflict => {
+  switch (error._tag) {
+    case "DeliveryNotFound":
+      return notificationNotFound()
+    case "DeliveryNotInState":
+      return Errors.Conflict.of(
+        "DeliveryNotInState",
+        `a ${error.status} notification cannot be re-sent: only DELIVERED or EXHAUSTED ones can`
+      )
+    case "NoWebhookRegistered":
+      return Errors.Conflict.of(
+        "NoWebhookRegistered",
+        "the merchant has no webhook registered for the notification's mode"
+      )
+    case "DeliveryAlreadyExists":
+    case "UnexpectedAttempt":
+    case "ConflictingAttempt":
+    case "ConcurrencyConflict":
+      return Errors.Conflict.of(error._tag, "the notification changed meanwhile; try again")
+  }
+}
 
 const ACTOR = { actor: "admin" }
 
@@ -150,6 +211,18 @@ export const layer = HttpApiBuilder.group(CobroApi, "admin", (handlers) =>
         ).pipe(Effect.mapError(fromMerchantError))
         return { integration: body.integration, mode: body.mode, ...clearPair(pair) }
       })
+    )
+    .handle("listDeliveryAttempts", ({ path }) =>
+      Effect.flatMap(notificationIdOf(path.notification_id), DeliveryAdmin.listAttempts).pipe(
+        Effect.map(deliveryBody),
+        Effect.mapError((e) => (e._tag === "NotFound" ? e : fromDeliveryError(e)))
+      )
+    )
+    .handle("resendNotification", ({ path }) =>
+      Effect.flatMap(notificationIdOf(path.notification_id), DeliveryAdmin.resend).pipe(
+        Effect.map(deliveryBody),
+        Effect.mapError((e) => (e._tag === "NotFound" ? e : fromDeliveryError(e)))
+      )
     )
     .handleRaw("advanceClock", () =>
       Effect.gen(function* () {

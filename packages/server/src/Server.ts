@@ -11,6 +11,7 @@ import * as PgDeliveryQueue from "@cobro/store-pg/PgDeliveryQueue"
 import * as PgIdempotencyStore from "@cobro/store-pg/PgIdempotencyStore"
 import * as PgMerchantDirectory from "@cobro/store-pg/PgMerchantDirectory"
 import * as PgNotificationLog from "@cobro/store-pg/PgNotificationLog"
+import * as PostgresClient from "@cobro/store-pg/PostgresClient"
 import * as Subscription from "@cobro/store-pg/Subscription"
 import * as Simulator from "@cobro/terminal-sim/Simulator"
 import * as Dispatcher from "@cobro/webhooks/Dispatcher"
@@ -89,15 +90,29 @@ export const layerHttpServer = (config: Config.ServerConfig) =>
   )
 
 /**
+ * Connections of the PostgreSQL pool. The read models' runners and the webhook notifier each hold a
+ * connection for a batch's transaction whenever events arrive, so under load they alone keep about
+ * as many busy as the driver's default pool has (10) and requests queue for the rest
+ * (`npm run bench -- http`, docs/benchmarks.md).
+ */
+export const defaultPoolSize = 24
+
+/** The database the configuration chooses; on PostgreSQL a pool of `poolSize` connections. */
+export const layerDatabase = (database: Config.Database, poolSize: number = defaultPoolSize) =>
+  database._tag === "Postgres"
+    ? PostgresClient.layer({ url: database.url, applicationName: "cobro", maxConnections: poolSize })
+    : Store.layerDatabase(database)
+
+/**
  * The store: the database, the event log (migrated), the read models' tables and the sealing-key
  * check (one locked step), then the sandbox clock, installed as the clock of what is built on it.
  */
-export const layerStore = (settings: Settings) => {
+export const layerStore = (settings: Settings, options: { readonly poolSize?: number } = {}) => {
   const clock = settings.config.clock === "virtual" ? VirtualClock.layerVirtualShared : VirtualClock.layerReal
   return clock.pipe(
     Layer.provideMerge(Store.layerSetup(NodeKeyVault.keyId(Redacted.value(settings.sealingKey.key)))),
     Layer.provideMerge(Store.layerEventStore),
-    Layer.provideMerge(Store.layerDatabase(settings.config.database))
+    Layer.provideMerge(layerDatabase(settings.config.database, options.poolSize))
   )
 }
 

@@ -18,9 +18,7 @@ import * as Fs from "node:fs"
 import { performance } from "node:perf_hooks"
 import * as Pg from "pg"
 import * as HashChain from "../src/HashChain.js"
-import * as Migrations from "../src/Migrations.js"
 import * as PgEventStore from "../src/PgEventStore.js"
-import * as OldStore from "./_old/PgEventStore.js"
 import * as PostgresClient from "../src/PostgresClient.js"
 
 const baseUrl = process.env["DATABASE_URL"] ?? "postgres://postgres@127.0.0.1:5432/test"
@@ -55,7 +53,10 @@ const serverCpu = (database: string) => {
   return total
 }
 
-const makeAppend = async (mode: string, url: string): Promise<[(stream: string) => Promise<unknown>, () => Promise<void>]> => {
+const makeAppend = async (
+  mode: string,
+  url: string
+): Promise<[(stream: string) => Promise<unknown>, () => Promise<void>]> => {
   switch (mode) {
     case "raw": {
       const pool = new Pg.Pool({ connectionString: url, max: 10 })
@@ -73,17 +74,16 @@ const makeAppend = async (mode: string, url: string): Promise<[(stream: string) 
       ]
     }
     case "cobro":
-    case "before":
     case "effsql":
     case "reserved":
     case "pgfn": {
       const runtime = ManagedRuntime.make(
-        (mode === "before" ? Layer.provide(OldStore.layer, Migrations.layer) : PgEventStore.layerMigrated).pipe(
+        PgEventStore.layerMigrated.pipe(
           Layer.provideMerge(PostgresClient.layer({ url: Redacted.make(url), maxConnections: 10 }))
         )
       )
       const store = await runtime.runPromise(EventStore.EventStore)
-      if (mode === "cobro" || mode === "before") {
+      if (mode === "cobro") {
         return [
           (stream) =>
             runtime.runPromise(
@@ -99,20 +99,48 @@ const makeAppend = async (mode: string, url: string): Promise<[(stream: string) 
       const sql = await runtime.runPromise(SqlClient.SqlClient)
       const pool = new Pg.Pool({ connectionString: url, max: 10 })
       const scope = await runtime.runPromise(Scope.make())
-      const conns = mode === "reserved" ? await runtime.runPromise(Effect.all(Array.from({ length: 8 }, () => Scope.extend(sql.reserve, scope)))) : []
+      const conns =
+        mode === "reserved"
+          ? await runtime.runPromise(
+              Effect.all(Array.from({ length: 8 }, () => Scope.extend(sql.reserve, scope)))
+            )
+          : []
       let next = 0
       const run = (text: string, params: ReadonlyArray<unknown>) =>
-        mode === "pgfn" ? pool.query(text, params as Array<unknown>) : mode === "reserved" ? runtime.runPromise(conns[next++ % 8]!.execute(text, params, undefined)) : runtime.runPromise(sql.unsafe(text, params))
+        mode === "pgfn"
+          ? pool.query(text, params as Array<unknown>)
+          : mode === "reserved"
+            ? runtime.runPromise(conns[next++ % 8]!.execute(text, params, undefined))
+            : runtime.runPromise(sql.unsafe(text, params))
       return [
         (stream) => {
           const eventId = randomUUID()
           const recordedAt = new Date()
           const [before, after] = HashChain.canonicalEventAround({
-            streamId: stream, eventId, type: "BenchEvent", schemaVersion: 1, data, metadata, recordedAt
+            streamId: stream,
+            eventId,
+            type: "BenchEvent",
+            schemaVersion: 1,
+            data,
+            metadata,
+            recordedAt
           })
           return run(
             "SELECT next_version, first_position, last_position FROM cobro_append($1, $2, $3, $4::timestamptz, $5::uuid[], $6::text[], $7::integer[], $8::jsonb[], $9::jsonb[], $10::text[], $11::text[], $12)",
-            [stream, "NoStream", 0, recordedAt.toISOString(), [eventId], ["BenchEvent"], [1], [JSON.stringify(data)], [JSON.stringify(metadata)], [before], [after], false]
+            [
+              stream,
+              "NoStream",
+              0,
+              recordedAt.toISOString(),
+              [eventId],
+              ["BenchEvent"],
+              [1],
+              [JSON.stringify(data)],
+              [JSON.stringify(metadata)],
+              [before],
+              [after],
+              false
+            ]
           )
         },
         async () => {
@@ -169,6 +197,18 @@ const main = async () => {
         server_us: Math.round((server * 1e6) / n)
       })
     )
+    let perTransaction: number | undefined
+    if (mode === "cobro") {
+      const check = new Pg.Client({ connectionString: url.toString() })
+      await check.connect()
+      const { rows } = await check.query(
+        "SELECT count(*)::float / count(DISTINCT transaction_id) AS r FROM cobro_events WHERE stream_id LIKE $1",
+        [`s-${tag}-%`]
+      )
+      perTransaction = Number(Number(rows[0].r).toFixed(2))
+      await check.end()
+    }
+    if (perTransaction !== undefined) console.log(`  events per transaction: ${perTransaction}`)
     await close()
     await new Promise((resolve) => setTimeout(resolve, 200))
     await admin.query(`DROP DATABASE ${database} WITH (FORCE)`)

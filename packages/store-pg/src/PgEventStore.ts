@@ -82,21 +82,19 @@ const encodeEvent = (streamId: string, event: EventStore.NewEvent, recordedAt: D
 const appendNewParams = (
   streamId: string,
   event: EventStore.NewEvent,
-  recordedAt: Date
-): ReadonlyArray<unknown> => {
-  const encoded = encodeEvent(streamId, event, recordedAt)
-  return [
-    streamId,
-    encoded.eventId,
-    event.type,
-    event.schemaVersion,
-    encoded.data,
-    encoded.metadata,
-    recordedAt.toISOString(),
-    encoded.before,
-    encoded.after
-  ]
-}
+  recordedAt: string,
+  encoded: EncodedEvent
+): ReadonlyArray<unknown> => [
+  streamId,
+  encoded.eventId,
+  event.type,
+  event.schemaVersion,
+  encoded.data,
+  encoded.metadata,
+  recordedAt,
+  encoded.before,
+  encoded.after
+]
 
 /** The parameters of `cobro_append`. */
 const appendParams = (
@@ -304,7 +302,12 @@ export const make = Effect.gen(function* () {
     sql
       .unsafe<{ readonly position: string | null }>(
         appendNewStatement,
-        appendNewParams(streamId, events[0]!, recordedAt)
+        appendNewParams(
+          streamId,
+          events[0]!,
+          recordedAt.toISOString(),
+          encodeEvent(streamId, events[0]!, recordedAt)
+        )
       )
       .pipe(
         Effect.flatMap(

@@ -21,17 +21,21 @@ import * as Projection from "../src/Projection.js"
 import * as ReadModels from "../src/ReadModels.js"
 import * as Subscription from "../src/Subscription.js"
 import * as Databases from "./support/Databases.js"
+import * as Eventually from "./support/Eventually.js"
 import * as F from "./support/WebhookFixtures.js"
 
 const PROD = "https://merchant.example/webhooks"
 const TEST = "https://merchant.example/test-webhooks"
 
-/** The notifier and the read models catch up with the log. */
+/** The notifier and the read models catch up with the log (once all of it is visible to catch-up reads). */
 const catchUp = Effect.gen(function* () {
+  yield* Eventually.logVisible
   // The notifier as the server runs it: a log consumer whose schedules commit with its checkpoint.
   yield* Subscription.catchUp(
     Subscription.make("webhooks:notifier", (event) => Effect.asVoid(Notifications.schedule(event)))
   )
+  // The notifier appended delivery events: the read models (and a log scan) must see those too.
+  yield* Eventually.logVisible
   for (const projection of ReadModels.all) yield* Projection.catchUp(projection)
 })
 

@@ -27,7 +27,10 @@ export interface Config {
   readonly batchSize?: number
   /** Attempts in flight at once; default 32. */
   readonly concurrency?: number
-  /** How long a claim holds if the process dies; default 30 seconds (longer than an attempt). */
+  /**
+   * How long a claim holds if the process dies; default 30 seconds. It must outlast an attempt
+   * (`timeoutMs` plus {@link REPORT_MARGIN_MILLIS}): an attempt starts only while the lease covers it.
+   */
   readonly lease?: Duration.DurationInput
   /** Sleep between polls when nothing was due; default 1 second. */
   readonly pollInterval?: Duration.DurationInput
@@ -46,6 +49,28 @@ export type Outcome =
   | { readonly _tag: "Cancelled" }
   /** The attempt was made but its report was refused (a concurrent report of the same attempt). */
   | { readonly _tag: "ReportRefused"; readonly reason: string }
+  /**
+   * Not attempted: the claim's lease would end before the attempt could be sent, answered and
+   * recorded, and another dispatcher may take it then. Released, claimed again in a later round.
+   */
+  | { readonly _tag: "LeaseEnding" }
+
+/** The default lease of a claim. */
+export const DEFAULT_LEASE = Duration.seconds(30)
+
+/**
+ * Time kept, within a lease, for recording an attempt after its answer time: an attempt starts
+ * only if its lease still covers `timeoutMs` plus this. One dispatcher at a time attempts a
+ * notification only while each lease outlasts the attempt it covers.
+ */
+export const REPORT_MARGIN_MILLIS = 1_000
+
+/** The last instant (epoch ms) at which a delivery claimed at `claimedAtMillis` may start an attempt. */
+export const startDeadline = (claimedAtMillis: number, config: Config): number =>
+  claimedAtMillis +
+  Duration.toMillis(Duration.decode(config.lease ?? DEFAULT_LEASE)) -
+  (config.timeoutMs ?? 2000) -
+  REPORT_MARGIN_MILLIS
 
 const loadDelivery = CommandHandler.load(WebhookDelivery.WebhookDelivery)
 const loadMerchant = CommandHandler.load(Merchant.Merchant)
@@ -82,12 +107,17 @@ export const headersFor = (
 /**
  * Makes one attempt of a notification if it is due now: checks the merchant still has a webhook
  * for its mode (else cancels, W5), signs the exact body with the current key, POSTs it and records
- * the attempt (its instant is when the POST was sent).
+ * the attempt (its instant is when the POST was sent). With `startBy` (epoch ms, see
+ * {@link startDeadline}), nothing is sent after that instant: the claim's lease may end first.
  */
 export const attempt = Effect.fn("Dispatcher.attempt")(function* (
   notificationId: NotificationId,
-  config: Config
+  config: Config,
+  startBy?: number
 ) {
+  const leaseEnding = (at: DateTime.Utc) => startBy !== undefined && DateTime.toEpochMillis(at) > startBy
+  // Checked before the reads (cheap) and again just before the POST.
+  if (leaseEnding(yield* nowUtc)) return { _tag: "LeaseEnding" } as Outcome
   const { state } = yield* loadDelivery(notificationId)
   const now = yield* nowUtc
   if (state._tag === "Initial" || !WebhookDelivery.isDue(state, now)) return { _tag: "NotDue" } as Outcome
@@ -104,6 +134,7 @@ export const attempt = Effect.fn("Dispatcher.attempt")(function* (
   const bytes = new TextEncoder().encode(notification.body)
   const number = state.attempts.length + 1
   const sentAt = yield* nowUtc
+  if (leaseEnding(sentAt)) return { _tag: "LeaseEnding" } as Outcome
   const response: WebhookTransport.WebhookResponse = Option.isNone(secret)
     ? {
         _tag: "Failed",
@@ -155,21 +186,26 @@ export const attempt = Effect.fn("Dispatcher.attempt")(function* (
 })
 
 /**
- * One round: claim what is due now, attempt each (bounded concurrency), release each claim after
- * its attempt is recorded. Returns how many were claimed.
+ * One round: claim what is due now, attempt each (bounded concurrency) while the claim's lease
+ * covers an attempt, release each claim after its attempt is recorded (or skipped: a later round
+ * claims it again). Returns how many were claimed.
  */
 export const runOnce = Effect.fn("Dispatcher.runOnce")(function* (config: Config) {
   const queue = yield* DeliveryQueue.DeliveryQueue
-  const claimed = yield* queue.claim({
-    now: yield* nowUtc,
-    limit: config.batchSize ?? 100,
-    lease: Duration.decode(config.lease ?? Duration.seconds(30)),
-    owner: config.owner
-  })
+  const lease = Duration.decode(config.lease ?? DEFAULT_LEASE)
+  const now = yield* nowUtc
+  const startBy = startDeadline(DateTime.toEpochMillis(now), config)
+  if (startBy < DateTime.toEpochMillis(now)) {
+    return yield* Effect.dieMessage(
+      `Dispatcher: a lease of ${Duration.format(lease)} cannot cover an attempt ` +
+        `(${config.timeoutMs ?? 2000} ms answer time + ${REPORT_MARGIN_MILLIS} ms to record it)`
+    )
+  }
+  const claimed = yield* queue.claim({ now, limit: config.batchSize ?? 100, lease, owner: config.owner })
   yield* Effect.forEach(
     claimed,
     (id) =>
-      attempt(id, config).pipe(
+      attempt(id, config, startBy).pipe(
         Effect.catchAllDefect((defect) =>
           Effect.logError("dispatcher: attempt failed", defect).pipe(
             Effect.annotateLogs({ notificationId: id })
