@@ -68,12 +68,14 @@ export const authenticateWith =
     if (header === "") return unauthorized(MISSING)
     const key = identityKeyOf(header)
     if (Option.isNone(key)) return unauthorized(MALFORMED)
-    return Effect.flatMap(directory.findByIdentityKey(vault.hashIdentityKey(key.value)), (credential) =>
-      Option.isNone(credential)
-        ? unauthorized(UNKNOWN)
-        : integration !== undefined && credential.value.integration !== integration
-          ? forbidden(integration)
-          : Effect.succeed(credential.value)
+    return Effect.flatMap(
+      directory.findByIdentityKey(vault.hashIdentityKey(key.value)),
+      (credential): Effect.Effect<MerchantDirectory.Credential, Errors.Unauthorized | Errors.Forbidden> =>
+        Option.isNone(credential)
+          ? unauthorized(UNKNOWN)
+          : integration !== undefined && credential.value.integration !== integration
+            ? forbidden(integration)
+            : Effect.succeed(credential.value)
     )
   }
 

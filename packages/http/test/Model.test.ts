@@ -128,15 +128,23 @@ const pickFrom = <A>(items: ReadonlyArray<A>, pick: number): A | undefined =>
 interface Target {
   readonly pick: number
   readonly as: ScopeName | undefined
+  /** For payments: pick among the APPROVED ones when there are any (voids and refunds need them). */
+  readonly approved: boolean
 }
 
 const showTarget = (kind: string, target: Target) =>
-  `${target.pick < 0 ? `unknown ${kind}` : `${kind}#${target.pick}`}${target.as === undefined ? "" : ` as ${target.as}`}`
+  `${target.pick < 0 ? `unknown ${kind}` : `${target.approved && kind === "payment" ? "approved " : ""}${kind}#${target.pick}`}${target.as === undefined ? "" : ` as ${target.as}`}`
 
 /** The entity a target names and the scope of the key sent. */
 const resolve = <A extends { readonly scope: ScopeName }>(items: ReadonlyArray<A>, target: Target) => {
   const item = pickFrom(items, target.pick)
   return { item, scope: target.as ?? item?.scope ?? "A.test" }
+}
+
+/** The payment a target names: among the APPROVED ones when it asks for one and there are some. */
+const resolvePayment = (model: Model, target: Target) => {
+  const approved = model.payments.filter((p) => p.status === "APPROVED")
+  return resolve(target.approved && approved.length > 0 ? approved : model.payments, target)
 }
 
 /** The reference of the intent a target names (another scope may hold the same reference), or an unknown one. */
@@ -541,7 +549,7 @@ class Void implements Command {
   constructor(readonly target: Target) {}
   check = () => true
   async run(model: Model, real: Real) {
-    const { item: payment, scope } = resolve(model.payments, this.target)
+    const { item: payment, scope } = resolvePayment(model, this.target)
     const before = await real.logSize()
     const reply = await real.send("POST", "/v1/payment/void", {
       key: real.keys[scope],
@@ -571,7 +579,7 @@ class RequestRefund implements Command {
   ) {}
   check = () => true
   async run(model: Model, real: Real) {
-    const { item: payment, scope } = resolve(model.payments, this.target)
+    const { item: payment, scope } = resolvePayment(model, this.target)
     const reference =
       payment === undefined ? "order-1" : this.otherReference ? `${payment.reference}-x` : payment.reference
     const before = await real.logSize()
@@ -601,7 +609,7 @@ class RefundStatus implements Command {
   constructor(readonly target: Target) {}
   check = () => true
   async run(model: Model, real: Real) {
-    const { item: payment, scope } = resolve(model.payments, this.target)
+    const { item: payment, scope } = resolvePayment(model, this.target)
     const before = await real.logSize()
     const reply = await real.send("GET", `/v1/payment/refund/${payment?.transaction ?? "TRX_404"}`, {
       key: real.keys[scope]
@@ -632,7 +640,8 @@ class ReviewRefund implements Command {
   ) {}
   check = () => true
   async run(model: Model, real: Real) {
-    const payment = pickFrom(model.payments, this.pick)
+    const refunded = model.payments.filter((p) => p.refund !== undefined)
+    const payment = pickFrom(refunded.length > 0 ? refunded : model.payments, this.pick)
     const reply = await real.send("POST", `/admin/v1/refunds/${payment?.transaction ?? "TRX_404"}/review`, {
       admin: true,
       body: { outcome: this.outcome }
@@ -654,7 +663,8 @@ class ReviewRefund implements Command {
       date_applied: bogotaIso(refund.dateApplied!)
     })
   }
-  toString = () => `ReviewRefund(payment#${this.pick}, ${this.outcome})`
+  toString = () =>
+    `ReviewRefund(${this.pick < 0 ? "unknown payment" : `refunded payment#${this.pick}`}, ${this.outcome})`
 }
 
 class AdvanceClock implements Command {
@@ -684,6 +694,7 @@ const reference = fc.constantFrom("order-1", "order-2")
 /** Mostly the entity's own key; one time in four another scope's (isolation). */
 const target = fc.record({
   pick,
+  approved: fc.boolean(),
   as: fc.oneof(
     { weight: 3, arbitrary: fc.constant(undefined) },
     { weight: 1, arbitrary: fc.constantFrom<ScopeName>(...SCOPES) }
@@ -735,7 +746,10 @@ const commands = fc.commands(
         .map(([p, d]) => new Challenge(p, d))
     ),
     target.map((t) => new ReadPayment(t)),
-    ...times(2, target.map((t) => new Void(t))),
+    ...times(
+      2,
+      target.map((t) => new Void(t))
+    ),
     ...times(
       2,
       fc
@@ -746,7 +760,7 @@ const commands = fc.commands(
     fc
       .tuple(pick, fc.constantFrom("APPROVED" as const, "REJECTED" as const))
       .map(([p, o]) => new ReviewRefund(p, o)),
-    fc.constantFrom(1, 59, 61, 1_800, 3 * 3_600, 12 * 3_600).map((s) => new AdvanceClock(s))
+    fc.constantFrom(1, 59, 61, 61, 1_800, 3 * 3_600, 12 * 3_600).map((s) => new AdvanceClock(s))
   ],
   { maxCommands: 30, size: "max" }
 )
@@ -775,7 +789,18 @@ const runOnFreshApp = async (run: (real: Real) => Promise<void>) => {
     const b = await merchant("B")
     await run({
       keys: { "A.test": a.button.test, "A.live": a.button.production, "B.test": b.button.test },
-      send: (method, path, options) => exec(TestApp.send(method, path, options)).then((r) => { const k = `${method} ${path.replace(/(TRX|LNK)_\w+/g, "X").replace(/order-\d+/, "R").replace(/challenge.*/, "challenge")} ${options?.body && typeof options.body === "object" && "payment_method" in (options.body as any) ? (options.body as any).payment_method.name : ""} ${r.status}`; STATS.set(k, (STATS.get(k) ?? 0) + 1); return r }),
+      send: (method, path, options) =>
+        exec(TestApp.send(method, path, options)).then((r) => {
+          const k = `${method} ${path
+            .replace(/(TRX|LNK)_\w+/g, "X")
+            .replace(/order-\d+/, "R")
+            .replace(
+              /challenge.*/,
+              "challenge"
+            )} ${options?.body && typeof options.body === "object" && "payment_method" in (options.body as any) ? (options.body as any).payment_method.name : ""} ${r.status}`
+          STATS.set(k, (STATS.get(k) ?? 0) + 1)
+          return r
+        }),
       logSize: () => exec(TestApp.logSize)
     })
   } finally {
@@ -788,17 +813,19 @@ describe("the link and online APIs against a model", () => {
     "model: links, intents, attempts, challenges, payments, voids, refunds and reviews answer as the model predicts, and no scope sees another's ids",
     () =>
       Effect.promise(() =>
-        fc.assert(
-          fc.asyncProperty(commands, (cmds) =>
-            runOnFreshApp((real) =>
-              fc.asyncModelRun(
-                () => ({ model: { now: TestClock.START, links: [], intents: [], payments: [] }, real }),
-                cmds
+        fc
+          .assert(
+            fc.asyncProperty(commands, (cmds) =>
+              runOnFreshApp((real) =>
+                fc.asyncModelRun(
+                  () => ({ model: { now: TestClock.START, links: [], intents: [], payments: [] }, real }),
+                  cmds
+                )
               )
-            )
-          ),
-          { numRuns: 300 }
-        ).then(() => console.log([...STATS.entries()].sort().join("\n")))
+            ),
+            { numRuns: 300 }
+          )
+          .then(() => console.log([...STATS.entries()].sort().join("\n")))
       ),
     { timeout: 180_000 }
   )
