@@ -158,12 +158,13 @@ type Lookup =
   | { readonly _tag: "Reused"; readonly eventId: string }
 
 /**
- * Builds the store over the `SqlClient` in context. Every `append` is one call of `cobro_append`
- * (lock or create the stream head, check the expected version, link the hash chain, insert): one
- * round trip when no transaction is open, then a wake-up NOTIFY off the caller's path; inside a
- * caller's transaction, a savepoint around it and a NOTIFY that its commit delivers. Only a version
- * mismatch or a reused event id costs a second statement, to tell a retry of events already stored
- * (a no-op) from a conflict. The scope holds the NOTIFY fiber.
+ * Builds the store over the `SqlClient` in context. One event to a new stream outside a transaction
+ * (the commonest append) is one autocommit call of `cobro_append_new`; every other append is one
+ * call of `cobro_append` (lock or create the stream head, check the expected version, link the hash
+ * chain, insert): one round trip when no transaction is open, then a wake-up NOTIFY off the
+ * caller's path; inside a caller's transaction, a savepoint around it and a NOTIFY that its commit
+ * delivers. Only a version mismatch or a reused event id costs a second statement, to tell a retry
+ * of events already stored (a no-op) from a conflict. The scope holds the NOTIFY fiber.
  */
 export const make = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
@@ -387,8 +388,8 @@ export const make = Effect.gen(function* () {
             )
     )
 
-  // Not `Effect.fn`: the append is the store's hot path, and a traced function's stack capture and
-  // generator cost about as much client CPU as the rest of an append (`docs/benchmarks.md`). The
+  // Not `Effect.fn`: the append is the store's hot path, where client CPU is the bottleneck, and a
+  // traced function captures a stack and runs a generator on every call (`docs/benchmarks.md`). The
   // span stays (`PgEventStore.append`, with the `sql.execute` span inside it), without a stack.
   const append = (
     streamId: string,

@@ -6,6 +6,7 @@ import * as EventStore from "@cobro/domain/EventStore"
 import { expect, layer } from "@effect/vitest"
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
+import * as Deferred from "effect/Deferred"
 import * as Either from "effect/Either"
 import * as Fiber from "effect/Fiber"
 import * as Random from "effect/Random"
@@ -74,6 +75,29 @@ layer(Databases.postgres, { excludeTestServices: true, timeout: "60 seconds" })(
           const reader = Effect.forever(Effect.zipRight(readOnce, Effect.sleep("2 millis")))
 
           const readerFiber = yield* Effect.fork(reader)
+          // One late commit for certain, whatever the random workload does: `early` takes its
+          // transaction id first, `late` appends and commits (a smaller position, a larger id),
+          // then `early` appends and commits. Commit-safe order puts `early`'s larger position first.
+          const lateAppended = yield* Deferred.make<void>()
+          const early = event("Early", {})
+          const late = event("Late", {})
+          const earlyFiber = yield* Effect.fork(
+            sql.withTransaction(
+              Effect.gen(function* () {
+                yield* sql`SELECT pg_current_xact_id()`
+                yield* Deferred.await(lateAppended)
+                yield* store.append(`${prefix}-early`, [early], EventStore.ExpectedVersion.NoStream())
+              })
+            )
+          )
+          yield* Effect.sleep("20 millis")
+          yield* sql.withTransaction(
+            store.append(`${prefix}-late`, [late], EventStore.ExpectedVersion.NoStream())
+          )
+          yield* Deferred.succeed(lateAppended, undefined)
+          yield* Fiber.join(earlyFiber)
+          committed.add(early.eventId)
+          committed.add(late.eventId)
           yield* Effect.all(
             Array.from({ length: 16 }, (_, w) => writer(w)),
             { concurrency: "unbounded" }
