@@ -42,7 +42,7 @@ export const Nanos = Schema.transformOrFail(
         // `BigInt(input)` would give the double's binary value instead (…700 -> …688).
         return Number.isSafeInteger(input)
           ? ParseResult.succeed(BigInt(input))
-          : Number.isInteger(input) && input < 1e21
+          : Number.isInteger(input) && Math.abs(input) < 1e21
             ? ParseResult.succeed(BigInt(String(input)))
             : ParseResult.fail(new ParseResult.Type(ast, input, "expected an integer number of nanoseconds"))
       }

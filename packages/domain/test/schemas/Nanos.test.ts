@@ -57,6 +57,12 @@ describe("Nanos", () => {
     }
   })
 
+  it("numbers whose decimal text has an exponent are refused, never thrown (-1e21, 1e21, ±Infinity, NaN)", () => {
+    for (const bad of [-1e21, -1e300, 1e21, 1e300, Infinity, -Infinity, NaN, -(2 ** 60)]) {
+      expect(Either.isLeft(decodeNanos(bad)), String(bad)).toBe(true)
+    }
+  })
+
   it("converts to and from epoch milliseconds and DateTime.Utc", () => {
     const nanos = 1712345678901234567n
     expect(Nanos.toEpochMillis(nanos)).toBe(1712345678901)
