@@ -14,7 +14,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { createHash } from "node:crypto"
-import * as F from "./support/WebhookFixtures.js"
+import * as F from "@cobro/domain/testing/WebhookFixtures"
 
 const Store = Layer.merge(InMemoryEventStore.layer, IdGenerator.layerSequential)
 const PROD = "https://merchant.example/webhooks"

@@ -22,7 +22,7 @@ import * as ReadModels from "../src/ReadModels.js"
 import * as Subscription from "../src/Subscription.js"
 import * as Databases from "./support/Databases.js"
 import * as Eventually from "./support/Eventually.js"
-import * as F from "./support/WebhookFixtures.js"
+import * as F from "@cobro/domain/testing/WebhookFixtures"
 
 const PROD = "https://merchant.example/webhooks"
 const TEST = "https://merchant.example/test-webhooks"

@@ -21,7 +21,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import { createHmac } from "node:crypto"
-import * as F from "./support/Fixtures.js"
+import * as F from "@cobro/domain/testing/WebhookFixtures"
 import * as R from "./support/Receiver.js"
 
 const TestVault = Layer.succeed(KeyVault.KeyVault, {

@@ -18,7 +18,7 @@ import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import { randomBytes, randomUUID } from "node:crypto"
 import * as Databases from "../../../store-pg/test/support/Databases.js"
-import * as F from "./Fixtures.js"
+import * as F from "@cobro/domain/testing/WebhookFixtures"
 
 /** A fresh database on the local PostgreSQL server (fails loudly if none answers), dropped with the scope. */
 export const database = Databases.postgresDatabase

@@ -1,9 +1,10 @@
 /**
- * Fixtures for webhook tests: merchants with keys and webhooks, and the histories (terminal
+ * Fixtures for webhook tests, shared by the domain's, the store's and the dispatcher's suites (Cobro
+ * itself never imports them): merchants with keys and webhooks, and the histories (terminal
  * checkouts, links, online payments) whose outcomes raise notifications, written through the deciders.
  */
-import * as CommandHandler from "@cobro/domain/CommandHandler"
-import * as EventStore from "@cobro/domain/EventStore"
+import * as CommandHandler from "../CommandHandler.js"
+import * as EventStore from "../EventStore.js"
 import {
   IntegrationId,
   IntentReference,
@@ -11,14 +12,14 @@ import {
   PaymentLinkId,
   TerminalSerial,
   TransactionId
-} from "@cobro/domain/Ids"
-import * as Merchant from "@cobro/domain/Merchant"
-import { amount } from "@cobro/domain/Money"
-import * as Payment from "@cobro/domain/Payment"
-import { IntentAmount } from "@cobro/domain/PaymentIntent"
-import * as PaymentLink from "@cobro/domain/PaymentLink"
-import { IdentityKeyHash, SealedSecret } from "@cobro/domain/SigningKey"
-import * as TerminalCheckout from "@cobro/domain/TerminalCheckout"
+} from "../Ids.js"
+import * as Merchant from "../Merchant.js"
+import { amount } from "../Money.js"
+import * as Payment from "../Payment.js"
+import { IntentAmount } from "../PaymentIntent.js"
+import * as PaymentLink from "../PaymentLink.js"
+import { IdentityKeyHash, SealedSecret } from "../SigningKey.js"
+import * as TerminalCheckout from "../TerminalCheckout.js"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
