@@ -8,6 +8,8 @@ import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Predicate from "effect/Predicate"
+import * as Schedule from "effect/Schedule"
 import * as CommandHandler from "@cobro/domain/CommandHandler"
 import type * as EventStore from "@cobro/domain/EventStore"
 import type * as IdGenerator from "@cobro/domain/IdGenerator"
@@ -17,6 +19,12 @@ import * as TerminalPayments from "@cobro/domain/TerminalPayments"
 import * as TerminalSandbox from "@cobro/domain/TerminalSandbox"
 import * as CardData from "./CardData.js"
 import * as SimTerminal from "./SimTerminal.js"
+
+/** Up to 10 more tries, jittered from 2 ms and doubling: about a second in all before giving up. */
+const PUSH_BACKOFF = Schedule.exponential("2 millis").pipe(
+  Schedule.jittered,
+  Schedule.intersect(Schedule.recurs(10))
+)
 
 /** The stream key of a simulated terminal: one device per merchant and serial. */
 export const terminalKey = (ref: TerminalSandbox.TerminalRef): string =>
@@ -152,7 +160,24 @@ export const make = Effect.gen(function* () {
             total: instruction.total,
             now
           })
-        ).pipe(Effect.orDie)
+        ).pipe(
+          // Concurrent checkouts to one terminal contend on its stream; the handler's immediate
+          // retries are not enough under load, so back off before deciding that the terminal is busy.
+          Effect.retry({
+            while: (error) => Predicate.isTagged(error, "ConcurrencyConflict"),
+            schedule: PUSH_BACKOFF
+          }),
+          Effect.catchAll((error) =>
+            Predicate.isTagged(error, "ConcurrencyConflict")
+              ? Effect.fail(
+                  new TerminalGateway.TerminalUnreachable({
+                    terminalSerial: instruction.terminalSerial,
+                    reason: "the terminal is busy with other requests"
+                  })
+                )
+              : Effect.die(error)
+          )
+        )
         const pending = state.pending.find((p) => p.integrationId === instruction.integrationId)
         if (pending === undefined) {
           return yield* new TerminalGateway.TerminalUnreachable({

@@ -318,6 +318,57 @@ describe("terminal-sim", () => {
     )
   })
 
+  describe("contention", () => {
+    /** The in-memory store, refusing the first `conflicts` appends to simulated terminals' streams. */
+    const contended = (conflicts: number) => {
+      let left = conflicts
+      const store = Layer.effect(
+        EventStore.EventStore,
+        Effect.map(InMemoryEventStore.make, (inner) => ({
+          ...inner,
+          append: (
+            streamId: string,
+            events: ReadonlyArray<EventStore.NewEvent>,
+            expected: EventStore.ExpectedVersion
+          ) =>
+            streamId.startsWith("SimTerminal-") && left-- > 0
+              ? Effect.fail(new EventStore.ConcurrencyConflict({ streamId, expected: "test", actual: 0 }))
+              : inner.append(streamId, events, expected)
+        }))
+      )
+      return Simulator.layer.pipe(Layer.provideMerge(Layer.merge(store, IdGenerator.layerSequential)))
+    }
+    const liveGiven = Effect.gen(function* () {
+      const now = yield* DateTime.now
+      yield* merchant(MER_1, new Merchant.CreateMerchant({ merchantId: MER_1, name: "Shop", now }))
+      yield* merchant(
+        MER_1,
+        new Merchant.BindTerminal({ serial: SN, model: "SMART_PRO", name: "Caja 1", now })
+      )
+      yield* merchant(MER_1, new Merchant.EnableTerminalForApi({ serial: SN, now }))
+    })
+
+    it.live(
+      "a push that keeps conflicting with other requests on the terminal's stream backs off and is delivered, not a defect",
+      () =>
+        Effect.gen(function* () {
+          yield* liveGiven
+          const created = yield* checkout()
+          expect(yield* status(created.integrationId)).toBe("APPROVED")
+        }).pipe(Effect.provide(contended(CommandHandler.MAX_RETRIES + 4)))
+    )
+
+    it.live(
+      "a terminal whose stream never stops conflicting is reported busy (unreachable), not a defect",
+      () =>
+        Effect.gen(function* () {
+          yield* liveGiven
+          const created = yield* checkout()
+          expect(yield* status(created.integrationId)).toBe("UNREACHABLE")
+        }).pipe(Effect.provide(contended(1_000)))
+    )
+  })
+
   describe("isolation and storage", () => {
     it.effect("another merchant's terminal is unknown to the sandbox", () =>
       Effect.gen(function* () {
