@@ -8,7 +8,9 @@ import * as Path from "node:path"
 const root = Path.resolve(Path.dirname(fileURLToPath(import.meta.url)), "..")
 const suites = {
   store: "packages/store-pg/bench/StoreBench.ts",
-  http: "packages/server/bench/HttpBench.ts"
+  http: "packages/server/bench/HttpBench.ts",
+  webhooks: "packages/webhooks/bench/WebhookBench.ts",
+  audit: "packages/server/bench/AuditBench.ts"
 }
 
 const suite = process.argv[2]
