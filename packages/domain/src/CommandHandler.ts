@@ -22,6 +22,17 @@ export interface Handled<Event, State> {
   readonly version: number
 }
 
+/**
+ * A state the caller already holds with the stream's version it was folded at, usually the `Handled`
+ * of its previous command on the same aggregate: the next command is decided on it without reading
+ * the stream again. Stale is safe: the append's expected version turns it into a conflict, and the
+ * retry reads the stream.
+ */
+export interface Known<State> {
+  readonly state: State
+  readonly version: number
+}
+
 /** How many times a command is decided again after a conflict before the conflict is returned. */
 export const MAX_RETRIES = 5
 
@@ -41,8 +52,8 @@ export const load = <C extends { _tag: string }, E extends { _tag: string }, S e
 }
 
 /**
- * Makes the handler of one aggregate: `handle(id, command, metadata)`. After a conflict the command
- * is decided again on the fresh state.
+ * Makes the handler of one aggregate: `handle(id, command, metadata, known)`. The first decision uses
+ * `known` when given (no read); after a conflict the command is decided again on the fresh state.
  */
 export const make = <C extends { _tag: string }, E extends { _tag: string }, S extends { _tag: string }, Err>(
   aggregate: Aggregate<C, E, S, Err>
@@ -52,12 +63,16 @@ export const make = <C extends { _tag: string }, E extends { _tag: string }, S e
   return Effect.fn(`${aggregate.name}.handle`)(function* (
     id: string,
     command: C,
-    metadata: EventStore.EventMetadata = {}
+    metadata: EventStore.EventMetadata = {},
+    known?: Known<S>
   ) {
     const store = yield* EventStore.EventStore
     const ids = yield* IdGenerator
+    let seed = known
     const attempt = Effect.gen(function* () {
-      const { state, version } = yield* loadState(id)
+      const { state, version } = seed ?? (yield* loadState(id))
+      // Only the first attempt may use the caller's state: a conflict proves it stale.
+      seed = undefined
       const events = yield* aggregate.decide(command, state)
       if (events.length === 0) return { events, state, version } satisfies Handled<E, S>
       const toAppend = yield* Effect.forEach(events, (event) =>

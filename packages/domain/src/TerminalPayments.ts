@@ -33,6 +33,13 @@ const handleCheckout = CommandHandler.make(TerminalCheckout.TerminalCheckout)
 
 const now = DateTime.now
 
+/**
+ * A checkout as a previous command left it, with its stream version: the outcome commands accept
+ * it to decide without reading the stream again (`CommandHandler.Known`; a stale one only costs a
+ * retry).
+ */
+export type KnownCheckout = CommandHandler.Known<TerminalCheckout.State>
+
 /** A1: every terminal method with `enabled`, in the A1 order (POS, WALLET_A, WALLET_B, PAY_BY_LINK, PAY_BY_QR_SERVICE). */
 export const paymentMethods = Effect.fn("TerminalPayments.paymentMethods")(function* (
   merchantId: MerchantId
@@ -141,7 +148,7 @@ export const checkout = Effect.fn("TerminalPayments.checkout")(function* (caller
         })
     )
   )
-  yield* handleCheckout(
+  const created = yield* handleCheckout(
     integrationId,
     new TerminalCheckout.CreateCheckout({
       integrationId,
@@ -164,7 +171,7 @@ export const checkout = Effect.fn("TerminalPayments.checkout")(function* (caller
       now: yield* now
     })
   ).pipe(Effect.mapError((e) => unmapped(`${e._tag} while creating the checkout`)))
-  const status = yield* push(integrationId).pipe(
+  const status = yield* push(integrationId, created).pipe(
     Effect.mapError((e) => unmapped(`${e._tag} while pushing the checkout`))
   )
   return { integrationId, transactionId, status } satisfies CheckoutCreated
@@ -174,10 +181,19 @@ export const checkout = Effect.fn("TerminalPayments.checkout")(function* (caller
  * Pushes a checkout to its terminal: claims the push (`AttemptPush`, so that a cancel cannot race it,
  * R3), calls the gateway, and records the delivery (SENT, or HELD on a terminal locked for more than
  * 2 minutes, R1) or the failure (UNREACHABLE, R5). Used by A3 and to push an UNREACHABLE checkout
- * again once its terminal is back. Returns the checkout's status afterwards.
+ * again once its terminal is back. Returns the checkout's status afterwards. `known`: the checkout as
+ * the caller just left it, to claim the push without reading the stream again.
  */
-export const push = Effect.fn("TerminalPayments.push")(function* (integrationId: IntegrationId) {
-  const claimed = yield* handleCheckout(integrationId, new TerminalCheckout.AttemptPush({ now: yield* now }))
+export const push = Effect.fn("TerminalPayments.push")(function* (
+  integrationId: IntegrationId,
+  known?: KnownCheckout
+) {
+  const claimed = yield* handleCheckout(
+    integrationId,
+    new TerminalCheckout.AttemptPush({ now: yield* now }),
+    {},
+    known
+  )
   if (claimed.state._tag === "Initial") return yield* new TerminalCheckout.CheckoutNotFound()
   const checkout = claimed.state.checkout
   const gateway = yield* TerminalGateway
@@ -225,11 +241,14 @@ export const load = Effect.fn("TerminalPayments.load")(function* (integrationId:
 /** The terminal acknowledged the instruction (the simulator may report it before the push returns). */
 export const recordDelivery = Effect.fn("TerminalPayments.recordDelivery")(function* (
   integrationId: IntegrationId,
-  lockedSince: Option.Option<DateTime.Utc>
+  lockedSince: Option.Option<DateTime.Utc>,
+  known?: KnownCheckout
 ) {
   return yield* handleCheckout(
     integrationId,
-    new TerminalCheckout.RecordDelivery({ lockedSince, now: yield* now })
+    new TerminalCheckout.RecordDelivery({ lockedSince, now: yield* now }),
+    {},
+    known
   )
 })
 
@@ -244,11 +263,14 @@ export const recordUnlock = Effect.fn("TerminalPayments.recordUnlock")(function*
 export const approveSale = Effect.fn("TerminalPayments.approveSale")(function* (
   integrationId: IntegrationId,
   transactionId: TransactionId,
-  sale: TerminalCheckout.Sale
+  sale: TerminalCheckout.Sale,
+  known?: KnownCheckout
 ) {
   return yield* handleCheckout(
     integrationId,
-    new TerminalCheckout.ApproveSale({ transactionId, sale, now: yield* now })
+    new TerminalCheckout.ApproveSale({ transactionId, sale, now: yield* now }),
+    {},
+    known
   )
 })
 
@@ -257,11 +279,14 @@ export const rejectSale = Effect.fn("TerminalPayments.rejectSale")(function* (
   integrationId: IntegrationId,
   transactionId: TransactionId,
   reason: string,
-  card: Option.Option<TerminalCheckout.Card>
+  card: Option.Option<TerminalCheckout.Card>,
+  known?: KnownCheckout
 ) {
   return yield* handleCheckout(
     integrationId,
-    new TerminalCheckout.RejectSale({ transactionId, reason, card, now: yield* now })
+    new TerminalCheckout.RejectSale({ transactionId, reason, card, now: yield* now }),
+    {},
+    known
   )
 })
 

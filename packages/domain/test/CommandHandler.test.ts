@@ -124,4 +124,53 @@ describe("CommandHandler", () => {
       })
     }).pipe(Effect.provide(Layer.merge(InMemoryEventStore.layer, IdGenerator.layerSequential)))
   )
+
+  /** A store that counts the stream reads. */
+  const countingStore = Layer.effect(
+    EventStore.EventStore,
+    Effect.gen(function* () {
+      const inner = yield* InMemoryEventStore.make
+      const reads = yield* Ref.make(0)
+      return {
+        ...inner,
+        readStream: (streamId, options) =>
+          Effect.zipRight(
+            Ref.update(reads, (n) => n + 1),
+            inner.readStream(streamId, options)
+          ),
+        reads
+      } as EventStore.EventStore["Type"]
+    })
+  ).pipe(Layer.provideMerge(IdGenerator.layerSequential))
+  const readsOf = Effect.map(
+    EventStore.EventStore,
+    (store) => (store as unknown as { reads: Ref.Ref<number> }).reads
+  )
+
+  it.effect("a command decided on the state the caller holds reads nothing", () =>
+    Effect.gen(function* () {
+      const created = yield* handle("LNK_1", createLink)
+      const reads = yield* readsOf
+      const before = yield* Ref.get(reads)
+      const started = yield* handle("LNK_1", startPayment("TRX_1"), {}, created)
+      expect(yield* Ref.get(reads)).toBe(before)
+      expect(started.version).toBe(2)
+      expect(started.state._tag).toBe("PROCESSING")
+    }).pipe(Effect.provide(countingStore))
+  )
+
+  it.effect("a stale known state conflicts, and the command is decided again on the stream", () =>
+    Effect.gen(function* () {
+      const created = yield* handle("LNK_1", createLink)
+      // Another writer moved the link on after `created` was taken.
+      yield* handle("LNK_1", startPayment("TRX_1"))
+      const result = yield* Effect.either(handle("LNK_1", startPayment("TRX_2"), {}, created))
+      expect(Either.getLeft(result).pipe(Option.map((e) => e._tag))).toEqual(Option.some("LinkNotInState"))
+      const store = yield* EventStore.EventStore
+      expect((yield* store.readStream("PaymentLink-LNK_1")).map((e) => e.type)).toEqual([
+        "LinkCreated",
+        "LinkPaymentStarted"
+      ])
+    }).pipe(Effect.provide(Layer.merge(InMemoryEventStore.layer, IdGenerator.layerSequential)))
+  )
 })

@@ -17,6 +17,7 @@ import * as Stream from "effect/Stream"
 import * as HashChain from "./HashChain.js"
 import * as Rows from "./internal/Rows.js"
 import * as Migrations from "./Migrations.js"
+import * as PgPool from "./PgPool.js"
 
 /** The page size of `readAll` and `streamAll` when none is given. */
 export const defaultLimit = 1000
@@ -168,13 +169,26 @@ type Lookup =
  */
 export const make = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
+  const pool = yield* Effect.serviceOption(PgPool.PgPool)
+
+  /**
+   * One statement outside any transaction: straight through the `pg` pool when there is one (the
+   * hot path; `PgPool`), else through `@effect/sql`.
+   */
+  const autocommit: <A extends object>(
+    text: string,
+    params: ReadonlyArray<unknown>
+  ) => Effect.Effect<ReadonlyArray<A>, SqlError> = Option.match(pool, {
+    onNone: () => (text, params) => sql.unsafe(text, params),
+    onSome: (pool) => (text, params) => PgPool.query(pool, text, params)
+  })
 
   // Wake-ups after autocommit appends, sent once they have committed, at most one per
   // `notifyInterval` (`LogNotifications` may merge signals): appends never wait for the NOTIFY
   // lock, and a burst of appends costs a few NOTIFYs, not one each. The first one goes at once.
   const committed = yield* Queue.sliding<string>(1)
   yield* Queue.take(committed).pipe(
-    Effect.flatMap((streamId) => sql`SELECT pg_notify(${Migrations.channel}, ${streamId})`),
+    Effect.flatMap((streamId) => autocommit("SELECT pg_notify($1, $2)", [Migrations.channel, streamId])),
     Effect.catchAllCause((cause) =>
       Effect.logDebug("PgEventStore: NOTIFY failed; consumers poll meanwhile", cause)
     ),
@@ -300,42 +314,40 @@ export const make = Effect.gen(function* () {
     expected: EventStore.ExpectedVersion,
     recordedAt: Date
   ): Effect.Effect<EventStore.AppendResult, EventStore.ConcurrencyConflict | EventStore.EventIdReused> =>
-    sql
-      .unsafe<{ readonly position: string | null }>(
-        appendNewStatement,
-        appendNewParams(
-          streamId,
-          events[0]!,
-          recordedAt.toISOString(),
-          encodeEvent(streamId, events[0]!, recordedAt)
-        )
+    autocommit<{ readonly position: string | null }>(
+      appendNewStatement,
+      appendNewParams(
+        streamId,
+        events[0]!,
+        recordedAt.toISOString(),
+        encodeEvent(streamId, events[0]!, recordedAt)
       )
-      .pipe(
-        Effect.flatMap(
-          (
-            rows
-          ): Effect.Effect<
-            EventStore.AppendResult,
-            EventStore.ConcurrencyConflict | EventStore.EventIdReused | SqlError
-          > => {
-            const position = rows[0]?.position
-            if (position === null || position === undefined) {
-              // The stream exists: a retry of this event (a no-op) or a conflict.
-              return Effect.flatMap(currentVersion(streamId), (actual) =>
-                conflictOrNoop(streamId, events, expected, actual)
-              )
-            }
-            signal(streamId)
-            const globalPosition = BigInt(position)
-            return Effect.succeed({
-              nextVersion: 1,
-              firstPosition: globalPosition,
-              lastPosition: globalPosition
-            })
+    ).pipe(
+      Effect.flatMap(
+        (
+          rows
+        ): Effect.Effect<
+          EventStore.AppendResult,
+          EventStore.ConcurrencyConflict | EventStore.EventIdReused | SqlError
+        > => {
+          const position = rows[0]?.position
+          if (position === null || position === undefined) {
+            // The stream exists: a retry of this event (a no-op) or a conflict.
+            return Effect.flatMap(currentVersion(streamId), (actual) =>
+              conflictOrNoop(streamId, events, expected, actual)
+            )
           }
-        ),
-        Effect.catchTag("SqlError", (error) => onSqlError(streamId, events, expected, error))
-      )
+          signal(streamId)
+          const globalPosition = BigInt(position)
+          return Effect.succeed({
+            nextVersion: 1,
+            firstPosition: globalPosition,
+            lastPosition: globalPosition
+          })
+        }
+      ),
+      Effect.catchTag("SqlError", (error) => onSqlError(streamId, events, expected, error))
+    )
 
   /** Any append of one or more events: one call of `cobro_append`, under a savepoint in a transaction. */
   const appendAny = (
@@ -348,11 +360,11 @@ export const make = Effect.gen(function* () {
     // Inside a caller's transaction, a savepoint keeps a failed append (a reused event id) from
     // aborting it, as the nested transaction of the multi-statement append did; and the NOTIFY
     // must wait for that transaction's commit.
+    const params = appendParams(streamId, events, expected, recordedAt, inTransaction)
     const call = Effect.flatMap(
-      sql.unsafe<AppendRow>(
-        appendStatement,
-        appendParams(streamId, events, expected, recordedAt, inTransaction)
-      ),
+      inTransaction
+        ? sql.unsafe<AppendRow>(appendStatement, params)
+        : autocommit<AppendRow>(appendStatement, params),
       (
         rows
       ): Effect.Effect<
@@ -419,15 +431,24 @@ export const make = Effect.gen(function* () {
     streamId: string,
     options?: EventStore.ReadStreamOptions
   ) {
-    const from = options?.fromVersion ?? 1
-    const to = options?.toVersion
-    const asOf = options?.asOf
-    const rows = yield* sql<Rows.EventRow>`
-      SELECT ${sql.literal(Rows.columns)} FROM cobro_events
-      WHERE stream_id = ${streamId} AND stream_version >= ${from}
-      ${to === undefined ? sql`` : sql`AND stream_version <= ${to}`}
-      ${asOf === undefined ? sql`` : sql`AND recorded_at <= ${asOf.toISOString()}::timestamptz`}
-      ORDER BY stream_version`.pipe(Effect.orDie)
+    const params: Array<unknown> = [streamId, options?.fromVersion ?? 1]
+    let text = `SELECT ${Rows.columns} FROM cobro_events WHERE stream_id = $1 AND stream_version >= $2`
+    if (options?.toVersion !== undefined) {
+      params.push(options.toVersion)
+      text += ` AND stream_version <= $${params.length}`
+    }
+    if (options?.asOf !== undefined) {
+      params.push(options.asOf.toISOString())
+      text += ` AND recorded_at <= $${params.length}::timestamptz`
+    }
+    text += " ORDER BY stream_version"
+    // Inside a caller's transaction the read must see its writes: its connection, through `sql`.
+    const transaction = yield* Effect.serviceOption(SqlClient.TransactionConnection)
+    const rows = yield* (
+      Option.isSome(transaction)
+        ? sql.unsafe<Rows.EventRow>(text, params)
+        : autocommit<Rows.EventRow>(text, params)
+    ).pipe(Effect.orDie)
     return rows.map(Rows.toRecorded)
   })
 

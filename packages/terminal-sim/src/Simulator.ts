@@ -88,15 +88,22 @@ export const make = Effect.gen(function* () {
   const busy = (action: TerminalSandbox.Action) => () =>
     Effect.fail(refused(action, "the terminal changed concurrently; try again"))
 
-  /** Records the outcome on the checkout, then on the terminal. A conflicting outcome already on the checkout wins. */
+  /**
+   * Records the outcome on the checkout, then on the terminal. A conflicting outcome already on the
+   * checkout wins. `known`: the checkout and the terminal as the caller just left them (no reads).
+   */
   const decideOne = (
     ref: TerminalSandbox.TerminalRef,
     pending: SimTerminal.Pending,
     outcome: Outcome,
-    action: TerminalSandbox.Action
+    action: TerminalSandbox.Action,
+    known?: {
+      readonly checkout: TerminalPayments.KnownCheckout
+      readonly terminal: CommandHandler.Known<SimTerminal.State>
+    }
   ) =>
     Effect.gen(function* () {
-      const checkout = yield* TerminalPayments.load(pending.integrationId)
+      const checkout = known?.checkout.state ?? (yield* TerminalPayments.load(pending.integrationId))
       const payerEmail =
         checkout._tag === "Initial"
           ? Option.none<string>()
@@ -111,10 +118,17 @@ export const make = Effect.gen(function* () {
           ? TerminalPayments.approveSale(
               pending.integrationId,
               pending.transactionId,
-              CardData.saleFor({ ...input, payerEmail })
+              CardData.saleFor({ ...input, payerEmail }),
+              known?.checkout
             )
           : Effect.flatMap(Effect.succeed(CardData.declineFor(input)), (d) =>
-              TerminalPayments.rejectSale(pending.integrationId, pending.transactionId, d.reason, d.card)
+              TerminalPayments.rejectSale(
+                pending.integrationId,
+                pending.transactionId,
+                d.reason,
+                d.card,
+                known?.checkout
+              )
             )
       ).pipe(Effect.either)
       // Another process (or an earlier crash) may have settled the checkout: the terminal follows it.
@@ -132,7 +146,9 @@ export const make = Effect.gen(function* () {
       const now = yield* DateTime.now
       yield* handle(
         terminalKey(ref),
-        new SimTerminal.RecordOutcome({ integrationId: pending.integrationId, outcome: settled, now })
+        new SimTerminal.RecordOutcome({ integrationId: pending.integrationId, outcome: settled, now }),
+        {},
+        known?.terminal
       )
       return settled
     }).pipe(Effect.catchTag("ConcurrencyConflict", busy(action)))
@@ -149,7 +165,7 @@ export const make = Effect.gen(function* () {
       Effect.gen(function* () {
         const ref = { merchantId: instruction.merchantId, terminalSerial: instruction.terminalSerial }
         const now = yield* DateTime.now
-        const { state } = yield* handle(
+        const delivered = yield* handle(
           terminalKey(ref),
           new SimTerminal.Deliver({
             integrationId: instruction.integrationId,
@@ -178,6 +194,7 @@ export const make = Effect.gen(function* () {
               : Effect.die(error)
           )
         )
+        const state = delivered.state
         const pending = state.pending.find((p) => p.integrationId === instruction.integrationId)
         if (pending === undefined) {
           return yield* new TerminalGateway.TerminalUnreachable({
@@ -192,8 +209,11 @@ export const make = Effect.gen(function* () {
         const auto = behaviorOutcome(state.behavior)
         if (pending.stage !== "held" && Option.isSome(auto)) {
           yield* TerminalPayments.recordDelivery(pending.integrationId, state.lockedSince).pipe(
-            Effect.zipRight(
-              decideOne(ref, pending, auto.value, auto.value === "approved" ? "approve" : "reject")
+            Effect.flatMap((recorded) =>
+              decideOne(ref, pending, auto.value, auto.value === "approved" ? "approve" : "reject", {
+                checkout: recorded,
+                terminal: delivered
+              })
             ),
             Effect.catchAll((e) => Effect.logWarning("terminal-sim: automatic outcome not recorded", e))
           )

@@ -531,6 +531,27 @@ export const storeContract = (
       })
     )
 
+    it.effect("inside a caller's transaction, reads see its own appends; a rollback leaves nothing", () =>
+      Effect.gen(function* () {
+        const store = yield* EventStore.EventStore
+        const sql = yield* SqlClient.SqlClient
+        const id = streamId()
+        const seen = yield* sql
+          .withTransaction(
+            Effect.gen(function* () {
+              // Both appends take the autocommit fast paths when no transaction is open.
+              yield* store.append(id, [event("A")], NoStream())
+              yield* store.append(id, [event("B")], Exact({ version: 1 }))
+              const inside = (yield* store.readStream(id)).map((e) => e.type)
+              return yield* Effect.fail({ _tag: "RollBack" as const, inside })
+            })
+          )
+          .pipe(Effect.flip, Effect.orDie)
+        expect(seen).toEqual({ _tag: "RollBack", inside: ["A", "B"] })
+        expect(yield* store.readStream(id)).toEqual([])
+      })
+    )
+
     it.effect("verify finds nothing on an untouched log", () =>
       Effect.gen(function* () {
         const store = yield* EventStore.EventStore

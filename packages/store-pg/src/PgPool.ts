@@ -1,0 +1,77 @@
+/**
+ * The `pg` connection pool under `PgClient`, shared with the store's hot path. An autocommit
+ * statement sent through `pg` directly skips `@effect/sql`'s per-statement machinery (span, scope,
+ * compile), which is most of the client CPU of a one-event append (`docs/benchmarks.md`); everything
+ * else, transactions included, goes through `PgClient` on the same connections.
+ */
+import { SqlError } from "@effect/sql/SqlError"
+import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Redacted from "effect/Redacted"
+import * as Pg from "pg"
+
+/** The pool, when the database is a PostgreSQL server (PGlite's single session has none). */
+export class PgPool extends Context.Tag("@cobro/store-pg/PgPool")<PgPool, Pg.Pool>() {}
+
+/** Where and how to connect: the subset of `PgClient.PgClientConfig` that Cobro sets. */
+export interface PgPoolConfig {
+  readonly url?: Redacted.Redacted | undefined
+  readonly maxConnections?: number | undefined
+  readonly applicationName?: string | undefined
+  readonly connectTimeout?: Duration.DurationInput | undefined
+  readonly idleTimeout?: Duration.DurationInput | undefined
+}
+
+/** Opens the pool and checks that it connects (within `connectTimeout`, 5 s by default); ends it with the scope. */
+export const make = (config: PgPoolConfig) =>
+  Effect.gen(function* () {
+    const connectTimeout = config.connectTimeout ?? Duration.seconds(5)
+    const pool = yield* Effect.acquireRelease(
+      Effect.sync(() => {
+        const pool = new Pg.Pool({
+          connectionString: config.url === undefined ? undefined : Redacted.value(config.url),
+          max: config.maxConnections,
+          application_name: config.applicationName ?? "cobro",
+          connectionTimeoutMillis: Duration.toMillis(connectTimeout),
+          idleTimeoutMillis:
+            config.idleTimeout === undefined ? undefined : Duration.toMillis(config.idleTimeout)
+        })
+        // An idle connection that the server drops emits `error` on the pool; the next query
+        // reconnects. Without a listener it would end the process.
+        pool.on("error", () => {})
+        return pool
+      }),
+      (pool) => Effect.promise(() => pool.end()).pipe(Effect.timeoutOption(1000), Effect.ignore)
+    )
+    yield* Effect.tryPromise({
+      try: () => pool.query("SELECT 1"),
+      catch: (cause) => new SqlError({ cause, message: "PgPool: failed to connect" })
+    }).pipe(
+      Effect.timeoutFail({
+        duration: connectTimeout,
+        onTimeout: () =>
+          new SqlError({ cause: new Error("timed out"), message: "PgPool: connection timed out" })
+      })
+    )
+    return pool
+  })
+
+/** The pool as a service. */
+export const layer = (config: PgPoolConfig): Layer.Layer<PgPool, SqlError> =>
+  Layer.scoped(PgPool, make(config))
+
+/**
+ * One autocommit statement through the pool: its rows, or a `SqlError` whose `cause` is `pg`'s error
+ * (with its SQLSTATE `code` and `constraint`, as `PgClient`'s errors carry them).
+ */
+export const query = <A extends object>(
+  pool: Pg.Pool,
+  text: string,
+  params: ReadonlyArray<unknown>
+): Effect.Effect<ReadonlyArray<A>, SqlError> =>
+  Effect.tryPromise({
+    try: () => pool.query(text, params as Array<unknown>).then((result) => result.rows as ReadonlyArray<A>),
+    catch: (cause) => new SqlError({ cause, message: "PgPool: statement failed" })
+  })
