@@ -33,6 +33,16 @@ export interface Known<State> {
   readonly version: number
 }
 
+/**
+ * The state of a stream that does not exist yet, for a command on an id the caller has just made
+ * (a fresh random id): the creation is decided without reading. Should the stream exist after all,
+ * the append's `NoStream` conflicts and the command is decided again on what is stored.
+ */
+export const fresh = <S>(aggregate: { readonly initialState: S }): Known<S> => ({
+  state: aggregate.initialState,
+  version: 0
+})
+
 /** How many times a command is decided again after a conflict before the conflict is returned. */
 export const MAX_RETRIES = 5
 

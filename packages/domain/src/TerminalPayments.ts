@@ -169,7 +169,9 @@ export const checkout = Effect.fn("TerminalPayments.checkout")(function* (caller
       description: Option.fromNullable(request.description),
       payer,
       now: yield* now
-    })
+    }),
+    {},
+    CommandHandler.fresh(TerminalCheckout.TerminalCheckout)
   ).pipe(Effect.mapError((e) => unmapped(`${e._tag} while creating the checkout`)))
   const status = yield* push(integrationId, created).pipe(
     Effect.mapError((e) => unmapped(`${e._tag} while pushing the checkout`))

@@ -173,4 +173,22 @@ describe("CommandHandler", () => {
       ])
     }).pipe(Effect.provide(Layer.merge(InMemoryEventStore.layer, IdGenerator.layerSequential)))
   )
+
+  it.effect(
+    "a creation on a fresh id reads nothing; on an id already taken it is decided on the stored state",
+    () =>
+      Effect.gen(function* () {
+        const reads = yield* readsOf
+        const created = yield* handle("LNK_1", createLink, {}, CommandHandler.fresh(PaymentLink.PaymentLink))
+        expect(yield* Ref.get(reads)).toBe(0)
+        expect(created.version).toBe(1)
+        const again = yield* Effect.either(
+          handle("LNK_1", createLink, {}, CommandHandler.fresh(PaymentLink.PaymentLink))
+        )
+        expect(Either.getLeft(again).pipe(Option.map((e) => e._tag))).toEqual(
+          Option.some("LinkAlreadyExists")
+        )
+        expect(yield* Ref.get(reads)).toBe(1)
+      }).pipe(Effect.provide(countingStore))
+  )
 })
