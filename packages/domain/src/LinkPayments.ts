@@ -5,6 +5,7 @@
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as Acquirer from "./Acquirer.js"
 import * as Schema from "effect/Schema"
 import * as CommandHandler from "./CommandHandler.js"
 import { IdGenerator } from "./IdGenerator.js"
@@ -14,6 +15,7 @@ import * as Merchant from "./Merchant.js"
 import type { Credential } from "./MerchantDirectory.js"
 import { Amount } from "./Money.js"
 import * as Nanos from "./Nanos.js"
+import * as Payment from "./Payment.js"
 import * as PaymentLink from "./PaymentLink.js"
 
 // ---------------------------------------------------------------------------------------------
@@ -37,6 +39,20 @@ export class InvalidLinkRequest extends Schema.TaggedError<InvalidLinkRequest>()
 export class PaymentAmountRequired extends Schema.TaggedError<PaymentAmountRequired>()(
   "PaymentAmountRequired",
   { linkId: PaymentLinkId }
+) {}
+
+/** A card method was chosen without a card number: the acquirer has nothing to authorize. */
+export class CardNumberRequired extends Schema.TaggedError<CardNumberRequired>()("CardNumberRequired", {
+  linkId: PaymentLinkId
+}) {}
+
+/**
+ * A decision on a payment that does not wait for the payer: it is being authorized, or it was
+ * decided already with the other choice.
+ */
+export class PaymentNotAwaitingPayer extends Schema.TaggedError<PaymentNotAwaitingPayer>()(
+  "PaymentNotAwaitingPayer",
+  { linkId: PaymentLinkId, transactionId: TransactionId }
 ) {}
 
 // ---------------------------------------------------------------------------------------------
@@ -182,7 +198,8 @@ export const create = Effect.fn("LinkPayments.create")(function* (
       imageUrl: Option.fromNullable(request.image_url),
       now
     }),
-    { actor: credential.merchantId }
+    { actor: credential.merchantId },
+    CommandHandler.fresh(PaymentLink.PaymentLink)
   )
   return { linkId, state: handled.state as PaymentLink.Existing }
 })
@@ -282,7 +299,10 @@ export const payableMethods = (
 
 /** The checkout page's view of a link, found by its id alone (the page is public). */
 export const checkout = Effect.fn("LinkPayments.checkout")(function* (linkId: string) {
-  const state = yield* existingLink(linkId)
+  return yield* viewOf(yield* existingLink(linkId))
+})
+
+const viewOf = Effect.fn("LinkPayments.viewOf")(function* (state: PaymentLink.Existing) {
   const merchant = yield* existingMerchant(state.link.merchantId)
   const now = yield* DateTime.now
   const status = PaymentLink.statusAt(state, now)
@@ -396,4 +416,200 @@ export const expire = Effect.fn("LinkPayments.expire")(function* (linkId: string
     Effect.catchTag("LinkNotInState", () => Effect.map(existingLink(linkId), (s) => ({ state: s })))
   )
   return handled.state as PaymentLink.Existing
+})
+
+// ---------------------------------------------------------------------------------------------
+// Paying on the checkout page: card, bank and wallet flows (issue 6)
+// ---------------------------------------------------------------------------------------------
+
+/** Where a payment under way waits for the payer: a 3DS challenge, the bank (PSE, bank button), the wallet. */
+export type PayerStep = "ThreeDsChallenge" | "BankRedirect" | "Wallet"
+
+/** How a link payment stands: under way (and waiting for the payer, or being authorized), approved, declined. */
+export type PaymentOutcome =
+  | { readonly _tag: "Pending"; readonly step: Option.Option<PayerStep> }
+  | { readonly _tag: "Approved" }
+  | { readonly _tag: "Declined" }
+
+/** The payment methods that are cards: sent to the acquirer with the card number. */
+export const isCardMethod = (paymentMethod: string): boolean => Payment.isCardMethod(paymentMethod)
+
+/**
+ * Where the link's payment under way waits for the payer, if it does. A bank method (PSE, bank
+ * button) waits at the bank, any other non-card method at the wallet. A card payment waits only when
+ * the acquirer asked for a 3DS challenge, which the sandbox acquirer does for exactly the sandbox
+ * amount 555020 (`Payment.sandboxOutcome`); otherwise it is being authorized.
+ */
+export const payerStep = (state: PaymentLink.Existing): Option.Option<PayerStep> => {
+  if (state._tag !== "PROCESSING") return Option.none()
+  const method = Option.getOrElse(state.paymentMethod, () => "")
+  if (!isCardMethod(method)) {
+    return Option.some(method === "PSE" || method === "BOTON_BANK" ? "BankRedirect" : "Wallet")
+  }
+  const amount = Option.getOrElse(state.paidAmount, () => Amount.make(0))
+  return state.link.sandbox && Payment.sandboxOutcome(amount)._tag === "ChallengeRequired"
+    ? Option.some("ThreeDsChallenge")
+    : Option.none()
+}
+
+/** The outcome of one transaction of the link, from the link's events; none when it is not the link's. */
+export const outcomeOf = (
+  events: ReadonlyArray<PaymentLink.Event>,
+  state: PaymentLink.Existing,
+  transactionId: string
+): Option.Option<PaymentOutcome> => {
+  let outcome: Option.Option<PaymentOutcome> = Option.none()
+  for (const event of events) {
+    if (!("transactionId" in event) || event.transactionId !== transactionId) continue
+    switch (event._tag) {
+      case "LinkPaymentStarted":
+        outcome = Option.some({ _tag: "Pending", step: Option.none() })
+        break
+      case "LinkPaid":
+        outcome = Option.some({ _tag: "Approved" })
+        break
+      case "LinkPaymentFailed":
+      case "LinkRejected":
+        outcome = Option.some({ _tag: "Declined" })
+        break
+    }
+  }
+  return Option.map(outcome, (o) =>
+    o._tag === "Pending" && Option.contains(state.transactionId, transactionId)
+      ? { _tag: "Pending", step: payerStep(state) }
+      : o
+  )
+}
+
+/** One transaction of a link as the checkout page shows it: the link's view and the transaction's outcome. */
+export interface TransactionView {
+  readonly view: CheckoutView
+  readonly transactionId: TransactionId
+  readonly outcome: PaymentOutcome
+  /** The method and amount of the transaction (those of the link's last payment, when it is the last). */
+  readonly paymentMethod: string
+  readonly amount: Amount
+}
+
+/** The checkout page's view of one transaction of the link; `UnknownLinkTransaction` when it is not one. */
+export const transaction = Effect.fn("LinkPayments.transaction")(function* (
+  linkId: string,
+  transactionId: string
+) {
+  const { events, state } = yield* loadLink(linkId)
+  if (state._tag === "Initial") return yield* new PaymentLink.LinkNotFound()
+  const view = yield* viewOf(state)
+  const outcome = outcomeOf(events, state, transactionId)
+  const started = events.find(
+    (e): e is PaymentLink.LinkPaymentStarted =>
+      e._tag === "LinkPaymentStarted" && e.transactionId === transactionId
+  )
+  if (Option.isNone(outcome) || started === undefined) {
+    return yield* new PaymentLink.UnknownLinkTransaction({
+      linkId: state.link.linkId,
+      transactionId: TransactionId.make(transactionId)
+    })
+  }
+  return {
+    view,
+    transactionId: started.transactionId,
+    outcome: outcome.value,
+    paymentMethod: started.paymentMethod,
+    amount: started.amount
+  } satisfies TransactionView
+})
+
+/** What the payer sends to pay: the choice, and the card number for a card method. */
+export interface PaymentRequest extends PaymentChoice {
+  /** The card number (digits only) for a card method; ignored otherwise. Never recorded. */
+  readonly cardNumber?: string | undefined
+}
+
+/** The result of {@link pay}: the transaction and how it stands. */
+export interface PaymentStarted {
+  readonly transactionId: TransactionId
+  readonly outcome: PaymentOutcome
+  readonly state: PaymentLink.Existing
+}
+
+/**
+ * Pays a link from the checkout page. The link becomes PROCESSING (see {@link startPayment}: two tabs
+ * cannot both start). A card is authorized at once by the acquirer: approved → PAID, rejected → ACTIVE
+ * again (or REJECTED if it expired meanwhile), a 3DS challenge → left PROCESSING for the payer. Any
+ * other method is left PROCESSING for the payer's bank or wallet. The card number is only sent to the
+ * acquirer, never recorded.
+ */
+export const pay = Effect.fn("LinkPayments.pay")(function* (linkId: string, request: PaymentRequest) {
+  const card = isCardMethod(request.paymentMethod)
+  if (card && (request.cardNumber === undefined || request.cardNumber.length === 0)) {
+    const state = yield* existingLink(linkId)
+    return yield* new CardNumberRequired({ linkId: state.link.linkId })
+  }
+  const started = yield* startPayment(linkId, request)
+  const { transactionId } = started
+  if (!card) {
+    return {
+      transactionId,
+      state: started.state,
+      outcome: { _tag: "Pending", step: payerStep(started.state) }
+    } satisfies PaymentStarted
+  }
+  const acquirer = yield* Acquirer.Acquirer
+  const link = started.state.link
+  const result = yield* acquirer.authorize(
+    new Acquirer.AuthorizationRequest({
+      transactionId,
+      currency: Option.match(link.amount, { onNone: () => "COP", onSome: (a) => a.currency }),
+      total: Option.getOrElse(started.state.paidAmount, () => Amount.make(0)),
+      cardNumber: request.cardNumber ?? "",
+      sandbox: link.sandbox
+    })
+  )
+  switch (result._tag) {
+    case "Approved": {
+      const state = yield* completePayment(linkId, transactionId)
+      return { transactionId, state, outcome: { _tag: "Approved" } } satisfies PaymentStarted
+    }
+    case "Rejected": {
+      const state = yield* failPayment(linkId, transactionId)
+      return { transactionId, state, outcome: { _tag: "Declined" } } satisfies PaymentStarted
+    }
+    case "ChallengeRequired":
+      return {
+        transactionId,
+        state: started.state,
+        outcome: { _tag: "Pending", step: Option.some("ThreeDsChallenge") }
+      } satisfies PaymentStarted
+  }
+})
+
+/** The payer's decision at the simulated 3DS challenge, bank or wallet. */
+export type PayerDecision = "approve" | "decline"
+
+/**
+ * Records the payer's decision on a payment that waits for it: approve → PAID, decline → ACTIVE (or
+ * REJECTED). The same decision again (a reloaded form) changes nothing; the other decision after one
+ * was recorded, or a decision on a payment that does not wait for the payer, is `PaymentNotAwaitingPayer`.
+ */
+export const decide = Effect.fn("LinkPayments.decide")(function* (
+  linkId: string,
+  transactionId: string,
+  decision: PayerDecision
+) {
+  const current = yield* transaction(linkId, transactionId)
+  const refused = new PaymentNotAwaitingPayer({
+    linkId: current.view.state.link.linkId,
+    transactionId: current.transactionId
+  })
+  switch (current.outcome._tag) {
+    case "Approved":
+      return decision === "approve" ? current.view.state : yield* refused
+    case "Declined":
+      return decision === "decline" ? current.view.state : yield* refused
+    case "Pending":
+      if (Option.isNone(current.outcome.step)) return yield* refused
+      return decision === "approve"
+        ? yield* completePayment(linkId, current.transactionId)
+        : yield* failPayment(linkId, current.transactionId)
+  }
 })

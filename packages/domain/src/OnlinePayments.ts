@@ -13,6 +13,7 @@ import * as CommandHandler from "./CommandHandler.js"
 import * as EventStore from "./EventStore.js"
 import { IdGenerator } from "./IdGenerator.js"
 import { IntentReference, MerchantId, RefundId, TransactionId } from "./Ids.js"
+import * as Merchant from "./Merchant.js"
 import * as Payment from "./Payment.js"
 import * as PaymentIntent from "./PaymentIntent.js"
 import * as Refund from "./Refund.js"
@@ -156,6 +157,7 @@ const refundHandler = CommandHandler.make(Refund.Refund)
 const handleIntent = (id: string, command: PaymentIntent.Command) => dieOnConflict(intentHandler(id, command))
 const handlePayment = (id: string, command: Payment.Command) => dieOnConflict(paymentHandler(id, command))
 const handleRefund = (id: string, command: Refund.Command) => dieOnConflict(refundHandler(id, command))
+const loadMerchant = CommandHandler.load(Merchant.Merchant)
 const loadIntent = CommandHandler.load(PaymentIntent.PaymentIntent)
 const loadPayment = CommandHandler.load(Payment.Payment)
 const loadRefund = CommandHandler.load(Refund.Refund)
@@ -164,6 +166,29 @@ const existingIntent = (
   state: PaymentIntent.State
 ): Effect.Effect<PaymentIntent.Existing, PaymentIntent.IntentNotFound> =>
   state._tag === "Initial" ? Effect.fail(new PaymentIntent.IntentNotFound()) : Effect.succeed(state)
+
+/**
+ * The scope's merchant account must exist and be enabled to ask for a payment (C1 creates what is
+ * to be paid, C4 starts the payment): a disabled account is `MerchantNotInState` (403
+ * `MerchantDisabled` on the wire, as B2). Reads, updates, voids, refunds and the outcome of a
+ * challenge already under way still answer: disabling stops payments, not support (M1, L6).
+ */
+const requireEnabled = (
+  scope: Scope,
+  command: string
+): Effect.Effect<void, Merchant.MerchantNotFound | Merchant.MerchantNotInState, EventStore.EventStore> =>
+  loadMerchant(scope.merchantId).pipe(
+    Effect.flatMap(
+      ({ state }): Effect.Effect<void, Merchant.MerchantNotFound | Merchant.MerchantNotInState> =>
+        state._tag === "Initial"
+          ? Effect.fail(new Merchant.MerchantNotFound())
+          : state._tag === "ENABLED"
+            ? Effect.void
+            : Effect.fail(
+                new Merchant.MerchantNotInState({ merchantId: state.merchantId, status: state._tag, command })
+              )
+    )
+  )
 
 /** The intent of a reference in the scope, or `IntentNotFound`. */
 const findIntent = (scope: Scope, referenceId: IntentReference) =>
@@ -192,7 +217,10 @@ const transactionIdOf = (raw: string): Effect.Effect<TransactionId, Payment.Paym
 // C1–C3: intents
 // ---------------------------------------------------------------------------------------------
 
-/** C1: creates an intent; `IntentAlreadyExists` (409) when the reference exists in the scope. */
+/**
+ * C1: creates an intent; `IntentAlreadyExists` (409) when the reference exists in the scope,
+ * `MerchantNotInState` (403) when the merchant's account is disabled.
+ */
 export const createIntent = Effect.fn("OnlinePayments.createIntent")(function* (
   scope: Scope,
   input: {
@@ -201,6 +229,7 @@ export const createIntent = Effect.fn("OnlinePayments.createIntent")(function* (
     readonly deviceFingerprint: Option.Option<PaymentIntent.DeviceFingerprint>
   }
 ) {
+  yield* requireEnabled(scope, "CreateIntent")
   const now = yield* DateTime.now
   const { state } = yield* handleIntent(
     PaymentIntent.streamKey(scope.merchantId, scope.sandbox, input.referenceId),
@@ -268,6 +297,7 @@ export const attempt = Effect.fn("OnlinePayments.attempt")(function* (scope: Sco
       message: `card_number is required for ${paymentMethod}`
     })
   }
+  yield* requireEnabled(scope, "StartPayment")
   const intent = yield* findIntent(scope, input.referenceId)
   const intentKey = PaymentIntent.streamKey(scope.merchantId, scope.sandbox, input.referenceId)
   const transactionId = TransactionId.make(yield* ids.next("TRX_"))
@@ -684,4 +714,11 @@ export const reviewRefund = Effect.fn("OnlinePayments.reviewRefund")(function* (
 })
 
 /** Every typed error the use cases return. */
-export type Error = PaymentIntent.Error | Payment.Error | Refund.Error | InvalidAttempt | ChallengeNotFound
+export type Error =
+  | PaymentIntent.Error
+  | Payment.Error
+  | Refund.Error
+  | InvalidAttempt
+  | ChallengeNotFound
+  | Merchant.MerchantNotFound
+  | Merchant.MerchantNotInState

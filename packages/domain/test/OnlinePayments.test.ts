@@ -13,6 +13,7 @@ import * as EventStore from "@cobro/domain/EventStore"
 import * as IdGenerator from "@cobro/domain/IdGenerator"
 import { IntentReference, MerchantId, RefundId } from "@cobro/domain/Ids"
 import * as InMemoryEventStore from "@cobro/domain/InMemoryEventStore"
+import * as Merchant from "@cobro/domain/Merchant"
 import { amount } from "@cobro/domain/Money"
 import * as OnlinePayments from "@cobro/domain/OnlinePayments"
 import * as Payment from "@cobro/domain/Payment"
@@ -65,14 +66,28 @@ const card = (
 
 const ports = Layer.mergeAll(InMemoryEventStore.layer, IdGenerator.layerSequential, Acquirer.layerSandbox)
 
-/** Runs a scenario on a fresh store at T0 (Bogotá 10:00). */
+const handleMerchant = CommandHandler.make(Merchant.Merchant)
+
+/** Runs a scenario on a fresh store at T0 (Bogotá 10:00), with the accounts MER_1 and MER_2 open. */
 const scenario = <A, E>(
   body: Effect.Effect<A, E, EventStore.EventStore | IdGenerator.IdGenerator | Acquirer.Acquirer>
 ) =>
   Effect.gen(function* () {
     yield* TestClock.setTime(T0)
+    for (const merchantId of [sandbox.merchantId, otherMerchant.merchantId]) {
+      yield* handleMerchant(
+        merchantId,
+        new Merchant.CreateMerchant({ merchantId, name: "Tienda", now: DateTime.unsafeMake(T0) })
+      ).pipe(Effect.orDie)
+    }
     return yield* body
   }).pipe(Effect.provide(ports))
+
+/** Disables the account of MER_1 (an operator's call). */
+const disableMerchant = handleMerchant(
+  sandbox.merchantId,
+  new Merchant.DisableMerchant({ now: DateTime.unsafeMake(T0) })
+).pipe(Effect.orDie)
 
 /** Given an intent of `total` and a card attempt on it. */
 const givenAttempt = (total: number, scope = sandbox, referenceId = "order-1") =>
@@ -469,6 +484,124 @@ describe("OnlinePayments", () => {
         expect(new Set(banks.map((b) => b.code)).size).toBe(banks.length)
         expect(banks.map((b) => b.name)).toContain("BANCOLOMBIA")
       })
+    )
+  })
+
+  describe("a disabled merchant account (M1, L6)", () => {
+    it.effect(
+      "C1: a disabled account cannot create an intent (MerchantNotInState, 403); nothing is recorded",
+      () =>
+        scenario(
+          Effect.gen(function* () {
+            yield* disableMerchant
+            for (const scope of [sandbox, production]) {
+              const error = yield* failure(
+                OnlinePayments.createIntent(scope, {
+                  referenceId: ref("order-1"),
+                  details: details(10_000),
+                  deviceFingerprint: Option.none()
+                })
+              )
+              expect(error).toMatchObject({
+                _tag: "MerchantNotInState",
+                status: "DISABLED",
+                command: "CreateIntent"
+              })
+              expect(yield* failure(OnlinePayments.readIntent(scope, ref("order-1")))).toMatchObject({
+                _tag: "IntentNotFound"
+              })
+            }
+            // Another merchant's account is not affected.
+            const other = yield* OnlinePayments.createIntent(otherMerchant, {
+              referenceId: ref("order-1"),
+              details: details(10_000),
+              deviceFingerprint: Option.none()
+            })
+            expect(other._tag).toBe("ACTIVE")
+          })
+        )
+    )
+
+    it.effect("C4: a disabled account cannot attempt an intent made before (403); nothing is recorded", () =>
+      scenario(
+        Effect.gen(function* () {
+          yield* OnlinePayments.createIntent(sandbox, {
+            referenceId: ref("order-1"),
+            details: details(10_000),
+            deviceFingerprint: Option.none()
+          })
+          yield* disableMerchant
+          const store = yield* EventStore.EventStore
+          const before = (yield* store.readAll({ limit: 1_000_000 })).length
+          const error = yield* failure(OnlinePayments.attempt(sandbox, card("order-1")))
+          expect(error).toMatchObject({
+            _tag: "MerchantNotInState",
+            status: "DISABLED",
+            command: "StartPayment"
+          })
+          expect((yield* store.readAll({ limit: 1_000_000 })).length).toBe(before)
+          const intent = yield* OnlinePayments.readIntent(sandbox, ref("order-1"))
+          expect(intent._tag).toBe("ACTIVE")
+          expect(Option.isNone(intent.transactionId)).toBe(true)
+        })
+      )
+    )
+
+    it.effect("a disabled account is enabled again: C1 and C4 work as before", () =>
+      scenario(
+        Effect.gen(function* () {
+          yield* disableMerchant
+          yield* handleMerchant(
+            sandbox.merchantId,
+            new Merchant.EnableMerchant({ now: DateTime.unsafeMake(T0) })
+          )
+          const { payment } = yield* givenAttempt(555040)
+          expect(Payment.status(payment)).toBe("APPROVED")
+        })
+      )
+    )
+
+    it.effect(
+      "a disabled account still reads, updates, voids and refunds, and a challenge under way completes",
+      () =>
+        scenario(
+          Effect.gen(function* () {
+            const approved = yield* givenAttempt(555040)
+            yield* givenAttempt(555040, sandbox, "order-2")
+            const challenged = yield* givenAttempt(555020, sandbox, "order-3")
+            yield* OnlinePayments.createIntent(sandbox, {
+              referenceId: ref("order-4"),
+              details: details(10_000),
+              deviceFingerprint: Option.none()
+            })
+            yield* disableMerchant
+            expect((yield* OnlinePayments.readIntent(sandbox, ref("order-1")))._tag).toBe("PAID")
+            expect(Payment.status(yield* OnlinePayments.readPayment(sandbox, ref("order-1")))).toBe(
+              "APPROVED"
+            )
+            const updated = yield* OnlinePayments.updateIntent(sandbox, {
+              referenceId: ref("order-4"),
+              details: details(12_000)
+            })
+            expect(updated.details.amount.total).toBe(12_000)
+            const voided = yield* OnlinePayments.voidPayment(sandbox, approved.transactionId)
+            expect(Payment.status(voided)).toBe("VOIDED")
+            const second = yield* OnlinePayments.readPayment(sandbox, ref("order-2"))
+            const refund = yield* OnlinePayments.requestRefund(sandbox, {
+              referenceId: ref("order-2"),
+              transactionId: second.payment.transactionId,
+              reason: "returned"
+            })
+            expect(refund._tag).toBe("PROCESSING")
+            const token = Option.getOrThrow(challenged.redirect).token
+            const completed = yield* OnlinePayments.completeChallenge({
+              transactionId: challenged.transactionId,
+              token,
+              approve: true
+            })
+            expect(completed.intent._tag).toBe("PAID")
+          })
+        )
     )
   })
 

@@ -25,6 +25,11 @@ export const Codes = {
   Unauthorized: "Unauthorized",
   /** 403: a valid key of the other integration (terminal API vs payment button). */
   Forbidden: "Forbidden",
+  /**
+   * 403 (B2, C1, C4): the merchant's account is disabled: it cannot ask for payments. A3 answers
+   * AP004 instead (the only code of A3 that fits, TT-2).
+   */
+  MerchantDisabled: "MerchantDisabled",
   /** 404: no route has this path. */
   NotFound: "NotFound",
   /** 404 (admin): no merchant with this id. */

@@ -10,11 +10,13 @@ import * as Layer from "effect/Layer"
 import * as AdminHandlers from "./AdminHandlers.js"
 import { CobroApi } from "./Api.js"
 import * as Authentication from "./Authentication.js"
+import * as CheckoutPage from "./CheckoutPage.js"
 import * as Fallback from "./Fallback.js"
 import * as HealthHandlers from "./HealthHandlers.js"
 import * as Idempotency from "./Idempotency.js"
 import * as LinkHandlers from "./LinkHandlers.js"
 import * as OnlineHandlers from "./OnlineHandlers.js"
+import * as PublicUrls from "./PublicUrls.js"
 import * as SandboxHandlers from "./SandboxHandlers.js"
 import * as TerminalHandlers from "./TerminalHandlers.js"
 
@@ -33,7 +35,9 @@ const Groups = Layer.mergeAll(
 /** The routes served beside the API, for 405 answers. */
 const EXTRA_ROUTES = [
   { method: "GET", path: "/openapi.json" },
-  { method: "GET", path: "/docs" }
+  { method: "GET", path: "/docs" },
+  // The checkout page at its default path (a configured CHECKOUT_URL path still serves it; only its 405s differ).
+  ...CheckoutPage.routes(PublicUrls.CHECKOUT_PATH)
 ]
 
 /**
@@ -53,6 +57,7 @@ const Middleware = middlewareFor(CobroApi)
 export const layer = Layer.mergeAll(
   HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" }),
   HttpApiScalar.layer({ path: "/docs" }),
+  CheckoutPage.layer,
   Middleware
 ).pipe(
   Layer.provideMerge(HttpApiBuilder.api(CobroApi).pipe(Layer.provide(Groups))),

@@ -15,8 +15,8 @@ import { withJsonBody } from "./RequestBody.js"
 export const Codes = {
   /** 404: no link with this id for this merchant and mode. */
   LinkNotFound: "LinkNotFound",
-  /** 403: the merchant's account is disabled: it cannot create links. */
-  MerchantDisabled: "MerchantDisabled"
+  /** 403: the merchant's account is disabled: it cannot create links (the code C1 and C4 use too). */
+  MerchantDisabled: Errors.Codes.MerchantDisabled
 } as const
 
 /** B3's path: the link id, any string (an id that is not a link's is a 404, not a 400). */

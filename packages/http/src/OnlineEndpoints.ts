@@ -30,7 +30,12 @@ export class OnlineGroup extends HttpApiGroup.make("online")
     HttpApiEndpoint.post("createIntent", "/v1/payment-intent")
       .pipe(withJsonBody(OnlineApi.IntentCreateRequest))
       .addSuccess(OnlineApi.IntentResponse, { status: 201 })
+      .addError(Errors.Forbidden)
       .addError(Errors.Conflict)
+      .annotate(
+        OpenApi.Description,
+        "C1: creates an intent. 409 `IntentAlreadyExists` when the `reference_id` exists for this key; 403 `MerchantDisabled` when the merchant's account is disabled."
+      )
   )
   .add(
     HttpApiEndpoint.get("readIntent", "/v1/payment-intent/:reference_id")
@@ -49,8 +54,13 @@ export class OnlineGroup extends HttpApiGroup.make("online")
     HttpApiEndpoint.post("attempt", "/v1/payment")
       .pipe(withJsonBody(OnlineApi.AttemptRequest))
       .addSuccess(AttemptSuccess, { status: 201 })
+      .addError(Errors.Forbidden)
       .addError(Errors.NotFound)
       .addError(Errors.Conflict)
+      .annotate(
+        OpenApi.Description,
+        "C4: a payment attempt on an intent. 403 `MerchantDisabled` when the merchant's account is disabled (nothing is recorded)."
+      )
   )
   .add(HttpApiEndpoint.get("banks", "/v1/payment/pse/banks").addSuccess(OnlineApi.BanksResponse))
   .add(

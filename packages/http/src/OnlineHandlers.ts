@@ -8,6 +8,7 @@ import * as Bogota from "@cobro/domain/Bogota"
 import { IntentReference } from "@cobro/domain/Ids"
 import { amount } from "@cobro/domain/Money"
 import * as OnlineApi from "@cobro/domain/OnlineApi"
+import type * as Merchant from "@cobro/domain/Merchant"
 import * as OnlinePayments from "@cobro/domain/OnlinePayments"
 import * as Payment from "@cobro/domain/Payment"
 import * as PaymentIntent from "@cobro/domain/PaymentIntent"
@@ -44,9 +45,19 @@ const REFUND_REFUSALS: Record<Payment.RefundRefusal, string> = {
   AlreadyRefunded: "the payment is refunded already"
 }
 
+/** 403 `MerchantDisabled` (C1, C4): the merchant's account is disabled, as B2 answers it. */
+export const merchantDisabled = (): Errors.Forbidden =>
+  Errors.Forbidden.of(
+    "the merchant account is disabled: it cannot take payments",
+    Errors.Codes.MerchantDisabled
+  )
+
+/** The use cases' errors other than the account's (which only C1 and C4 check). */
+type PaymentError = Exclude<OnlinePayments.Error, Merchant.MerchantNotFound | Merchant.MerchantNotInState>
+
 /** The envelope error of a use case's error. */
 export const fromOnlineError = (
-  error: OnlinePayments.Error
+  error: PaymentError
 ): Errors.BadRequest | Errors.NotFound | Errors.Conflict => {
   switch (error._tag) {
     case "IntentNotFound":
@@ -291,7 +302,7 @@ export const refundBody = (refund: Refund.Existing): OnlineApi.RefundStatusRespo
 
 /** The 404 of a read: the intent, payment or refund does not exist for this key. */
 const readNotFound = (error: { readonly _tag: "IntentNotFound" | "PaymentNotFound" | "RefundNotFound" }) =>
-  fromOnlineError(error as OnlinePayments.Error) as Errors.NotFound
+  fromOnlineError(error as PaymentError) as Errors.NotFound
 
 /** A path's `reference_id`: one that cannot exist is simply not found. */
 const referenceOf = (raw: string) =>
@@ -316,10 +327,12 @@ export const layer = HttpApiBuilder.group(CobroApi, "online", (handlers) =>
           details: detailsOf(body),
           deviceFingerprint: Option.map(Option.fromNullable(body.device_fingerprint), fingerprint)
         }).pipe(
-          Effect.catchAll((error) =>
+          Effect.catchAll((error): Effect.Effect<never, Errors.Conflict | Errors.Forbidden> =>
             error._tag === "IntentAlreadyExists"
               ? Effect.fail(fromOnlineError(error) as Errors.Conflict)
-              : Effect.die(error)
+              : error._tag === "MerchantNotInState"
+                ? Effect.fail(merchantDisabled())
+                : Effect.die(error)
           )
         )
         return intentBody(intent)
@@ -362,7 +375,13 @@ export const layer = HttpApiBuilder.group(CobroApi, "online", (handlers) =>
           metadata: Option.fromNullable(body.metadata),
           deviceFingerprint: Option.map(Option.fromNullable(body.device_fingerprint), fingerprint),
           challengeUrl
-        }).pipe(Effect.mapError(fromOnlineError))
+        }).pipe(
+          // A valid key of a merchant the log does not hold is not the client's mistake: a 500.
+          Effect.catchTag("MerchantNotFound", Effect.die),
+          Effect.mapError((error) =>
+            error._tag === "MerchantNotInState" ? merchantDisabled() : fromOnlineError(error)
+          )
+        )
         return attemptBody(result)
       })
     )

@@ -17,10 +17,16 @@ export class Readiness extends Context.Tag("@cobro/http/Readiness")<
 /** How long `/ready` waits for the check before answering that the service is not ready. */
 export const TIMEOUT = Duration.seconds(2)
 
-/** Ready when the event store answers a one-event read of the log. */
+/**
+ * Ready when the event store answers a one-event read of the log. A read that dies counts as not
+ * ready, not as a defect: `PgEventStore` dies on a connection error, which is exactly a database
+ * that is down (`/ready` answers 503, never 500).
+ */
 export const layerFromEventStore: Layer.Layer<Readiness, never, EventStore.EventStore> = Layer.effect(
   Readiness,
-  Effect.map(EventStore.EventStore, (store) => ({ check: Effect.asVoid(store.readAll({ limit: 1 })) }))
+  Effect.map(EventStore.EventStore, (store) => ({
+    check: store.readAll({ limit: 1 }).pipe(Effect.asVoid, Effect.sandbox)
+  }))
 )
 
 /** Always ready (tests of other things). */

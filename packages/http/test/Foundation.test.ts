@@ -1,7 +1,14 @@
 import { describe, expect, it } from "@effect/vitest"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import * as EventStore from "@cobro/domain/EventStore"
+import * as InMemoryEventStore from "@cobro/domain/InMemoryEventStore"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
+import * as Http from "../src/Http.js"
+import * as Readiness from "../src/Readiness.js"
 import * as ProbeApi from "./support/ProbeApi.js"
 import * as TestApp from "./support/TestApp.js"
 
@@ -308,5 +315,72 @@ describe("health", () => {
       const ready = yield* TestApp.send("GET", "/ready")
       expect([ready.status, ready.json]).toEqual([200, { payload: { status: "ok" }, errors: [] }])
     }).pipe(Effect.provide(TestApp.layer()))
+  )
+
+  /**
+   * The app whose `/ready` checks an event store that reads the log with `readAll` (the in-memory
+   * store otherwise): the server's `Readiness.layerFromEventStore` over a store in trouble.
+   */
+  const appWithStore = (readAll: EventStore.EventStore["Type"]["readAll"]) =>
+    HttpApiBuilder.serve().pipe(
+      Layer.provide(Http.layer),
+      Layer.provide(
+        // Fresh: the same layer value in TestPorts (over the in-memory store) would be shared otherwise.
+        Layer.fresh(Readiness.layerFromEventStore).pipe(
+          Layer.provide(
+            Layer.effect(
+              EventStore.EventStore,
+              Effect.map(EventStore.EventStore, (store) => EventStore.EventStore.of({ ...store, readAll }))
+            ).pipe(Layer.provide(InMemoryEventStore.layer))
+          )
+        )
+      ),
+      Layer.provideMerge(TestApp.TestPorts()),
+      Layer.provideMerge(NodeHttpServer.layerTest)
+    )
+
+  const NOT_READY = {
+    payload: {},
+    errors: [{ code: "NotReady", message: "the event store does not answer" }]
+  }
+
+  it.live(
+    "GET /ready is 503 NotReady in the envelope when the database is unreachable (the store's read dies, as PgEventStore's does on a connection error)",
+    () =>
+      Effect.gen(function* () {
+        const ready = yield* TestApp.send("GET", "/ready")
+        expect([ready.status, ready.json]).toEqual([503, NOT_READY])
+        // The process itself is alive: /health still answers 200.
+        expect((yield* TestApp.send("GET", "/health")).status).toBe(200)
+      }).pipe(
+        Effect.provide(
+          appWithStore(() =>
+            Effect.die(new Error("connect ECONNREFUSED 127.0.0.1:5432 (the database is down)"))
+          )
+        )
+      )
+  )
+
+  it.live("GET /ready is 503 NotReady in the envelope when the store's read fails", () =>
+    Effect.gen(function* () {
+      const ready = yield* TestApp.send("GET", "/ready")
+      expect([ready.status, ready.json]).toEqual([503, NOT_READY])
+    }).pipe(
+      Effect.provide(
+        appWithStore(
+          () => Effect.fail(new Error("the database is starting up")) as unknown as Effect.Effect<never>
+        )
+      )
+    )
+  )
+
+  it.live(
+    "GET /ready is 503 NotReady in the envelope when the store does not answer within Readiness.TIMEOUT",
+    () =>
+      Effect.gen(function* () {
+        const ready = yield* TestApp.send("GET", "/ready")
+        expect([ready.status, ready.json]).toEqual([503, NOT_READY])
+      }).pipe(Effect.provide(appWithStore(() => Effect.never))),
+    30_000
   )
 })

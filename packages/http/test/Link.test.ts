@@ -359,6 +359,42 @@ describe("B2: POST /online/link/v1", { timeout: 30_000 }, () => {
       expect(reply.json.errors[0].code).toBe("MerchantDisabled")
     }).pipe(Effect.provide(TestApp.layer()))
   )
+
+  it.live(
+    "a disabled merchant account: B2 is 403 MerchantDisabled in the envelope and stores nothing; B1 and B3 still answer",
+    () =>
+      Effect.gen(function* () {
+        const merchant = yield* merchantWith()
+        const created = yield* createLink(merchant.button.production, close(50_000))
+        expect(created.status).toBe(201)
+        const id = created.json.payload.payment_link as string
+        yield* CommandHandler.make(Merchant.Merchant)(
+          merchant.merchantId,
+          new Merchant.DisableMerchant({ now: DateTime.unsafeMake(TestClock.START) })
+        )
+        const before = yield* TestApp.logSize
+        for (const key of [merchant.button.test, merchant.button.production]) {
+          const reply = yield* createLink(key, close(50_000))
+          expect(reply.status).toBe(403)
+          expect(reply.json).toEqual({
+            payload: {},
+            errors: [
+              {
+                code: "MerchantDisabled",
+                message: "the merchant account is disabled: it cannot create payment links"
+              }
+            ]
+          })
+        }
+        expect(yield* TestApp.logSize).toBe(before)
+        const methods = yield* TestApp.send("GET", `${LINKS}/payment_methods`, { key: merchant.button.test })
+        expect(methods.status).toBe(200)
+        expect(methods.json.payload.payment_methods).toEqual({ CREDIT_CARD: { min: 1_000, max: 5_000_000 } })
+        const record = yield* readLink(merchant.button.production, id)
+        expect(record.status).toBe(200)
+        expect(record.json.status).toBe("ACTIVE")
+      }).pipe(Effect.provide(TestApp.layer()))
+  )
 })
 
 describe("B3: GET /online/link/v1/{payment_link}", { timeout: 30_000 }, () => {

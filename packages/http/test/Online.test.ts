@@ -1,4 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
+import * as CommandHandler from "@cobro/domain/CommandHandler"
+import * as Merchant from "@cobro/domain/Merchant"
+import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as TestApp from "./support/TestApp.js"
 import * as TestClock from "./support/TestClock.js"
@@ -62,6 +65,18 @@ const decide = (attempt: TestApp.Reply, decision: "approve" | "decline") =>
 
 const app = <A, E>(effect: Effect.Effect<A, E, any>) =>
   effect.pipe(Effect.provide(TestApp.layer())) as Effect.Effect<A, E>
+
+/** Disables the merchant's account (no admin endpoint does it yet: the operator's command). */
+const disable = (merchantId: string) =>
+  CommandHandler.make(Merchant.Merchant)(
+    merchantId,
+    new Merchant.DisableMerchant({ now: DateTime.unsafeMake(TestClock.START) })
+  ).pipe(Effect.orDie)
+
+const MERCHANT_DISABLED = {
+  payload: {},
+  errors: [{ code: "MerchantDisabled", message: "the merchant account is disabled: it cannot take payments" }]
+}
 
 describe("online payments (C) through the handler", () => {
   describe("C1–C3 intents", () => {
@@ -648,6 +663,98 @@ describe("online payments (C) through the handler", () => {
           expect(terminal.json.errors[0].code).toBe("Forbidden")
         })
       )
+    )
+  })
+  describe("a disabled merchant account (M1, L6)", () => {
+    it.live(
+      "C1 and C4 of a disabled account are 403 MerchantDisabled in the envelope and store nothing",
+      () =>
+        app(
+          Effect.gen(function* () {
+            const m = yield* merchant()
+            const other = yield* merchant("Other shop")
+            for (const key of [m.button.test, m.button.production]) {
+              const created = yield* TestApp.send("POST", "/v1/payment-intent", {
+                key,
+                body: intent("order-1", 555040)
+              })
+              expect(created.status).toBe(201)
+            }
+            yield* disable(m.merchantId)
+            const before = yield* TestApp.logSize
+            for (const key of [m.button.test, m.button.production]) {
+              const c1 = yield* TestApp.send("POST", "/v1/payment-intent", {
+                key,
+                body: intent("order-2", 1000)
+              })
+              expect(c1.status).toBe(403)
+              expect(c1.json).toEqual(MERCHANT_DISABLED)
+              const c4 = yield* TestApp.send("POST", "/v1/payment", { key, body: cardAttempt("order-1") })
+              expect(c4.status).toBe(403)
+              expect(c4.json).toEqual(MERCHANT_DISABLED)
+              const pse = yield* TestApp.send("POST", "/v1/payment", {
+                key,
+                body: { reference_id: "order-1", payment_method: { name: "PSE" } }
+              })
+              expect(pse.status).toBe(403)
+              expect(pse.json).toEqual(MERCHANT_DISABLED)
+            }
+            expect(yield* TestApp.logSize).toBe(before)
+            // A malformed body is still the client's 400, and another merchant is not affected.
+            const invalid = yield* TestApp.send("POST", "/v1/payment-intent", {
+              key: m.button.test,
+              body: { reference_id: "order-3" }
+            })
+            expect(invalid.status).toBe(400)
+            const unaffected = yield* paid(other.button.test, "order-1", 555040)
+            expect(unaffected.status).toBe(201)
+          })
+        )
+    )
+
+    it.live(
+      "a disabled account still answers C2, C3, C5, C6, C7, C8 and C9, and a challenge under way completes",
+      () =>
+        app(
+          Effect.gen(function* () {
+            const m = yield* merchant()
+            const key = m.button.test
+            const first = transactionOf(yield* paid(key, "order-1", 555040))
+            const second = transactionOf(yield* paid(key, "order-2", 555040))
+            const challenge = yield* paid(key, "order-3", 555020)
+            yield* TestApp.send("POST", "/v1/payment-intent", { key, body: intent("order-4", 1000) })
+            yield* disable(m.merchantId)
+            const c2 = yield* TestApp.send("GET", "/v1/payment-intent/order-1", { key })
+            expect(c2.status).toBe(200)
+            expect(c2.json.status).toBe("PAID")
+            const c3 = yield* TestApp.send("PUT", "/v1/payment-intent", {
+              key,
+              body: intent("order-4", 2000)
+            })
+            expect(c3.status).toBe(200)
+            expect(c3.json.amount.total_amount).toBe(2000)
+            const c5 = yield* TestApp.send("GET", "/v1/payment/order-1", { key })
+            expect(c5.status).toBe(200)
+            expect((yield* TestApp.send("GET", "/v1/payment/pse/banks", { key })).status).toBe(200)
+            const c7 = yield* TestApp.send("POST", "/v1/payment/void", {
+              key,
+              body: { transaction_id: first }
+            })
+            expect(c7.status).toBe(204)
+            const c8 = yield* TestApp.send("POST", "/v1/payment/refund", {
+              key,
+              body: { reference_id: "order-2", transaction_id: second, reason: "returned" }
+            })
+            expect(c8.status).toBe(204)
+            const c9 = yield* TestApp.send("GET", `/v1/payment/refund/${second}`, { key })
+            expect(c9.status).toBe(200)
+            expect(c9.json.payload.status).toBe("PROCESSING")
+            const done = yield* decide(challenge, "approve")
+            expect(done.status).toBe(303)
+            const read = yield* TestApp.send("GET", "/v1/payment/order-3", { key })
+            expect(read.json.status).toBe("APPROVED")
+          })
+        )
     )
   })
 })

@@ -1,13 +1,16 @@
 import { describe, expect, it } from "@effect/vitest"
+import * as CommandHandler from "@cobro/domain/CommandHandler"
 import * as EventStore from "@cobro/domain/EventStore"
 import * as IdGenerator from "@cobro/domain/IdGenerator"
 import { MerchantId, NotificationId, TransactionId } from "@cobro/domain/Ids"
+import * as Merchant from "@cobro/domain/Merchant"
 import * as Nanos from "@cobro/domain/Nanos"
 import * as WebhookDelivery from "@cobro/domain/WebhookDelivery"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import * as TestApp from "./support/TestApp.js"
+import * as TestClock from "./support/TestClock.js"
 
 type Json = Record<string, any>
 
@@ -236,6 +239,57 @@ describe("terminal API (A1–A4)", () => {
         expect(reply.status).toBe(400)
         expect(reply.json.payload).toEqual({})
       }).pipe(Effect.provide(AppLayer))
+    )
+
+    it.live(
+      "A3 of a disabled merchant account is AP004 (HTTP 400) on terminal_serial and stores nothing; A1, A2 and A4 still answer",
+      () =>
+        Effect.gen(function* () {
+          const m = yield* TestApp.createMerchantWithTerminal()
+          yield* seedNotifications(m.merchantId, false, 1)
+          // No admin endpoint disables an account yet: the operator's command, as MerchantAdmin would send it.
+          yield* CommandHandler.make(Merchant.Merchant)(
+            m.merchantId,
+            new Merchant.DisableMerchant({ now: DateTime.unsafeMake(TestClock.START) })
+          ).pipe(Effect.orDie)
+          const before = yield* TestApp.logSize
+          for (const key of [m.terminal.production, m.terminal.test]) {
+            const reply = yield* checkout(key, body(m.serial))
+            expect(reply.status).toBe(400)
+            expect(reply.json).toEqual({
+              payload: {},
+              errors: [expect.objectContaining({ code: "AP004", field: "terminal_serial" })]
+            })
+          }
+          expect(yield* TestApp.logSize).toBe(before)
+          // AP003 still comes first (TT-2: the spec's field order).
+          const inactive = yield* checkout(
+            m.terminal.production,
+            body(m.serial, { payment_method: "WALLET_A" })
+          )
+          expect(inactive.json.errors[0].code).toBe("AP003")
+          const methods = yield* TestApp.send("GET", "/payments/payment-methods", {
+            key: m.terminal.production
+          })
+          expect(methods.status).toBe(200)
+          expect(methods.json.payload.payment_methods[0]).toEqual({ name: "POS", enabled: true })
+          const terminals = yield* TestApp.send("GET", "/payments/binded-terminals", {
+            key: m.terminal.production
+          })
+          expect(terminals.status).toBe(200)
+          expect(terminals.json.payload.available_terminals).toHaveLength(1)
+          const fallback = yield* TestApp.send("GET", "/payments/webhook/notifications/TRX_n0", {
+            key: m.terminal.production
+          })
+          expect(fallback.status).toBe(200)
+          expect(fallback.json.notifications).toHaveLength(1)
+          // Enabled again, the same checkout goes through.
+          yield* CommandHandler.make(Merchant.Merchant)(
+            m.merchantId,
+            new Merchant.EnableMerchant({ now: DateTime.unsafeMake(TestClock.START) })
+          ).pipe(Effect.orDie)
+          expect((yield* checkout(m.terminal.production, body(m.serial))).status).toBe(201)
+        }).pipe(Effect.provide(AppLayer))
     )
 
     it.live("A3 AP004: another merchant's terminal cannot be used", () =>

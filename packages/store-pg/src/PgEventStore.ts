@@ -169,26 +169,15 @@ type Lookup =
  */
 export const make = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
-  const pool = yield* Effect.serviceOption(PgPool.PgPool)
-
-  /**
-   * One statement outside any transaction: straight through the `pg` pool when there is one (the
-   * hot path; `PgPool`), else through `@effect/sql`.
-   */
-  const autocommit: <A extends object>(
-    text: string,
-    params: ReadonlyArray<unknown>
-  ) => Effect.Effect<ReadonlyArray<A>, SqlError> = Option.match(pool, {
-    onNone: () => (text, params) => sql.unsafe(text, params),
-    onSome: (pool) => (text, params) => PgPool.query(pool, text, params)
-  })
+  // Single statements: through the `pg` pool directly outside a caller's transaction (`PgPool`).
+  const statement = yield* PgPool.statement
 
   // Wake-ups after autocommit appends, sent once they have committed, at most one per
   // `notifyInterval` (`LogNotifications` may merge signals): appends never wait for the NOTIFY
   // lock, and a burst of appends costs a few NOTIFYs, not one each. The first one goes at once.
   const committed = yield* Queue.sliding<string>(1)
   yield* Queue.take(committed).pipe(
-    Effect.flatMap((streamId) => autocommit("SELECT pg_notify($1, $2)", [Migrations.channel, streamId])),
+    Effect.flatMap((streamId) => statement("SELECT pg_notify($1, $2)", [Migrations.channel, streamId])),
     Effect.catchAllCause((cause) =>
       Effect.logDebug("PgEventStore: NOTIFY failed; consumers poll meanwhile", cause)
     ),
@@ -314,7 +303,7 @@ export const make = Effect.gen(function* () {
     expected: EventStore.ExpectedVersion,
     recordedAt: Date
   ): Effect.Effect<EventStore.AppendResult, EventStore.ConcurrencyConflict | EventStore.EventIdReused> =>
-    autocommit<{ readonly position: string | null }>(
+    statement<{ readonly position: string | null }>(
       appendNewStatement,
       appendNewParams(
         streamId,
@@ -362,9 +351,7 @@ export const make = Effect.gen(function* () {
     // must wait for that transaction's commit.
     const params = appendParams(streamId, events, expected, recordedAt, inTransaction)
     const call = Effect.flatMap(
-      inTransaction
-        ? sql.unsafe<AppendRow>(appendStatement, params)
-        : autocommit<AppendRow>(appendStatement, params),
+      statement<AppendRow>(appendStatement, params),
       (
         rows
       ): Effect.Effect<
@@ -442,13 +429,7 @@ export const make = Effect.gen(function* () {
       text += ` AND recorded_at <= $${params.length}::timestamptz`
     }
     text += " ORDER BY stream_version"
-    // Inside a caller's transaction the read must see its writes: its connection, through `sql`.
-    const transaction = yield* Effect.serviceOption(SqlClient.TransactionConnection)
-    const rows = yield* (
-      Option.isSome(transaction)
-        ? sql.unsafe<Rows.EventRow>(text, params)
-        : autocommit<Rows.EventRow>(text, params)
-    ).pipe(Effect.orDie)
+    const rows = yield* statement<Rows.EventRow>(text, params).pipe(Effect.orDie)
     return rows.map(Rows.toRecorded)
   })
 

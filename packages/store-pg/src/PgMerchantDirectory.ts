@@ -14,6 +14,7 @@ import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import { timingSafeEqual } from "node:crypto"
+import * as PgPool from "./PgPool.js"
 import * as ReadModels from "./ReadModels.js"
 
 const merchantStreamPrefix = Aggregate.streamId(Merchant.Merchant, "")
@@ -77,12 +78,19 @@ export const make = Effect.gen(function* () {
         AND starts_with(e.stream_id, ${merchantStreamPrefix})
     )`
 
+  // Every authenticated request runs this: one statement, through the pool directly (`PgPool`).
+  const statement = yield* PgPool.statement
+  const fromReadModelText = `
+    SELECT k.identity_key_hash, k.merchant_id, k.integration, k.mode, k.revoked_at IS NOT NULL AS revoked,
+      EXISTS (
+        SELECT 1 FROM cobro_events e
+        WHERE e.type = 'KeyRotated' AND e.data->>'revokedIdentityKeyHash' = q.hash
+          AND starts_with(e.stream_id, $2)
+      ) AS revoked_in_log
+    FROM (SELECT $1::text AS hash) q
+    LEFT JOIN cobro_rm_api_keys k ON k.identity_key_hash = q.hash`
   const fromReadModel = (hash: string) =>
-    sql<ReadModelRow>`
-      SELECT k.identity_key_hash, k.merchant_id, k.integration, k.mode, k.revoked_at IS NOT NULL AS revoked,
-        ${revokedInLog(hash)} AS revoked_in_log
-      FROM (SELECT ${hash}::text AS hash) q
-      LEFT JOIN cobro_rm_api_keys k ON k.identity_key_hash = q.hash`
+    statement<ReadModelRow>(fromReadModelText, [hash, merchantStreamPrefix])
 
   // One branch per partial index; two rows are enough to tell "issued once" from "more than once".
   const fromLog = (hash: string) =>

@@ -4,11 +4,13 @@
  * compile), which is most of the client CPU of a one-event append (`docs/benchmarks.md`); everything
  * else, transactions included, goes through `PgClient` on the same connections.
  */
+import * as SqlClient from "@effect/sql/SqlClient"
 import { SqlError } from "@effect/sql/SqlError"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Pg from "pg"
 
@@ -75,3 +77,25 @@ export const query = <A extends object>(
     try: () => pool.query(text, params as Array<unknown>).then((result) => result.rows as ReadonlyArray<A>),
     catch: (cause) => new SqlError({ cause, message: "PgPool: statement failed" })
   })
+
+/** Runs one statement (`$1`-style parameters) and returns its rows. */
+export type Statement = <A extends object>(
+  text: string,
+  params: ReadonlyArray<unknown>
+) => Effect.Effect<ReadonlyArray<A>, SqlError>
+
+/**
+ * A runner for single statements that need no transaction: straight through the pool when there is
+ * one and no transaction of the caller's is open (the caller's transaction must see its own writes,
+ * on its own connection), else through `@effect/sql`.
+ */
+export const statement: Effect.Effect<Statement, never, SqlClient.SqlClient> = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  const found = yield* Effect.serviceOption(PgPool)
+  if (Option.isNone(found)) return (text, params) => sql.unsafe(text, params)
+  const pool = found.value
+  return (text, params) =>
+    Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (transaction) =>
+      Option.isSome(transaction) ? sql.unsafe(text, params) : query(pool, text, params)
+    )
+})

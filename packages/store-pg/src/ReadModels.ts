@@ -1,12 +1,16 @@
 /**
  * The spec's lookups that no stream id answers, as projections of the log: refunds by transaction
  * id (C9), terminal checkouts by merchant reference (A3), the last notification per payment (D,
- * A4) and per external reference (A4), webhook deliveries due by time (the dispatcher's queue), and
- * API keys by identity-key hash (Authentication).
+ * A4) and per external reference (A4), webhook deliveries due by time (the dispatcher's queue),
+ * API keys by identity-key hash (Authentication), and the links that can expire by their expiry
+ * instant (the link expiry sweeper).
  */
 import * as Aggregate from "@cobro/domain/Aggregate"
 import type * as EventStore from "@cobro/domain/EventStore"
+import { PaymentLinkId } from "@cobro/domain/Ids"
 import * as Merchant from "@cobro/domain/Merchant"
+import * as Nanos from "@cobro/domain/Nanos"
+import * as PaymentLink from "@cobro/domain/PaymentLink"
 import * as Refund from "@cobro/domain/Refund"
 import * as TerminalCheckout from "@cobro/domain/TerminalCheckout"
 import * as WebhookDelivery from "@cobro/domain/WebhookDelivery"
@@ -307,6 +311,92 @@ export const apiKeys = Projection.make({
   }
 })
 
+const linkEvent = eventsOf(PaymentLink.PaymentLink)
+
+/** The events that move a link with an expiration date in or out of the sweeper's sight. */
+const LINK_EXPIRY_EVENTS: ReadonlySet<string> = new Set<PaymentLink.Event["_tag"]>([
+  "LinkCreated",
+  "LinkPaymentStarted",
+  "LinkPaymentFailed",
+  "LinkPaid",
+  "LinkRejected",
+  "LinkCancelled",
+  "LinkExpired"
+])
+
+/**
+ * B, the link expiry sweeper: every link with an `expiration_date` that may still expire, by its
+ * expiry instant in exact nanoseconds. A link is `ACTIVE` (it can expire now) or `PROCESSING` (a
+ * payment is under way: it expires only if that payment fails first, as `LinkRejected`, or goes
+ * back to ACTIVE); it leaves the table once PAID, REJECTED, CANCELLED or EXPIRED. Links without an
+ * expiration date never appear. Table `cobro_rm_link_expiry`; {@link dueLinks} reads it.
+ */
+export const linkExpiry = Projection.make({
+  name: "link_expiry",
+  tables: ["cobro_rm_link_expiry"],
+  setup: ddl((sql) => [
+    sql`CREATE TABLE IF NOT EXISTS cobro_rm_link_expiry (
+      stream_id text PRIMARY KEY,
+      link_id text NOT NULL,
+      merchant_id text NOT NULL,
+      sandbox boolean NOT NULL,
+      status text NOT NULL,
+      expires_at numeric(30, 0) NOT NULL)`,
+    sql`CREATE INDEX IF NOT EXISTS cobro_rm_link_expiry_due
+      ON cobro_rm_link_expiry (expires_at) WHERE status = 'ACTIVE'`
+  ]),
+  apply: (event) => {
+    if (!LINK_EXPIRY_EVENTS.has(event.type)) return Effect.void
+    return Option.match(linkEvent(event), {
+      onNone: () => Effect.void,
+      onSome: (decoded) =>
+        Effect.flatMap(SqlClient.SqlClient, (sql) => {
+          const setStatus = (status: "ACTIVE" | "PROCESSING") =>
+            sql`UPDATE cobro_rm_link_expiry SET status = ${status} WHERE stream_id = ${event.streamId}`
+          switch (decoded._tag) {
+            case "LinkCreated":
+              return Option.match(decoded.expiresAt, {
+                onNone: () => Effect.void,
+                onSome: (expiresAt) =>
+                  sql`INSERT INTO cobro_rm_link_expiry
+                        (stream_id, link_id, merchant_id, sandbox, status, expires_at)
+                      VALUES (${event.streamId}, ${decoded.linkId}, ${decoded.merchantId}, ${decoded.sandbox},
+                        'ACTIVE', ${expiresAt.toString()}::numeric)
+                      ON CONFLICT (stream_id) DO NOTHING`
+              })
+            case "LinkPaymentStarted":
+              return setStatus("PROCESSING")
+            case "LinkPaymentFailed":
+              return setStatus("ACTIVE")
+            case "LinkPaid":
+            case "LinkRejected":
+            case "LinkCancelled":
+            case "LinkExpired":
+              return sql`DELETE FROM cobro_rm_link_expiry WHERE stream_id = ${event.streamId}`
+          }
+        }).pipe(Effect.asVoid)
+    })
+  }
+})
+
+/**
+ * The ACTIVE links whose expiry instant is at or before `now` (expiry is inclusive, spec-decisions
+ * "When a link expires"), the longest overdue first, at most `limit`. The read model lags the log:
+ * a link listed here may have been paid or expired meanwhile, so the caller decides on the link's
+ * stream (`LinkPayments.expire` leaves such a link as it is).
+ */
+export const dueLinks = (options: {
+  readonly now: DateTime.DateTime
+  readonly limit: number
+}): Effect.Effect<ReadonlyArray<PaymentLinkId>, SqlError, SqlClient.SqlClient> =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql<{ link_id: string }>`
+      SELECT link_id FROM cobro_rm_link_expiry
+      WHERE status = 'ACTIVE' AND expires_at <= ${Nanos.fromDateTime(options.now).toString()}::numeric
+      ORDER BY expires_at, link_id
+      LIMIT ${options.limit}`.pipe(Effect.map((rows) => rows.map((row) => PaymentLinkId.make(row.link_id))))
+  )
+
 /** Every read model of this module, for `Projection.run`/`rebuild` in the composition root. */
 export const all = [
   refundsByTransaction,
@@ -314,5 +404,6 @@ export const all = [
   lastNotification,
   lastNotificationByReference,
   webhookDeliveries,
-  apiKeys
+  apiKeys,
+  linkExpiry
 ] as const

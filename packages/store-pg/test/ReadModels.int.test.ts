@@ -1,12 +1,19 @@
 /** The spec's read models, maintained from domain events and rebuilt from the log (on PGlite). */
 import * as Aggregate from "@cobro/domain/Aggregate"
+import * as CommandHandler from "@cobro/domain/CommandHandler"
 import * as EventStore from "@cobro/domain/EventStore"
+import { IdGenerator } from "@cobro/domain/IdGenerator"
+import { MerchantId, PaymentLinkId, TransactionId } from "@cobro/domain/Ids"
+import { Amount } from "@cobro/domain/Money"
+import * as PaymentLink from "@cobro/domain/PaymentLink"
 import * as Refund from "@cobro/domain/Refund"
 import * as WebhookDelivery from "@cobro/domain/WebhookDelivery"
 import { expect, layer } from "@effect/vitest"
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
+import * as FastCheck from "effect/FastCheck"
+import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { randomUUID } from "node:crypto"
@@ -198,3 +205,235 @@ layer(Databases.pglite, { excludeTestServices: true })("read models", (it) => {
     })
   )
 })
+
+// ---------------------------------------------------------------------------------------------
+// The link expiry sweeper's read model, on PGlite and on PostgreSQL
+// ---------------------------------------------------------------------------------------------
+
+/** Fresh ids for every event and link: the suites of one database share its log. */
+const randomIds = Layer.succeed(IdGenerator, {
+  next: (prefix: string) => Effect.sync(() => `${prefix}${randomUUID().replace(/-/g, "")}`),
+  uuid: Effect.sync(() => randomUUID())
+})
+
+const handleLink = CommandHandler.make(PaymentLink.PaymentLink)
+
+/** 2026-11-21T15:00:00Z, the instant the sweeper looks from. */
+const T = Date.parse("2026-11-21T15:00:00Z")
+const instant = (millis: number) => DateTime.unsafeMake(millis)
+const nanosOf = (millis: number) => BigInt(millis) * 1_000_000n
+const HOUR = 3_600_000
+
+/** What happens to a link after its creation, each step at an instant (ms) before T. */
+type Step =
+  | { readonly _tag: "start"; readonly at: number }
+  | { readonly _tag: "fail"; readonly at: number }
+  | { readonly _tag: "pay"; readonly at: number }
+  | { readonly _tag: "cancel"; readonly at: number }
+  | { readonly _tag: "expire"; readonly at: number }
+
+/**
+ * Creates a link (OPEN, CREDIT_CARD 1000–5000000) at `createdAt` expiring at `expiresAt` (nanoseconds,
+ * none: never), then applies the steps through the decider; a step the decider refuses is skipped.
+ */
+const givenLink = (createdAt: number, expiresAt: bigint | undefined, steps: ReadonlyArray<Step> = []) =>
+  Effect.gen(function* () {
+    const ids = yield* IdGenerator
+    const linkId = PaymentLinkId.make(yield* ids.next("LNK_"))
+    yield* handleLink(
+      linkId,
+      new PaymentLink.CreateLink({
+        linkId,
+        merchantId: MerchantId.make("MER_1"),
+        sandbox: true,
+        amountType: "OPEN",
+        amount: Option.none(),
+        reference: linkId,
+        description: Option.none(),
+        expiresAt: Option.fromNullable(expiresAt),
+        callbackUrl: Option.none(),
+        paymentMethods: ["CREDIT_CARD"],
+        payerEmail: Option.none(),
+        imageUrl: Option.none(),
+        now: instant(createdAt)
+      })
+    )
+    let transactionId = TransactionId.make(yield* ids.next("TRX_"))
+    for (const step of steps) {
+      const now = instant(step.at)
+      if (step._tag === "start") transactionId = TransactionId.make(yield* ids.next("TRX_"))
+      const command =
+        step._tag === "start"
+          ? new PaymentLink.StartPayment({
+              transactionId,
+              paymentMethod: "CREDIT_CARD",
+              amount: Amount.make(10_000),
+              bounds: { min: Amount.make(1_000), max: Amount.make(5_000_000) },
+              now
+            })
+          : step._tag === "fail"
+            ? new PaymentLink.FailPayment({ transactionId, now })
+            : step._tag === "pay"
+              ? new PaymentLink.CompletePayment({ transactionId, now })
+              : step._tag === "cancel"
+                ? new PaymentLink.CancelLink({ now })
+                : new PaymentLink.ExpireLink({ now })
+      yield* Effect.either(handleLink(linkId, command))
+    }
+    return linkId
+  })
+
+/** The links the log says are ACTIVE and overdue at `now`, among `links`, as the sweeper must find them. */
+const dueByTheLog = (links: ReadonlyArray<PaymentLinkId>, now: DateTime.DateTime) =>
+  Effect.gen(function* () {
+    const due: Array<{ readonly linkId: PaymentLinkId; readonly expiresAt: bigint }> = []
+    for (const linkId of links) {
+      const { state } = yield* CommandHandler.load(PaymentLink.PaymentLink)(linkId)
+      if (state._tag === "ACTIVE" && PaymentLink.isOverdue(state.link, now)) {
+        due.push({ linkId, expiresAt: Option.getOrThrow(state.link.expiresAt) })
+      }
+    }
+    return due
+      .sort((a, b) =>
+        a.expiresAt < b.expiresAt ? -1 : a.expiresAt > b.expiresAt ? 1 : a.linkId < b.linkId ? -1 : 1
+      )
+      .map((d) => d.linkId)
+  })
+
+/** Only the links of this test (the database is shared by the suite's tests). */
+const dueAmong = (links: ReadonlyArray<PaymentLinkId>, now: DateTime.DateTime) =>
+  Effect.map(ReadModels.dueLinks({ now, limit: 1_000_000 }), (due) => due.filter((id) => links.includes(id)))
+
+for (const [name, database] of [
+  ["PGlite", Databases.pglite],
+  ["PostgreSQL", Databases.postgres]
+] as const) {
+  layer(Layer.merge(database, randomIds), { excludeTestServices: true, timeout: 120_000 })(
+    `link expiry read model (${name})`,
+    (it) => {
+      it.effect(
+        "the sweeper finds the ACTIVE links due at now (inclusive, to the nanosecond), longest overdue first",
+        () =>
+          Effect.gen(function* () {
+            const created = T - 4 * HOUR
+            const atT = yield* givenLink(created, nanosOf(T))
+            const oneNanoLater = yield* givenLink(created, nanosOf(T) + 1n)
+            const never = yield* givenLink(created, undefined)
+            const processing = yield* givenLink(created, nanosOf(T - HOUR), [
+              { _tag: "start", at: T - 2 * HOUR }
+            ])
+            const failedBack = yield* givenLink(created, nanosOf(T - 2 * HOUR), [
+              { _tag: "start", at: T - 3 * HOUR },
+              { _tag: "fail", at: T - 2.5 * HOUR }
+            ])
+            const paid = yield* givenLink(created, nanosOf(T - HOUR), [
+              { _tag: "start", at: T - 2 * HOUR },
+              { _tag: "pay", at: T - 1.5 * HOUR }
+            ])
+            const cancelled = yield* givenLink(created, nanosOf(T - HOUR), [
+              { _tag: "cancel", at: T - 2 * HOUR }
+            ])
+            const expired = yield* givenLink(created, nanosOf(T - HOUR), [
+              { _tag: "expire", at: T - HOUR / 2 }
+            ])
+            const rejected = yield* givenLink(created, nanosOf(T - HOUR), [
+              { _tag: "start", at: T - 1.5 * HOUR },
+              { _tag: "fail", at: T - HOUR / 2 }
+            ])
+            const links = [
+              atT,
+              oneNanoLater,
+              never,
+              processing,
+              failedBack,
+              paid,
+              cancelled,
+              expired,
+              rejected
+            ]
+            yield* Projection.catchUp(ReadModels.linkExpiry)
+
+            expect(yield* dueAmong(links, instant(T))).toEqual([failedBack, atT])
+            expect(yield* dueAmong(links, instant(T - 1))).toEqual([failedBack])
+            expect(yield* dueAmong(links, instant(T + 1))).toEqual([failedBack, atT, oneNanoLater])
+            expect(yield* dueAmong(links, instant(T + 1))).toEqual(yield* dueByTheLog(links, instant(T + 1)))
+            const sql = yield* SqlClient.SqlClient
+            const rows = yield* sql<{ link_id: string; status: string }>`
+              SELECT link_id, status FROM cobro_rm_link_expiry WHERE link_id IN ${sql.in(links)} ORDER BY link_id`
+            // Only links that may still expire are kept; a link being paid is there, not due.
+            expect(new Set(rows.map((r) => r.link_id))).toEqual(
+              new Set([atT, oneNanoLater, processing, failedBack])
+            )
+            expect(rows.find((r) => r.link_id === processing)?.status).toBe("PROCESSING")
+
+            // Recording the expiry takes the link out; a rebuild from the log gives the same rows.
+            yield* handleLink(atT, new PaymentLink.ExpireLink({ now: instant(T) }))
+            yield* Projection.catchUp(ReadModels.linkExpiry)
+            expect(yield* dueAmong(links, instant(T + 1))).toEqual([failedBack, oneNanoLater])
+            const before = yield* sql`SELECT * FROM cobro_rm_link_expiry ORDER BY stream_id`
+            yield* Projection.rebuild(ReadModels.linkExpiry)
+            expect(yield* sql`SELECT * FROM cobro_rm_link_expiry ORDER BY stream_id`).toEqual(before)
+          })
+      )
+
+      it.effect("a round's limit takes the longest overdue links first", () =>
+        Effect.gen(function* () {
+          const links: Array<PaymentLinkId> = []
+          for (let i = 5; i >= 1; i--) links.push(yield* givenLink(T - 10 * HOUR, nanosOf(T - i * HOUR)))
+          yield* Projection.catchUp(ReadModels.linkExpiry)
+          const first = (yield* ReadModels.dueLinks({ now: instant(T), limit: 1_000_000 })).filter((id) =>
+            links.includes(id)
+          )
+          expect(first).toEqual(links)
+          const limited = yield* ReadModels.dueLinks({ now: instant(T), limit: 2 })
+          expect(limited).toHaveLength(2)
+        })
+      )
+
+      if (name === "PGlite") {
+        const step = FastCheck.oneof(
+          FastCheck.constant("start" as const),
+          FastCheck.constant("fail" as const),
+          FastCheck.constant("pay" as const),
+          FastCheck.constant("cancel" as const),
+          FastCheck.constant("expire" as const)
+        )
+        const link = FastCheck.record({
+          // Expiry from 6 h before T to 1 h after it, or none.
+          expiresIn: FastCheck.option(FastCheck.integer({ min: -6 * 3600, max: 3600 }), { nil: undefined }),
+          steps: FastCheck.array(FastCheck.tuple(step, FastCheck.integer({ min: 1, max: 7 * 3600 })), {
+            maxLength: 5
+          })
+        })
+        it.effect.prop(
+          "whatever happened to the links, the read model lists exactly the ACTIVE overdue ones of the log, and a rebuild agrees",
+          [
+            FastCheck.array(link, { minLength: 1, maxLength: 6 }),
+            FastCheck.integer({ min: -7 * 3600, max: 3600 })
+          ],
+          ([specs, lookAt]) =>
+            Effect.gen(function* () {
+              const created = T - 7 * HOUR
+              const links: Array<PaymentLinkId> = []
+              for (const spec of specs) {
+                const expiresAt =
+                  spec.expiresIn === undefined ? undefined : nanosOf(T + spec.expiresIn * 1000)
+                // Steps in time order after the creation.
+                const steps = [...spec.steps]
+                  .sort((a, b) => a[1] - b[1])
+                  .map(([tag, after]): Step => ({ _tag: tag, at: created + after * 1000 }))
+                links.push(yield* givenLink(created, expiresAt, steps))
+              }
+              yield* Projection.catchUp(ReadModels.linkExpiry)
+              const now = instant(T + lookAt * 1000)
+              const expected = yield* dueByTheLog(links, now)
+              expect(yield* dueAmong(links, now)).toEqual(expected)
+              yield* Projection.rebuild(ReadModels.linkExpiry)
+              expect(yield* dueAmong(links, now)).toEqual(expected)
+            }),
+          { fastCheck: { numRuns: 25 } }
+        )
+      }
+    }
+  )
+}
