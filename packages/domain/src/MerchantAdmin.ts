@@ -321,3 +321,27 @@ export const rotateKey = Effect.fn("MerchantAdmin.rotateKey")(function* (
   )
   return clear(issued)
 })
+
+/** A merchant's account status after a change, as the admin API shows it. */
+export interface MerchantStatus {
+  readonly merchantId: MerchantId
+  readonly status: Merchant.Status
+}
+
+/**
+ * Enables or disables the merchant's account (M1): a disabled account cannot ask for payments (A3,
+ * B2, C1, C4, a link payment) but keeps its configuration and still answers reads and support work
+ * (L6a). Setting the status the account has already changes nothing and records nothing.
+ */
+export const setStatus = Effect.fn("MerchantAdmin.setStatus")(function* (
+  merchantId: string,
+  status: Merchant.Status,
+  metadata: EventStore.EventMetadata = {}
+) {
+  const now = yield* DateTime.now
+  const command =
+    status === "ENABLED" ? new Merchant.EnableMerchant({ now }) : new Merchant.DisableMerchant({ now })
+  const { state } = yield* handle(merchantId, command, metadata)
+  const merchant = yield* existing(state)
+  return { merchantId: merchant.merchantId, status: merchant._tag } satisfies MerchantStatus
+})

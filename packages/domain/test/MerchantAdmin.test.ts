@@ -172,6 +172,44 @@ describe("MerchantAdmin", () => {
       }).pipe(Effect.provide(TestLayer))
   )
 
+  it.effect(
+    "setStatus disables and enables the account; setting the status it has records nothing (M1)",
+    () =>
+      Effect.gen(function* () {
+        const { merchantId } = yield* MerchantAdmin.createMerchant("A")
+        const start = yield* logSize
+        expect(yield* MerchantAdmin.setStatus(merchantId, "DISABLED", { actor: "admin" })).toEqual({
+          merchantId,
+          status: "DISABLED"
+        })
+        expect((yield* MerchantAdmin.getMerchant(merchantId))._tag).toBe("DISABLED")
+        expect(yield* logSize).toBe(start + 1)
+        expect((yield* MerchantAdmin.setStatus(merchantId, "DISABLED")).status).toBe("DISABLED")
+        expect(yield* logSize).toBe(start + 1)
+        expect((yield* MerchantAdmin.setStatus(merchantId, "ENABLED")).status).toBe("ENABLED")
+        expect((yield* MerchantAdmin.getMerchant(merchantId))._tag).toBe("ENABLED")
+        expect(yield* logSize).toBe(start + 2)
+        expect((yield* MerchantAdmin.setStatus(merchantId, "ENABLED")).status).toBe("ENABLED")
+        expect(yield* logSize).toBe(start + 2)
+        // The operator's metadata is kept on the event.
+        const store = yield* EventStore.EventStore
+        const events = yield* store.readAll()
+        expect(events[start]?.type).toBe("MerchantDisabled")
+        expect(events[start]?.metadata).toMatchObject({ actor: "admin" })
+      }).pipe(Effect.provide(TestLayer))
+  )
+
+  it.effect(
+    "a disabled account keeps its keys: they still resolve (disabling stops payments, not support)",
+    () =>
+      Effect.gen(function* () {
+        const { merchantId, keys } = yield* MerchantAdmin.createMerchant("A")
+        yield* MerchantAdmin.setStatus(merchantId, "DISABLED")
+        const credential = yield* lookup(keys.terminal_api.production.identityKey)
+        expect(Option.getOrThrow(credential).merchantId).toBe(merchantId)
+      }).pipe(Effect.provide(TestLayer))
+  )
+
   it.effect("every use case on an unknown merchant fails MerchantNotFound and writes nothing", () =>
     Effect.gen(function* () {
       const id = "MER_404"
@@ -182,9 +220,11 @@ describe("MerchantAdmin", () => {
         Effect.flip(MerchantAdmin.setPaymentMethods(id, { terminal: {} })),
         Effect.flip(MerchantAdmin.setWebhook(id, "production", "https://a.example/h")),
         Effect.flip(MerchantAdmin.deleteWebhook(id, "production")),
-        Effect.flip(MerchantAdmin.rotateKey(id, "terminal_api", "test"))
+        Effect.flip(MerchantAdmin.rotateKey(id, "terminal_api", "test")),
+        Effect.flip(MerchantAdmin.setStatus(id, "DISABLED")),
+        Effect.flip(MerchantAdmin.setStatus(id, "ENABLED"))
       ])
-      expect(errors.map((e) => e._tag)).toEqual(Array(7).fill("MerchantNotFound"))
+      expect(errors.map((e) => e._tag)).toEqual(Array(9).fill("MerchantNotFound"))
       expect(yield* logSize).toBe(0)
     }).pipe(Effect.provide(TestLayer))
   )

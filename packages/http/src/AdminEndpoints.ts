@@ -8,6 +8,7 @@ import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as OpenApi from "@effect/platform/OpenApi"
 import { TerminalSerial } from "@cobro/domain/Ids"
+import * as LinkApi from "@cobro/domain/LinkApi"
 import * as WebhookDelivery from "@cobro/domain/WebhookDelivery"
 import * as Merchant from "@cobro/domain/Merchant"
 import { Amount } from "@cobro/domain/Money"
@@ -154,6 +155,26 @@ export const DeliveryBody = Schema.Struct({
   attempts: Schema.Array(AttemptBody)
 }).annotations({ identifier: "AdminDelivery" })
 
+/** `PUT /admin/v1/merchants/{merchant_id}/status`: enable or disable the account (M1, L6a). */
+export const MerchantStatusRequest = Schema.Struct({ status: Merchant.Status })
+
+/** 200 of a status change: the account's status after it (the same when it had it already). */
+export const MerchantStatusBody = Schema.Struct({
+  merchant_id: Schema.String,
+  status: Merchant.Status
+}).annotations({ identifier: "AdminMerchantStatus" })
+
+/** The codes of the admin link call's own errors. */
+export const LinkCodes = {
+  /** 404: no payment link with this id (in either mode). */
+  LinkNotFound: "LinkNotFound",
+  /** 409: the link is PROCESSING, PAID, REJECTED or EXPIRED: only an ACTIVE link can be cancelled. */
+  LinkNotInState: "LinkNotInState"
+} as const
+
+/** A link id from the path: any string (an id that is not a link's is a 404, not a 400). */
+const AdminLinkPath = Schema.Struct({ payment_link: Schema.String })
+
 const NotificationPath = Schema.Struct({ notification_id: Schema.String })
 
 const MerchantPath = Schema.Struct({ merchant_id: Schema.String })
@@ -204,6 +225,25 @@ export class AdminGroup extends HttpApiGroup.make("admin")
       .addSuccess(RotatedKeyBody)
   )
   .add(
+    HttpApiEndpoint.put("setMerchantStatus", "/admin/v1/merchants/:merchant_id/status")
+      .setPath(MerchantPath)
+      .pipe(withJsonBody(MerchantStatusRequest))
+      .addSuccess(MerchantStatusBody)
+      .annotate(
+        OpenApi.Description,
+        "Enables or disables the merchant's account. A disabled account cannot ask for payments (A3 is AP004, B2, C1 and C4 are 403 `MerchantDisabled`, its links cannot be paid) and still answers every read. Setting the status it has is a 200 that changes nothing."
+      )
+  )
+  .add(
+    HttpApiEndpoint.post("cancelLink", "/admin/v1/links/:payment_link/cancel")
+      .setPath(AdminLinkPath)
+      .addSuccess(LinkApi.LinkRecord)
+      .annotate(
+        OpenApi.Description,
+        "Cancels a payment link (the spec has no public call for it): 200 with its B3 record, status CANCELLED; the link can no longer be paid. Cancelling a CANCELLED link is a 200 that changes nothing. 404 `LinkNotFound`; 409 `LinkNotInState` when the link is being paid (PROCESSING), or PAID, REJECTED or EXPIRED."
+      )
+  )
+  .add(
     HttpApiEndpoint.post("advanceClock", "/admin/v1/clock/advance")
       .pipe(withJsonBody(AdvanceClockRequest))
       .addSuccess(ClockBody)
@@ -224,5 +264,5 @@ export class AdminGroup extends HttpApiGroup.make("admin")
   .annotate(OpenApi.Title, "admin")
   .annotate(
     OpenApi.Description,
-    "Operator API: merchants, keys, terminals, methods, webhooks, webhook deliveries, the sandbox clock. `Authorization: Bearer <ADMIN_TOKEN>`."
+    "Operator API: merchants (and their status), keys, terminals, methods, webhooks, payment links (cancel), webhook deliveries, the sandbox clock. `Authorization: Bearer <ADMIN_TOKEN>`."
   ) {}

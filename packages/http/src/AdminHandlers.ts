@@ -7,8 +7,11 @@ import * as DeliveryAdmin from "@cobro/domain/DeliveryAdmin"
 import type * as EventStore from "@cobro/domain/EventStore"
 import { NotificationId } from "@cobro/domain/Ids"
 import { TerminalSerial } from "@cobro/domain/Ids"
+import * as LinkApi from "@cobro/domain/LinkApi"
+import * as LinkPayments from "@cobro/domain/LinkPayments"
 import * as Merchant from "@cobro/domain/Merchant"
 import * as MerchantAdmin from "@cobro/domain/MerchantAdmin"
+import type * as PaymentLink from "@cobro/domain/PaymentLink"
 import * as SandboxClock from "@cobro/domain/SandboxClock"
 import type * as WebhookDelivery from "@cobro/domain/WebhookDelivery"
 import * as DateTime from "effect/DateTime"
@@ -19,6 +22,7 @@ import { CobroApi } from "./Api.js"
 import * as AdminEndpoints from "./AdminEndpoints.js"
 import * as Errors from "./Errors.js"
 import * as RequestBody from "./RequestBody.js"
+import * as Respond from "./Respond.js"
 
 const V = Errors.Codes.ValidationError
 
@@ -134,6 +138,45 @@ export const fromDeliveryError = (
   }
 }
 
+const linkNotFound = () =>
+  Errors.NotFound.of(AdminEndpoints.LinkCodes.LinkNotFound, "no payment link with this id")
+
+/** The 409 of a link that cannot be cancelled: only an ACTIVE link can (spec-decisions CANCELLED). */
+export const linkNotCancellable = (status: PaymentLink.Status): Errors.Conflict =>
+  Errors.Conflict.of(
+    AdminEndpoints.LinkCodes.LinkNotInState,
+    status === "PROCESSING"
+      ? "a link being paid cannot be cancelled"
+      : `a ${status} link cannot be cancelled: only an ACTIVE link can`
+  )
+
+const encodeLinkRecord = Respond.encoded(LinkApi.LinkRecord)
+
+/**
+ * Cancels a link found by its id alone (the admin sees both modes), after checking its status as a
+ * reader sees it now: an overdue ACTIVE link reads EXPIRED (B3) and is refused like a recorded
+ * expiry. A payment that starts between the read and the cancellation wins: the append is refused
+ * with `LinkNotInState` (PROCESSING), the same 409.
+ */
+const cancelLink = Effect.fn("AdminHandlers.cancelLink")(function* (linkId: string) {
+  const view = yield* LinkPayments.checkout(linkId).pipe(
+    Effect.catchTags({
+      LinkNotFound: () => Effect.fail(linkNotFound()),
+      // Every link names a merchant that exists: a missing one is a broken log, a 500.
+      MerchantNotFound: (e) => Effect.die(e)
+    })
+  )
+  if (view.status !== "ACTIVE" && view.status !== "CANCELLED") {
+    return yield* linkNotCancellable(view.status)
+  }
+  const state = yield* LinkPayments.cancel(linkId).pipe(
+    Effect.catchAll((e) =>
+      e._tag === "LinkNotInState" ? Effect.fail(linkNotCancellable(e.status)) : Effect.die(e)
+    )
+  )
+  return LinkPayments.toRecord(state, yield* DateTime.now)
+})
+
 const ACTOR = { actor: "admin" }
 
 /** The admin handlers. */
@@ -212,6 +255,16 @@ export const layer = HttpApiBuilder.group(CobroApi, "admin", (handlers) =>
         return { integration: body.integration, mode: body.mode, ...clearPair(pair) }
       })
     )
+    .handleRaw("setMerchantStatus", ({ path }) =>
+      Effect.gen(function* () {
+        const body = yield* RequestBody.decode(AdminEndpoints.MerchantStatusRequest)
+        const changed = yield* MerchantAdmin.setStatus(path.merchant_id, body.status, ACTOR).pipe(
+          Effect.mapError(fromMerchantError)
+        )
+        return { merchant_id: changed.merchantId, status: changed.status }
+      })
+    )
+    .handle("cancelLink", ({ path }) => Effect.map(cancelLink(path.payment_link), (r) => encodeLinkRecord(r)))
     .handle("listDeliveryAttempts", ({ path }) =>
       Effect.flatMap(notificationIdOf(path.notification_id), DeliveryAdmin.listAttempts).pipe(
         Effect.map(deliveryBody),

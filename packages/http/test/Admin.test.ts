@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as FastCheck from "effect/FastCheck"
 import * as TestClock from "./support/TestClock.js"
 import * as TestApp from "./support/TestApp.js"
 
@@ -7,6 +8,73 @@ const run = <A, E>(effect: Effect.Effect<A, E, any>) =>
   Effect.provide(effect, TestApp.layer()) as Effect.Effect<A, E>
 
 const merchantPath = (id: string) => `/admin/v1/merchants/${id}`
+
+const setStatus = (merchantId: string, status: unknown) =>
+  TestApp.admin("PUT", `${merchantPath(merchantId)}/status`, { status })
+
+/** A3's body for the merchant's terminal. */
+const a3Body = (serial: string) => ({
+  amount: {
+    currency: "COP",
+    total_amount: 11900,
+    taxes: [{ type: "VAT", base: 10000, value: 1900 }],
+    tip_amount: 0
+  },
+  user_email: "seller@shop.co",
+  payment_method: "POS",
+  terminal_model: "SMART_PRO",
+  terminal_serial: serial,
+  reference: "order-42"
+})
+
+/** C1's body. */
+const intentBody = (reference_id: string, total_amount: number) => ({
+  reference_id,
+  amount: { currency: "COP", total_amount },
+  description: "Order",
+  callback_url: "https://shop.example/back"
+})
+
+/** C4's body: a card attempt. */
+const cardAttempt = (reference_id: string) => ({
+  reference_id,
+  payer: { person_type: "NATURAL_PERSON", name: "Ana Gómez", email: "ana@example.com" },
+  payment_method: {
+    name: "CREDIT_CARD",
+    card_number: "4111111111111111",
+    cardholder_name: "ANA GOMEZ",
+    expiration_month: "12",
+    expiration_year: "2030",
+    installments: 1,
+    cvc: "123"
+  }
+})
+
+const MERCHANT_DISABLED = {
+  payload: {},
+  errors: [{ code: "MerchantDisabled", message: expect.stringContaining("the merchant account is disabled") }]
+}
+
+/** The four calls that ask for a payment (A3, B2, C1, C4), each with a fresh reference. */
+const askForPayments = (
+  m: { terminal: { production: string }; button: { test: string }; serial: string },
+  n: number
+) =>
+  Effect.gen(function* () {
+    const a3 = yield* TestApp.send("POST", "/payments/app-checkout", {
+      key: m.terminal.production,
+      body: { ...a3Body(m.serial), reference: `order-a${n}` }
+    })
+    const b2 = yield* TestApp.send("POST", "/online/link/v1", {
+      key: m.button.test,
+      body: { amount_type: "CLOSE", amount: { total_amount: 50_000 } }
+    })
+    const c1 = yield* TestApp.send("POST", "/v1/payment-intent", {
+      key: m.button.test,
+      body: intentBody(`order-c${n}`, 555040)
+    })
+    return { a3, b2, c1 }
+  })
 
 describe("admin API", () => {
   describe("POST /admin/v1/merchants", () => {
@@ -338,6 +406,205 @@ describe("admin API", () => {
     )
   })
 
+  describe("merchant status", () => {
+    it.live(
+      "PUT status DISABLED: 200 {merchant_id, status}; A3 is AP004 (400), B2, C1 and C4 are 403 MerchantDisabled and record nothing; A1, B1, B3 and C5 still answer",
+      () =>
+        run(
+          Effect.gen(function* () {
+            const m = yield* TestApp.createMerchantWithTerminal()
+            const key = m.button.test
+            const link = yield* TestApp.send("POST", "/online/link/v1", {
+              key,
+              body: { amount_type: "CLOSE", amount: { total_amount: 50_000 } }
+            })
+            expect(link.status, link.text).toBe(201)
+            const linkId = link.json.payload.payment_link as string
+            expect(
+              (yield* TestApp.send("POST", "/v1/payment-intent", {
+                key,
+                body: intentBody("order-1", 555040)
+              })).status
+            ).toBe(201)
+            expect(
+              (yield* TestApp.send("POST", "/v1/payment", { key, body: cardAttempt("order-1") })).status
+            ).toBe(201)
+            expect(
+              (yield* TestApp.send("POST", "/v1/payment-intent", {
+                key,
+                body: intentBody("order-2", 555040)
+              })).status
+            ).toBe(201)
+
+            const disabled = yield* setStatus(m.merchantId, "DISABLED")
+            expect(disabled.status).toBe(200)
+            expect(disabled.json).toEqual({ merchant_id: m.merchantId, status: "DISABLED" })
+
+            const before = yield* TestApp.logSize
+            const { a3, b2, c1 } = yield* askForPayments(m, 1)
+            expect(a3.status).toBe(400)
+            expect(a3.json).toEqual({
+              payload: {},
+              errors: [expect.objectContaining({ code: "AP004", field: "terminal_serial" })]
+            })
+            expect(b2.status).toBe(403)
+            expect(b2.json).toEqual(MERCHANT_DISABLED)
+            expect(c1.status).toBe(403)
+            expect(c1.json).toEqual(MERCHANT_DISABLED)
+            const c4 = yield* TestApp.send("POST", "/v1/payment", { key, body: cardAttempt("order-2") })
+            expect(c4.status).toBe(403)
+            expect(c4.json).toEqual(MERCHANT_DISABLED)
+            expect(yield* TestApp.logSize).toBe(before)
+
+            const a1 = yield* TestApp.send("GET", "/payments/payment-methods", { key: m.terminal.production })
+            expect(a1.status).toBe(200)
+            expect(a1.json.payload.payment_methods[0]).toEqual({ name: "POS", enabled: true })
+            const b1 = yield* TestApp.send("GET", "/online/link/v1/payment_methods", { key })
+            expect(b1.status).toBe(200)
+            const b3 = yield* TestApp.send("GET", `/online/link/v1/${linkId}`, { key })
+            expect(b3.status).toBe(200)
+            expect(b3.json.status).toBe("ACTIVE")
+            const c5 = yield* TestApp.send("GET", "/v1/payment/order-1", { key })
+            expect(c5.status).toBe(200)
+            expect(c5.json.status).toBe("APPROVED")
+            // Disabling stops payments, not support: the configuration stays editable (M1).
+            const methods = yield* TestApp.admin("PUT", `${merchantPath(m.merchantId)}/payment-methods`, {
+              terminal: { POS: true, WALLET_A: true }
+            })
+            expect(methods.status).toBe(200)
+          })
+        )
+    )
+
+    it.live("PUT status ENABLED again: A3, B2, C1 and C4 are accepted as before", () =>
+      run(
+        Effect.gen(function* () {
+          const m = yield* TestApp.createMerchantWithTerminal()
+          expect((yield* setStatus(m.merchantId, "DISABLED")).status).toBe(200)
+          const refused = yield* askForPayments(m, 1)
+          expect([refused.a3.status, refused.b2.status, refused.c1.status]).toEqual([400, 403, 403])
+          const enabled = yield* setStatus(m.merchantId, "ENABLED")
+          expect(enabled.status).toBe(200)
+          expect(enabled.json).toEqual({ merchant_id: m.merchantId, status: "ENABLED" })
+          const { a3, b2, c1 } = yield* askForPayments(m, 2)
+          expect(a3.status, a3.text).toBe(201)
+          expect(b2.status, b2.text).toBe(201)
+          expect(c1.status, c1.text).toBe(201)
+          const c4 = yield* TestApp.send("POST", "/v1/payment", {
+            key: m.button.test,
+            body: cardAttempt("order-c2")
+          })
+          expect(c4.status, c4.text).toBe(201)
+        })
+      )
+    )
+
+    it.live(
+      "setting the status the account has is a 200 that records nothing (disabling twice, enabling an enabled account)",
+      () =>
+        run(
+          Effect.gen(function* () {
+            const m = yield* TestApp.createMerchant()
+            const start = yield* TestApp.logSize
+            const enabled = yield* setStatus(m.merchantId, "ENABLED")
+            expect(enabled.status).toBe(200)
+            expect(enabled.json).toEqual({ merchant_id: m.merchantId, status: "ENABLED" })
+            expect(yield* TestApp.logSize).toBe(start)
+            expect((yield* setStatus(m.merchantId, "DISABLED")).status).toBe(200)
+            expect(yield* TestApp.logSize).toBe(start + 1)
+            const again = yield* setStatus(m.merchantId, "DISABLED")
+            expect(again.status).toBe(200)
+            expect(again.json).toEqual({ merchant_id: m.merchantId, status: "DISABLED" })
+            expect(yield* TestApp.logSize).toBe(start + 1)
+          })
+        )
+    )
+
+    it.live(
+      "a status other than ENABLED or DISABLED, a missing one or malformed JSON is 400 in the envelope and records nothing",
+      () =>
+        run(
+          Effect.gen(function* () {
+            const m = yield* TestApp.createMerchant()
+            const before = yield* TestApp.logSize
+            const path = `${merchantPath(m.merchantId)}/status`
+            for (const body of [{ status: "PAUSED" }, { status: "disabled" }, { status: true }, {}, []]) {
+              const reply = yield* TestApp.admin("PUT", path, body)
+              expect(reply.status, JSON.stringify(body)).toBe(400)
+              expect(reply.json).toMatchObject({ payload: {}, errors: [{ code: "ValidationError" }] })
+              if (!Array.isArray(body)) expect(reply.json.errors[0].field).toBe("status")
+            }
+            const malformed = yield* TestApp.admin("PUT", path, "{not json")
+            expect(malformed.status).toBe(400)
+            expect(malformed.json).toMatchObject({ payload: {}, errors: [{ code: "MalformedJson" }] })
+            // An unknown merchant with a bad body: the body is checked first, as on every admin call.
+            expect((yield* setStatus("MER_404", "PAUSED")).status).toBe(400)
+            expect(yield* TestApp.logSize).toBe(before)
+            expect(
+              (yield* TestApp.send("GET", "/online/link/v1/payment_methods", { key: m.button.test })).status
+            ).toBe(200)
+          })
+        )
+    )
+
+    it.live.prop(
+      "whatever the body, PUT status answers 200 with the status asked or 400 in the envelope that records nothing, never a 5xx",
+      [
+        FastCheck.oneof(
+          FastCheck.jsonValue().map((v) => JSON.stringify(v)),
+          FastCheck.record({
+            status: FastCheck.oneof(FastCheck.constantFrom("ENABLED", "DISABLED"), FastCheck.jsonValue())
+          }).map((v) => JSON.stringify(v)),
+          FastCheck.string({ maxLength: 40 })
+        )
+      ],
+      ([text]) =>
+        run(
+          Effect.gen(function* () {
+            const m = yield* TestApp.createMerchant()
+            const before = yield* TestApp.logSize
+            const reply = yield* TestApp.send("PUT", `${merchantPath(m.merchantId)}/status`, {
+              admin: true,
+              body: text
+            })
+            expect([200, 400], `${reply.status} for ${text}: ${reply.text}`).toContain(reply.status)
+            if (reply.status === 200) {
+              const asked = JSON.parse(text).status
+              expect(reply.json).toEqual({ merchant_id: m.merchantId, status: asked })
+              expect(yield* TestApp.logSize).toBe(asked === "DISABLED" ? before + 1 : before)
+            } else {
+              expect(reply.json.payload).toEqual({})
+              expect(reply.json.errors.length).toBeGreaterThan(0)
+              expect(yield* TestApp.logSize).toBe(before)
+            }
+          })
+        ),
+      { fastCheck: { numRuns: 30 } }
+    )
+
+    it.live("PUT status without the Bearer ADMIN_TOKEN is 401 and the account stays enabled", () =>
+      run(
+        Effect.gen(function* () {
+          const m = yield* TestApp.createMerchant()
+          const before = yield* TestApp.logSize
+          for (const options of [
+            {},
+            { key: m.button.production },
+            { headers: { authorization: "Bearer nope" } }
+          ]) {
+            const reply = yield* TestApp.send("PUT", `${merchantPath(m.merchantId)}/status`, {
+              ...options,
+              body: { status: "DISABLED" }
+            })
+            expect(reply.status).toBe(401)
+            expect(reply.json).toMatchObject({ payload: {}, errors: [{ code: "Unauthorized" }] })
+          }
+          expect(yield* TestApp.logSize).toBe(before)
+        })
+      )
+    )
+  })
+
   describe("unknown merchant", () => {
     it.live("every merchant endpoint answers 404 MerchantNotFound for an unknown merchant id", () =>
       run(
@@ -362,7 +629,9 @@ describe("admin API", () => {
             }),
             yield* TestApp.admin("PUT", `${merchantPath("not-an-id")}/payment-methods`, {
               terminal: { POS: true }
-            })
+            }),
+            yield* setStatus("MER_404", "DISABLED"),
+            yield* setStatus("MER_404", "ENABLED")
           ]
           for (const reply of replies) {
             expect(reply.status).toBe(404)

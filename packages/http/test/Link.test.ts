@@ -1,9 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
-import * as CommandHandler from "@cobro/domain/CommandHandler"
 import { TransactionId } from "@cobro/domain/Ids"
 import * as LinkPayments from "@cobro/domain/LinkPayments"
-import * as Merchant from "@cobro/domain/Merchant"
-import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as PublicUrls from "../src/PublicUrls.js"
@@ -26,6 +23,15 @@ const merchantWith = (link: Methods = { CREDIT_CARD: { min: 1_000, max: 5_000_00
     })
     expect(reply.status).toBe(200)
     return merchant
+  })
+
+/** Disables the merchant's account through the admin API (`PUT /admin/v1/merchants/{id}/status`). */
+const disable = (merchantId: string) =>
+  Effect.gen(function* () {
+    const reply = yield* TestApp.admin("PUT", `/admin/v1/merchants/${merchantId}/status`, {
+      status: "DISABLED"
+    })
+    expect(reply.status, reply.text).toBe(200)
   })
 
 const createLink = (key: string, body: unknown) => TestApp.send("POST", LINKS, { key, body })
@@ -350,10 +356,7 @@ describe("B2: POST /online/link/v1", { timeout: 30_000 }, () => {
   it.live("B2: a disabled merchant account cannot create links (403 MerchantDisabled)", () =>
     Effect.gen(function* () {
       const merchant = yield* merchantWith()
-      yield* CommandHandler.make(Merchant.Merchant)(
-        merchant.merchantId,
-        new Merchant.DisableMerchant({ now: DateTime.unsafeMake(TestClock.START) })
-      )
+      yield* disable(merchant.merchantId)
       const reply = yield* createLink(merchant.button.test, OPEN)
       expect(reply.status).toBe(403)
       expect(reply.json.errors[0].code).toBe("MerchantDisabled")
@@ -368,10 +371,7 @@ describe("B2: POST /online/link/v1", { timeout: 30_000 }, () => {
         const created = yield* createLink(merchant.button.production, close(50_000))
         expect(created.status).toBe(201)
         const id = created.json.payload.payment_link as string
-        yield* CommandHandler.make(Merchant.Merchant)(
-          merchant.merchantId,
-          new Merchant.DisableMerchant({ now: DateTime.unsafeMake(TestClock.START) })
-        )
+        yield* disable(merchant.merchantId)
         const before = yield* TestApp.logSize
         for (const key of [merchant.button.test, merchant.button.production]) {
           const reply = yield* createLink(key, close(50_000))

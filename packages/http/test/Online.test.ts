@@ -1,7 +1,4 @@
 import { describe, expect, it } from "@effect/vitest"
-import * as CommandHandler from "@cobro/domain/CommandHandler"
-import * as Merchant from "@cobro/domain/Merchant"
-import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as TestApp from "./support/TestApp.js"
 import * as TestClock from "./support/TestClock.js"
@@ -66,12 +63,14 @@ const decide = (attempt: TestApp.Reply, decision: "approve" | "decline") =>
 const app = <A, E>(effect: Effect.Effect<A, E, any>) =>
   effect.pipe(Effect.provide(TestApp.layer())) as Effect.Effect<A, E>
 
-/** Disables the merchant's account (no admin endpoint does it yet: the operator's command). */
+/** Disables the merchant's account through the admin API (`PUT /admin/v1/merchants/{id}/status`). */
 const disable = (merchantId: string) =>
-  CommandHandler.make(Merchant.Merchant)(
-    merchantId,
-    new Merchant.DisableMerchant({ now: DateTime.unsafeMake(TestClock.START) })
-  ).pipe(Effect.orDie)
+  Effect.gen(function* () {
+    const reply = yield* TestApp.admin("PUT", `/admin/v1/merchants/${merchantId}/status`, {
+      status: "DISABLED"
+    })
+    expect(reply.status, reply.text).toBe(200)
+  })
 
 const MERCHANT_DISABLED = {
   payload: {},

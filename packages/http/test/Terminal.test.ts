@@ -1,16 +1,13 @@
 import { describe, expect, it } from "@effect/vitest"
-import * as CommandHandler from "@cobro/domain/CommandHandler"
 import * as EventStore from "@cobro/domain/EventStore"
 import * as IdGenerator from "@cobro/domain/IdGenerator"
 import { MerchantId, NotificationId, TransactionId } from "@cobro/domain/Ids"
-import * as Merchant from "@cobro/domain/Merchant"
 import * as Nanos from "@cobro/domain/Nanos"
 import * as WebhookDelivery from "@cobro/domain/WebhookDelivery"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import * as TestApp from "./support/TestApp.js"
-import * as TestClock from "./support/TestClock.js"
 
 type Json = Record<string, any>
 
@@ -247,11 +244,8 @@ describe("terminal API (A1–A4)", () => {
         Effect.gen(function* () {
           const m = yield* TestApp.createMerchantWithTerminal()
           yield* seedNotifications(m.merchantId, false, 1)
-          // No admin endpoint disables an account yet: the operator's command, as MerchantAdmin would send it.
-          yield* CommandHandler.make(Merchant.Merchant)(
-            m.merchantId,
-            new Merchant.DisableMerchant({ now: DateTime.unsafeMake(TestClock.START) })
-          ).pipe(Effect.orDie)
+          const status = `/admin/v1/merchants/${m.merchantId}/status`
+          expect((yield* TestApp.admin("PUT", status, { status: "DISABLED" })).status).toBe(200)
           const before = yield* TestApp.logSize
           for (const key of [m.terminal.production, m.terminal.test]) {
             const reply = yield* checkout(key, body(m.serial))
@@ -284,10 +278,7 @@ describe("terminal API (A1–A4)", () => {
           expect(fallback.status).toBe(200)
           expect(fallback.json.notifications).toHaveLength(1)
           // Enabled again, the same checkout goes through.
-          yield* CommandHandler.make(Merchant.Merchant)(
-            m.merchantId,
-            new Merchant.EnableMerchant({ now: DateTime.unsafeMake(TestClock.START) })
-          ).pipe(Effect.orDie)
+          expect((yield* TestApp.admin("PUT", status, { status: "ENABLED" })).status).toBe(200)
           expect((yield* checkout(m.terminal.production, body(m.serial))).status).toBe(201)
         }).pipe(Effect.provide(AppLayer))
     )

@@ -609,7 +609,34 @@ const floor = async (databaseUrl: string): Promise<Target> => {
 // The load generator: undici, `connections` keep-alive connections, one request in flight on each
 // ---------------------------------------------------------------------------------------------
 
+/**
+ * CPU seconds used so far by the PostgreSQL backends connected to `database` (from /proc; Linux).
+ * Per request, with the Node process's own CPU, it holds up on a shared machine where requests/s
+ * do not: other work on the machine slows a target down but does not add to its CPU.
+ */
+const databaseCpu = (database: string) => {
+  let total = 0
+  for (const pid of Fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(pid)) continue
+    try {
+      const stat = Fs.readFileSync(`/proc/${pid}/stat`, "utf8")
+      const close = stat.lastIndexOf(")")
+      if (stat.slice(stat.indexOf("(") + 1, close) !== "postgres") continue
+      const title = Fs.readFileSync(`/proc/${pid}/cmdline`, "utf8")
+      if (!title.includes(` ${database} `)) continue
+      const fields = stat.slice(close + 2).split(" ")
+      total += (Number(fields[11]) + Number(fields[12])) / 100 // USER_HZ
+    } catch {
+      // the process is gone
+    }
+  }
+  return total
+}
+
 interface Tally {
+  /** Microseconds of CPU: this process (server, workers and load generator) and the database's backends. */
+  nodeCpu: number
+  databaseCpu: number
   requests: number
   seconds: number
   latencies: Array<number>
@@ -621,8 +648,16 @@ interface Tally {
 let counter = 0
 
 /** Runs `connections` closed loops for `duration` seconds; adds to `tally` when given. */
-const load = async (target: Target, endpoint: Endpoint, duration: number, tally?: Tally) => {
+const load = async (
+  target: Target,
+  endpoint: Endpoint,
+  duration: number,
+  tally?: Tally,
+  database?: string
+) => {
   const pool = new Pool(target.url, { connections, pipelining: 1, keepAliveTimeout: 60_000 })
+  const node0 = process.cpuUsage()
+  const database0 = database === undefined ? 0 : databaseCpu(database)
   const latencies: Array<number> = []
   let done = 0
   const start = performance.now()
@@ -661,6 +696,9 @@ const load = async (target: Target, endpoint: Endpoint, duration: number, tally?
   }
   const elapsed = (performance.now() - start) / 1000
   if (tally !== undefined) {
+    const node = process.cpuUsage(node0)
+    tally.nodeCpu += node.user + node.system
+    if (database !== undefined) tally.databaseCpu += (databaseCpu(database) - database0) * 1e6
     tally.requests += done
     tally.seconds += elapsed
     tally.latencies.push(...latencies)
@@ -676,6 +714,9 @@ interface Result {
   readonly p50_ms: number
   readonly p99_ms: number
   readonly ratio_to_floor: number | null
+  /** CPU per request, µs: this process (server and load generator) and the database's backends. */
+  readonly node_cpu_us_per_request: number
+  readonly db_cpu_us_per_request: number
 }
 
 const percentile = (sorted: ReadonlyArray<number>, p: number) =>
@@ -712,6 +753,8 @@ const main = async () => {
     const perRound = new Map<string, Array<number>>()
     for (const endpoint of endpoints.filter((e) => endpointsWanted.includes(e.name))) {
       const tallies = targets.map((): Tally => ({
+        nodeCpu: 0,
+        databaseCpu: 0,
         requests: 0,
         seconds: 0,
         latencies: [],
@@ -722,11 +765,11 @@ const main = async () => {
       for (let round = 0; round < rounds; round++) {
         for (let k = 0; k < targets.length; k++) {
           const index = (k + round) % targets.length
-          const { target } = targets[index]!
+          const { target, database } = targets[index]!
           if (round < targets.length) await load(target, endpoint, warmup)
           await sleep(settleMillis)
           spanTimes.clear()
-          await load(target, endpoint, seconds, tallies[index]!)
+          await load(target, endpoint, seconds, tallies[index]!, database)
           if (target.name !== "floor") printSpans(`${endpoint.name} round ${round}`)
           await sleep(settleMillis)
         }
@@ -752,7 +795,9 @@ const main = async () => {
           requests_per_s: Math.round(rate),
           p50_ms: Number(percentile(tally.latencies, 50).toFixed(2)),
           p99_ms: Number(percentile(tally.latencies, 99).toFixed(2)),
-          ratio_to_floor: floorRate === undefined ? null : Number((rate / floorRate).toFixed(3))
+          ratio_to_floor: floorRate === undefined ? null : Number((rate / floorRate).toFixed(3)),
+          node_cpu_us_per_request: Math.round(tally.nodeCpu / Math.max(1, tally.requests)),
+          db_cpu_us_per_request: Math.round(tally.databaseCpu / Math.max(1, tally.requests))
         }
         results.push(result)
         perRound.set(`${target.name} ${endpoint.name}`, tally.perRound)
@@ -770,6 +815,18 @@ const main = async () => {
       const theirs = perRound.get(`floor ${r.endpoint.slice(0, 2)}`) ?? []
       const each = mine.map((v, i) => (v / (theirs[i] ?? NaN)).toFixed(2)).join(" ")
       console.log(`${r.target} ${r.endpoint}: ${r.ratio_to_floor ?? "n/a"} [${each}]`)
+    }
+    console.log("\nCPU per request, µs (this process + the database's backends), and its ratio floor/cobro:")
+    for (const r of results) {
+      const floor = results.find((f) => f.target === "floor" && f.endpoint === r.endpoint)
+      const total = r.node_cpu_us_per_request + r.db_cpu_us_per_request
+      const ratio =
+        floor === undefined
+          ? ""
+          : ` (${((floor.node_cpu_us_per_request + floor.db_cpu_us_per_request) / total).toFixed(3)})`
+      console.log(
+        `${r.target} ${r.endpoint}: ${r.node_cpu_us_per_request} + ${r.db_cpu_us_per_request} = ${total}${ratio}`
+      )
     }
   } finally {
     for (const { target, database } of targets) {

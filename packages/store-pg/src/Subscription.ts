@@ -6,6 +6,7 @@
 import * as EventStore from "@cobro/domain/EventStore"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { SqlError } from "@effect/sql/SqlError"
+import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Queue from "effect/Queue"
@@ -31,7 +32,16 @@ export interface Options {
   readonly batchSize?: number
   /** Longest wait between polls when no notification arrives; default 1 second. */
   readonly pollInterval?: Duration.DurationInput
+  /**
+   * Shortest time between two catch-ups while appends keep coming; default {@link defaultBatchInterval}.
+   * Under a steady write load a consumer woken by every append would run a transaction per append;
+   * waiting this long lets the events of many appends share one.
+   */
+  readonly batchInterval?: Duration.DurationInput
 }
+
+/** The default `batchInterval`: a bound on how much later a consumer sees an event under load. */
+export const defaultBatchInterval: Duration.DurationInput = "25 millis"
 
 /** The saved checkpoint of a consumer (`EventStore.Start` if it never ran). */
 export const checkpoint = (name: string): Effect.Effect<EventStore.Checkpoint, never, SqlClient.SqlClient> =>
@@ -130,9 +140,16 @@ export const run = <E, R>(
         Effect.forkScoped
       )
       const pollInterval = options?.pollInterval ?? Duration.seconds(1)
+      // Wall-clock time, not the Clock in context: a test's virtual clock must not stall consumers.
+      const pause = Effect.withClock(
+        Effect.sleep(options?.batchInterval ?? defaultBatchInterval),
+        Clock.make()
+      )
       while (true) {
         yield* Queue.takeAll(wake)
         yield* catchUp(consumer, options)
+        // An idle consumer reacts to the next append at once; a busy one waits before running again.
+        yield* pause
         yield* Queue.take(wake).pipe(Effect.timeoutOption(pollInterval))
       }
     })

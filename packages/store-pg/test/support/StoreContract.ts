@@ -373,6 +373,37 @@ export const storeContract = (
       })
     )
 
+    it.effect("a subscription that has just caught up waits its batchInterval before it runs again", () =>
+      Effect.gen(function* () {
+        const store = yield* EventStore.EventStore
+        const id = streamId()
+        const name = `paced_${randomUUID().slice(0, 8)}`
+        const seen: Array<string> = []
+        const consumer = Subscription.make(name, (e) =>
+          Effect.sync(() => {
+            if (e.streamId === id) seen.push(e.type)
+          })
+        )
+        const fiber = yield* Effect.fork(
+          Subscription.run(consumer, { pollInterval: "50 millis", batchInterval: "10 minutes" })
+        )
+        // Its first catch-up saves a checkpoint; from then on it pauses.
+        for (let i = 0; i < 200; i++) {
+          if ((yield* Subscription.checkpoint(name)).globalPosition > 0n) break
+          yield* Effect.sleep("50 millis")
+        }
+        const late = event("Late")
+        yield* store.append(id, [late], NoStream())
+        yield* Eventually.eventsVisible([late.eventId])
+        yield* Effect.sleep("1 second")
+        yield* Fiber.interrupt(fiber)
+        // Woken and polled many times over, it still waits: the event is left for its next batch.
+        expect(seen).toEqual([])
+        expect(yield* Subscription.catchUp(consumer)).toBeGreaterThanOrEqual(1)
+        expect(seen).toEqual(["Late"])
+      })
+    )
+
     it.effect("a projection can be reset and rebuilt from the log alone", () =>
       Effect.gen(function* () {
         const store = yield* EventStore.EventStore
