@@ -3,11 +3,13 @@
  * link, B3 read its record, and the payment flow of the hosted checkout page, over the event store.
  */
 import * as DateTime from "effect/DateTime"
+import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Acquirer from "./Acquirer.js"
 import * as Schema from "effect/Schema"
 import * as CommandHandler from "./CommandHandler.js"
+import type * as EventStore from "./EventStore.js"
 import { IdGenerator } from "./IdGenerator.js"
 import { PaymentLinkId, TransactionId } from "./Ids.js"
 import type * as LinkApi from "./LinkApi.js"
@@ -54,6 +56,16 @@ export class PaymentNotAwaitingPayer extends Schema.TaggedError<PaymentNotAwaiti
   "PaymentNotAwaitingPayer",
   { linkId: PaymentLinkId, transactionId: TransactionId }
 ) {}
+
+/**
+ * A decision of the payer on a payment that the timeout sweeper expired meanwhile (they were away
+ * longer than `Payment.ABANDONED_PAYMENT_TIMEOUT`): nothing was charged, and the link can be paid
+ * again unless it expired too.
+ */
+export class LinkPaymentExpired extends Schema.TaggedError<LinkPaymentExpired>()("LinkPaymentExpired", {
+  linkId: PaymentLinkId,
+  transactionId: TransactionId
+}) {}
 
 // ---------------------------------------------------------------------------------------------
 // Loading
@@ -398,8 +410,15 @@ export const failPayment = Effect.fn("LinkPayments.failPayment")(function* (
 })
 
 /** Cancels an ACTIVE link (the admin API: the spec has no public endpoint for it). */
-export const cancel = Effect.fn("LinkPayments.cancel")(function* (linkId: string) {
-  const handled = yield* handleLink(linkId, new PaymentLink.CancelLink({ now: yield* DateTime.now }))
+export const cancel = Effect.fn("LinkPayments.cancel")(function* (
+  linkId: string,
+  metadata: EventStore.EventMetadata = {}
+) {
+  const handled = yield* handleLink(
+    linkId,
+    new PaymentLink.CancelLink({ now: yield* DateTime.now }),
+    metadata
+  )
   return handled.state as PaymentLink.Existing
 })
 
@@ -418,6 +437,41 @@ export const expire = Effect.fn("LinkPayments.expire")(function* (linkId: string
   return handled.state as PaymentLink.Existing
 })
 
+/**
+ * Fails the link's payment `transactionId` when it has been under way for `timeout` (the timeout
+ * sweeper's step): the payer left it at the 3DS challenge, the bank or the wallet. The link is
+ * ACTIVE again (REJECTED if it expired meanwhile), notified as any failed payment. A payment that
+ * was decided meanwhile, another transaction, or one not yet due is left as it is; the link's state
+ * is returned either way.
+ */
+export const expirePayment = Effect.fn("LinkPayments.expirePayment")(function* (
+  linkId: string,
+  transactionId: TransactionId,
+  timeout: Duration.Duration = Payment.ABANDONED_PAYMENT_TIMEOUT
+) {
+  const state = yield* existingLink(linkId)
+  const now = yield* DateTime.now
+  if (
+    !Option.contains(state.transactionId, transactionId) ||
+    !PaymentLink.isPaymentOverdue(state, timeout, now)
+  ) {
+    return state
+  }
+  const reload = () => Effect.map(existingLink(linkId), (s) => ({ state: s }))
+  const handled = yield* handleLink(
+    linkId,
+    new PaymentLink.ExpirePayment({ transactionId, timeout, now })
+  ).pipe(
+    // The payer decided between the read and the append: their decision stands.
+    Effect.catchTags({
+      LinkNotInState: reload,
+      UnknownLinkTransaction: reload,
+      LinkPaymentNotOverdue: reload
+    })
+  )
+  return handled.state as PaymentLink.Existing
+})
+
 // ---------------------------------------------------------------------------------------------
 // Paying on the checkout page: card, bank and wallet flows (issue 6)
 // ---------------------------------------------------------------------------------------------
@@ -425,11 +479,15 @@ export const expire = Effect.fn("LinkPayments.expire")(function* (linkId: string
 /** Where a payment under way waits for the payer: a 3DS challenge, the bank (PSE, bank button), the wallet. */
 export type PayerStep = "ThreeDsChallenge" | "BankRedirect" | "Wallet"
 
-/** How a link payment stands: under way (and waiting for the payer, or being authorized), approved, declined. */
+/**
+ * How a link payment stands: under way (and waiting for the payer, or being authorized), approved,
+ * declined, or expired (the payer never came back: the timeout sweeper failed it).
+ */
 export type PaymentOutcome =
   | { readonly _tag: "Pending"; readonly step: Option.Option<PayerStep> }
   | { readonly _tag: "Approved" }
   | { readonly _tag: "Declined" }
+  | { readonly _tag: "Expired" }
 
 /** The payment methods that are cards: sent to the acquirer with the card number. */
 export const isCardMethod = (paymentMethod: string): boolean => Payment.isCardMethod(paymentMethod)
@@ -470,7 +528,7 @@ export const outcomeOf = (
         break
       case "LinkPaymentFailed":
       case "LinkRejected":
-        outcome = Option.some({ _tag: "Declined" })
+        outcome = Option.some(event.expired === true ? { _tag: "Expired" } : { _tag: "Declined" })
         break
     }
   }
@@ -590,6 +648,8 @@ export type PayerDecision = "approve" | "decline"
  * Records the payer's decision on a payment that waits for it: approve → PAID, decline → ACTIVE (or
  * REJECTED). The same decision again (a reloaded form) changes nothing; the other decision after one
  * was recorded, or a decision on a payment that does not wait for the payer, is `PaymentNotAwaitingPayer`.
+ * Any decision on a payment the timeout sweeper expired (even while this one was being recorded) is
+ * `LinkPaymentExpired`.
  */
 export const decide = Effect.fn("LinkPayments.decide")(function* (
   linkId: string,
@@ -597,19 +657,31 @@ export const decide = Effect.fn("LinkPayments.decide")(function* (
   decision: PayerDecision
 ) {
   const current = yield* transaction(linkId, transactionId)
-  const refused = new PaymentNotAwaitingPayer({
-    linkId: current.view.state.link.linkId,
-    transactionId: current.transactionId
-  })
+  const ids = { linkId: current.view.state.link.linkId, transactionId: current.transactionId }
+  const refused = new PaymentNotAwaitingPayer(ids)
   switch (current.outcome._tag) {
     case "Approved":
       return decision === "approve" ? current.view.state : yield* refused
     case "Declined":
       return decision === "decline" ? current.view.state : yield* refused
-    case "Pending":
+    case "Expired":
+      return yield* new LinkPaymentExpired(ids)
+    case "Pending": {
       if (Option.isNone(current.outcome.step)) return yield* refused
-      return decision === "approve"
-        ? yield* completePayment(linkId, current.transactionId)
-        : yield* failPayment(linkId, current.transactionId)
+      const recorded =
+        decision === "approve"
+          ? completePayment(linkId, current.transactionId)
+          : failPayment(linkId, current.transactionId)
+      // The sweeper expired the payment between the read and the append: say so rather than "decided".
+      return yield* recorded.pipe(
+        Effect.catchTag("LinkNotInState", (error) =>
+          Effect.flatMap(
+            transaction(linkId, transactionId),
+            (now): Effect.Effect<never, LinkPaymentExpired | PaymentLink.LinkNotInState> =>
+              now.outcome._tag === "Expired" ? Effect.fail(new LinkPaymentExpired(ids)) : Effect.fail(error)
+          )
+        )
+      )
+    }
   }
 })

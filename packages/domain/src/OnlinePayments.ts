@@ -4,6 +4,7 @@
  * and the acquirer. Every call is scoped to one merchant and one mode (production or sandbox).
  */
 import * as DateTime from "effect/DateTime"
+import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
@@ -469,6 +470,7 @@ export const completeChallenge = Effect.fn("OnlinePayments.completeChallenge")(f
         Effect.catchTags({
           PaymentNotFound: Effect.die,
           PaymentAlreadyExists: Effect.die,
+          PaymentNotOverdue: Effect.die,
           PaymentCannotBeVoided: Effect.die,
           RefundCannotBeRequested: Effect.die,
           UnknownRefund: Effect.die,
@@ -508,6 +510,91 @@ export const completeChallenge = Effect.fn("OnlinePayments.completeChallenge")(f
     })
   } satisfies ChallengeCompleted
 })
+
+// ---------------------------------------------------------------------------------------------
+// The timeout sweeper's step
+// ---------------------------------------------------------------------------------------------
+
+/** What {@link expirePayment} left: the payment, and its intent when the intent still names it. */
+export interface Expiry {
+  readonly payment: Payment.Existing
+  readonly intent: Option.Option<PaymentIntent.Existing>
+}
+
+/**
+ * Expires a payment the cardholder left waiting (a 3DS challenge, a bank redirect) or that was never
+ * decided, once `timeout` has passed since its attempt (the timeout sweeper's step): the payment
+ * becomes EXPIRED (C5 reads REJECTED, SALE_REJECTED is notified) and its intent ACTIVE again, so
+ * that it can be attempted again. A payment decided meanwhile, or not yet due, is left as it is.
+ *
+ * Whatever the payment's state, its intent is then brought in line with it when it still names
+ * this transaction and is PROCESSING: APPROVED → PAID, rejected or expired → ACTIVE. That repairs an
+ * intent a crash left PROCESSING between the payment's decision and the intent's (O9).
+ */
+export const expirePayment = Effect.fn("OnlinePayments.expirePayment")(function* (
+  rawTransactionId: string,
+  timeout: Duration.Duration = Payment.ABANDONED_PAYMENT_TIMEOUT
+) {
+  const transactionId = yield* transactionIdOf(rawTransactionId)
+  const load = loadPayment(transactionId).pipe(
+    Effect.flatMap(({ state }) => paymentInScope(undefined, state))
+  )
+  const before = yield* load
+  const now = yield* DateTime.now
+  const payment = Payment.isAbandoned(before, timeout, now)
+    ? yield* handlePayment(transactionId, new Payment.ExpirePayment({ timeout, now })).pipe(
+        Effect.map(({ state }) => state as Payment.Existing),
+        // The cardholder decided between the read and the append: the decision stands.
+        Effect.catchTags({
+          PaymentNotInState: () => load,
+          PaymentNotOverdue: () => load,
+          PaymentExpired: () => load
+        }),
+        Effect.catchTags({
+          PaymentNotFound: Effect.die,
+          PaymentAlreadyExists: Effect.die,
+          PaymentCannotBeVoided: Effect.die,
+          RefundCannotBeRequested: Effect.die,
+          UnknownRefund: Effect.die,
+          RefundReviewConflict: Effect.die
+        })
+      )
+    : before
+  const intent = yield* settleIntent(payment, now)
+  return { payment, intent } satisfies Expiry
+})
+
+/**
+ * Records a decided payment's outcome on its intent when the intent still waits for it (PROCESSING
+ * with this transaction): approved → PAID, rejected (or expired) → ACTIVE. Otherwise nothing.
+ */
+const settleIntent = (payment: Payment.Existing, now: DateTime.Utc) =>
+  Effect.gen(function* () {
+    const transactionId = payment.payment.transactionId
+    const key = PaymentIntent.streamKey(
+      payment.payment.merchantId,
+      payment.payment.sandbox,
+      payment.payment.referenceId
+    )
+    const { state } = yield* loadIntent(key)
+    if (state._tag === "Initial" || !Option.contains(state.transactionId, transactionId)) {
+      return Option.none<PaymentIntent.Existing>()
+    }
+    const outcome: PaymentIntent.Command | undefined =
+      state._tag !== "PROCESSING"
+        ? undefined
+        : Option.isSome(payment.approval)
+          ? new PaymentIntent.CompletePayment({ transactionId, now })
+          : payment._tag === "REJECTED" || payment._tag === "EXPIRED"
+            ? new PaymentIntent.FailPayment({ transactionId, now })
+            : undefined
+    if (outcome === undefined) return Option.some(state)
+    const settled = yield* handleIntent(key, outcome).pipe(
+      Effect.flatMap(({ state }) => existingIntent(state)),
+      Effect.orDie
+    )
+    return Option.some(settled)
+  })
 
 // ---------------------------------------------------------------------------------------------
 // C5, C6: reads
@@ -559,6 +646,8 @@ export const voidPayment = Effect.fn("OnlinePayments.voidPayment")(function* (
     Effect.catchTags({
       PaymentAlreadyExists: Effect.die,
       PaymentNotInState: Effect.die,
+      PaymentNotOverdue: Effect.die,
+      PaymentExpired: Effect.die,
       RefundCannotBeRequested: Effect.die,
       UnknownRefund: Effect.die,
       RefundReviewConflict: Effect.die
@@ -595,6 +684,8 @@ export const requestRefund = Effect.fn("OnlinePayments.requestRefund")(function*
       PaymentNotFound: Effect.die,
       PaymentAlreadyExists: Effect.die,
       PaymentNotInState: Effect.die,
+      PaymentNotOverdue: Effect.die,
+      PaymentExpired: Effect.die,
       PaymentCannotBeVoided: Effect.die,
       UnknownRefund: Effect.die,
       RefundReviewConflict: Effect.die

@@ -1,9 +1,12 @@
 /**
  * The online payment (spec C4, C5, C7, C8): one per transaction, RUNNING from the attempt until the
  * acquirer decides (possibly after a 3DS challenge); an approved card payment can be voided the same
- * Bogotá day before 21:00, or refunded in full at any time after.
+ * Bogotá day before 21:00, or refunded in full at any time after. A payment left waiting for the
+ * cardholder (3DS challenge, bank redirect) past {@link ABANDONED_PAYMENT_TIMEOUT} is expired by the
+ * timeout sweeper: it reads REJECTED, and a late decision is refused with `PaymentExpired`.
  */
 import * as DateTime from "effect/DateTime"
+import * as Duration from "effect/Duration"
 import * as Either from "effect/Either"
 import * as Match from "effect/Match"
 import * as Option from "effect/Option"
@@ -25,6 +28,16 @@ import * as Transitions from "./Transitions.js"
  */
 export const Status = Schema.Literal("RUNNING", "APPROVED", "REJECTED", "VOIDED", "REFUNDED")
 export type Status = typeof Status.Type
+
+/**
+ * How long a payment may wait for the payer (a 3DS challenge, the bank of a PSE or bank-button
+ * payment, a wallet, or a card authorization a crash left unanswered) before the timeout sweeper
+ * fails it: 15 minutes. It is EMV 3-D Secure 2's usual default for the whole authentication (the
+ * protocol's own minimum is 5 minutes; gateways default to 15), long enough for a bank login with a
+ * one-time code, short enough that an abandoned payment link is payable again soon. Online payments
+ * and payment links share it; the sweeper takes another value as an option.
+ */
+export const ABANDONED_PAYMENT_TIMEOUT: Duration.Duration = Duration.minutes(15)
 
 /** The payment method names that are cards (void and refund preconditions), compared in upper case. */
 export const CARD_METHODS: ReadonlyArray<string> = ["CREDIT_CARD", "DEBIT_CARD", "CARD"]
@@ -167,6 +180,17 @@ export class ApprovePayment extends Schema.TaggedClass<ApprovePayment>()("Approv
   now: Schema.DateTimeUtc
 }) {}
 
+/**
+ * The timeout sweeper expires a payment the cardholder left waiting (a 3DS challenge, a bank
+ * redirect) or that was never decided, `timeout` after its attempt: it reads REJECTED (SALE_REJECTED
+ * is notified) and a late decision is refused with `PaymentExpired`.
+ */
+export class ExpirePayment extends Schema.TaggedClass<ExpirePayment>()("ExpirePayment", {
+  /** How long a payment may wait, from its attempt ({@link ABANDONED_PAYMENT_TIMEOUT}). */
+  timeout: Schema.DurationFromSelf,
+  now: Schema.DateTimeUtc
+}) {}
+
 /** The acquirer, 3DS or the fraud engine rejected the payment, or the challenge was abandoned. */
 export class RejectPayment extends Schema.TaggedClass<RejectPayment>()("RejectPayment", {
   reason: Schema.String,
@@ -198,6 +222,7 @@ export const Command = Schema.Union(
   CompleteChallenge,
   ApprovePayment,
   RejectPayment,
+  ExpirePayment,
   VoidPayment,
   RequestRefund,
   RecordRefundReview
@@ -233,9 +258,15 @@ export class PaymentApproved extends Schema.TaggedClass<PaymentApproved>()("Paym
   at: Schema.DateTimeUtc
 }) {}
 
+/**
+ * The payment was rejected. `expired` is present (`true`) when the timeout sweeper recorded it
+ * (`ExpirePayment`): the payment is then EXPIRED, which reads as REJECTED. One event for both, so
+ * that the webhook (SALE_REJECTED) is the same as for any other rejection.
+ */
 export class PaymentRejected extends Schema.TaggedClass<PaymentRejected>()("PaymentRejected", {
   reason: Schema.String,
-  at: Schema.DateTimeUtc
+  at: Schema.DateTimeUtc,
+  expired: Schema.optionalWith(Schema.Literal(true), { exact: true })
 }) {}
 
 export class PaymentVoided extends Schema.TaggedClass<PaymentVoided>()("PaymentVoided", {
@@ -295,6 +326,19 @@ export class PaymentNotInState extends Schema.TaggedError<PaymentNotInState>()("
   command: Schema.String
 }) {}
 
+/** `ExpirePayment` before the payment has waited for the timeout. */
+export class PaymentNotOverdue extends Schema.TaggedError<PaymentNotOverdue>()("PaymentNotOverdue", {
+  transactionId: TransactionId,
+  /** When it times out. */
+  deadline: Schema.DateTimeUtc
+}) {}
+
+/** A decision (the challenge's, the acquirer's) on a payment the timeout sweeper expired. */
+export class PaymentExpired extends Schema.TaggedError<PaymentExpired>()("PaymentExpired", {
+  transactionId: TransactionId,
+  expiredAt: Schema.DateTimeUtc
+}) {}
+
 /** Why a void (C7) is refused. */
 export const VoidRefusal = Schema.Literal(
   "NotCard",
@@ -347,6 +391,8 @@ export type Error =
   | PaymentNotFound
   | PaymentAlreadyExists
   | PaymentNotInState
+  | PaymentNotOverdue
+  | PaymentExpired
   | PaymentCannotBeVoided
   | RefundCannotBeRequested
   | UnknownRefund
@@ -393,10 +439,12 @@ export interface Initial {
 
 /**
  * A payment. `CHALLENGE` is RUNNING with a 3DS challenge pending: its own tag so that the table says
- * which commands a pending challenge accepts; reads show it as RUNNING (see `status`).
+ * which commands a pending challenge accepts; reads show it as RUNNING (see `status`). `EXPIRED` is
+ * REJECTED by the timeout sweeper: its own tag so that the table refuses a late decision; reads
+ * show it as REJECTED.
  */
 export interface Existing {
-  readonly _tag: Status | "CHALLENGE"
+  readonly _tag: Status | "CHALLENGE" | "EXPIRED"
   readonly payment: Attempt
   readonly nextAction: Option.Option<NextAction>
   readonly approval: Option.Option<Approval>
@@ -410,8 +458,21 @@ export type State = Initial | Existing
 
 export const initialState: State = { _tag: "Initial" }
 
-/** The status a payment read (C5) shows: a pending challenge is still RUNNING. */
-export const status = (state: Existing): Status => (state._tag === "CHALLENGE" ? "RUNNING" : state._tag)
+/** The status a payment read (C5) shows: a pending challenge is still RUNNING, an expired payment REJECTED. */
+export const status = (state: Existing): Status =>
+  state._tag === "CHALLENGE" ? "RUNNING" : state._tag === "EXPIRED" ? "REJECTED" : state._tag
+
+/** When a payment still waiting (RUNNING or CHALLENGE) times out: its attempt plus `timeout`. */
+export const expiryDeadline = (state: Existing, timeout: Duration.DurationInput): DateTime.Utc =>
+  DateTime.addDuration(state.payment.attemptedAt, timeout)
+
+/**
+ * Whether the payment is still waiting for a decision (RUNNING, or CHALLENGE: the cardholder's 3DS
+ * challenge or bank) and has been for `timeout` since its attempt at `now` (the deadline included).
+ */
+export const isAbandoned = (state: State, timeout: Duration.DurationInput, now: DateTime.DateTime): boolean =>
+  (state._tag === "RUNNING" || state._tag === "CHALLENGE") &&
+  DateTime.greaterThanOrEqualTo(now, expiryDeadline(state, timeout))
 
 // ---------------------------------------------------------------------------------------------
 // Transitions
@@ -424,12 +485,18 @@ export const status = (state: Existing): Status => (state._tag === "CHALLENGE" ?
  */
 export const transitions = Transitions.make<State["_tag"], Command["_tag"]>({
   Initial: { StartPayment: ["RUNNING"] },
-  RUNNING: { RequireChallenge: ["CHALLENGE"], ApprovePayment: ["APPROVED"], RejectPayment: ["REJECTED"] },
+  RUNNING: {
+    RequireChallenge: ["CHALLENGE"],
+    ApprovePayment: ["APPROVED"],
+    RejectPayment: ["REJECTED"],
+    ExpirePayment: ["EXPIRED"]
+  },
   CHALLENGE: {
     RequireChallenge: ["CHALLENGE"],
     CompleteChallenge: ["APPROVED", "REJECTED"],
-    // A challenge the cardholder abandons ends as a rejection.
-    RejectPayment: ["REJECTED"]
+    RejectPayment: ["REJECTED"],
+    // A challenge (or bank redirect) the cardholder abandons expires after the timeout.
+    ExpirePayment: ["EXPIRED"]
   },
   APPROVED: {
     ApprovePayment: ["APPROVED"],
@@ -439,6 +506,8 @@ export const transitions = Transitions.make<State["_tag"], Command["_tag"]>({
     RecordRefundReview: ["APPROVED", "REFUNDED"]
   },
   REJECTED: { RejectPayment: ["REJECTED"], CompleteChallenge: ["REJECTED"] },
+  // Final: the sweeper's expiry again is a no-op; a late decision is refused (`PaymentExpired`).
+  EXPIRED: { ExpirePayment: ["EXPIRED"] },
   VOIDED: {},
   REFUNDED: { RecordRefundReview: ["REFUNDED"] }
 })
@@ -514,6 +583,18 @@ export const decide = (command: Command, state: State): Either.Either<ReadonlyAr
         : ok(new PaymentApproved({ approvalNumber: c.approvalNumber, threeDs: c.threeDs, at: c.now })),
     RejectPayment: (c) =>
       state._tag === "REJECTED" ? none : ok(new PaymentRejected({ reason: c.reason, at: c.now })),
+    ExpirePayment: (c) =>
+      state._tag === "EXPIRED"
+        ? none
+        : !isAbandoned(state, c.timeout, c.now)
+          ? Either.left(new PaymentNotOverdue({ transactionId, deadline: expiryDeadline(state, c.timeout) }))
+          : ok(
+              new PaymentRejected({
+                reason: expiryReason(state, c.timeout),
+                at: c.now,
+                expired: true
+              })
+            ),
     VoidPayment: (c) => {
       const reason = voidRefusal(state, c.now)
       return reason === undefined
@@ -538,9 +619,28 @@ export const decide = (command: Command, state: State): Either.Either<ReadonlyAr
   })
 }
 
+/** The `reason` recorded when a payment expires: what the cardholder did not finish, and the timeout. */
+export const expiryReason = (state: Existing, timeout: Duration.DurationInput): string => {
+  const minutes = Math.round(Duration.toMinutes(timeout))
+  const what = isCardMethod(state.payment.paymentMethod) ? "the 3DS challenge" : "the payment at the bank"
+  return state._tag === "CHALLENGE"
+    ? `Expired: the cardholder did not complete ${what} within ${minutes} minutes`
+    : `Expired: the payment was not decided within ${minutes} minutes`
+}
+
 /** The error for a command the table forbids in the payment's state. */
 const refused = (command: Command, state: Existing): Error => {
   const transactionId = state.payment.transactionId
+  // A decision that comes after the timeout sweeper expired the payment: too late, say so.
+  if (
+    state._tag === "EXPIRED" &&
+    (command._tag === "CompleteChallenge" ||
+      command._tag === "ApprovePayment" ||
+      command._tag === "RejectPayment" ||
+      command._tag === "RequireChallenge")
+  ) {
+    return new PaymentExpired({ transactionId, expiredAt: state.updatedAt })
+  }
   switch (command._tag) {
     case "StartPayment":
       return new PaymentAlreadyExists({ transactionId })
@@ -637,7 +737,7 @@ export const evolve = (state: State, event: Event): State => {
     }),
     PaymentRejected: (e): State => ({
       ...state,
-      _tag: "REJECTED",
+      _tag: e.expired === true ? "EXPIRED" : "REJECTED",
       rejectionReason: Option.some(e.reason),
       updatedAt: e.at
     }),

@@ -1,9 +1,11 @@
 /**
  * The payment link (spec B): created ACTIVE, PROCESSING while a payment is under way, then PAID, or
- * back to ACTIVE when the payment fails and the link is still usable. Expiry, cancellation and a
+ * back to ACTIVE when the payment fails (declined, or abandoned by the payer past the timeout:
+ * `ExpirePayment`) and the link is still usable. Expiry, cancellation and a
  * rejection of an unusable link are final.
  */
 import * as DateTime from "effect/DateTime"
+import * as Duration from "effect/Duration"
 import * as Either from "effect/Either"
 import * as Match from "effect/Match"
 import * as Option from "effect/Option"
@@ -87,6 +89,17 @@ export class FailPayment extends Schema.TaggedClass<FailPayment>()("FailPayment"
   now: Schema.DateTimeUtc
 }) {}
 
+/**
+ * The timeout sweeper fails the payment under way: the payer left it at the 3DS challenge, the bank
+ * or the wallet (or a crash left a card authorization unanswered) for `timeout` since it started.
+ */
+export class ExpirePayment extends Schema.TaggedClass<ExpirePayment>()("ExpirePayment", {
+  transactionId: TransactionId,
+  /** How long a payment may stay under way, from its start (`Payment.ABANDONED_PAYMENT_TIMEOUT`). */
+  timeout: Schema.DurationFromSelf,
+  now: Schema.DateTimeUtc
+}) {}
+
 /** The merchant or the customer cancels an unpaid link. */
 export class CancelLink extends Schema.TaggedClass<CancelLink>()("CancelLink", {
   now: Schema.DateTimeUtc
@@ -102,6 +115,7 @@ export const Command = Schema.Union(
   StartPayment,
   CompletePayment,
   FailPayment,
+  ExpirePayment,
   CancelLink,
   ExpireLink
 )
@@ -139,16 +153,25 @@ export class LinkPaid extends Schema.TaggedClass<LinkPaid>()("LinkPaid", {
   at: Schema.DateTimeUtc
 }) {}
 
+/**
+ * Present (`true`) on a failure the timeout sweeper recorded (`ExpirePayment`): the payer never came
+ * back from the 3DS challenge, the bank or the wallet. Absent on a declined payment. The webhook is
+ * the same (SALE_REJECTED); a late decision of the payer is answered "expired".
+ */
+const expiredField = Schema.optionalWith(Schema.Literal(true), { exact: true })
+
 /** The payment failed and the link can be paid again: back to ACTIVE. */
 export class LinkPaymentFailed extends Schema.TaggedClass<LinkPaymentFailed>()("LinkPaymentFailed", {
   transactionId: TransactionId,
-  at: Schema.DateTimeUtc
+  at: Schema.DateTimeUtc,
+  expired: expiredField
 }) {}
 
 /** The payment failed and the link had expired meanwhile: it cannot be paid again. */
 export class LinkRejected extends Schema.TaggedClass<LinkRejected>()("LinkRejected", {
   transactionId: TransactionId,
-  at: Schema.DateTimeUtc
+  at: Schema.DateTimeUtc,
+  expired: expiredField
 }) {}
 
 export class LinkCancelled extends Schema.TaggedClass<LinkCancelled>()("LinkCancelled", {
@@ -200,6 +223,12 @@ export class LinkNotOverdue extends Schema.TaggedError<LinkNotOverdue>()("LinkNo
   linkId: PaymentLinkId
 }) {}
 
+/** `ExpirePayment` before the payment under way has been so for the timeout. */
+export class LinkPaymentNotOverdue extends Schema.TaggedError<LinkPaymentNotOverdue>()(
+  "LinkPaymentNotOverdue",
+  { linkId: PaymentLinkId, transactionId: TransactionId }
+) {}
+
 /** The method is not one the link offers. */
 export class MethodNotOffered extends Schema.TaggedError<MethodNotOffered>()("MethodNotOffered", {
   linkId: PaymentLinkId,
@@ -231,6 +260,7 @@ export type Error =
   | LinkNotInState
   | LinkOverdue
   | LinkNotOverdue
+  | LinkPaymentNotOverdue
   | MethodNotOffered
   | InvalidPaymentAmount
   | UnknownLinkTransaction
@@ -270,6 +300,8 @@ export interface Existing {
   readonly paymentMethod: Option.Option<string>
   /** The amount of the last payment started: the total of CLOSE links, the payer's choice for OPEN. */
   readonly paidAmount: Option.Option<Amount>
+  /** When the last payment started (the payment timeout runs from it). */
+  readonly paymentStartedAt: Option.Option<DateTime.Utc>
   readonly updatedAt: DateTime.Utc
 }
 
@@ -288,7 +320,11 @@ export const initialState: State = { _tag: "Initial" }
 export const transitions = Transitions.make<State["_tag"], Command["_tag"]>({
   Initial: { CreateLink: ["ACTIVE"] },
   ACTIVE: { StartPayment: ["PROCESSING"], CancelLink: ["CANCELLED"], ExpireLink: ["EXPIRED"] },
-  PROCESSING: { CompletePayment: ["PAID"], FailPayment: ["ACTIVE", "REJECTED"] },
+  PROCESSING: {
+    CompletePayment: ["PAID"],
+    FailPayment: ["ACTIVE", "REJECTED"],
+    ExpirePayment: ["ACTIVE", "REJECTED"]
+  },
   PAID: { CompletePayment: ["PAID"] },
   REJECTED: { FailPayment: ["REJECTED"] },
   CANCELLED: { CancelLink: ["CANCELLED"] },
@@ -311,6 +347,26 @@ export const isOverdue = (link: Link, now: DateTime.DateTime): boolean =>
  */
 export const statusAt = (state: Existing, now: DateTime.DateTime): Status =>
   state._tag === "ACTIVE" && isOverdue(state.link, now) ? "EXPIRED" : state._tag
+
+/** When the payment under way times out: its start plus `timeout`; none when no payment is under way. */
+export const paymentDeadline = (
+  state: State,
+  timeout: Duration.DurationInput
+): Option.Option<DateTime.Utc> =>
+  state._tag === "PROCESSING"
+    ? Option.map(state.paymentStartedAt, (startedAt) => DateTime.addDuration(startedAt, timeout))
+    : Option.none()
+
+/**
+ * Whether the payment under way has been so for `timeout` at `now` (the deadline itself included):
+ * the payer abandoned it, and `ExpirePayment` fails it.
+ */
+export const isPaymentOverdue = (
+  state: State,
+  timeout: Duration.DurationInput,
+  now: DateTime.DateTime
+): boolean =>
+  Option.exists(paymentDeadline(state, timeout), (deadline) => DateTime.greaterThanOrEqualTo(now, deadline))
 
 const ok = (...events: ReadonlyArray<Event>): Either.Either<ReadonlyArray<Event>, Error> =>
   Either.right(events)
@@ -345,6 +401,15 @@ export const decide = (command: Command, state: State): Either.Either<ReadonlyAr
           : isOverdue(state.link, c.now)
             ? ok(new LinkRejected({ transactionId: c.transactionId, at: c.now }))
             : ok(new LinkPaymentFailed({ transactionId: c.transactionId, at: c.now })),
+    ExpirePayment: (c) =>
+      !sameTransaction(state, c.transactionId)
+        ? Either.left(new UnknownLinkTransaction({ linkId, transactionId: c.transactionId }))
+        : !isPaymentOverdue(state, c.timeout, c.now)
+          ? Either.left(new LinkPaymentNotOverdue({ linkId, transactionId: c.transactionId }))
+          : // As a declined payment: ACTIVE again, or REJECTED when the link expired meanwhile.
+            isOverdue(state.link, c.now)
+            ? ok(new LinkRejected({ transactionId: c.transactionId, at: c.now, expired: true }))
+            : ok(new LinkPaymentFailed({ transactionId: c.transactionId, at: c.now, expired: true })),
     CancelLink: (c) => (state._tag === "CANCELLED" ? none : ok(new LinkCancelled({ at: c.now }))),
     ExpireLink: (c) =>
       state._tag === "EXPIRED"
@@ -433,6 +498,7 @@ export const evolve = (state: State, event: Event): State => {
       transactionId: Option.none(),
       paymentMethod: Option.none(),
       paidAmount: Option.none(),
+      paymentStartedAt: Option.none(),
       updatedAt: event.createdAt
     }
   }
@@ -445,6 +511,7 @@ export const evolve = (state: State, event: Event): State => {
       transactionId: Option.some(e.transactionId),
       paymentMethod: Option.some(e.paymentMethod),
       paidAmount: Option.some(e.amount),
+      paymentStartedAt: Option.some(e.at),
       updatedAt: e.at
     }),
     LinkPaid: (e): State => ({ ...state, _tag: "PAID", updatedAt: e.at }),

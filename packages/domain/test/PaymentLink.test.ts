@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as DateTime from "effect/DateTime"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as FastCheck from "effect/FastCheck"
 import * as Layer from "effect/Layer"
@@ -290,6 +291,14 @@ describe("PaymentLink", () => {
       ),
       FastCheck.record({ trx, m: minute }).map(
         ({ trx, m }) => new PaymentLink.FailPayment({ transactionId: trx, now: at(m) })
+      ),
+      FastCheck.record({ trx, m: minute, timeout: FastCheck.constantFrom(5, 15, 30) }).map(
+        ({ m, timeout, trx }) =>
+          new PaymentLink.ExpirePayment({
+            transactionId: trx,
+            timeout: Duration.minutes(timeout),
+            now: at(m)
+          })
       ),
       minute.map((m) => new PaymentLink.CancelLink({ now: at(m) })),
       minute.map((m) => new PaymentLink.ExpireLink({ now: at(m) }))

@@ -169,7 +169,7 @@ const cancelLink = Effect.fn("AdminHandlers.cancelLink")(function* (linkId: stri
   if (view.status !== "ACTIVE" && view.status !== "CANCELLED") {
     return yield* linkNotCancellable(view.status)
   }
-  const state = yield* LinkPayments.cancel(linkId).pipe(
+  const state = yield* LinkPayments.cancel(linkId, ACTOR).pipe(
     Effect.catchAll((e) =>
       e._tag === "LinkNotInState" ? Effect.fail(linkNotCancellable(e.status)) : Effect.die(e)
     )

@@ -40,6 +40,20 @@ export const conflictPage = () =>
     409
   )
 
+/**
+ * A 409 page: the decision came after the payment expired (the timeout sweeper rejected it once the
+ * cardholder had been away for `Payment.ABANDONED_PAYMENT_TIMEOUT`). Nothing was charged.
+ */
+export const expiredPage = () =>
+  page(
+    "Payment expired",
+    `<h1>Payment expired</h1><p id="result" data-status="EXPIRED">${EXPIRED_TEXT}</p>`,
+    409
+  )
+
+const EXPIRED_TEXT =
+  "This payment expired: it was not completed in time, and nothing was charged. Return to the store to pay again."
+
 // ---------------------------------------------------------------------------------------------
 // HTML
 // ---------------------------------------------------------------------------------------------
@@ -113,6 +127,12 @@ export const showPage = (challenge: OnlinePayments.Challenge) => {
 <p class="muted">Reference <span id="reference">${escape(intent.intent.referenceId)}</span>${intent.intent.sandbox ? " · sandbox" : ""}</p>
 <div class="amount" id="amount">${escape(money(payment))}</div>
 ${description}${card}`
+  if (payment._tag === "EXPIRED") {
+    return page(
+      title,
+      `${header}<p id="result" data-status="EXPIRED">${EXPIRED_TEXT}</p>${returnLink({ callbackUrl: intent.details.callbackUrl })}`
+    )
+  }
   if (payment._tag !== "CHALLENGE") {
     return page(
       title,

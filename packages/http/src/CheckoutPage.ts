@@ -291,6 +291,11 @@ const decideTransaction = (prefix: string) =>
         )
       ),
       Effect.catchTags({
+        // Too late: the timeout sweeper failed the payment while the payer was away (409, "expired").
+        LinkPaymentExpired: () =>
+          Effect.map(LinkPayments.transaction(linkId, transactionId), (current) =>
+            respond(Html.transactionPage(context, current), 409)
+          ),
         PaymentNotAwaitingPayer: () =>
           Effect.succeed(respond(Html.messagePage(context, "alreadyDecided"), 409)),
         LinkNotInState: () => Effect.succeed(respond(Html.messagePage(context, "alreadyDecided"), 409)),

@@ -460,6 +460,20 @@ export const transactionPage = (context: PageContext, current: LinkPayments.Tran
 <p class="meta">${escape(t.simulated)}</p>`
     )
   }
+  if (outcome._tag === "Expired") {
+    // The payer came back after the timeout sweeper failed the payment: the link's page, if payable again.
+    const linkPath = context.path.replace(/\/payments\/[^/]*$/, "")
+    const again =
+      view.status === "ACTIVE" && view.methods.length > 0
+        ? `<p><a id="pay-again" href="${escape(`${linkPath}?lang=${locale}`)}">${escape(t.payAgain)}</a></p>`
+        : ""
+    return layout(
+      context,
+      t.expiredTitle,
+      `${head}<hr><h1 id="result-title">${escape(t.expiredTitle)}</h1>
+<p class="notice bad" id="result" data-status="EXPIRED" role="alert">${escape(t.expiredText)}</p>${details}${again}${returnLink(view, locale)}`
+    )
+  }
   // A card being authorized (milliseconds), or a declined payment shown on its own address.
   return layout(
     context,

@@ -147,6 +147,10 @@ export const messages = {
     decline: "Rechazar",
     awaitingCard: "Estamos autorizando tu tarjeta. Esta página se actualiza sola.",
     alreadyDecided: "Este pago ya se decidió y no puede cambiar.",
+    expiredTitle: "Pago vencido",
+    expiredText:
+      "Este pago venció: no se completó a tiempo en el banco, la billetera o la verificación 3-D Secure. No se hizo ningún cobro.",
+    payAgain: "Pagar de nuevo",
     sandboxHelp: "Datos de prueba",
     sandboxCards:
       "Usa cualquier tarjeta válida, por ejemplo 4111 1111 1111 1111, con un vencimiento futuro y cualquier CVC.",
@@ -248,6 +252,10 @@ export const messages = {
     decline: "Decline",
     awaitingCard: "We are authorizing your card. This page refreshes by itself.",
     alreadyDecided: "This payment was already decided and cannot change.",
+    expiredTitle: "Payment expired",
+    expiredText:
+      "This payment expired: it was not completed in time at the bank, the wallet or the 3-D Secure verification. Nothing was charged.",
+    payAgain: "Pay again",
     sandboxHelp: "Test data",
     sandboxCards: "Use any valid card, for example 4111 1111 1111 1111, with a future expiry and any CVC.",
     sandboxAmounts: "The amount decides the outcome:",

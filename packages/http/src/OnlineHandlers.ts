@@ -102,6 +102,14 @@ export const fromOnlineError = (
       )
     case "InvalidAttempt":
       return Errors.BadRequest.of(Errors.Codes.ValidationError, error.message, error.field)
+    case "PaymentExpired":
+      return Errors.Conflict.of(
+        error._tag,
+        "the payment expired: the cardholder did not complete it in time; it reads REJECTED",
+        "transaction_id"
+      )
+    case "PaymentNotOverdue":
+      return Errors.Conflict.of(error._tag, "the payment has not been waiting long enough to expire")
     case "PaymentCannotBeVoided":
       return Errors.Conflict.of(error._tag, VOID_REFUSALS[error.reason], "transaction_id")
     case "RefundCannotBeRequested":
@@ -469,7 +477,9 @@ export const layerChallenge = HttpApiBuilder.group(CobroApi, "challenge", (handl
         Effect.map(ChallengePage.afterDecision),
         Effect.catchTags({
           ChallengeNotFound: () => Effect.succeed(ChallengePage.notFoundPage()),
-          PaymentNotInState: () => Effect.succeed(ChallengePage.conflictPage())
+          PaymentNotInState: () => Effect.succeed(ChallengePage.conflictPage()),
+          // The cardholder came back after the timeout sweeper expired the payment.
+          PaymentExpired: () => Effect.succeed(ChallengePage.expiredPage())
         })
       )
     )

@@ -5,6 +5,7 @@
  * exactly by the status B3 reads before it, and CANCELLED is final.
  */
 import * as HttpServer from "@effect/platform/HttpServer"
+import * as EventStore from "@cobro/domain/EventStore"
 import * as LinkPayments from "@cobro/domain/LinkPayments"
 import * as Nanos from "@cobro/domain/Nanos"
 import { describe, expect, it } from "@effect/vitest"
@@ -111,6 +112,11 @@ describe("POST /admin/v1/links/{payment_link}/cancel", () => {
             transaction_id: null
           })
           expect(yield* TestApp.logSize).toBe(before + 1)
+          // The audit trail names who cancelled it.
+          const stored = yield* Effect.flatMap(EventStore.EventStore, (store) =>
+            store.readStream(`PaymentLink-${id}`)
+          )
+          expect(stored.at(-1)).toMatchObject({ type: "LinkCancelled", metadata: { actor: "admin" } })
           const b3 = yield* readLink(m.button.test, id)
           expect(b3.status).toBe(200)
           // The same record B3 gives, nanoseconds exact.

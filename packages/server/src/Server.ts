@@ -34,6 +34,7 @@ import * as NodeHttp from "node:http"
 import * as Config from "./Config.js"
 import * as Ids from "./Ids.js"
 import * as LinkExpiry from "./LinkExpiry.js"
+import * as PaymentTimeouts from "./PaymentTimeouts.js"
 import * as NodeKeyVault from "./NodeKeyVault.js"
 import * as SealingKey from "./SealingKey.js"
 import * as Store from "./Store.js"
@@ -172,7 +173,7 @@ const dispatcherOwner = `${Os.hostname()}:${process.pid}:${randomBytes(4).toStri
 /**
  * Background work: the read models' runners; the webhook notifier (a log consumer whose checkpoint
  * commits with the deliveries it schedules) and dispatcher (leases shared with the other nodes);
- * the link expiry sweeper; the idempotency purge.
+ * the link expiry sweeper; the abandoned payments' timeouts; the idempotency purge.
  */
 export const layerBackground = Layer.mergeAll(
   Store.layerProjections(),
@@ -182,6 +183,7 @@ export const layerBackground = Layer.mergeAll(
   ),
   supervised("Webhook dispatcher", Dispatcher.run({ owner: dispatcherOwner })),
   supervised("Link expiry", LinkExpiry.run()),
+  supervised("Payment timeouts", PaymentTimeouts.run()),
   supervised(
     "Idempotency purge",
     DateTime.now.pipe(

@@ -3,8 +3,10 @@ import * as Aggregate from "@cobro/domain/Aggregate"
 import * as CommandHandler from "@cobro/domain/CommandHandler"
 import * as EventStore from "@cobro/domain/EventStore"
 import { IdGenerator } from "@cobro/domain/IdGenerator"
-import { MerchantId, PaymentLinkId, TransactionId } from "@cobro/domain/Ids"
+import { IntentReference, MerchantId, PaymentLinkId, TransactionId } from "@cobro/domain/Ids"
 import { Amount } from "@cobro/domain/Money"
+import * as Payment from "@cobro/domain/Payment"
+import * as PaymentIntent from "@cobro/domain/PaymentIntent"
 import * as PaymentLink from "@cobro/domain/PaymentLink"
 import * as Refund from "@cobro/domain/Refund"
 import * as WebhookDelivery from "@cobro/domain/WebhookDelivery"
@@ -430,6 +432,409 @@ for (const [name, database] of [
               expect(yield* dueAmong(links, now)).toEqual(expected)
               yield* Projection.rebuild(ReadModels.linkExpiry)
               expect(yield* dueAmong(links, now)).toEqual(expected)
+            }),
+          { fastCheck: { numRuns: 25 } }
+        )
+      }
+    }
+  )
+}
+
+// ---------------------------------------------------------------------------------------------
+// The payment timeout sweeper's read model, on PGlite and on PostgreSQL
+// ---------------------------------------------------------------------------------------------
+
+const handlePayment = CommandHandler.make(Payment.Payment)
+const handleIntent = CommandHandler.make(PaymentIntent.PaymentIntent)
+
+/** What happens to an online payment after its attempt, each step at an instant (ms). */
+type OnlineStep =
+  | { readonly _tag: "challenge"; readonly at: number }
+  | { readonly _tag: "approve"; readonly at: number }
+  | { readonly _tag: "reject"; readonly at: number }
+  | { readonly _tag: "expire"; readonly at: number }
+  | { readonly _tag: "intentPaid"; readonly at: number }
+  | { readonly _tag: "intentFailed"; readonly at: number }
+
+/**
+ * An online payment (C4) attempted at `startedAt` on a new intent of MER_1, its attempt recorded on
+ * the intent too unless `withIntent` is false (a crash between the two appends), then the steps
+ * through the deciders; a step they refuse is skipped (so a crash between a payment's decision and
+ * its intent's can be written as a decision without the intent step).
+ */
+const givenOnline = (startedAt: number, steps: ReadonlyArray<OnlineStep> = [], withIntent = true) =>
+  Effect.gen(function* () {
+    const ids = yield* IdGenerator
+    const transactionId = TransactionId.make(yield* ids.next("TRX_"))
+    const referenceId = IntentReference.make(yield* ids.next("order-"))
+    const merchantId = MerchantId.make("MER_1")
+    const key = PaymentIntent.streamKey(merchantId, true, referenceId)
+    const amount = new PaymentIntent.IntentAmount({
+      currency: "COP",
+      total: Amount.make(555_020),
+      tip: Amount.make(0),
+      taxes: []
+    })
+    yield* handleIntent(
+      key,
+      new PaymentIntent.CreateIntent({
+        merchantId,
+        sandbox: true,
+        referenceId,
+        details: new PaymentIntent.IntentDetails({
+          amount,
+          description: Option.none(),
+          callbackUrl: Option.some("https://shop.example/back"),
+          metadata: Option.none(),
+          customer: Option.none()
+        }),
+        deviceFingerprint: Option.none(),
+        now: instant(startedAt - HOUR)
+      })
+    )
+    yield* handlePayment(
+      transactionId,
+      new Payment.StartPayment({
+        transactionId,
+        merchantId,
+        sandbox: true,
+        referenceId,
+        amount,
+        paymentMethod: "CREDIT_CARD",
+        card: Option.none(),
+        payer: Option.none(),
+        metadata: Option.none(),
+        deviceFingerprint: Option.none(),
+        now: instant(startedAt)
+      })
+    )
+    if (withIntent) {
+      yield* handleIntent(
+        key,
+        new PaymentIntent.StartPayment({
+          transactionId,
+          paymentMethod: "CREDIT_CARD",
+          now: instant(startedAt)
+        })
+      )
+    }
+    for (const step of steps) {
+      const now = instant(step.at)
+      switch (step._tag) {
+        case "challenge":
+          yield* Effect.either(
+            handlePayment(
+              transactionId,
+              new Payment.RequireChallenge({
+                nextAction: { redirectUrl: "https://cobro.example/challenge", redirectMethod: "GET" },
+                now
+              })
+            )
+          )
+          break
+        case "approve":
+          yield* Effect.either(
+            handlePayment(
+              transactionId,
+              new Payment.CompleteChallenge({ result: { _tag: "Approved", approvalNumber: "123456" }, now })
+            )
+          )
+          break
+        case "reject":
+          yield* Effect.either(
+            handlePayment(transactionId, new Payment.RejectPayment({ reason: "declined", now }))
+          )
+          break
+        case "expire":
+          yield* Effect.either(
+            handlePayment(
+              transactionId,
+              new Payment.ExpirePayment({ timeout: Payment.ABANDONED_PAYMENT_TIMEOUT, now })
+            )
+          )
+          break
+        case "intentPaid":
+          yield* Effect.either(handleIntent(key, new PaymentIntent.CompletePayment({ transactionId, now })))
+          break
+        case "intentFailed":
+          yield* Effect.either(handleIntent(key, new PaymentIntent.FailPayment({ transactionId, now })))
+          break
+      }
+    }
+    return { transactionId, key }
+  })
+
+/** A payment link's payment started at `startedAt`, then failed, paid or expired by the sweeper (or left). */
+const givenLinkPayment = (
+  startedAt: number,
+  end?: { readonly _tag: "fail" | "pay" | "timeout"; readonly at: number }
+) =>
+  Effect.gen(function* () {
+    const linkId = yield* givenLink(startedAt - HOUR, undefined, [{ _tag: "start", at: startedAt }])
+    const { state } = yield* CommandHandler.load(PaymentLink.PaymentLink)(linkId)
+    const transactionId = Option.getOrThrow(state._tag === "Initial" ? Option.none() : state.transactionId)
+    if (end !== undefined) {
+      const now = instant(end.at)
+      yield* Effect.either(
+        handleLink(
+          linkId,
+          end._tag === "fail"
+            ? new PaymentLink.FailPayment({ transactionId, now })
+            : end._tag === "pay"
+              ? new PaymentLink.CompletePayment({ transactionId, now })
+              : new PaymentLink.ExpirePayment({
+                  transactionId,
+                  timeout: Payment.ABANDONED_PAYMENT_TIMEOUT,
+                  now
+                })
+        )
+      )
+    }
+    return { linkId, transactionId }
+  })
+
+interface InFlight {
+  readonly kind: ReadModels.InFlightKind
+  readonly transactionId: TransactionId
+  readonly startedAt: number
+}
+
+/** What the log says is under way since `startedBefore` or earlier, among the given payments, in the read model's order. */
+const inFlightByTheLog = (
+  links: ReadonlyArray<{ readonly linkId: PaymentLinkId; readonly transactionId: TransactionId }>,
+  online: ReadonlyArray<{ readonly transactionId: TransactionId; readonly key: string }>,
+  startedBefore: number
+) =>
+  Effect.gen(function* () {
+    const found: Array<InFlight> = []
+    for (const { linkId, transactionId } of links) {
+      const { state } = yield* CommandHandler.load(PaymentLink.PaymentLink)(linkId)
+      if (state._tag === "PROCESSING" && Option.contains(state.transactionId, transactionId)) {
+        found.push({
+          kind: "link",
+          transactionId,
+          startedAt: DateTime.toEpochMillis(Option.getOrThrow(state.paymentStartedAt))
+        })
+      }
+    }
+    for (const { key, transactionId } of online) {
+      const payment = (yield* CommandHandler.load(Payment.Payment)(transactionId)).state
+      const intent = (yield* CommandHandler.load(PaymentIntent.PaymentIntent)(key)).state
+      if (payment._tag === "Initial") continue
+      const undecided = payment._tag === "RUNNING" || payment._tag === "CHALLENGE"
+      const intentWaits = intent._tag === "PROCESSING" && Option.contains(intent.transactionId, transactionId)
+      if (undecided || intentWaits) {
+        found.push({
+          kind: "online",
+          transactionId,
+          startedAt: DateTime.toEpochMillis(payment.payment.attemptedAt)
+        })
+      }
+    }
+    return found
+      .filter((p) => p.startedAt <= startedBefore)
+      .sort(
+        (a, b) =>
+          a.startedAt - b.startedAt ||
+          (a.kind < b.kind ? -1 : a.kind > b.kind ? 1 : a.transactionId < b.transactionId ? -1 : 1)
+      )
+  })
+
+/** The read model's due payments among the given transactions (the database is shared by the suite's tests). */
+const dueInFlight = (transactions: ReadonlyArray<TransactionId>, startedBefore: number) =>
+  Effect.map(ReadModels.duePayments({ startedBefore: instant(startedBefore), limit: 1_000_000 }), (due) =>
+    due
+      .filter((p) => transactions.includes(p.transactionId))
+      .map((p): InFlight => ({
+        kind: p.kind,
+        transactionId: p.transactionId,
+        startedAt: DateTime.toEpochMillis(p.startedAt)
+      }))
+  )
+
+for (const [name, database] of [
+  ["PGlite", Databases.pglite],
+  ["PostgreSQL", Databases.postgres]
+] as const) {
+  layer(Layer.merge(database, randomIds), { excludeTestServices: true, timeout: 120_000 })(
+    `payments in flight read model (${name})`,
+    (it) => {
+      it.effect(
+        "the timeout sweeper finds the link payments PROCESSING and the online payments undecided since the cutoff (inclusive), oldest first",
+        () =>
+          Effect.gen(function* () {
+            const MIN = 60_000
+            const cutoff = T - HOUR
+            const linkWaiting = yield* givenLinkPayment(T - 2 * HOUR)
+            const linkAtCutoff = yield* givenLinkPayment(cutoff)
+            const linkRecent = yield* givenLinkPayment(T - 30 * MIN)
+            const linkPaid = yield* givenLinkPayment(T - 3 * HOUR, { _tag: "pay", at: T - 3 * HOUR + MIN })
+            const linkFailed = yield* givenLinkPayment(T - 3 * HOUR, { _tag: "fail", at: T - 3 * HOUR + MIN })
+            const linkTimedOut = yield* givenLinkPayment(T - 3 * HOUR, { _tag: "timeout", at: T - 2 * HOUR })
+            const challenge = yield* givenOnline(T - 3 * HOUR, [{ _tag: "challenge", at: T - 3 * HOUR }])
+            const approved = yield* givenOnline(T - 3 * HOUR, [
+              { _tag: "challenge", at: T - 3 * HOUR },
+              { _tag: "approve", at: T - 3 * HOUR + MIN },
+              { _tag: "intentPaid", at: T - 3 * HOUR + MIN }
+            ])
+            const expired = yield* givenOnline(T - 3 * HOUR, [
+              { _tag: "challenge", at: T - 3 * HOUR },
+              { _tag: "expire", at: T - 2 * HOUR },
+              { _tag: "intentFailed", at: T - 2 * HOUR }
+            ])
+            // A crash between the payment's decision and the intent's: the intent still waits.
+            const intentStuck = yield* givenOnline(T - 4 * HOUR, [{ _tag: "reject", at: T - 4 * HOUR + MIN }])
+            // A crash before the intent took the attempt, then the payment decided: nothing waits.
+            const orphanDecided = yield* givenOnline(
+              T - 3 * HOUR,
+              [{ _tag: "reject", at: T - 3 * HOUR }],
+              false
+            )
+            const orphanRunning = yield* givenOnline(T - 5 * HOUR, [], false)
+            const links = [linkWaiting, linkAtCutoff, linkRecent, linkPaid, linkFailed, linkTimedOut]
+            const online = [challenge, approved, expired, intentStuck, orphanDecided, orphanRunning]
+            const transactions = [...links, ...online].map((p) => p.transactionId)
+            yield* Projection.catchUp(ReadModels.paymentsInFlight)
+
+            expect(yield* dueInFlight(transactions, cutoff)).toEqual([
+              { kind: "online", transactionId: orphanRunning.transactionId, startedAt: T - 5 * HOUR },
+              { kind: "online", transactionId: intentStuck.transactionId, startedAt: T - 4 * HOUR },
+              { kind: "online", transactionId: challenge.transactionId, startedAt: T - 3 * HOUR },
+              { kind: "link", transactionId: linkWaiting.transactionId, startedAt: T - 2 * HOUR },
+              { kind: "link", transactionId: linkAtCutoff.transactionId, startedAt: cutoff }
+            ])
+            expect(yield* dueInFlight(transactions, cutoff)).toEqual(
+              yield* inFlightByTheLog(links, online, cutoff)
+            )
+            expect(yield* dueInFlight(transactions, cutoff - 1)).toHaveLength(4)
+            expect((yield* dueInFlight(transactions, T)).map((p) => p.transactionId)).toContain(
+              linkRecent.transactionId
+            )
+            const duePayment = (yield* ReadModels.duePayments({
+              startedBefore: instant(cutoff),
+              limit: 1_000_000
+            })).find((p) => p.transactionId === linkWaiting.transactionId)
+            expect(duePayment).toMatchObject({
+              kind: "link",
+              linkId: Option.some(linkWaiting.linkId),
+              paymentMethod: "CREDIT_CARD"
+            })
+
+            // The sweeper's decisions take them out; a rebuild from the log gives the same rows.
+            yield* handleLink(
+              linkWaiting.linkId,
+              new PaymentLink.ExpirePayment({
+                transactionId: linkWaiting.transactionId,
+                timeout: Payment.ABANDONED_PAYMENT_TIMEOUT,
+                now: instant(T)
+              })
+            )
+            yield* handlePayment(
+              challenge.transactionId,
+              new Payment.ExpirePayment({ timeout: Payment.ABANDONED_PAYMENT_TIMEOUT, now: instant(T) })
+            )
+            yield* Projection.catchUp(ReadModels.paymentsInFlight)
+            const sql = yield* SqlClient.SqlClient
+            const rows = yield* sql<{ transaction_id: string; payment_open: boolean; intent_open: boolean }>`
+              SELECT transaction_id, payment_open, intent_open FROM cobro_rm_payments_in_flight
+              WHERE transaction_id IN ${sql.in([challenge.transactionId, intentStuck.transactionId])}
+              ORDER BY transaction_id`
+            // The expired challenge's intent has not been told yet: it stays in sight, as the stuck one.
+            expect(rows).toHaveLength(2)
+            expect(rows.every((r) => !r.payment_open && r.intent_open)).toBe(true)
+            yield* handleIntent(
+              challenge.key,
+              new PaymentIntent.FailPayment({ transactionId: challenge.transactionId, now: instant(T) })
+            )
+            yield* Projection.catchUp(ReadModels.paymentsInFlight)
+            expect((yield* dueInFlight(transactions, T)).map((p) => p.transactionId)).toEqual([
+              orphanRunning.transactionId,
+              intentStuck.transactionId,
+              linkAtCutoff.transactionId,
+              linkRecent.transactionId
+            ])
+            const before = yield* sql`SELECT * FROM cobro_rm_payments_in_flight ORDER BY kind, transaction_id`
+            yield* Projection.rebuild(ReadModels.paymentsInFlight)
+            expect(
+              yield* sql`SELECT * FROM cobro_rm_payments_in_flight ORDER BY kind, transaction_id`
+            ).toEqual(before)
+          })
+      )
+
+      it.effect("a round's limit takes the oldest payments first", () =>
+        Effect.gen(function* () {
+          const payments: Array<TransactionId> = []
+          for (let i = 5; i >= 1; i--)
+            payments.push((yield* givenLinkPayment(T - 20 * HOUR - i * HOUR)).transactionId)
+          yield* Projection.catchUp(ReadModels.paymentsInFlight)
+          expect((yield* dueInFlight(payments, T)).map((p) => p.transactionId)).toEqual(payments)
+          expect(yield* ReadModels.duePayments({ startedBefore: instant(T), limit: 2 })).toHaveLength(2)
+        })
+      )
+
+      if (name === "PGlite") {
+        const onlineStep = FastCheck.constantFrom(
+          "challenge" as const,
+          "approve" as const,
+          "reject" as const,
+          "expire" as const,
+          "intentPaid" as const,
+          "intentFailed" as const
+        )
+        const onlineSpec = FastCheck.record({
+          startedAgo: FastCheck.integer({ min: 0, max: 4 * 3600 }),
+          withIntent: FastCheck.boolean(),
+          steps: FastCheck.array(FastCheck.tuple(onlineStep, FastCheck.integer({ min: 0, max: 3600 })), {
+            maxLength: 4
+          })
+        })
+        const linkSpec = FastCheck.record({
+          startedAgo: FastCheck.integer({ min: 0, max: 4 * 3600 }),
+          end: FastCheck.option(
+            FastCheck.tuple(
+              FastCheck.constantFrom("fail" as const, "pay" as const, "timeout" as const),
+              FastCheck.integer({ min: 0, max: 3600 })
+            ),
+            { nil: undefined }
+          )
+        })
+        it.effect.prop(
+          "whatever happened to the payments, the read model lists exactly those the log says are under way since the cutoff, and a rebuild agrees",
+          [
+            FastCheck.array(linkSpec, { maxLength: 4 }),
+            FastCheck.array(onlineSpec, { minLength: 1, maxLength: 4 }),
+            FastCheck.integer({ min: 0, max: 5 * 3600 })
+          ],
+          ([linkSpecs, onlineSpecs, cutoffAgo]) =>
+            Effect.gen(function* () {
+              const base = T - 100 * HOUR
+              const links = []
+              for (const spec of linkSpecs) {
+                const startedAt = base - spec.startedAgo * 1000
+                links.push(
+                  yield* givenLinkPayment(
+                    startedAt,
+                    spec.end === undefined
+                      ? undefined
+                      : { _tag: spec.end[0], at: startedAt + spec.end[1] * 1000 }
+                  )
+                )
+              }
+              const online = []
+              for (const spec of onlineSpecs) {
+                const startedAt = base - spec.startedAgo * 1000
+                const steps = [...spec.steps]
+                  .sort((a, b) => a[1] - b[1])
+                  .map(([tag, after]): OnlineStep => ({ _tag: tag, at: startedAt + after * 1000 }))
+                online.push(yield* givenOnline(startedAt, steps, spec.withIntent))
+              }
+              const transactions = [...links, ...online].map((p) => p.transactionId)
+              yield* Projection.catchUp(ReadModels.paymentsInFlight)
+              const cutoff = base - cutoffAgo * 1000
+              const expected = yield* inFlightByTheLog(links, online, cutoff)
+              expect(yield* dueInFlight(transactions, cutoff)).toEqual(expected)
+              yield* Projection.rebuild(ReadModels.paymentsInFlight)
+              expect(yield* dueInFlight(transactions, cutoff)).toEqual(expected)
             }),
           { fastCheck: { numRuns: 25 } }
         )
