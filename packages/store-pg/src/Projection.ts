@@ -3,7 +3,7 @@
  * projection's rows and its checkpoint commit in one transaction; it can be dropped and rebuilt
  * from the log alone (brief, "The event log").
  */
-import type * as EventStore from "@cobro/domain/EventStore"
+import * as EventStore from "@cobro/domain/EventStore"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { SqlError } from "@effect/sql/SqlError"
 import * as Effect from "effect/Effect"
@@ -89,3 +89,66 @@ export const rebuild = <E, R>(
       )
     )
   }).pipe(Effect.withSpan("Projection.rebuild", { attributes: { projection: projection.name } }))
+
+/** What a rebuild has replayed so far, for a progress display. */
+export interface RebuildProgress {
+  readonly events: number
+}
+
+/** How {@link rebuildAll} replays. */
+export interface RebuildOptions {
+  /** Events read per page; default 1000. */
+  readonly batchSize?: number
+  /** Called after each page. */
+  readonly onProgress?: (progress: RebuildProgress) => Effect.Effect<void>
+}
+
+/**
+ * Drops the projections and replays the log once into all of them (one read of the log, however
+ * many read models), in one transaction: their rows and checkpoints commit together, and a runner
+ * of the server resumes from the checkpoints after it. Returns how many events were replayed.
+ */
+export const rebuildAll = <E, R>(
+  projections: ReadonlyArray<Projection<E, R>>,
+  options: RebuildOptions = {}
+): Effect.Effect<number, Exclude<E, SqlError>, SqlClient.SqlClient | EventStore.EventStore | R> =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const store = yield* EventStore.EventStore
+    const limit = options.batchSize ?? 1000
+    return yield* orDieSql(
+      sql.withTransaction(
+        Effect.gen(function* () {
+          for (const projection of projections) yield* reset(projection)
+          let after = EventStore.Start
+          let total = 0
+          while (true) {
+            const events = yield* store.readAll({ after, limit })
+            for (const event of events) {
+              for (const projection of projections) yield* projection.apply(event)
+            }
+            total += events.length
+            const last = events[events.length - 1]
+            if (last !== undefined) after = last.checkpoint
+            if (options.onProgress !== undefined) yield* options.onProgress({ events: total })
+            if (events.length < limit) break
+          }
+          if (after.globalPosition !== 0n) {
+            for (const projection of projections) {
+              yield* sql`
+                INSERT INTO cobro_checkpoints (name, transaction_id, global_position)
+                VALUES (${checkpointName(projection)}, ${after.transactionId.toString()}::xid8,
+                  ${after.globalPosition.toString()}::bigint)
+                ON CONFLICT (name) DO UPDATE SET transaction_id = EXCLUDED.transaction_id,
+                  global_position = EXCLUDED.global_position, updated_at = now()`
+            }
+          }
+          return total
+        })
+      )
+    )
+  }).pipe(
+    Effect.withSpan("Projection.rebuildAll", {
+      attributes: { projections: projections.map((p) => p.name).join(",") }
+    })
+  )

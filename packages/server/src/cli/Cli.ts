@@ -1,0 +1,175 @@
+/**
+ * `cobro`: the command tree (issue 7) on `@effect/cli`. Audit commands run over the log alone
+ * (`Environment.layerLog`); admin commands over the server's store and key vault
+ * (`Environment.layerAdmin`). Each handler provides its own layer, so `cobro --help` opens nothing.
+ */
+import * as Args from "@effect/cli/Args"
+import * as Command from "@effect/cli/Command"
+import * as Options from "@effect/cli/Options"
+import * as Effect from "effect/Effect"
+import * as Admin from "./Admin.js"
+import * as Audit from "./Audit.js"
+import { UserError } from "./CliError.js"
+import * as Environment from "./Environment.js"
+
+const json = Options.boolean("json").pipe(
+  Options.withDescription("print JSON (one object per line) instead of text")
+)
+const merchant = Options.text("merchant").pipe(Options.withDescription("the merchant's id, MER_…"))
+const serial = Options.text("serial").pipe(Options.withDescription("the terminal's serial number"))
+const mode = Options.choice("mode", ["test", "production"]).pipe(
+  Options.withDescription("which keys or webhook: test (the sandbox) or production")
+)
+
+const id = Args.text({ name: "id" }).pipe(
+  Args.withDescription(
+    "a resource id: MER_…, LNK_…, INT_…, TRX_…, RFD_…, a notification's UUID, MER_…:test:<reference_id> (an intent), MER_…/<serial> (a simulated terminal), or a stream id"
+  )
+)
+
+const onLog = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.provide(effect, Environment.layerLog)
+const onAdmin = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.provide(effect, Environment.layerAdmin)
+
+/** A command that only groups others: run alone, it says which to choose. */
+const group = (name: string, children: ReadonlyArray<string>) =>
+  Command.make(name, {}, () =>
+    Effect.fail(
+      new UserError({
+        message: `choose a command: ${children.map((c) => `${name} ${c}`).join(", ")} (--help for more)`
+      })
+    )
+  )
+
+const history = Command.make("history", { id, json }, ({ id, json }) =>
+  onLog(Audit.history(id, { json }))
+).pipe(Command.withDescription("every event of a resource with its time, type, actor and the state after it"))
+
+const state = Command.make(
+  "state",
+  {
+    id,
+    at: Options.text("at").pipe(
+      Options.withPseudoName("instant"),
+      Options.withDescription(
+        "an ISO-8601 instant with its zone: 2026-01-31T14:30:00Z, 2026-01-31T09:30:00-05:00"
+      )
+    ),
+    json
+  },
+  ({ at, id, json }) => onLog(Audit.stateAt(id, at, { json }))
+).pipe(Command.withDescription("the state of a resource as it was at an instant"))
+
+const verify = Command.make("verify", { json }, ({ json }) => onLog(Audit.verify({ json }))).pipe(
+  Command.withDescription(
+    "check every stream's hash chain and version sequence, and the read models' checkpoints; exit 1 when anything is broken"
+  )
+)
+
+const rebuild = Command.make(
+  "rebuild",
+  {
+    projections: Args.text({ name: "projection" }).pipe(
+      Args.repeated,
+      Args.withDescription("read models to rebuild (all when none is named)")
+    )
+  },
+  ({ projections }) => onLog(Audit.rebuild(projections))
+).pipe(Command.withDescription("drop read models and rebuild them from the log"))
+
+const exportLog = Command.make(
+  "export",
+  {
+    since: Options.text("since").pipe(
+      Options.withPseudoName("instant"),
+      Options.optional,
+      Options.withDescription("only events recorded at or after this ISO-8601 instant")
+    ),
+    until: Options.text("until").pipe(
+      Options.withPseudoName("instant"),
+      Options.optional,
+      Options.withDescription("only events recorded before this ISO-8601 instant")
+    )
+  },
+  ({ since, until }) => onLog(Audit.exportLog({ since, until }))
+).pipe(Command.withDescription("the log as JSON lines on stdout, in commit order"))
+
+const audit = group("audit", ["history", "state", "verify", "rebuild", "export"]).pipe(
+  Command.withDescription("the auditor's tools over the event log (the server need not run)"),
+  Command.withSubcommands([history, state, verify, rebuild, exportLog])
+)
+
+const merchantCreate = Command.make(
+  "create",
+  { name: Options.text("name").pipe(Options.withDescription("the merchant's name")), json },
+  ({ json, name }) => onAdmin(Admin.createMerchant(name, { json }))
+).pipe(Command.withDescription("open a merchant account; prints its keys once"))
+
+const merchantCommand = group("merchant", ["create"]).pipe(
+  Command.withDescription("merchant accounts"),
+  Command.withSubcommands([merchantCreate])
+)
+
+const terminalBind = Command.make(
+  "bind",
+  {
+    merchant,
+    serial,
+    model: Options.text("model").pipe(Options.withDescription("SMART or SMART_PRO")),
+    name: Options.text("name").pipe(Options.withDescription("a name for people: Caja 1")),
+    json
+  },
+  ({ json, ...input }) => onAdmin(Admin.bindTerminal(input, { json }))
+).pipe(Command.withDescription("bind a terminal to a merchant"))
+
+const terminalEnable = Command.make("enable", { merchant, serial, json }, ({ json, ...input }) =>
+  onAdmin(Admin.setTerminalApi(input, true, { json }))
+).pipe(Command.withDescription("enable a bound terminal for the terminal API"))
+
+const terminalDisable = Command.make("disable", { merchant, serial, json }, ({ json, ...input }) =>
+  onAdmin(Admin.setTerminalApi(input, false, { json }))
+).pipe(Command.withDescription("disable a terminal for the terminal API"))
+
+const terminal = group("terminal", ["bind", "enable", "disable"]).pipe(
+  Command.withDescription("a merchant's terminals"),
+  Command.withSubcommands([terminalBind, terminalEnable, terminalDisable])
+)
+
+const webhookSet = Command.make(
+  "set",
+  { merchant, mode, url: Options.text("url").pipe(Options.withDescription("where notifications go")), json },
+  ({ json, ...input }) => onAdmin(Admin.setWebhook(input, { json }))
+).pipe(Command.withDescription("register the merchant's production or test webhook"))
+
+const webhook = group("webhook", ["set"]).pipe(
+  Command.withDescription("a merchant's webhooks"),
+  Command.withSubcommands([webhookSet])
+)
+
+const keysRotate = Command.make(
+  "rotate",
+  {
+    merchant,
+    integration: Options.choice("integration", ["terminal_api", "payment_button"]).pipe(
+      Options.withDescription("which integration's keys")
+    ),
+    mode,
+    json
+  },
+  ({ json, ...input }) => onAdmin(Admin.rotateKey(input, { json }))
+).pipe(Command.withDescription("revoke a key pair and issue its replacement; prints it once"))
+
+const keys = group("keys", ["rotate"]).pipe(
+  Command.withDescription("a merchant's API keys"),
+  Command.withSubcommands([keysRotate])
+)
+
+/** The whole command tree. */
+export const command = group("cobro", ["audit", "merchant", "terminal", "webhook", "keys"]).pipe(
+  Command.withDescription(
+    "Cobro's command line: audit the event log, administer merchants. Uses DATABASE_URL, else PGlite in DATA_DIR (default ./.data)."
+  ),
+  Command.withSubcommands([audit, merchantCommand, terminal, webhook, keys])
+)
+
+/** Runs the command line on `process.argv`. */
+export const run = Command.run(command, { name: "cobro", version: "0.0.0" })
