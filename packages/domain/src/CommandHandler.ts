@@ -62,6 +62,35 @@ export const load = <C extends { _tag: string }, E extends { _tag: string }, S e
 }
 
 /**
+ * Brings a state the caller holds up to date: reads only the events after `known.version` and folds
+ * them onto it. For a long stream whose state the caller keeps between commands (a simulated
+ * terminal's), this reads and decodes the few new events instead of the whole history.
+ */
+export const refresh = <
+  C extends { _tag: string },
+  E extends { _tag: string },
+  S extends { _tag: string },
+  Err
+>(
+  aggregate: Aggregate<C, E, S, Err>
+) => {
+  const decodeEvent = Schema.decodeUnknownSync(aggregate.Event)
+  return Effect.fn(`${aggregate.name}.refresh`)(function* (id: string, known: Known<S>) {
+    const store = yield* EventStore.EventStore
+    const recorded = yield* store.readStream(streamIdOf(aggregate, id), { fromVersion: known.version + 1 })
+    if (recorded.length === 0) return known
+    return {
+      state: fold(
+        aggregate,
+        recorded.map((r) => decodeEvent(r.data)),
+        known.state
+      ),
+      version: recorded[recorded.length - 1]!.streamVersion
+    } satisfies Known<S>
+  })
+}
+
+/**
  * Makes the handler of one aggregate: `handle(id, command, metadata, known)`. The first decision uses
  * `known` when given (no read); after a conflict the command is decided again on the fresh state.
  */

@@ -29,6 +29,17 @@ export interface ClaimOptions {
   readonly owner: string
 }
 
+/** What a dispatcher knows when it gives a claim back. */
+export interface ReleaseOptions {
+  /**
+   * How many attempts the delivery's stream records now (after the one just made, if any). The
+   * queue's view of the deliveries is a projection of the log and lags behind it: until the view
+   * has caught up with this many attempts, the delivery is not handed out again (it would only be
+   * read, found not due, and given back). Absent: the delivery may be handed out at once.
+   */
+  readonly attemptsRecorded?: number
+}
+
 /** The delivery queue port. */
 export class DeliveryQueue extends Context.Tag("@cobro/domain/DeliveryQueue")<
   DeliveryQueue,
@@ -39,8 +50,12 @@ export class DeliveryQueue extends Context.Tag("@cobro/domain/DeliveryQueue")<
      * claims never return the same notification.
      */
     readonly claim: (options: ClaimOptions) => Effect.Effect<ReadonlyArray<NotificationId>>
-    /** Ends `owner`'s lease of a notification (after its attempt was recorded). */
-    readonly release: (notificationId: NotificationId, owner: string) => Effect.Effect<void>
+    /** Ends `owner`'s lease of a notification (after its attempt was recorded, or skipped). */
+    readonly release: (
+      notificationId: NotificationId,
+      owner: string,
+      options?: ReleaseOptions
+    ) => Effect.Effect<void>
   }
 >() {}
 
@@ -77,7 +92,7 @@ export const scanDeliveries: Effect.Effect<
 
 /**
  * The queue by scanning the log on every claim, with leases in memory: for tests and a single
- * in-memory server. Linear in the size of the log.
+ * in-memory server. Linear in the size of the log; never behind it, so `attemptsRecorded` is moot.
  */
 export const layerFromLog: Layer.Layer<DeliveryQueue, never, EventStore.EventStore> = Layer.effect(
   DeliveryQueue,

@@ -5,15 +5,10 @@
  */
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Ref from "effect/Ref"
 import * as Stream from "effect/Stream"
 import * as Chunk from "effect/Chunk"
 import * as Option from "effect/Option"
 import * as EventStore from "./EventStore.js"
-
-interface Log {
-  readonly events: ReadonlyArray<EventStore.LoggedEvent>
-}
 
 const sameContent = (a: EventStore.NewEvent, b: EventStore.NewEvent): boolean =>
   a.type === b.type &&
@@ -29,101 +24,95 @@ const expectedLabel = (expected: EventStore.ExpectedVersion): string =>
   })
 
 /** Makes an in-memory event store; `recordedAt` comes from Effect's `Clock`. */
-export const make: Effect.Effect<EventStore.EventStore["Type"]> = Effect.gen(function* () {
-  const log = yield* Ref.make<Log>({ events: [] })
+export const make: Effect.Effect<EventStore.EventStore["Type"]> = Effect.sync(() => {
+  // The log in commit order (event `i` at global position `i + 1`), indexed by stream and by event
+  // id, so that reads and appends cost what they touch, not the size of the log. Each append runs
+  // synchronously from check to write: one append is one atomic "transaction".
+  const events: Array<EventStore.LoggedEvent> = []
+  const streams = new Map<string, Array<EventStore.LoggedEvent>>()
+  const byEventId = new Map<string, EventStore.LoggedEvent>()
 
-  const append: EventStore.EventStore["Type"]["append"] = (streamId, events, expected) =>
-    Effect.gen(function* () {
-      const now = new Date(yield* Effect.clockWith((clock) => clock.currentTimeMillis))
-      return yield* Ref.modify(
-        log,
-        (
-          current
-        ): readonly [
-          Effect.Effect<EventStore.AppendResult, EventStore.ConcurrencyConflict | EventStore.EventIdReused>,
-          Log
-        ] => {
-          const existing = current.events.filter((e) => e.streamId === streamId)
-          const version = existing.length
-          // Idempotent re-append: every event id already stored with the same content.
-          const stored = events.map((e) => current.events.find((s) => s.eventId === e.eventId))
-          if (stored.length > 0 && stored.every((s) => s !== undefined)) {
-            const clash = events.find((e, i) => !sameContent(e, stored[i]!))
-            if (clash) return [Effect.fail(new EventStore.EventIdReused({ eventId: clash.eventId })), current]
-            return [
-              Effect.succeed({
-                nextVersion: stored[stored.length - 1]!.streamVersion,
-                firstPosition: stored[0]!.globalPosition,
-                lastPosition: stored[stored.length - 1]!.globalPosition
-              }),
-              current
-            ]
-          }
-          const reused = stored.find((s) => s !== undefined)
-          if (reused) return [Effect.fail(new EventStore.EventIdReused({ eventId: reused.eventId })), current]
-          const conflict = EventStore.ExpectedVersion.$match(expected, {
-            NoStream: () => version !== 0,
-            Exact: (e) => e.version !== version,
-            Any: () => false
-          })
-          if (conflict) {
-            return [
-              Effect.fail(
-                new EventStore.ConcurrencyConflict({
-                  streamId,
-                  expected: expectedLabel(expected),
-                  actual: version
-                })
-              ),
-              current
-            ]
-          }
-          const base = BigInt(current.events.length)
-          // Each append is one "transaction": its number orders the log like PostgreSQL's xid8.
-          const transactionId = base + 1n
-          const appended = events.map((e, i): EventStore.LoggedEvent => ({
-            ...e,
-            globalPosition: base + BigInt(i) + 1n,
-            streamId,
-            streamVersion: version + i + 1,
-            recordedAt: now,
-            prevHash: "",
-            hash: "",
-            checkpoint: { transactionId, globalPosition: base + BigInt(i) + 1n }
-          }))
-          if (appended.length === 0) {
-            return [
-              Effect.succeed({ nextVersion: version, firstPosition: base, lastPosition: base }),
-              current
-            ]
-          }
-          return [
-            Effect.succeed({
-              nextVersion: version + appended.length,
-              firstPosition: appended[0]!.globalPosition,
-              lastPosition: appended[appended.length - 1]!.globalPosition
-            }),
-            { events: [...current.events, ...appended] }
-          ]
-        }
-      ).pipe(Effect.flatten)
+  const decide = (
+    streamId: string,
+    batch: ReadonlyArray<EventStore.NewEvent>,
+    expected: EventStore.ExpectedVersion,
+    now: Date
+  ): Effect.Effect<EventStore.AppendResult, EventStore.ConcurrencyConflict | EventStore.EventIdReused> => {
+    const existing = streams.get(streamId) ?? []
+    const version = existing.length
+    // Idempotent re-append: every event id already stored with the same content.
+    const stored = batch.map((e) => byEventId.get(e.eventId))
+    if (stored.length > 0 && stored.every((s) => s !== undefined)) {
+      const clash = batch.find((e, i) => !sameContent(e, stored[i]!))
+      if (clash) return Effect.fail(new EventStore.EventIdReused({ eventId: clash.eventId }))
+      return Effect.succeed({
+        nextVersion: stored[stored.length - 1]!.streamVersion,
+        firstPosition: stored[0]!.globalPosition,
+        lastPosition: stored[stored.length - 1]!.globalPosition
+      })
+    }
+    const reused = stored.find((s) => s !== undefined)
+    if (reused) return Effect.fail(new EventStore.EventIdReused({ eventId: reused.eventId }))
+    const conflict = EventStore.ExpectedVersion.$match(expected, {
+      NoStream: () => version !== 0,
+      Exact: (e) => e.version !== version,
+      Any: () => false
     })
-
-  const readStream: EventStore.EventStore["Type"]["readStream"] = (streamId, options = {}) =>
-    Effect.map(Ref.get(log), ({ events }) =>
-      events.filter(
-        (e) =>
-          e.streamId === streamId &&
-          e.streamVersion >= (options.fromVersion ?? 1) &&
-          (options.toVersion === undefined || e.streamVersion <= options.toVersion) &&
-          (options.asOf === undefined || e.recordedAt.getTime() <= options.asOf.getTime())
+    if (conflict) {
+      return Effect.fail(
+        new EventStore.ConcurrencyConflict({ streamId, expected: expectedLabel(expected), actual: version })
       )
+    }
+    const base = BigInt(events.length)
+    if (batch.length === 0) {
+      return Effect.succeed({ nextVersion: version, firstPosition: base, lastPosition: base })
+    }
+    // Each append is one "transaction": its number orders the log like PostgreSQL's xid8.
+    const transactionId = base + 1n
+    const appended = batch.map((e, i): EventStore.LoggedEvent => ({
+      ...e,
+      globalPosition: base + BigInt(i) + 1n,
+      streamId,
+      streamVersion: version + i + 1,
+      recordedAt: now,
+      prevHash: "",
+      hash: "",
+      checkpoint: { transactionId, globalPosition: base + BigInt(i) + 1n }
+    }))
+    for (const event of appended) {
+      events.push(event)
+      byEventId.set(event.eventId, event)
+    }
+    if (streams.has(streamId)) existing.push(...appended)
+    else streams.set(streamId, appended)
+    return Effect.succeed({
+      nextVersion: version + appended.length,
+      firstPosition: appended[0]!.globalPosition,
+      lastPosition: appended[appended.length - 1]!.globalPosition
+    })
+  }
+
+  const append: EventStore.EventStore["Type"]["append"] = (streamId, batch, expected) =>
+    Effect.clockWith((clock) =>
+      Effect.suspend(() => decide(streamId, batch, expected, new Date(clock.unsafeCurrentTimeMillis())))
     )
 
+  const readStream: EventStore.EventStore["Type"]["readStream"] = (streamId, options = {}) =>
+    Effect.sync(() => {
+      // A stream's event of version `v` is at index `v - 1`.
+      const window = (streams.get(streamId) ?? []).slice(
+        Math.max(0, (options.fromVersion ?? 1) - 1),
+        options.toVersion === undefined ? undefined : Math.max(0, options.toVersion)
+      )
+      const asOf = options.asOf
+      return asOf === undefined ? window : window.filter((e) => e.recordedAt.getTime() <= asOf.getTime())
+    })
+
   const readAll: EventStore.EventStore["Type"]["readAll"] = (options = {}) =>
-    Effect.map(Ref.get(log), ({ events }) => {
-      const after = options.after ?? EventStore.Start
-      return events.filter((e) => e.globalPosition > after.globalPosition).slice(0, options.limit ?? 1000)
+    Effect.sync(() => {
+      // Global positions are 1-based indexes into the log.
+      const from = Number((options.after ?? EventStore.Start).globalPosition)
+      return events.slice(from, from + (options.limit ?? 1000))
     })
 
   const streamAll: EventStore.EventStore["Type"]["streamAll"] = (options = {}) =>

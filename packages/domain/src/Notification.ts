@@ -128,9 +128,11 @@ export type CardPaymentMethod = typeof CardPaymentMethod.Type
 
 /**
  * Methods without card-present data (the spec does not show their `data`): the link and terminal
- * method names; `CREDIT_CARD` is an online card payment (no terminal capture).
+ * method names; `CREDIT_CARD` is an online card payment (no terminal capture); `CARD` is a terminal
+ * card sale refused before a card was read (no `card` object, W14).
  */
 export const OtherPaymentMethod = Schema.Literal(
+  "CARD",
   "CREDIT_CARD",
   "PSE",
   "BOTON_BANK",

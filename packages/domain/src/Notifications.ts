@@ -12,6 +12,7 @@ import * as Schema from "effect/Schema"
 import { streamId } from "./Aggregate.js"
 import * as Bogota from "./Bogota.js"
 import * as CommandHandler from "./CommandHandler.js"
+import { fold } from "./Decider.js"
 import * as DerivedId from "./DerivedId.js"
 import * as EventStore from "./EventStore.js"
 import { NotificationId } from "./Ids.js"
@@ -61,6 +62,15 @@ export const mayRaise = (event: { readonly streamId: string; readonly type: stri
   return aggregate !== undefined && (RAISING_EVENTS[aggregate]?.includes(event.type) ?? false)
 }
 
+/**
+ * Whether a notifier that keeps streams in memory should follow this event's stream: the streams of
+ * the aggregates that raise notifications, and merchants' (whose webhooks and keys a delivery uses).
+ */
+export const isFollowed = (event: { readonly streamId: string }): boolean => {
+  const aggregate = aggregateOf(event)
+  return aggregate !== undefined && (aggregate in RAISING_EVENTS || aggregate === Merchant.Merchant.name)
+}
+
 /** The notification id of the notification an event raises: derived, so a replay finds the same one. */
 export const notificationIdOf = (sourceEventId: string): NotificationId =>
   NotificationId.make(DerivedId.uuid("cobro:notification", sourceEventId.toLowerCase()))
@@ -106,6 +116,14 @@ export const otherMethodOf = (method: string): Option.Option<Notification.OtherP
     ? Option.some("CREDIT_CARD")
     : Option.none()
 }
+
+/**
+ * `data.payment_method` of a terminal sale without card data: as {@link otherMethodOf}, but a card
+ * sale refused before a card was read is the terminal's `CARD`, not the online API's `CREDIT_CARD`
+ * (W14).
+ */
+const terminalMethodOf = (method: string): Option.Option<Notification.OtherPaymentMethod> =>
+  Option.map(otherMethodOf(method), (other) => (other === "CREDIT_CARD" ? "CARD" : other))
 
 const cardOf = (card: TerminalCheckout.Card): Notification.CardDetails => ({
   capture_mode: card.captureMode,
@@ -166,10 +184,13 @@ export const terminalNotice = (
             approval_number: ""
           }),
         onNone: () =>
-          Option.map(otherMethodOf(checkout.paymentMethod), (payment_method): Notification.PaymentData => ({
-            ...common,
-            payment_method
-          }))
+          Option.map(
+            terminalMethodOf(checkout.paymentMethod),
+            (payment_method): Notification.PaymentData => ({
+              ...common,
+              payment_method
+            })
+          )
       })
     } else if (sale === undefined) {
       data = Option.none()
@@ -181,7 +202,7 @@ export const terminalNotice = (
         approval_number: Option.getOrElse(sale.approvalNumber, () => "")
       })
     } else {
-      data = Option.map(otherMethodOf(sale.paymentMethod), (payment_method): Notification.PaymentData => ({
+      data = Option.map(terminalMethodOf(sale.paymentMethod), (payment_method): Notification.PaymentData => ({
         ...common,
         payment_method,
         ...(Option.isSome(sale.approvalNumber) ? { approval_number: sale.approvalNumber.value } : {})
@@ -332,15 +353,14 @@ export const body = (
   )
 
 /** Why an event that raises a notification schedules no delivery. */
-export type Unscheduled =
-  | { readonly _tag: "NoWebhook"; readonly merchantId: MerchantId; readonly sandbox: boolean }
-  | { readonly _tag: "InvalidBody"; readonly message: string }
+export type Unscheduled = { readonly _tag: "InvalidBody"; readonly message: string }
 
 /**
  * The delivery of a notice: its id derived from the source event, its body, the key that signs it
  * (sandbox → the empty secret, else the spec's priority), and the URL: the production webhook, or
  * for sandbox the test webhook, else the one registered in the panel (W10). `merchant` is the
- * merchant as it was when the event was recorded.
+ * merchant as it was when the event was recorded. With no webhook registered then, the delivery has
+ * no URL: the notification is recorded (A4 finds it) and born CANCELLED, never sent (W15).
  */
 export const deliveryOf = (
   sourceEventId: string,
@@ -348,9 +368,6 @@ export const deliveryOf = (
   merchant: Merchant.State
 ): Either.Either<WebhookDelivery.ScheduleDelivery, Unscheduled> => {
   const url = Merchant.webhookUrl(merchant, notice.sandbox ? "test" : "production")
-  if (Option.isNone(url)) {
-    return Either.left({ _tag: "NoWebhook", merchantId: notice.merchantId, sandbox: notice.sandbox })
-  }
   const notificationId = notificationIdOf(sourceEventId)
   return Either.match(body(notificationId, notice), {
     onLeft: (error) => Either.left<Unscheduled>({ _tag: "InvalidBody", message: error.message }),
@@ -359,7 +376,7 @@ export const deliveryOf = (
         new WebhookDelivery.ScheduleDelivery({
           notificationId,
           merchantId: notice.merchantId,
-          url: url.value,
+          ...(Option.isSome(url) ? { url: url.value } : {}),
           type: notice.type,
           subject: notice.subject,
           body: text,
@@ -379,42 +396,78 @@ export const deliveryOf = (
 // From the log (over the EventStore port)
 // ---------------------------------------------------------------------------------------------
 
-const loadTerminal = CommandHandler.load(TerminalCheckout.TerminalCheckout)
-const loadLink = CommandHandler.load(PaymentLink.PaymentLink)
-const loadPayment = CommandHandler.load(Payment.Payment)
 const loadMerchant = CommandHandler.load(Merchant.Merchant)
+const decodeTerminal = Schema.decodeUnknownSync(TerminalCheckout.TerminalCheckout.Event)
+const decodeLink = Schema.decodeUnknownSync(PaymentLink.PaymentLink.Event)
+const decodePayment = Schema.decodeUnknownSync(Payment.Payment.Event)
+const decodeMerchant = Schema.decodeUnknownSync(Merchant.Merchant.Event)
 
-const idOf = (event: EventStore.RecordedEvent): string =>
-  event.streamId.slice(event.streamId.indexOf("-") + 1)
+/** The stream (in the log) of the merchant of a notice. */
+export const merchantStreamOf = (merchantId: string): string => streamId(Merchant.Merchant, merchantId)
+
+/**
+ * The notice an event raises, from its stream's recorded events from version 1 up to and including
+ * the event (a stored event that no longer decodes is a corrupted log: a defect).
+ */
+export const noticeFromHistory = (
+  event: EventStore.RecordedEvent,
+  history: ReadonlyArray<EventStore.RecordedEvent>
+): Option.Option<Notice> => {
+  if (!mayRaise(event)) return Option.none()
+  switch (aggregateOf(event)) {
+    case TerminalCheckout.TerminalCheckout.name: {
+      const events = history.map((r) => decodeTerminal(r.data))
+      const last = events[events.length - 1]
+      return last === undefined
+        ? Option.none()
+        : terminalNotice(fold(TerminalCheckout.TerminalCheckout, events), last)
+    }
+    case PaymentLink.PaymentLink.name: {
+      const events = history.map((r) => decodeLink(r.data))
+      const last = events[events.length - 1]
+      return last === undefined
+        ? Option.none()
+        : linkNotice(fold(PaymentLink.PaymentLink, events), last, events)
+    }
+    case Payment.Payment.name: {
+      const events = history.map((r) => decodePayment(r.data))
+      const last = events[events.length - 1]
+      return last === undefined ? Option.none() : paymentNotice(fold(Payment.Payment, events), last)
+    }
+    default:
+      return Option.none()
+  }
+}
 
 /** The notice an event raises, from its stream as it was up to the event. */
 export const noticeOf = Effect.fn("Notifications.noticeOf")(function* (event: EventStore.RecordedEvent) {
   if (!mayRaise(event)) return Option.none<Notice>()
-  const upTo = { toVersion: event.streamVersion }
-  switch (aggregateOf(event)) {
-    case TerminalCheckout.TerminalCheckout.name: {
-      const { events, state } = yield* loadTerminal(idOf(event), upTo)
-      const last = events[events.length - 1]
-      return last === undefined ? Option.none<Notice>() : terminalNotice(state, last)
-    }
-    case PaymentLink.PaymentLink.name: {
-      const { events, state } = yield* loadLink(idOf(event), upTo)
-      const last = events[events.length - 1]
-      return last === undefined ? Option.none<Notice>() : linkNotice(state, last, events)
-    }
-    case Payment.Payment.name: {
-      const { events, state } = yield* loadPayment(idOf(event), upTo)
-      const last = events[events.length - 1]
-      return last === undefined ? Option.none<Notice>() : paymentNotice(state, last)
-    }
-    default:
-      return Option.none<Notice>()
-  }
+  const store = yield* EventStore.EventStore
+  return noticeFromHistory(event, yield* store.readStream(event.streamId, { toVersion: event.streamVersion }))
 })
 
 /**
+ * The delivery an event leads to, from what a caller already holds: the event's stream up to it and
+ * the merchant's stream (any suffix recorded after the event is ignored: the merchant is taken as it
+ * was when the event was recorded). `None` when it raises no notification.
+ */
+export const planFromHistory = (
+  event: EventStore.RecordedEvent,
+  history: ReadonlyArray<EventStore.RecordedEvent>,
+  merchantHistory: ReadonlyArray<EventStore.RecordedEvent>
+): Option.Option<Either.Either<WebhookDelivery.ScheduleDelivery, Unscheduled>> =>
+  Option.map(noticeFromHistory(event, history), (notice) => {
+    const asOf = event.recordedAt.getTime()
+    const merchant = fold(
+      Merchant.Merchant,
+      merchantHistory.filter((r) => r.recordedAt.getTime() <= asOf).map((r) => decodeMerchant(r.data))
+    )
+    return deliveryOf(event.eventId, notice, merchant)
+  })
+
+/**
  * The delivery an event leads to: `None` when it raises no notification; `Left` when it raises one
- * that cannot be scheduled (no webhook registered then). The merchant is read as it was when the
+ * that cannot be scheduled (a body the schema refuses). The merchant is read as it was when the
  * event was recorded, so replaying the event gives the same delivery.
  */
 export const planFor = Effect.fn("Notifications.planFor")(function* (event: EventStore.RecordedEvent) {
@@ -431,31 +484,36 @@ const encodeDeliveryEvent = Schema.encodeSync(WebhookDelivery.Event)
  * Schedules the delivery of the notification an event raises, once: the delivery stream and its
  * first event's id are derived from the event's id, so a replay (a crash before the consumer's
  * checkpoint was saved, a second notifier) appends nothing. Returns the notification id scheduled
- * (or found scheduled), `None` when the event raises nothing or no webhook was registered.
+ * (or found scheduled; with no webhook registered, recorded and CANCELLED, W15), `None` when the
+ * event raises nothing.
  */
-export const schedule = Effect.fn("Notifications.schedule")(function* (event: EventStore.RecordedEvent) {
-  const plan = yield* planFor(event)
+export const schedule = Effect.fn("Notifications.schedule")(function* (
+  event: EventStore.RecordedEvent,
+  /** The delivery already planned from streams the caller holds ({@link planFromHistory}); else read. */
+  planned?: Option.Option<Either.Either<WebhookDelivery.ScheduleDelivery, Unscheduled>>
+) {
+  const plan = planned ?? (yield* planFor(event))
   if (Option.isNone(plan)) return Option.none<NotificationId>()
   if (Either.isLeft(plan.value)) {
-    const reason = plan.value.left
-    yield* reason._tag === "NoWebhook"
-      ? Effect.logInfo("no webhook registered: notification not scheduled").pipe(
-          Effect.annotateLogs({
-            merchantId: reason.merchantId,
-            sandbox: reason.sandbox,
-            eventId: event.eventId
-          })
-        )
-      : Effect.logError("notification body does not match the spec's schema: not scheduled").pipe(
-          Effect.annotateLogs({ eventId: event.eventId, message: reason.message })
-        )
+    yield* Effect.logError("notification body does not match the spec's schema: not scheduled").pipe(
+      Effect.annotateLogs({ eventId: event.eventId, message: plan.value.left.message })
+    )
     return Option.none<NotificationId>()
   }
   const command = plan.value.right
+  if (command.url === undefined) {
+    yield* Effect.logInfo("no webhook registered: notification recorded for A4, not sent").pipe(
+      Effect.annotateLogs({
+        merchantId: command.merchantId,
+        sandbox: command.sandbox,
+        eventId: event.eventId
+      })
+    )
+  }
   const store = yield* EventStore.EventStore
   const stream = deliveryStreamOf(command.notificationId)
-  const existing = yield* store.readStream(stream, { toVersion: 1 })
-  if (existing.length > 0) return Option.some(command.notificationId)
+  // No read first: the append says whether it is scheduled already (a replay re-appends the same
+  // derived event id and content, which the store accepts as a no-op, or meets the stream).
   const decided = WebhookDelivery.decide(command, WebhookDelivery.initialState)
   // A command built here always schedules on an empty stream.
   const events = Either.getOrThrow(decided)
@@ -476,7 +534,7 @@ export const schedule = Effect.fn("Notifications.schedule")(function* (event: Ev
       EventStore.ExpectedVersion.NoStream()
     )
     .pipe(
-      // Another notifier scheduled it between the read and the append: it is scheduled.
+      // Scheduled already (a replay, or another notifier): it is scheduled.
       Effect.catchTags({
         ConcurrencyConflict: () => Effect.void,
         EventIdReused: () => Effect.void

@@ -101,11 +101,15 @@ export type AttemptOutcome = typeof AttemptOutcome.Type
 // Commands
 // ---------------------------------------------------------------------------------------------
 
-/** A sale or void outcome is to be notified: the handler minted the notification id and built the body. */
+/**
+ * A sale or void outcome is to be notified: the handler minted the notification id and built the
+ * body. Without `url` (the merchant had no webhook for the mode when the outcome was recorded, W15)
+ * the notification is recorded, so that A4 finds it, and born CANCELLED: nothing is sent.
+ */
 export class ScheduleDelivery extends Schema.TaggedClass<ScheduleDelivery>()("ScheduleDelivery", {
   notificationId: NotificationId,
   merchantId: MerchantId,
-  url: Schema.NonEmptyString,
+  url: Schema.optional(Schema.NonEmptyString),
   type: NotificationType,
   /** The notified transaction (the envelope's `subject`). */
   subject: TransactionId,
@@ -145,7 +149,8 @@ export type Command = typeof Command.Type
 export class DeliveryScheduled extends Schema.TaggedClass<DeliveryScheduled>()("DeliveryScheduled", {
   notificationId: NotificationId,
   merchantId: MerchantId,
-  url: Schema.NonEmptyString,
+  /** Absent when no webhook was registered: a `DeliveryCancelled` follows in the same append (W15). */
+  url: Schema.optional(Schema.NonEmptyString),
   type: NotificationType,
   subject: TransactionId,
   body: Schema.NonEmptyString,
@@ -262,7 +267,10 @@ export interface Initial {
 export interface Existing {
   readonly _tag: Status
   readonly notification: Notification
-  /** Where the next attempt goes: the registered URL, or the one given by the last re-send. */
+  /**
+   * Where the next attempt goes: the registered URL, or the one given by the last re-send; empty
+   * when no webhook was registered when the notification arose (it was born CANCELLED, W15).
+   */
   readonly url: string
   /** Every attempt, in order: `attempts[n - 1]` is attempt `n`. */
   readonly attempts: ReadonlyArray<AttemptSucceeded | AttemptFailed>
@@ -294,7 +302,8 @@ export const isDue = (state: State, now: DateTime.DateTime): boolean =>
  * CANCELLED records an attempt that was in flight when the webhook was deleted, and stays CANCELLED.
  */
 export const transitions = Transitions.make<State["_tag"], Command["_tag"]>({
-  Initial: { ScheduleDelivery: ["PENDING"] },
+  // CANCELLED at once when the merchant had no webhook for the mode (W15): recorded, never sent.
+  Initial: { ScheduleDelivery: ["PENDING", "CANCELLED"] },
   PENDING: { RecordAttempt: ["PENDING", "DELIVERED", "EXHAUSTED"], CancelDelivery: ["CANCELLED"] },
   DELIVERED: { RecordAttempt: ["DELIVERED"], ResendDelivery: ["PENDING"], CancelDelivery: ["DELIVERED"] },
   EXHAUSTED: { RecordAttempt: ["EXHAUSTED"], ResendDelivery: ["PENDING"], CancelDelivery: ["EXHAUSTED"] },
@@ -331,21 +340,22 @@ export const decide = (command: Command, state: State): Either.Either<ReadonlyAr
   })
 }
 
-const schedule = (c: ScheduleDelivery): Either.Either<ReadonlyArray<Event>, Error> =>
-  ok(
-    new DeliveryScheduled({
-      notificationId: c.notificationId,
-      merchantId: c.merchantId,
-      url: c.url,
-      type: c.type,
-      subject: c.subject,
-      body: c.body,
-      signingKey: c.signingKey,
-      sandbox: c.sandbox,
-      dueAt: c.now,
-      createdAt: c.now
-    })
-  )
+const schedule = (c: ScheduleDelivery): Either.Either<ReadonlyArray<Event>, Error> => {
+  const scheduled = new DeliveryScheduled({
+    notificationId: c.notificationId,
+    merchantId: c.merchantId,
+    ...(c.url === undefined ? {} : { url: c.url }),
+    type: c.type,
+    subject: c.subject,
+    body: c.body,
+    signingKey: c.signingKey,
+    sandbox: c.sandbox,
+    dueAt: c.now,
+    createdAt: c.now
+  })
+  // No webhook to send to: the notification is kept (A4 serves it) and nothing is ever attempted.
+  return c.url === undefined ? ok(scheduled, new DeliveryCancelled({ at: c.now })) : ok(scheduled)
+}
 
 const bound = (result: AttemptResult): AttemptOutcome =>
   result._tag === "Answered"
@@ -440,7 +450,7 @@ export const evolve = (state: State, event: Event): State => {
         sandbox: event.sandbox,
         createdAt: event.createdAt
       },
-      url: event.url,
+      url: event.url ?? "",
       attempts: [],
       roundStartedAt: Option.none(),
       roundAttempts: 0,

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
+import * as CommandHandler from "@cobro/domain/CommandHandler"
 import * as DerivedId from "@cobro/domain/DerivedId"
 import * as EventStore from "@cobro/domain/EventStore"
 import * as IdGenerator from "@cobro/domain/IdGenerator"
@@ -110,7 +111,7 @@ describe("Notifications", () => {
       }).pipe(Effect.provide(Store))
     )
 
-    it.effect("SALE_REJECTED carries the card read, or no card and CREDIT_CARD when none was read", () =>
+    it.effect("SALE_REJECTED carries the card read, or no card and CARD when none was read (W14)", () =>
       Effect.gen(function* () {
         yield* F.setTime(0)
         yield* F.merchant("MER_1", { production: PROD })
@@ -127,7 +128,7 @@ describe("Notifications", () => {
         expect(withCard.data.approval_number).toBe("")
         expect(withoutCard.type).toBe("SALE_REJECTED")
         expect(withoutCard.data.card).toBeUndefined()
-        expect(withoutCard.data.payment_method).toBe("CREDIT_CARD")
+        expect(withoutCard.data.payment_method).toBe("CARD")
         expect(wallet.data.payment_method).toBe("WALLET_A")
         for (const body of [withCard, withoutCard, wallet]) {
           expect(Schema.decodeUnknownEither(Notification.Notification)(body)._tag).toBe("Right")
@@ -270,8 +271,37 @@ describe("Notifications", () => {
         yield* F.setTime(0)
         yield* F.merchant("MER_1", { test: TEST })
         yield* F.approvedSale({ merchantId: "MER_1", n: 1 })
-        expect(yield* scheduleAll).toEqual([])
+        const [scheduled] = yield* scheduleAll
+        // Recorded for A4 without a URL (W15), never sent.
+        expect(scheduled!.url).toBeUndefined()
       }).pipe(Effect.provide(Store))
+    )
+
+    it.effect(
+      "with no webhook registered the notification is recorded for A4 and born CANCELLED: nothing is sent (W15)",
+      () =>
+        Effect.gen(function* () {
+          yield* F.setTime(0)
+          yield* F.merchant("MER_1")
+          yield* F.approvedSale({ merchantId: "MER_1", n: 1 })
+          const [source] = yield* F.eventsOfType("SaleApproved")
+          const id = Option.getOrThrow(yield* Notifications.schedule(source!))
+          expect(id).toBe(Notifications.notificationIdOf(source!.eventId))
+          const stream = yield* Effect.flatMap(EventStore.EventStore, (s) =>
+            s.readStream(Notifications.deliveryStreamOf(id))
+          )
+          expect(stream.map((e) => e.type)).toEqual(["DeliveryScheduled", "DeliveryCancelled"])
+          const scheduled = Schema.decodeUnknownSync(WebhookDelivery.DeliveryScheduled)(stream[0]!.data)
+          expect(scheduled.url).toBeUndefined()
+          expect(parse(scheduled.body).subject).toBe("TRX_1")
+          // A replay records nothing more.
+          yield* Notifications.schedule(source!)
+          expect(yield* F.eventsOfType("DeliveryCancelled")).toHaveLength(1)
+          // Registering a webhook later does not send it: it was CANCELLED when it arose.
+          const state = (yield* CommandHandler.load(WebhookDelivery.WebhookDelivery)(id)).state
+          expect(state._tag).toBe("CANCELLED")
+          expect(WebhookDelivery.isDue(state, F.at(3600))).toBe(false)
+        }).pipe(Effect.provide(Store))
     )
 
     it.effect("each merchant's notifications go to its own webhook", () =>

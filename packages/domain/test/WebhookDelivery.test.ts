@@ -96,6 +96,23 @@ const spec = DeciderSpec.for(WebhookDelivery.WebhookDelivery)
 
 describe("WebhookDelivery", () => {
   describe("ScheduleDelivery", () => {
+    it("without a URL (no webhook registered, W15) the notification is recorded and born CANCELLED", () => {
+      const events = Either.getOrThrow(
+        WebhookDelivery.decide(schedule({ url: undefined }), WebhookDelivery.initialState)
+      )
+      expect(events.map((e) => e._tag)).toEqual(["DeliveryScheduled", "DeliveryCancelled"])
+      const state = fold(WebhookDelivery.WebhookDelivery, events)
+      expect(state._tag).toBe("CANCELLED")
+      if (state._tag === "Initial") return
+      expect([state.url, state.notification.body, state.dueAt]).toEqual(["", body, Option.none()])
+      expect(WebhookDelivery.isDue(state, at(60))).toBe(false)
+      // Nothing is ever attempted, and an administrator cannot re-send it.
+      expect(Either.isLeft(WebhookDelivery.decide(attempt(1, 1), state))).toBe(true)
+      expect(
+        Either.isLeft(WebhookDelivery.decide(new WebhookDelivery.ResendDelivery({ url, now: at(2) }), state))
+      ).toBe(true)
+    })
+
     it("a notification is scheduled PENDING with its initial attempt due at once", () => {
       spec
         .given([])

@@ -179,7 +179,9 @@ export const layerBackground = Layer.mergeAll(
   Store.layerProjections(),
   supervised(
     "Webhook notifier",
-    Subscription.run(Subscription.make(Notifier.CONSUMER_NAME, Notifier.handle))
+    Effect.flatMap(Notifier.makeHandler(), (handle) =>
+      Subscription.run(Subscription.make(Notifier.CONSUMER_NAME, handle))
+    )
   ),
   supervised("Webhook dispatcher", Dispatcher.run({ owner: dispatcherOwner })),
   supervised("Link expiry", LinkExpiry.run()),

@@ -16,7 +16,11 @@ import * as Layer from "effect/Layer"
 import * as Projection from "./Projection.js"
 import * as ReadModels from "./ReadModels.js"
 
-/** The lease table: who holds which delivery stream until when. */
+/**
+ * The lease table: who holds which delivery stream until when, and how many attempts its stream
+ * recorded when it was given back (`recorded_attempts`): while the read model shows fewer, it lags
+ * behind the stream and the delivery is not handed out again (it would be found not due).
+ */
 export const LEASE_TABLE = "cobro_webhook_leases"
 
 /** Creates the lease table (and the read model it reads) if missing. */
@@ -26,7 +30,11 @@ export const setup = Effect.gen(function* () {
   yield* sql`CREATE TABLE IF NOT EXISTS cobro_webhook_leases (
     stream_id text PRIMARY KEY,
     owner text NOT NULL,
-    expires_at timestamptz NOT NULL)`.pipe(Effect.orDie)
+    expires_at timestamptz NOT NULL,
+    recorded_attempts integer NOT NULL DEFAULT 0)`.pipe(Effect.orDie)
+  // Tables created before the column existed.
+  yield* sql`ALTER TABLE cobro_webhook_leases
+    ADD COLUMN IF NOT EXISTS recorded_attempts integer NOT NULL DEFAULT 0`.pipe(Effect.orDie)
 })
 
 /** Makes the queue; its tables must exist (see `setup`). */
@@ -35,38 +43,52 @@ export const make = Effect.gen(function* () {
   const claim = (options: DeliveryQueue.ClaimOptions) => {
     const now = DateTime.formatIso(options.now)
     const until = DateTime.formatIso(DateTime.addDuration(options.now, options.lease))
-    return sql<{ notification_id: string }>`
+    // Given-back leases the read model has caught up with are of no more use.
+    const purge = sql`
+      DELETE FROM cobro_webhook_leases l USING cobro_rm_webhook_deliveries d
+      WHERE l.stream_id = d.stream_id AND l.expires_at <= ${now}::timestamptz
+        AND l.recorded_attempts <= d.attempts`
+    const take = sql<{ notification_id: string }>`
       WITH due AS (
-        SELECT d.stream_id, d.notification_id, d.due_at
+        SELECT d.stream_id, d.notification_id, d.due_at, d.attempts
         FROM cobro_rm_webhook_deliveries d
         WHERE d.due_at IS NOT NULL AND d.due_at <= ${now}::timestamptz
           AND NOT EXISTS (
             SELECT 1 FROM cobro_webhook_leases l
-            WHERE l.stream_id = d.stream_id AND l.expires_at > ${now}::timestamptz)
+            WHERE l.stream_id = d.stream_id
+              AND (l.expires_at > ${now}::timestamptz OR l.recorded_attempts > d.attempts))
         ORDER BY d.due_at
         LIMIT ${options.limit}
         FOR UPDATE OF d SKIP LOCKED
       ), claimed AS (
-        INSERT INTO cobro_webhook_leases (stream_id, owner, expires_at)
-        SELECT stream_id, ${options.owner}, ${until}::timestamptz FROM due
-        ON CONFLICT (stream_id) DO UPDATE SET owner = EXCLUDED.owner, expires_at = EXCLUDED.expires_at
+        INSERT INTO cobro_webhook_leases (stream_id, owner, expires_at, recorded_attempts)
+        SELECT stream_id, ${options.owner}, ${until}::timestamptz, attempts FROM due
+        ON CONFLICT (stream_id) DO UPDATE SET owner = EXCLUDED.owner, expires_at = EXCLUDED.expires_at,
+            recorded_attempts = EXCLUDED.recorded_attempts
           WHERE cobro_webhook_leases.expires_at <= ${now}::timestamptz
+            AND cobro_webhook_leases.recorded_attempts <= EXCLUDED.recorded_attempts
         RETURNING stream_id
       )
       SELECT due.notification_id::text AS notification_id
       FROM due JOIN claimed ON claimed.stream_id = due.stream_id
-      ORDER BY due.due_at`.pipe(
+      ORDER BY due.due_at`
+    return Effect.zipRight(purge, take).pipe(
       Effect.map((rows) => rows.map((r) => r.notification_id as NotificationId)),
       Effect.orDie,
       Effect.withSpan("PgDeliveryQueue.claim")
     )
   }
-  const release = (notificationId: NotificationId, owner: string) =>
-    sql`DELETE FROM cobro_webhook_leases
-        WHERE stream_id = ${Notifications.deliveryStreamOf(notificationId)} AND owner = ${owner}`.pipe(
-      Effect.asVoid,
-      Effect.orDie
-    )
+  const release = (notificationId: NotificationId, owner: string, options?: DeliveryQueue.ReleaseOptions) => {
+    const streamId = Notifications.deliveryStreamOf(notificationId)
+    return (
+      options?.attemptsRecorded === undefined
+        ? sql`DELETE FROM cobro_webhook_leases WHERE stream_id = ${streamId} AND owner = ${owner}`
+        : // Expired at once, but kept until the read model shows the attempts recorded.
+          sql`UPDATE cobro_webhook_leases
+              SET expires_at = '-infinity', recorded_attempts = ${options.attemptsRecorded}
+              WHERE stream_id = ${streamId} AND owner = ${owner}`
+    ).pipe(Effect.asVoid, Effect.orDie, Effect.withSpan("PgDeliveryQueue.release"))
+  }
   return { claim, release } satisfies DeliveryQueue.DeliveryQueue["Type"]
 })
 

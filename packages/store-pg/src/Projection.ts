@@ -6,7 +6,10 @@
 import * as EventStore from "@cobro/domain/EventStore"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { SqlError } from "@effect/sql/SqlError"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Schedule from "effect/Schedule"
 import type * as LogNotifications from "./LogNotifications.js"
 import * as Subscription from "./Subscription.js"
 
@@ -74,39 +77,65 @@ export const reset = <E, R>(projection: Projection<E, R>): Effect.Effect<void, n
   }).pipe(Effect.orDie, Effect.withSpan("Projection.reset", { attributes: { projection: projection.name } }))
 
 /**
- * Drops the projection and replays the whole log into it, in one transaction: readers see the old
- * read model until the rebuilt one commits. Returns how many events were replayed.
+ * The schema in which a rebuild builds its read models before it swaps them in. One per database:
+ * a rebuild started while another runs takes the schema over, and the first one fails.
  */
-export const rebuild = <E, R>(
-  projection: Projection<E, R>,
-  options?: Subscription.Options
-): Effect.Effect<number, Exclude<E, SqlError>, SqlClient.SqlClient | EventStore.EventStore | R> =>
-  Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
-    return yield* orDieSql(
-      sql.withTransaction(
-        Effect.zipRight(reset(projection), Subscription.catchUp(consumer(projection), options))
-      )
-    )
-  }).pipe(Effect.withSpan("Projection.rebuild", { attributes: { projection: projection.name } }))
+export const rebuildSchema = "cobro_rebuild"
+
+/** The name of the checkpoint of a projection's shadow tables while a rebuild replays into them. */
+export const rebuildCheckpointName = (projection: Projection<any, any>): string =>
+  `rebuild:${checkpointName(projection)}`
+
+/** The shadow schema's one-row table naming the rebuild that owns it. */
+const ownerTable = `${rebuildSchema}.cobro_rebuild_owner`
 
 /** What a rebuild has replayed so far, for a progress display. */
 export interface RebuildProgress {
   readonly events: number
 }
 
-/** How {@link rebuildAll} replays. */
+/** How {@link rebuildAll} replays and swaps. */
 export interface RebuildOptions {
-  /** Events read per page; default 1000. */
+  /** Events per replay transaction; default 1000. */
   readonly batchSize?: number
-  /** Called after each page. */
+  /**
+   * Called after each replay transaction, and once more after the swap with the final count. It
+   * runs between transactions: nothing is locked and the log's readers are not held back meanwhile.
+   */
   readonly onProgress?: (progress: RebuildProgress) => Effect.Effect<void>
+  /**
+   * How long the swap waits for the live tables' locks (behind a long reader, say) before it gives
+   * up, rolls back, and tries again; default 5 seconds. Readers queue behind a waiting swap, so
+   * the wait is bounded.
+   */
+  readonly swapLockTimeout?: Duration.DurationInput
+  /** How many times the swap is tried (lock timeout, deadlock) before the rebuild fails; default 10. */
+  readonly swapAttempts?: number
+}
+
+/** SQLSTATEs of a swap that lost a race for locks and can be tried again: lock_not_available, deadlock, serialization. */
+const retryableStates: ReadonlySet<string> = new Set(["55P03", "40P01", "40001"])
+
+const isRetryable = (error: unknown): boolean => {
+  if (!(error instanceof SqlError)) return false
+  const code = (error.cause as { readonly code?: unknown } | undefined)?.code
+  return typeof code === "string" && retryableStates.has(code)
 }
 
 /**
- * Drops the projections and replays the log once into all of them (one read of the log, however
- * many read models), in one transaction: their rows and checkpoints commit together, and a runner
- * of the server resumes from the checkpoints after it. Returns how many events were replayed.
+ * Rebuilds the projections from the log beside a running server, reading the log once for all of
+ * them. Their tables are built empty in the shadow schema {@link rebuildSchema} and the log is
+ * replayed into them in short transactions of `batchSize` events (each with the schema first on its
+ * `search_path`, so that the projections' unqualified SQL writes the shadow tables while the log and
+ * the checkpoints resolve as always), under the checkpoint {@link rebuildCheckpointName}; the live
+ * tables stay readable and the live runners keep them current meanwhile, and no transaction stays
+ * open long enough to hold back the log's readers (`pg_snapshot_xmin`). Then one short transaction
+ * swaps them: it takes the live checkpoints' rows (as a runner does, so a runner waits for it), locks
+ * the live tables, replays the few events that came since into the shadow tables, drops the live
+ * tables, moves the shadow ones (with their indexes) into the live schema and sets the live
+ * checkpoints to the shadow's; a runner resumes from there, so no event is lost or applied twice.
+ * A failure or an interruption leaves the live tables as they were and removes the shadow schema (a
+ * crash leaves it; the next rebuild drops it). Returns how many events were replayed.
  */
 export const rebuildAll = <E, R>(
   projections: ReadonlyArray<Projection<E, R>>,
@@ -115,40 +144,184 @@ export const rebuildAll = <E, R>(
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const store = yield* EventStore.EventStore
+    if (projections.length === 0) return 0
     const limit = options.batchSize ?? 1000
-    return yield* orDieSql(
-      sql.withTransaction(
+    const onProgress = options.onProgress ?? (() => Effect.void)
+    const shadowNames = projections.map(rebuildCheckpointName)
+    const liveNames = projections.map(checkpointName).sort()
+    const tables = [...new Set(projections.flatMap((p) => p.tables))].sort()
+    const [current] = yield* sql<{ schema: string | null }>`SELECT current_schema() AS schema`
+    const live = current?.schema
+    if (live === null || live === undefined) {
+      return yield* Effect.dieMessage("Projection.rebuildAll: the search_path names no existing schema")
+    }
+    // Unqualified names resolve in the shadow schema first, then where they always do.
+    const inShadow = sql`SELECT set_config('search_path', ${`${rebuildSchema}, `} || current_setting('search_path'), true)`
+
+    const runId = yield* sql.withTransaction(
+      Effect.gen(function* () {
+        // A crashed rebuild's leftovers go first.
+        yield* sql`DROP SCHEMA IF EXISTS ${sql(rebuildSchema)} CASCADE`
+        yield* sql`DELETE FROM cobro_checkpoints WHERE name LIKE 'rebuild:projection:%'`
+        yield* sql`CREATE SCHEMA ${sql(rebuildSchema)}`
+        yield* sql`CREATE TABLE ${sql(ownerTable)} (run_id text NOT NULL)`
+        const [owner] = yield* sql<{ run_id: string }>`
+          INSERT INTO ${sql(ownerTable)} (run_id) VALUES (gen_random_uuid()::text) RETURNING run_id`
+        yield* inShadow
+        for (const projection of projections) yield* projection.setup
+        for (const name of shadowNames) {
+          yield* sql`INSERT INTO cobro_checkpoints (name, transaction_id, global_position) VALUES (${name}, '0', 0)`
+        }
+        return owner!.run_id
+      })
+    )
+
+    /**
+     * In a transaction: puts the shadow schema first on the search_path, checks that this rebuild
+     * still owns it (its owner row stays read-locked, so no other rebuild drops it before this
+     * transaction ends, and no write can fall through to a live table), and locks and returns the
+     * shadow checkpoint.
+     */
+    const claim = Effect.gen(function* () {
+      yield* inShadow
+      const owners = yield* sql<{ run_id: string }>`SELECT run_id FROM ${sql(ownerTable)} FOR SHARE`
+      if (owners[0]?.run_id !== runId) {
+        return yield* Effect.dieMessage(
+          `Projection.rebuildAll: another rebuild took the schema ${rebuildSchema} over; this one stops`
+        )
+      }
+      const [row] = yield* sql<{ transaction_id: string; global_position: string }>`
+        SELECT transaction_id::text AS transaction_id, global_position::text AS global_position
+        FROM cobro_checkpoints WHERE name = ${shadowNames[0]!} FOR UPDATE`
+      if (row === undefined) {
+        return yield* Effect.dieMessage(`Projection.rebuildAll: the checkpoint ${shadowNames[0]} is gone`)
+      }
+      return { transactionId: BigInt(row.transaction_id), globalPosition: BigInt(row.global_position) }
+    })
+
+    /** Applies the next page of the log after `after` to every projection (in the shadow tables). */
+    const applyPage = (after: EventStore.Checkpoint) =>
+      Effect.gen(function* () {
+        const events = yield* store.readAll({ after, limit })
+        for (const event of events) {
+          for (const projection of projections) yield* projection.apply(event)
+        }
+        return events
+      })
+
+    const saveShadow = (at: EventStore.Checkpoint) =>
+      sql`UPDATE cobro_checkpoints
+          SET transaction_id = ${at.transactionId.toString()}::xid8,
+              global_position = ${at.globalPosition.toString()}::bigint, updated_at = now()
+          WHERE name IN ${sql.in(shadowNames)}`
+
+    /** One replay transaction; returns how many events it applied. */
+    const batch = sql.withTransaction(
+      Effect.gen(function* () {
+        const events = yield* applyPage(yield* claim)
+        const last = events[events.length - 1]
+        if (last !== undefined) yield* saveShadow(last.checkpoint)
+        return events.length
+      })
+    )
+
+    const swapLockTimeout = Duration.toMillis(Duration.decode(options.swapLockTimeout ?? Duration.seconds(5)))
+    const qualified = (schema: string, table: string) => sql(`${schema}.${table}`)
+
+    /** The swap, in one transaction; returns how many events it caught up. */
+    const swap = sql
+      .withTransaction(
         Effect.gen(function* () {
-          for (const projection of projections) yield* reset(projection)
-          let after = EventStore.Start
-          let total = 0
+          yield* sql`SELECT set_config('lock_timeout', ${`${Math.max(1, Math.round(swapLockTimeout))}ms`}, true)`
+          let after = yield* claim
+          // The live checkpoints' rows first, as each runner takes its own before its table: a
+          // runner mid-batch finishes, the next one waits for the swap, and no lock order cycles.
+          for (const name of liveNames) {
+            yield* sql`
+            INSERT INTO cobro_checkpoints (name, transaction_id, global_position) VALUES (${name}, '0', 0)
+            ON CONFLICT (name) DO UPDATE SET name = EXCLUDED.name`
+          }
+          const existing = yield* sql<{ relname: string }>`
+          SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+          WHERE n.nspname = ${live} AND c.relname IN ${sql.in(tables)} ORDER BY c.relname`
+          for (const { relname } of existing) {
+            yield* sql`LOCK TABLE ${qualified(live, relname)} IN ACCESS EXCLUSIVE MODE`
+          }
+          let caughtUp = 0
           while (true) {
-            const events = yield* store.readAll({ after, limit })
-            for (const event of events) {
-              for (const projection of projections) yield* projection.apply(event)
-            }
-            total += events.length
+            const events = yield* applyPage(after)
+            caughtUp += events.length
             const last = events[events.length - 1]
             if (last !== undefined) after = last.checkpoint
-            if (options.onProgress !== undefined) yield* options.onProgress({ events: total })
             if (events.length < limit) break
           }
-          if (after.globalPosition !== 0n) {
-            for (const projection of projections) {
-              yield* sql`
-                INSERT INTO cobro_checkpoints (name, transaction_id, global_position)
-                VALUES (${checkpointName(projection)}, ${after.transactionId.toString()}::xid8,
-                  ${after.globalPosition.toString()}::bigint)
-                ON CONFLICT (name) DO UPDATE SET transaction_id = EXCLUDED.transaction_id,
-                  global_position = EXCLUDED.global_position, updated_at = now()`
-            }
+          for (const table of tables) yield* sql`DROP TABLE IF EXISTS ${qualified(live, table)} CASCADE`
+          for (const table of tables) {
+            yield* sql`ALTER TABLE IF EXISTS ${qualified(rebuildSchema, table)} SET SCHEMA ${sql(live)}`
           }
-          return total
+          if (after.globalPosition === 0n) {
+            yield* sql`DELETE FROM cobro_checkpoints WHERE name IN ${sql.in(liveNames)}`
+          } else {
+            yield* sql`UPDATE cobro_checkpoints
+            SET transaction_id = ${after.transactionId.toString()}::xid8,
+                global_position = ${after.globalPosition.toString()}::bigint, updated_at = now()
+            WHERE name IN ${sql.in(liveNames)}`
+          }
+          yield* sql`DELETE FROM cobro_checkpoints WHERE name IN ${sql.in(shadowNames)}`
+          yield* sql`DROP SCHEMA ${sql(rebuildSchema)} CASCADE`
+          return caughtUp
         })
       )
-    )
+      .pipe(
+        Effect.retry({
+          times: Math.max(0, (options.swapAttempts ?? 10) - 1),
+          schedule: Schedule.spaced("200 millis"),
+          while: isRetryable
+        })
+      )
+
+    /** Removes the shadow schema and checkpoints if this rebuild still owns them. */
+    const cleanUp = sql
+      .withTransaction(
+        Effect.gen(function* () {
+          const [present] = yield* sql<{ present: boolean }>`
+            SELECT to_regclass(${ownerTable}) IS NOT NULL AS present`
+          if (present?.present !== true) return
+          const owners = yield* sql<{ run_id: string }>`SELECT run_id FROM ${sql(ownerTable)} FOR UPDATE`
+          if (owners[0]?.run_id !== runId) return
+          yield* sql`DROP SCHEMA ${sql(rebuildSchema)} CASCADE`
+          yield* sql`DELETE FROM cobro_checkpoints WHERE name IN ${sql.in(shadowNames)}`
+        })
+      )
+      .pipe(Effect.catchAllCause(() => Effect.void))
+
+    return yield* Effect.gen(function* () {
+      let total = 0
+      while (true) {
+        const applied = yield* batch
+        total += applied
+        yield* onProgress({ events: total })
+        if (applied < limit) break
+      }
+      total += yield* swap
+      yield* onProgress({ events: total })
+      return total
+    }).pipe(Effect.onExit((exit) => (Exit.isSuccess(exit) ? Effect.void : cleanUp)))
   }).pipe(
+    orDieSql,
     Effect.withSpan("Projection.rebuildAll", {
       attributes: { projections: projections.map((p) => p.name).join(",") }
     })
+  )
+
+/**
+ * Rebuilds one projection from the log beside a running server: {@link rebuildAll} of it alone.
+ * Returns how many events were replayed.
+ */
+export const rebuild = <E, R>(
+  projection: Projection<E, R>,
+  options?: Subscription.Options
+): Effect.Effect<number, Exclude<E, SqlError>, SqlClient.SqlClient | EventStore.EventStore | R> =>
+  rebuildAll([projection], options?.batchSize === undefined ? {} : { batchSize: options.batchSize }).pipe(
+    Effect.withSpan("Projection.rebuild", { attributes: { projection: projection.name } })
   )

@@ -3,11 +3,13 @@
  * models and the due-delivery queue with leases and `FOR UPDATE SKIP LOCKED`, on PGlite and on a
  * real PostgreSQL, checked against the domain's log-scanning versions.
  */
+import * as CommandHandler from "@cobro/domain/CommandHandler"
 import * as DeliveryQueue from "@cobro/domain/DeliveryQueue"
 import * as IdGenerator from "@cobro/domain/IdGenerator"
 import { MerchantId } from "@cobro/domain/Ids"
 import * as NotificationLog from "@cobro/domain/NotificationLog"
 import * as Notifications from "@cobro/domain/Notifications"
+import * as WebhookDelivery from "@cobro/domain/WebhookDelivery"
 import { describe, expect, it, layer } from "@effect/vitest"
 import * as Clock from "effect/Clock"
 import * as DateTime from "effect/DateTime"
@@ -136,6 +138,55 @@ for (const [name, database] of [
         }).pipe(Effect.withClock(clock))
       )
 
+      it.scoped(
+        "A4 finds the notification of a merchant with no webhook registered; nothing is due to be sent (W15)",
+        () =>
+          Effect.gen(function* () {
+            yield* catchUp
+            yield* drain
+            yield* F.merchant("MER_7", { keyBase: 60 })
+            yield* F.approvedSale({ merchantId: "MER_7", n: 501, reference: "no-hook-ref" })
+            yield* F.approvedSale({ merchantId: "MER_7", n: 502, sandbox: true })
+            yield* catchUp
+            const pg = yield* NotificationLog.NotificationLog
+            const scan = yield* logFromScan
+            const body = Option.getOrThrow(yield* pg.lastByPaymentId(owner("MER_7", false), "TRX_501"))
+            const parsed = JSON.parse(body) as {
+              type: string
+              subject: string
+              data: { merchant_id: string }
+            }
+            expect([parsed.type, parsed.subject, parsed.data.merchant_id]).toEqual([
+              "SALE_APPROVED",
+              "TRX_501",
+              "MER_7"
+            ])
+            expect(yield* scan.lastByPaymentId(owner("MER_7", false), "TRX_501")).toEqual(Option.some(body))
+            expect(yield* pg.lastByExternalReference(owner("MER_7", false), "no-hook-ref", 10)).toEqual([
+              body
+            ])
+            // The sandbox one too, for its own mode only.
+            expect(Option.isSome(yield* pg.lastByPaymentId(owner("MER_7", true), "TRX_502"))).toBe(true)
+            expect(yield* pg.lastByPaymentId(owner("MER_7", false), "TRX_502")).toEqual(Option.none())
+            // Nothing to send: the queue never hands them out.
+            const queue = yield* DeliveryQueue.DeliveryQueue
+            const later = DateTime.add(yield* now, { hours: 48 })
+            const claimed = yield* queue.claim({
+              now: later,
+              limit: 10_000,
+              lease: Duration.seconds(1),
+              owner: "x"
+            })
+            const ids = [501, 502].map((n) => `TRX_${n}`)
+            const states = yield* DeliveryQueue.scanDeliveries
+            const mine = [...states.entries()].filter(
+              ([, state]) => state._tag !== "Initial" && ids.includes(state.notification.subject)
+            )
+            expect(mine.map(([, state]) => state._tag)).toEqual(["CANCELLED", "CANCELLED"])
+            for (const [id] of mine) expect(claimed).not.toContain(id)
+          }).pipe(Effect.withClock(clock))
+      )
+
       it.scoped("a claimed delivery is leased: no other dispatcher gets it until released or expired", () =>
         Effect.gen(function* () {
           yield* catchUp
@@ -165,6 +216,44 @@ for (const [name, database] of [
             yield* queue.claim({ now: DateTime.subtract(t, { minutes: 10 }), limit: 10, lease, owner: "d4" })
           ).toEqual([])
         }).pipe(Effect.withClock(clock))
+      )
+
+      it.scoped(
+        "a delivery given back with its attempts recorded is not handed out again until the read model shows them",
+        () =>
+          Effect.gen(function* () {
+            yield* catchUp
+            yield* drain
+            yield* F.merchant("MER_6", { production: PROD, keyBase: 50 })
+            yield* F.approvedSale({ merchantId: "MER_6", n: 401 })
+            yield* catchUp
+            const queue = yield* DeliveryQueue.DeliveryQueue
+            const t = yield* now
+            const lease = Duration.seconds(30)
+            const [id] = yield* queue.claim({ now: t, limit: 10, lease, owner: "d1" })
+            expect(id).toBeDefined()
+            // The dispatcher records a failed attempt on the stream; the read model has not seen it.
+            yield* CommandHandler.make(WebhookDelivery.WebhookDelivery)(
+              id!,
+              new WebhookDelivery.RecordAttempt({
+                attempt: 1,
+                result: { _tag: "Answered", statusCode: 500, snippet: "" },
+                latencyMs: 5,
+                now: t
+              })
+            )
+            yield* queue.release(id!, "d1", { attemptsRecorded: 1 })
+            // (Other tests' deliveries whose leases end by then may be handed out too: only `id` is checked.)
+            const claim = (at: DateTime.Utc) => queue.claim({ now: at, limit: 100, lease, owner: "d2" })
+            // The view still says "due, no attempt": the queue keeps it back, whatever the time.
+            expect(yield* claim(t)).not.toContain(id)
+            const retryDue = DateTime.add(t, { minutes: 15, seconds: 1 })
+            expect(yield* claim(retryDue)).not.toContain(id)
+            // Once the read model has the attempt, the retry is handed out when it is due, not before.
+            yield* catchUp
+            expect(yield* claim(t)).not.toContain(id)
+            expect(yield* claim(retryDue)).toContain(id)
+          }).pipe(Effect.withClock(clock))
       )
 
       it.scoped("concurrent claims never hand one notification to two dispatchers", () =>

@@ -81,8 +81,35 @@ export const view = (
  */
 export const make = Effect.gen(function* () {
   const context = yield* Effect.context<EventStore.EventStore | IdGenerator.IdGenerator>()
-  const handle = CommandHandler.make(SimTerminal.SimTerminal)
-  const loadTerminal = CommandHandler.load(SimTerminal.SimTerminal)
+  const handleStream = CommandHandler.make(SimTerminal.SimTerminal)
+  const loadStream = CommandHandler.load(SimTerminal.SimTerminal)
+  const refreshStream = CommandHandler.refresh(SimTerminal.SimTerminal)
+
+  // This process's latest view of each terminal. A terminal's stream grows by two events a sale, so
+  // loads and commands fold only the events after the view (`CommandHandler.refresh`), not its whole
+  // history. Other nodes' writes are in the log and read like any others; a stale view costs a
+  // conflict and a retry, never a wrong decision.
+  const views = new Map<string, CommandHandler.Known<SimTerminal.State>>()
+  const remember =
+    (key: string) =>
+    (known: CommandHandler.Known<SimTerminal.State>): Effect.Effect<void> =>
+      Effect.sync(() => {
+        views.set(key, { state: known.state, version: known.version })
+      })
+  const loadTerminal = (key: string) => {
+    const known = views.get(key)
+    return (known === undefined ? loadStream(key) : refreshStream(key, known)).pipe(Effect.tap(remember(key)))
+  }
+  const handle = (
+    key: string,
+    command: SimTerminal.Command,
+    metadata: EventStore.EventMetadata = {},
+    known?: CommandHandler.Known<SimTerminal.State>
+  ) =>
+    (known === undefined ? loadTerminal(key) : Effect.succeed(known)).pipe(
+      Effect.flatMap((current) => handleStream(key, command, metadata, current)),
+      Effect.tap(remember(key))
+    )
   const loadMerchant = CommandHandler.load(Merchant.Merchant)
 
   const busy = (action: TerminalSandbox.Action) => () =>

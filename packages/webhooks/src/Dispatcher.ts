@@ -7,6 +7,7 @@
  */
 import * as CommandHandler from "@cobro/domain/CommandHandler"
 import * as DeliveryQueue from "@cobro/domain/DeliveryQueue"
+import type * as EventStore from "@cobro/domain/EventStore"
 import type { NotificationId } from "@cobro/domain/Ids"
 import * as KeyVault from "@cobro/domain/KeyVault"
 import * as Merchant from "@cobro/domain/Merchant"
@@ -32,7 +33,7 @@ export interface Config {
    * (`timeoutMs` plus {@link REPORT_MARGIN_MILLIS}): an attempt starts only while the lease covers it.
    */
   readonly lease?: Duration.DurationInput
-  /** Sleep between polls when nothing was due; default 1 second. */
+  /** Sleep after a round that found nothing due; default 1 second. */
   readonly pollInterval?: Duration.DurationInput
   /** Answer time allowed; default the spec's 2 seconds. */
   readonly timeoutMs?: number
@@ -42,9 +43,16 @@ export interface Config {
 
 /** What one attempt of the dispatcher did. */
 export type Outcome =
-  | { readonly _tag: "Attempted"; readonly attempt: number; readonly status: WebhookDelivery.Status }
-  /** Not due any more (another dispatcher attempted it, or the queue lagged behind the stream). */
-  | { readonly _tag: "NotDue" }
+  | {
+      readonly _tag: "Attempted"
+      readonly attempt: number
+      readonly status: WebhookDelivery.Status
+    }
+  /**
+   * Not due any more (another dispatcher attempted it, or the queue lagged behind the stream);
+   * `attemptsRecorded` is how many attempts the stream records.
+   */
+  | { readonly _tag: "NotDue"; readonly attemptsRecorded: number }
   /** The merchant deleted the webhook: the delivery was cancelled, nothing sent (W5). */
   | { readonly _tag: "Cancelled" }
   /** The attempt was made but its report was refused (a concurrent report of the same attempt). */
@@ -54,6 +62,17 @@ export type Outcome =
    * recorded, and another dispatcher may take it then. Released, claimed again in a later round.
    */
   | { readonly _tag: "LeaseEnding" }
+
+/**
+ * How many attempts the stream records after an outcome, when known: the queue keeps the delivery
+ * back until its view has caught up with them (`DeliveryQueue.ReleaseOptions`).
+ */
+export const attemptsRecorded = (outcome: Outcome): number | undefined =>
+  outcome._tag === "Attempted"
+    ? outcome.attempt
+    : outcome._tag === "NotDue"
+      ? outcome.attemptsRecorded
+      : undefined
 
 /** The default lease of a claim. */
 export const DEFAULT_LEASE = Duration.seconds(30)
@@ -77,6 +96,22 @@ const loadMerchant = CommandHandler.load(Merchant.Merchant)
 const handleDelivery = CommandHandler.make(WebhookDelivery.WebhookDelivery)
 
 const nowUtc = Effect.map(Clock.currentTimeMillis, (ms) => DateTime.unsafeMake(ms))
+
+/** Reads a merchant; a round passes one that reads each merchant once (see {@link runOnce}). */
+export type MerchantReader = (
+  merchantId: string
+) => Effect.Effect<Merchant.State, never, EventStore.EventStore>
+
+const readMerchant: MerchantReader = (merchantId) =>
+  Effect.map(loadMerchant(merchantId), (loaded) => loaded.state)
+
+/**
+ * A reader that reads each merchant once and then answers from memory: a round's attempts share
+ * it, so that a batch of one merchant's notifications reads its stream once. A change made during
+ * the round (a webhook deleted, a key rotated) is seen by the next round, as if it had been made
+ * while the round's POSTs were in flight.
+ */
+export const merchantsOnce: Effect.Effect<MerchantReader> = Effect.cachedFunction(readMerchant)
 
 /** The secret that signs a delivery now: the empty string for sandbox, else the merchant's current key (W9). */
 const secretFor = (merchant: Merchant.State, key: WebhookDelivery.Notification["signingKey"]) =>
@@ -113,21 +148,29 @@ export const headersFor = (
 export const attempt = Effect.fn("Dispatcher.attempt")(function* (
   notificationId: NotificationId,
   config: Config,
-  startBy?: number
+  startBy?: number,
+  merchants: MerchantReader = readMerchant
 ) {
   const leaseEnding = (at: DateTime.Utc) => startBy !== undefined && DateTime.toEpochMillis(at) > startBy
   // Checked before the reads (cheap) and again just before the POST.
   if (leaseEnding(yield* nowUtc)) return { _tag: "LeaseEnding" } as Outcome
-  const { state } = yield* loadDelivery(notificationId)
+  const { state, version } = yield* loadDelivery(notificationId)
   const now = yield* nowUtc
-  if (state._tag === "Initial" || !WebhookDelivery.isDue(state, now)) return { _tag: "NotDue" } as Outcome
+  if (state._tag === "Initial" || !WebhookDelivery.isDue(state, now))
+    return {
+      _tag: "NotDue",
+      attemptsRecorded: state._tag === "Initial" ? 0 : state.attempts.length
+    } as Outcome
   const notification = state.notification
-  const { state: merchant } = yield* loadMerchant(notification.merchantId)
+  const merchant = yield* merchants(notification.merchantId)
   const registered = Merchant.webhookUrl(merchant, notification.sandbox ? "test" : "production")
   if (Option.isNone(registered)) {
-    yield* handleDelivery(notificationId, new WebhookDelivery.CancelDelivery({ now }), {
-      actor: "dispatcher"
-    }).pipe(Effect.catchAll((error) => Effect.logWarning("dispatcher: cancel refused", error)))
+    yield* handleDelivery(
+      notificationId,
+      new WebhookDelivery.CancelDelivery({ now }),
+      { actor: "dispatcher" },
+      { state, version }
+    ).pipe(Effect.catchAll((error) => Effect.logWarning("dispatcher: cancel refused", error)))
     return { _tag: "Cancelled" } as Outcome
   }
   const secret = yield* secretFor(merchant, notification.signingKey)
@@ -167,7 +210,9 @@ export const attempt = Effect.fn("Dispatcher.attempt")(function* (
       latencyMs: Math.max(0, response.latencyMs),
       now: sentAt
     }),
-    { actor: "dispatcher" }
+    { actor: "dispatcher" },
+    // Decided on the state just read: a concurrent write turns it into a conflict, then a re-read.
+    { state, version }
   ).pipe(
     Effect.map((handled): Outcome => ({
       _tag: "Attempted",
@@ -188,7 +233,9 @@ export const attempt = Effect.fn("Dispatcher.attempt")(function* (
 /**
  * One round: claim what is due now, attempt each (bounded concurrency) while the claim's lease
  * covers an attempt, release each claim after its attempt is recorded (or skipped: a later round
- * claims it again). Returns how many were claimed.
+ * claims it again). A released claim tells the queue how many attempts the stream records, so that
+ * a queue whose view lags behind the log does not hand the notification out again before it has
+ * caught up. Each merchant is read once per round. Returns how many were claimed.
  */
 export const runOnce = Effect.fn("Dispatcher.runOnce")(function* (config: Config) {
   const queue = yield* DeliveryQueue.DeliveryQueue
@@ -202,27 +249,40 @@ export const runOnce = Effect.fn("Dispatcher.runOnce")(function* (config: Config
     )
   }
   const claimed = yield* queue.claim({ now, limit: config.batchSize ?? 100, lease, owner: config.owner })
+  const merchants = yield* merchantsOnce
   yield* Effect.forEach(
     claimed,
     (id) =>
-      attempt(id, config, startBy).pipe(
+      attempt(id, config, startBy, merchants).pipe(
+        Effect.map(attemptsRecorded),
         Effect.catchAllDefect((defect) =>
-          Effect.logError("dispatcher: attempt failed", defect).pipe(
-            Effect.annotateLogs({ notificationId: id })
+          Effect.as(
+            Effect.logError("dispatcher: attempt failed", defect).pipe(
+              Effect.annotateLogs({ notificationId: id })
+            ),
+            undefined
           )
         ),
-        Effect.ensuring(queue.release(id, config.owner))
+        Effect.onInterrupt(() => queue.release(id, config.owner)),
+        Effect.flatMap((recorded) =>
+          queue.release(id, config.owner, recorded === undefined ? undefined : { attemptsRecorded: recorded })
+        )
       ),
     { concurrency: config.concurrency ?? 32, discard: true }
   )
   return claimed.length
 })
 
-/** The dispatcher for ever: rounds back to back while work is due, else a sleep of `pollInterval`. */
+/**
+ * The dispatcher for ever: rounds back to back while a round finds work, else a sleep of
+ * `pollInterval`. A round that claimed less than a full batch does not sleep: while notifications
+ * keep arriving (each round takes what became due during the previous one), sleeping after each
+ * partial batch would idle the dispatcher most of the time (`npm run bench -- webhooks`).
+ */
 export const run = (config: Config) =>
   Effect.gen(function* () {
     while (true) {
       const claimed = yield* runOnce(config)
-      if (claimed < (config.batchSize ?? 100)) yield* Effect.sleep(config.pollInterval ?? Duration.seconds(1))
+      if (claimed === 0) yield* Effect.sleep(config.pollInterval ?? Duration.seconds(1))
     }
   })

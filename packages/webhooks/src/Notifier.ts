@@ -2,8 +2,9 @@
  * The notifier (spec D, "Notifications arise from the event log"): a consumer of the log that turns
  * each event raising a notification into a `DeliveryScheduled` on its own WebhookDelivery stream.
  * Idempotent (the stream is derived from the event id), so at-least-once consumption is enough.
- * Over PostgreSQL the server runs `handle` as a `Subscription` consumer named `CONSUMER_NAME` (its
- * checkpoint commits with the schedule); `runFromLog` is the in-memory loop.
+ * Over PostgreSQL the server runs `handle` (or, reading less, the handler of `makeHandler`) as a
+ * `Subscription` consumer named `CONSUMER_NAME` (its checkpoint commits with the schedule);
+ * `runFromLog` is the in-memory loop.
  */
 import * as EventStore from "@cobro/domain/EventStore"
 import * as Notifications from "@cobro/domain/Notifications"
@@ -30,6 +31,75 @@ export const handle = (event: EventStore.RecordedEvent): Effect.Effect<void, nev
         )
       )
     : Effect.void
+
+/** How many streams a handler made by {@link makeHandler} keeps in memory; default 10,000. */
+export interface HandlerOptions {
+  readonly streams?: number
+}
+
+/**
+ * `handle` with a memory of the streams it needs, kept from the log it consumes: the notifier reads
+ * the whole log in commit order, so the events of a checkout, link or payment, and of its merchant,
+ * pass through it before the outcome that raises a notification. Each such stream is kept (up to
+ * `streams` of them, least recently used dropped) while it is known from version 1 without a gap;
+ * otherwise it is read from the store (a stream begun before the notifier's checkpoint, or dropped).
+ * The delivery planned is the one `handle` plans: the event's stream up to it, the merchant as it
+ * was when the event was recorded; only the store reads are saved.
+ */
+export const makeHandler = (
+  options?: HandlerOptions
+): Effect.Effect<(event: EventStore.RecordedEvent) => Effect.Effect<void, never, EventStore.EventStore>> =>
+  Effect.sync(() => {
+    const limit = options?.streams ?? 10_000
+    const streams = new Map<string, Array<EventStore.RecordedEvent>>()
+    const keep = (streamId: string, events: Array<EventStore.RecordedEvent>) => {
+      streams.delete(streamId)
+      streams.set(streamId, events)
+      if (streams.size > limit) streams.delete(streams.keys().next().value!)
+    }
+    /** Follows the log: extends a kept stream, starts one at version 1, forgets one with a gap. */
+    const follow = (event: EventStore.RecordedEvent) => {
+      if (!Notifications.isFollowed(event)) return
+      const known = streams.get(event.streamId)
+      if (event.streamVersion === 1) return keep(event.streamId, [event])
+      if (known === undefined) return
+      if (event.streamVersion <= known.length) return // read from the store already
+      if (event.streamVersion === known.length + 1) {
+        known.push(event)
+        return keep(event.streamId, known)
+      }
+      streams.delete(event.streamId)
+    }
+    /** A stream up to `version`, kept or read (and then kept, as read now). */
+    const history = (streamId: string, version?: number) =>
+      Effect.gen(function* () {
+        const known = streams.get(streamId)
+        if (known !== undefined && (version === undefined || known.length >= version)) {
+          return version === undefined ? known : known.slice(0, version)
+        }
+        const store = yield* EventStore.EventStore
+        const read = [...(yield* store.readStream(streamId))]
+        if (read.every((e, i) => e.streamVersion === i + 1)) keep(streamId, read)
+        return version === undefined ? read : read.slice(0, version)
+      })
+    return (event: EventStore.RecordedEvent) => {
+      follow(event)
+      if (!Notifications.mayRaise(event)) return Effect.void
+      return Effect.gen(function* () {
+        const own = yield* history(event.streamId, event.streamVersion)
+        const notice = Notifications.noticeFromHistory(event, own)
+        if (Option.isNone(notice)) return
+        const merchant = yield* history(Notifications.merchantStreamOf(notice.value.merchantId))
+        yield* Notifications.schedule(event, Notifications.planFromHistory(event, own, merchant))
+      }).pipe(
+        Effect.catchAllDefect((defect) =>
+          Effect.logError("notifier: event skipped, its stream could not be read", defect).pipe(
+            Effect.annotateLogs({ eventId: event.eventId, streamId: event.streamId })
+          )
+        )
+      )
+    }
+  })
 
 /** Applies `handle` to every event after `checkpoint`, advancing it; returns how many events were read. */
 export const catchUpFromLog = (

@@ -14,9 +14,12 @@ import * as Dispatcher from "@cobro/webhooks/Dispatcher"
 import * as HttpTransport from "@cobro/webhooks/HttpTransport"
 import * as Notifier from "@cobro/webhooks/Notifier"
 import * as Signature from "@cobro/webhooks/Signature"
+import * as Cause from "effect/Cause"
 import * as DateTime from "effect/DateTime"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
@@ -46,6 +49,9 @@ const step = (c: Dispatcher.Config = config) =>
     yield* Notifier.catchUpFromLog(yield* Ref.make(EventStore.Start))
     return yield* Dispatcher.runOnce(c)
   })
+
+/** A real-time pause (the test clock does not move by itself). */
+const realSleep = (ms: number) => Effect.promise(() => new Promise((resolve) => setTimeout(resolve, ms)))
 
 const MIN = 60
 const HOUR = 3600
@@ -333,6 +339,75 @@ describe("Dispatcher", () => {
           expect(signedWith(test1.received[0]!, "")).toBe(true)
           expect(signedWith(prod2.received[0]!, "secret-11")).toBe(true)
         }).pipe(Effect.provide(Services))
+    )
+  })
+
+  describe("leases", () => {
+    it.scoped("a lease too short to cover an attempt is refused before anything is claimed", () =>
+      Effect.gen(function* () {
+        const rx = yield* R.receiver({ tls: true })
+        yield* sale(rx.url)
+        yield* Notifier.catchUpFromLog(yield* Ref.make(EventStore.Start))
+        // 2 s to answer plus 1 s to record: a lease of 2.999 s cannot cover one attempt.
+        const short = yield* Effect.exit(Dispatcher.runOnce({ ...config, lease: Duration.millis(2999) }))
+        expect(Exit.isFailure(short) && Cause.isDie(short.cause)).toBe(true)
+        expect(Exit.isFailure(short) ? Cause.pretty(short.cause) : "").toMatch(/cannot cover an attempt/)
+        expect(rx.received).toHaveLength(0)
+        // Nothing was claimed: a dispatcher whose lease just covers an attempt takes it at once.
+        expect(
+          yield* Dispatcher.runOnce({ ...config, owner: "dispatcher-2", lease: Duration.millis(3000) })
+        ).toBe(1)
+        expect(rx.received).toHaveLength(1)
+      }).pipe(Effect.provide(Services))
+    )
+
+    it.scoped("rounds follow each other while work arrives: no poll sleep after a partial batch", () =>
+      Effect.gen(function* () {
+        const rx = yield* R.receiver({ tls: true })
+        rx.answer = () => ({ status: 200, delayMs: 300 })
+        yield* F.setTime(0)
+        yield* F.merchant("MER_1", { production: rx.url })
+        for (let n = 1; n <= 3; n++) yield* F.approvedSale({ merchantId: "MER_1", n })
+        const checkpoint = yield* Ref.make(EventStore.Start)
+        yield* Notifier.catchUpFromLog(checkpoint)
+        // The poll interval is an hour of the test clock, which never moves here: only a round that
+        // starts at once after the first one can deliver what arrives during it.
+        yield* Effect.forkScoped(
+          Dispatcher.run({ ...config, batchSize: 10, pollInterval: Duration.hours(1) })
+        )
+        const received = (count: number) =>
+          Effect.gen(function* () {
+            for (let i = 0; i < 400 && rx.received.length < count; i++) yield* realSleep(50)
+            return rx.received.length
+          })
+        expect(yield* received(1)).toBeGreaterThanOrEqual(1)
+        for (let n = 4; n <= 5; n++) yield* F.approvedSale({ merchantId: "MER_1", n })
+        yield* Notifier.catchUpFromLog(checkpoint)
+        expect(yield* received(5)).toBe(5)
+        expect(new Set(rx.received.map((r) => notificationOf(r.body))).size).toBe(5)
+      }).pipe(Effect.provide(Services))
+    )
+
+    it("an attempt may start until the lease's end minus the answer time and the time to record it", () => {
+      expect(Dispatcher.startDeadline(1_000_000, { owner: "d" })).toBe(1_000_000 + 30_000 - 2_000 - 1_000)
+      expect(
+        Dispatcher.startDeadline(1_000_000, { owner: "d", lease: Duration.seconds(10), timeoutMs: 500 })
+      ).toBe(1_000_000 + 10_000 - 500 - Dispatcher.REPORT_MARGIN_MILLIS)
+    })
+
+    it.scoped("past its start deadline an attempt is not sent: LeaseEnding, nothing recorded", () =>
+      Effect.gen(function* () {
+        const rx = yield* R.receiver({ tls: true })
+        yield* sale(rx.url)
+        yield* Notifier.catchUpFromLog(yield* Ref.make(EventStore.Start))
+        const id = yield* onlyDelivery
+        const now = DateTime.toEpochMillis(yield* DateTime.now)
+        expect(yield* Dispatcher.attempt(id, config, now - 1)).toEqual({ _tag: "LeaseEnding" })
+        expect(rx.received).toHaveLength(0)
+        expect((yield* DeliveryAdmin.listAttempts(id)).attempts).toHaveLength(0)
+        expect(yield* Dispatcher.attempt(id, config, now)).toMatchObject({ _tag: "Attempted", attempt: 1 })
+        expect(rx.received).toHaveLength(1)
+      }).pipe(Effect.provide(Services))
     )
   })
 

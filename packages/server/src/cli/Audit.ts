@@ -219,7 +219,11 @@ export const verify = (options: { readonly json: boolean }) =>
     if (problems > 0) return yield* new Failed({ message: "the log does not verify" })
   })
 
-/** `cobro audit rebuild [projection…]`: drops the read models named (all by default) and replays the log into them. */
+/**
+ * `cobro audit rebuild [projection…]`: rebuilds the read models named (all by default) from the log
+ * beside a running server (`Projection.rebuildAll`): replayed into shadow tables in short
+ * transactions, then swapped in, so requests and the log's consumers never wait for it.
+ */
 export const rebuild = (names: ReadonlyArray<string>) =>
   Effect.gen(function* () {
     const known = Store.projections

@@ -103,7 +103,8 @@ const go = Effect.async<void>((resume) => {
 
 const main = Effect.gen(function* () {
   for (const projection of ReadModels.all) yield* Effect.forkScoped(Projection.run(projection))
-  yield* Effect.forkScoped(Subscription.run(Subscription.make(Notifier.CONSUMER_NAME, Notifier.handle)))
+  const notify = yield* Notifier.makeHandler()
+  yield* Effect.forkScoped(Subscription.run(Subscription.make(Notifier.CONSUMER_NAME, notify)))
   process.stdout.write(`${JSON.stringify({ ready: owner, pid: process.pid })}\n`)
   yield* go
   process.stdout.write(`${JSON.stringify({ dispatching: owner })}\n`)

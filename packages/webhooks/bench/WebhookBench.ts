@@ -1,0 +1,625 @@
+/**
+ * `npm run bench -- webhooks` (issue 5, "The benchmark"): webhook deliveries per second from logged
+ * outcomes to a local receiver that answers 200, against the floor, a raw loop that signs the same
+ * bodies with the same recipe (hex HMAC-SHA256 over the Base64 of the raw bytes) and POSTs them with
+ * `undici`, in the same run; then a backlog of due notifications drained while memory is sampled.
+ * Prints JSON lines and writes them to `bench/results/webhooks.json`.
+ *
+ * Cobro's path is the server's: approved terminal sales appended to the store (PostgreSQL, a
+ * throwaway database) through the deciders, then, timed, the read models' runners, the notifier as
+ * a log consumer (`Subscription.run`) and `Dispatcher.run` with the server's configuration, until the
+ * receiver has every notification. The receiver is a `node:http` server in a child process
+ * (`Receiver.mjs`), the same for both targets.
+ *
+ * Environment: `DATABASE_URL` (the server to create throwaway databases on; default
+ * postgres://postgres@127.0.0.1:5432/postgres), `BENCH_DELIVERIES` (per round, default 2000),
+ * `BENCH_ROUNDS` (default 3; the targets alternate their order by round), `BENCH_CONCURRENCY` (the
+ * floor's POSTs in flight; default the dispatcher's, 32), `BENCH_BACKLOG` (due notifications
+ * drained, default 100000; 0 skips the drain), `BENCH_PHASES` (subset of throughput,backlog),
+ * `BENCH_NOTIFIER=read` (the notifier without its stream memory, as `Notifier.handle`),
+ * `BENCH_TRACE=1` (Cobro's spans timed and printed per phase, for profiling).
+ */
+import * as EventStore from "@cobro/domain/EventStore"
+import * as IdGenerator from "@cobro/domain/IdGenerator"
+import * as KeyVault from "@cobro/domain/KeyVault"
+import * as Notifications from "@cobro/domain/Notifications"
+import * as WebhookDelivery from "@cobro/domain/WebhookDelivery"
+import * as F from "@cobro/domain/testing/WebhookFixtures"
+import * as PgDeliveryQueue from "@cobro/store-pg/PgDeliveryQueue"
+import * as PgEventStore from "@cobro/store-pg/PgEventStore"
+import * as PostgresClient from "@cobro/store-pg/PostgresClient"
+import * as Projection from "@cobro/store-pg/Projection"
+import * as ReadModels from "@cobro/store-pg/ReadModels"
+import * as Subscription from "@cobro/store-pg/Subscription"
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as ManagedRuntime from "effect/ManagedRuntime"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import * as Schema from "effect/Schema"
+import * as Tracer from "effect/Tracer"
+import { type ChildProcess, execFileSync, fork } from "node:child_process"
+import { createHmac, randomBytes, randomUUID } from "node:crypto"
+import * as Fs from "node:fs"
+import * as Os from "node:os"
+import * as Path from "node:path"
+import { performance } from "node:perf_hooks"
+import * as Pg from "pg"
+import { Pool } from "undici"
+import * as Dispatcher from "../src/Dispatcher.js"
+import * as HttpTransport from "../src/HttpTransport.js"
+import * as Notifier from "../src/Notifier.js"
+
+const env = (name: string, fallback: number) => {
+  const value = process.env[name]
+  return value === undefined || value === "" ? fallback : Number(value)
+}
+const perRound = env("BENCH_DELIVERIES", 2000)
+const rounds = env("BENCH_ROUNDS", 3)
+const floorConcurrency = env("BENCH_CONCURRENCY", 32)
+const backlog = env("BENCH_BACKLOG", 100_000)
+const phases = (process.env["BENCH_PHASES"] ?? "throughput,backlog").split(",")
+const trace = process.env["BENCH_TRACE"] === "1"
+
+// ---------------------------------------------------------------------------------------------
+// Profiling: spans timed by name (wall clock), as in the HTTP bench
+// ---------------------------------------------------------------------------------------------
+
+const spanTimes = new Map<string, { count: number; nanos: bigint }>()
+const timingTracer = Tracer.make({
+  span: (name, parent, context, links, startTime, kind) => ({
+    _tag: "Span",
+    name,
+    spanId: randomBytes(8).toString("hex"),
+    traceId: Option.match(parent, {
+      onNone: () => randomBytes(16).toString("hex"),
+      onSome: (p) => p.traceId
+    }),
+    parent,
+    context,
+    status: { _tag: "Started", startTime },
+    attributes: new Map(),
+    links,
+    sampled: true,
+    kind,
+    end: (endTime) => {
+      const entry = spanTimes.get(name) ?? { count: 0, nanos: 0n }
+      entry.count++
+      entry.nanos += endTime - startTime
+      spanTimes.set(name, entry)
+    },
+    attribute: () => {},
+    event: () => {},
+    addLinks: () => {}
+  }),
+  context: (f) => f()
+})
+const printSpans = (label: string) => {
+  if (!trace) return
+  const rows = [...spanTimes].sort((a, b) => Number(b[1].nanos - a[1].nanos)).slice(0, 25)
+  console.error(`spans during ${label} (count, total ms, mean ms):`)
+  for (const [name, { count, nanos }] of rows)
+    console.error(
+      `  ${String(count).padStart(7)} ${(Number(nanos) / 1e6).toFixed(0).padStart(8)} ${(Number(nanos) / 1e6 / count).toFixed(2).padStart(8)}  ${name}`
+    )
+  spanTimes.clear()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Throwaway databases
+// ---------------------------------------------------------------------------------------------
+
+const baseUrl = process.env["DATABASE_URL"] ?? "postgres://postgres@127.0.0.1:5432/postgres"
+const withDatabase = (name: string) => {
+  const url = new URL(baseUrl)
+  url.pathname = `/${name}`
+  return url.toString()
+}
+const admin = async (statement: string) => {
+  const client = new Pg.Client({ connectionString: baseUrl })
+  await client.connect()
+  try {
+    await client.query(statement)
+  } finally {
+    await client.end()
+  }
+}
+/** Drops a bench database once the closed pool's sessions are gone (see StoreBench). */
+const dropDatabase = async (name: string) => {
+  for (let i = 0; i < 50; i++) {
+    try {
+      return await admin(`DROP DATABASE IF EXISTS ${name}`)
+    } catch {
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+  }
+  await admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+}
+
+// ---------------------------------------------------------------------------------------------
+// The receiver (a child process)
+// ---------------------------------------------------------------------------------------------
+
+/** A self-signed certificate for 127.0.0.1, made with openssl (as the tests' receiver). */
+const certificate = (() => {
+  const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "cobro-bench-cert-"))
+  try {
+    execFileSync(
+      "openssl",
+      ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "1"]
+        .concat(["-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"])
+        .concat(["-keyout", Path.join(dir, "key.pem"), "-out", Path.join(dir, "cert.pem")]),
+      { stdio: "pipe" }
+    )
+    return {
+      key: Fs.readFileSync(Path.join(dir, "key.pem"), "utf8"),
+      cert: Fs.readFileSync(Path.join(dir, "cert.pem"), "utf8")
+    }
+  } finally {
+    Fs.rmSync(dir, { recursive: true, force: true })
+  }
+})()
+
+interface Receiver {
+  readonly url: string
+  waitFor(total: number): Promise<void>
+  count(): Promise<{ count: number; unsigned: number }>
+  close(): void
+}
+
+const startReceiver = (): Promise<Receiver> =>
+  new Promise((resolve, reject) => {
+    const child: ChildProcess = fork(Path.join(import.meta.dirname, "Receiver.mjs"), [], {
+      stdio: ["ignore", "inherit", "inherit", "ipc"],
+      env: { ...process.env, BENCH_TLS_CERT: certificate.cert, BENCH_TLS_KEY: certificate.key }
+    })
+    const waiting = new Map<number, () => void>()
+    let counting: ((c: { count: number; unsigned: number }) => void) | undefined
+    child.on("message", (message: { port?: number; reached?: number; count?: number; unsigned?: number }) => {
+      if (message.port !== undefined) {
+        resolve({
+          url: `https://127.0.0.1:${message.port}/webhooks/cobro`,
+          waitFor: (total) =>
+            new Promise<void>((done) => {
+              waiting.set(total, done)
+              child.send({ waitFor: total })
+            }),
+          count: () =>
+            new Promise((done) => {
+              counting = done
+              child.send({ count: true })
+            }),
+          close: () => child.disconnect()
+        })
+      } else if (message.reached !== undefined) {
+        waiting.get(message.reached)?.()
+        waiting.delete(message.reached)
+      } else if (message.count !== undefined) {
+        counting?.({ count: message.count, unsigned: message.unsigned ?? 0 })
+      }
+    })
+    child.once("error", reject)
+  })
+
+// ---------------------------------------------------------------------------------------------
+// Cobro
+// ---------------------------------------------------------------------------------------------
+
+/** The test keys of the fixtures: sealed `sealed:<n>` opens to `secret-<n>`. */
+const TestVault = Layer.succeed(KeyVault.KeyVault, {
+  issue: () => Effect.die("not used"),
+  hashIdentityKey: () => {
+    throw new Error("not used")
+  },
+  unseal: (sealed) => Effect.succeed(F.unsealTest(sealed))
+})
+
+const RandomIds = Layer.succeed(IdGenerator.IdGenerator, {
+  next: (prefix: string) => Effect.sync(() => prefix + randomBytes(12).toString("hex")),
+  uuid: Effect.sync(() => randomUUID())
+})
+
+/** The merchant of the bench and its production secret (terminal API key 1 of the fixtures). */
+const MERCHANT = "MER_BENCH"
+const SECRET = "secret-1"
+
+/**
+ * Cobro on `url`: the server's pool size (24), the store, the queue, the real transport (loopback
+ * allowed as with `COBRO_DEV_WEBHOOKS=1`; https, trusting the receiver's certificate).
+ */
+const cobroRuntime = (url: string) => {
+  const layer = Layer.mergeAll(
+    PgDeliveryQueue.layer,
+    HttpTransport.layer({ dev: true, ca: [certificate.cert] }),
+    TestVault
+  ).pipe(
+    Layer.provideMerge(Layer.merge(PgEventStore.layerMigrated, RandomIds)),
+    Layer.provideMerge(
+      PostgresClient.layer({ url: Redacted.make(url), maxConnections: 24, applicationName: "cobro-bench" })
+    ),
+    Layer.orDie
+  )
+  return ManagedRuntime.make(trace ? layer.pipe(Layer.provide(Layer.setTracer(timingTracer))) : layer)
+}
+type CobroRuntime = ReturnType<typeof cobroRuntime>
+
+/**
+ * What the server's background runs for webhooks: the read models, the notifier (with its stream
+ * memory, `Notifier.makeHandler`; `BENCH_NOTIFIER=read` for the reading `Notifier.handle`), the
+ * dispatcher with the server's configuration. Each round starts them afresh.
+ */
+const notifier =
+  process.env["BENCH_NOTIFIER"] === "read" ? Effect.succeed(Notifier.handle) : Notifier.makeHandler()
+const workers = Effect.flatMap(notifier, (handle) =>
+  Effect.all(
+    [
+      ...ReadModels.all.map((projection) => Projection.run(projection)),
+      Subscription.run(Subscription.make(Notifier.CONSUMER_NAME, handle)),
+      Dispatcher.run({ owner: `bench-${process.pid}` })
+    ],
+    { concurrency: "unbounded", discard: true }
+  )
+)
+
+/** The read model's count of deliveries attempted at least once (or settled), and of those delivered. */
+const progress = (runtime: CobroRuntime) =>
+  runtime.runPromise(
+    Effect.flatMap(
+      SqlClient.SqlClient,
+      (sql) => sql<{ attempted: string; delivered: string }>`
+        SELECT count(*) FILTER (WHERE attempts >= 1 OR status <> 'PENDING')::text AS attempted,
+          count(*) FILTER (WHERE status = 'DELIVERED')::text AS delivered
+        FROM cobro_rm_webhook_deliveries`
+    ).pipe(
+      Effect.map((rows) => ({
+        attempted: Number(rows[0]!.attempted),
+        delivered: Number(rows[0]!.delivered)
+      })),
+      Effect.orDie
+    )
+  )
+
+/**
+ * Waits until the read model shows `total` deliveries attempted, so that no attempt is in flight
+ * when the workers stop. An attempt can fail (a timeout past 2 s on a machine under load): its retry
+ * is due 15 minutes later, after the round; it is counted as a failure, not waited for.
+ */
+const settle = async (runtime: CobroRuntime, total: number) => {
+  for (let i = 0; i < 1200; i++) {
+    if ((await progress(runtime)).attempted >= total) return
+    await new Promise((resolve) => setTimeout(resolve, 250))
+  }
+  throw new Error(`the read model never showed ${total} deliveries attempted`)
+}
+
+/**
+ * Runs the workers until `count` more deliveries are done: the receiver has that many more requests,
+ * or every delivery has been attempted (some failed). Returns the seconds it took and how many of
+ * them were delivered.
+ */
+const runWorkers = async (runtime: CobroRuntime, receiver: Receiver, count: number, total: number) => {
+  const base = (await receiver.count()).count
+  const before = (await progress(runtime)).delivered
+  const start = performance.now()
+  const fiber = runtime.runFork(workers)
+  await Promise.race([receiver.waitFor(base + count), settle(runtime, total)])
+  const seconds = (performance.now() - start) / 1000
+  await settle(runtime, total)
+  await runtime.runPromise(Fiber.interrupt(fiber))
+  return { seconds, delivered: (await progress(runtime)).delivered - before }
+}
+
+/** Appends `count` approved terminal sales `TRX_<from+1>`… through the deciders; returns events/s. */
+const appendSales = async (runtime: CobroRuntime, from: number, count: number) => {
+  const start = performance.now()
+  await runtime.runPromise(
+    Effect.forEach(
+      Array.from({ length: count }, (_, i) => from + i + 1),
+      (n) => F.approvedSale({ merchantId: MERCHANT, n }),
+      { concurrency: 8, discard: true }
+    )
+  )
+  // Four events per sale: created, pushed, on the terminal, approved.
+  return (count * 4) / ((performance.now() - start) / 1000)
+}
+
+const decodeScheduled = Schema.decodeUnknownSync(WebhookDelivery.DeliveryScheduled)
+
+/** The bodies of every notification scheduled so far (the floor sends the same bytes). */
+const scheduledBodies = (runtime: CobroRuntime) =>
+  runtime.runPromise(
+    Effect.map(F.eventsOfType("DeliveryScheduled"), (events) => events.map((e) => decodeScheduled(e.data)))
+  )
+
+// ---------------------------------------------------------------------------------------------
+// The floor: sign and POST with undici
+// ---------------------------------------------------------------------------------------------
+
+const floorRound = async (url: string, bodies: ReadonlyArray<string>) => {
+  const target = new URL(url)
+  const pool = new Pool(target.origin, { connections: 64, pipelining: 1, connect: { ca: certificate.cert } })
+  const encoded = bodies.map((b) => Buffer.from(b, "utf8"))
+  let next = 0
+  const start = performance.now()
+  await Promise.all(
+    Array.from({ length: floorConcurrency }, async () => {
+      while (next < encoded.length) {
+        const body = encoded[next++]!
+        const signature = createHmac("sha256", SECRET).update(body.toString("base64"), "utf8").digest("hex")
+        const response = await pool.request({
+          path: target.pathname,
+          method: "POST",
+          body,
+          headers: {
+            "content-type": "application/json",
+            "user-agent": "floor",
+            "x-service-signature": signature
+          }
+        })
+        await response.body.text()
+        if (response.statusCode !== 200) throw new Error(`floor: status ${response.statusCode}`)
+      }
+    })
+  )
+  const seconds = (performance.now() - start) / 1000
+  await pool.close()
+  return seconds
+}
+
+// ---------------------------------------------------------------------------------------------
+// Phases
+// ---------------------------------------------------------------------------------------------
+
+interface Line {
+  readonly [key: string]: unknown
+}
+const lines: Array<Line> = []
+const emit = (line: Line) => {
+  lines.push(line)
+  console.log(JSON.stringify(line))
+}
+const loadAverage = () => Os.loadavg().map((l) => Number(l.toFixed(2)))
+const mb = (bytes: number) => Number((bytes / 1024 / 1024).toFixed(1))
+
+const throughput = async (receiver: Receiver) => {
+  const database = `cobro_bench_webhooks_${randomBytes(4).toString("hex")}`
+  await admin(`CREATE DATABASE ${database}`)
+  const runtime = cobroRuntime(withDatabase(database))
+  try {
+    await runtime.runPromise(F.merchant(MERCHANT, { production: receiver.url }))
+    // Warm-up: connections, plans, JIT, keep-alive sockets: 100 sales through the whole path.
+    let sales = 0
+    const warm = 100
+    await appendSales(runtime, sales, warm)
+    sales += warm
+    await runWorkers(runtime, receiver, warm, sales)
+    printSpans("warm-up")
+    const cobroRates: Array<number> = []
+    const floorRates: Array<number> = []
+    const appendRates: Array<number> = []
+    const failed: Array<number> = []
+    let bodies: ReadonlyArray<string> = []
+    const cobro = async () => {
+      appendRates.push(await appendSales(runtime, sales, perRound))
+      sales += perRound
+      const { seconds, delivered } = await runWorkers(runtime, receiver, perRound, sales)
+      cobroRates.push(delivered / seconds)
+      failed.push(perRound - delivered)
+      printSpans(`cobro round ${cobroRates.length}`)
+      if (bodies.length === 0) bodies = (await scheduledBodies(runtime)).slice(warm).map((s) => s.body)
+    }
+    const floor = async () => {
+      const seconds = await floorRound(receiver.url, bodies)
+      floorRates.push(bodies.length / seconds)
+    }
+    // The floor needs Cobro's bodies: the first round is Cobro's; then the order alternates.
+    await cobro()
+    await floor()
+    for (let round = 1; round < rounds; round++) {
+      if (round % 2 === 1) {
+        await floor()
+        await cobro()
+      } else {
+        await cobro()
+        await floor()
+      }
+    }
+    const counted = await receiver.count()
+    if (counted.unsigned !== 0) throw new Error(`the receiver got ${counted.unsigned} unsigned requests`)
+    const rate = (rates: ReadonlyArray<number>) =>
+      Math.round((rates.length * perRound) / rates.reduce((s, r) => s + perRound / r, 0))
+    const floorRate = rate(floorRates)
+    const cobroRate = rate(cobroRates)
+    emit({
+      target: "floor",
+      workload: "throughput",
+      deliveries: perRound,
+      rounds,
+      concurrency: floorConcurrency,
+      deliveries_per_s: floorRate,
+      per_round: floorRates.map(Math.round)
+    })
+    emit({
+      target: "cobro",
+      workload: "throughput",
+      deliveries: perRound,
+      rounds,
+      deliveries_per_s: cobroRate,
+      per_round: cobroRates.map(Math.round),
+      failed_attempts_per_round: failed,
+      ratio_to_floor: Number((cobroRate / floorRate).toFixed(3)),
+      ratio_per_round: cobroRates.map((r, i) => Number((r / floorRates[i]!).toFixed(3)))
+    })
+    emit({
+      target: "cobro",
+      workload: "append-sales (setup, not timed above)",
+      events_per_s: Math.round(appendRates.reduce((s, r) => s + r, 0) / appendRates.length)
+    })
+  } finally {
+    await runtime.dispose().catch(() => {})
+    await dropDatabase(database)
+  }
+}
+
+const drain = async (receiver: Receiver) => {
+  const database = `cobro_bench_backlog_${randomBytes(4).toString("hex")}`
+  await admin(`CREATE DATABASE ${database}`)
+  const runtime = cobroRuntime(withDatabase(database))
+  try {
+    // One real notification, as the notifier schedules it: the template of the backlog's bodies.
+    await runtime.runPromise(
+      Effect.gen(function* () {
+        yield* F.merchant(MERCHANT, { production: receiver.url })
+        yield* F.approvedSale({ merchantId: MERCHANT, n: 1 })
+      })
+    )
+    // Catch-up reads see a commit once no older transaction is in flight: poll until scheduled.
+    let template: WebhookDelivery.DeliveryScheduled | undefined
+    while (template === undefined) {
+      await runtime.runPromise(
+        Subscription.catchUp(Subscription.make(Notifier.CONSUMER_NAME, Notifier.handle))
+      )
+      template = (await scheduledBodies(runtime))[0]
+      if (template === undefined) await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+    // The backlog: `backlog` deliveries scheduled and due, each on its own stream, as the notifier
+    // appends them (one `DeliveryScheduled` per stream).
+    const seedStart = performance.now()
+    await runtime.runPromise(
+      Effect.gen(function* () {
+        const store = yield* EventStore.EventStore
+        const encode = Schema.encodeSync(WebhookDelivery.Event)
+        yield* Effect.forEach(
+          Array.from({ length: backlog }, (_, i) => i),
+          (i) => {
+            const notificationId = randomUUID()
+            const subject = `TRX_B${i}`
+            const event = new WebhookDelivery.DeliveryScheduled({
+              ...template!,
+              notificationId: notificationId as WebhookDelivery.DeliveryScheduled["notificationId"],
+              subject: subject as WebhookDelivery.DeliveryScheduled["subject"],
+              body: template!.body
+                .replace(template!.notificationId, notificationId)
+                .replaceAll(template!.subject, subject)
+            })
+            return store.append(
+              Notifications.deliveryStreamOf(notificationId),
+              [
+                {
+                  eventId: randomUUID(),
+                  type: event._tag,
+                  schemaVersion: 1,
+                  data: encode(event),
+                  metadata: {}
+                }
+              ],
+              EventStore.ExpectedVersion.NoStream()
+            )
+          },
+          { concurrency: 16, discard: true }
+        )
+        // Everything due in the queue before the drain starts.
+        for (const projection of ReadModels.all) yield* Projection.catchUp(projection)
+        yield* Subscription.catchUp(Subscription.make(Notifier.CONSUMER_NAME, Notifier.handle))
+      }).pipe(Effect.orDie)
+    )
+    const seedSeconds = (performance.now() - seedStart) / 1000
+    const already = (await receiver.count()).count
+    const total = backlog + 1
+    const samples: Array<{ delivered: number; rss: number; heap: number; seconds: number }> = []
+    const before = process.memoryUsage()
+    let done = false
+    const start = performance.now()
+    const drained = runWorkers(runtime, receiver, total, total).finally(() => (done = true))
+    while (!done) {
+      await new Promise((resolve) => setTimeout(resolve, 250))
+      const { count } = await receiver.count()
+      const memory = process.memoryUsage()
+      samples.push({
+        delivered: count - already,
+        rss: memory.rss,
+        heap: memory.heapUsed,
+        seconds: (performance.now() - start) / 1000
+      })
+    }
+    const { seconds, delivered } = await drained
+    printSpans("backlog drain")
+    const at = (fraction: number) => samples.find((s) => s.delivered >= fraction * total) ?? samples.at(-1)!
+    const point = (fraction: number) => {
+      const s = at(fraction)
+      return { delivered: s.delivered, heap_mb: mb(s.heap), rss_mb: mb(s.rss) }
+    }
+    emit({
+      target: "cobro",
+      workload: "backlog",
+      notifications: total,
+      seed_seconds: Number(seedSeconds.toFixed(1)),
+      drain_seconds: Number(seconds.toFixed(1)),
+      delivered,
+      deliveries_per_s: Math.round(delivered / seconds),
+      heap_mb_before: mb(before.heapUsed),
+      rss_mb_before: mb(before.rss),
+      heap_mb_peak: mb(Math.max(...samples.map((s) => s.heap))),
+      rss_mb_peak: mb(Math.max(...samples.map((s) => s.rss))),
+      at_10: point(0.1),
+      at_50: point(0.5),
+      at_90: point(0.9),
+      // Per tenth of the drain, the lowest and highest heap sampled: garbage collection makes single
+      // samples saw-toothed; flat memory is a range that does not climb from tenth to tenth.
+      heap_mb_min_max_per_tenth: Array.from({ length: 10 }, (_, k) => {
+        const window = samples.filter(
+          (s) => s.delivered >= (k * total) / 10 && s.delivered < ((k + 1) * total) / 10
+        )
+        return window.length === 0
+          ? null
+          : [mb(Math.min(...window.map((s) => s.heap))), mb(Math.max(...window.map((s) => s.heap)))]
+      }),
+      samples: samples.length
+    })
+  } finally {
+    await runtime.dispose().catch(() => {})
+    await dropDatabase(database)
+  }
+}
+
+const main = async () => {
+  const receiver = await startReceiver()
+  const startLoad = loadAverage()
+  try {
+    if (phases.includes("throughput")) await throughput(receiver)
+    if (phases.includes("backlog") && backlog > 0) await drain(receiver)
+  } finally {
+    receiver.close()
+  }
+  emit({
+    machine: { cpus: Os.cpus().length, node: process.version },
+    load_average_start: startLoad,
+    load_average_end: loadAverage()
+  })
+  const out = Path.resolve(import.meta.dirname, "../../../bench/results/webhooks.json")
+  Fs.mkdirSync(Path.dirname(out), { recursive: true })
+  Fs.writeFileSync(out, lines.map((l) => JSON.stringify(l)).join("\n") + "\n")
+  const cobro = lines.find((l) => l["target"] === "cobro" && l["workload"] === "throughput")
+  if (cobro !== undefined) {
+    console.log(
+      `\nratio cobro/floor (deliveries/s, ${perRound} per round, ${rounds} rounds; per round in brackets): ` +
+        `${String(cobro["ratio_to_floor"])} [${(cobro["ratio_per_round"] as Array<number>).join(" ")}]`
+    )
+  }
+  const drained = lines.find((l) => l["workload"] === "backlog")
+  if (drained !== undefined) {
+    const p = (k: string) => drained[k] as { heap_mb: number; rss_mb: number }
+    console.log(
+      `backlog of ${String(drained["notifications"])}: ${String(drained["deliveries_per_s"])} deliveries/s; ` +
+        `heap MB at 10/50/90 %: ${p("at_10").heap_mb} / ${p("at_50").heap_mb} / ${p("at_90").heap_mb}; ` +
+        `peak RSS ${String(drained["rss_mb_peak"])} MB`
+    )
+  }
+}
+
+main().catch((error) => {
+  console.error(error)
+  process.exit(1)
+})
