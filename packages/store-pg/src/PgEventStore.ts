@@ -171,13 +171,21 @@ export const make = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
   // Single statements: through the `pg` pool directly outside a caller's transaction (`PgPool`).
   const statement = yield* PgPool.statement
+  // The same, for the callers that already know no transaction is open (no second look).
+  const autocommit = Option.match(yield* Effect.serviceOption(PgPool.PgPool), {
+    onNone: () => statement,
+    onSome:
+      (pool): PgPool.Statement =>
+      (text, params) =>
+        PgPool.query(pool, text, params)
+  })
 
   // Wake-ups after autocommit appends, sent once they have committed, at most one per
   // `notifyInterval` (`LogNotifications` may merge signals): appends never wait for the NOTIFY
   // lock, and a burst of appends costs a few NOTIFYs, not one each. The first one goes at once.
   const committed = yield* Queue.sliding<string>(1)
   yield* Queue.take(committed).pipe(
-    Effect.flatMap((streamId) => statement("SELECT pg_notify($1, $2)", [Migrations.channel, streamId])),
+    Effect.flatMap((streamId) => autocommit("SELECT pg_notify($1, $2)", [Migrations.channel, streamId])),
     Effect.catchAllCause((cause) =>
       Effect.logDebug("PgEventStore: NOTIFY failed; consumers poll meanwhile", cause)
     ),
@@ -303,7 +311,7 @@ export const make = Effect.gen(function* () {
     expected: EventStore.ExpectedVersion,
     recordedAt: Date
   ): Effect.Effect<EventStore.AppendResult, EventStore.ConcurrencyConflict | EventStore.EventIdReused> =>
-    statement<{ readonly position: string | null }>(
+    autocommit<{ readonly position: string | null }>(
       appendNewStatement,
       appendNewParams(
         streamId,
@@ -351,7 +359,7 @@ export const make = Effect.gen(function* () {
     // must wait for that transaction's commit.
     const params = appendParams(streamId, events, expected, recordedAt, inTransaction)
     const call = Effect.flatMap(
-      statement<AppendRow>(appendStatement, params),
+      (inTransaction ? statement : autocommit)<AppendRow>(appendStatement, params),
       (
         rows
       ): Effect.Effect<
