@@ -74,7 +74,7 @@ const rebuild = Command.make(
     )
   },
   ({ projections }) => onLog(Audit.rebuild(projections))
-).pipe(Command.withDescription("drop read models and rebuild them from the log"))
+).pipe(Command.withDescription("rebuild read models from the log (in shadow tables, then a short swap)"))
 
 const exportLog = Command.make(
   "export",
