@@ -373,6 +373,40 @@ export const storeContract = (
       })
     )
 
+    it.effect("a consumer that stops does not silence the wake-ups of the others", () =>
+      Effect.gen(function* () {
+        const store = yield* EventStore.EventStore
+        const id = streamId()
+        const seen: Array<string> = []
+        const watching = (name: string, record: boolean) =>
+          Subscription.make(`${name}_${randomUUID().slice(0, 8)}`, (e) =>
+            Effect.sync(() => {
+              if (record && e.streamId === id) seen.push(e.type)
+            })
+          )
+        const staying = yield* Effect.fork(
+          Subscription.run(watching("stays", true), { pollInterval: "30 seconds" })
+        )
+        const leaving = yield* Effect.fork(
+          Subscription.run(watching("leaves", false), { pollInterval: "30 seconds" })
+        )
+        yield* Effect.sleep("300 millis")
+        yield* Fiber.interrupt(leaving)
+        yield* Effect.sleep("200 millis")
+        const woke = event("Woke")
+        yield* store.append(id, [woke], NoStream())
+        yield* Eventually.eventsVisible([woke.eventId])
+        // Only wake-ups can bring it before its 30 s poll; later appends wake it again if the first
+        // came while an open transaction elsewhere still hid the event.
+        for (let i = 0; i < 100 && seen.length === 0; i++) {
+          if (i % 20 === 10) yield* store.append(streamId("nudge"), [event("Nudge")], NoStream())
+          yield* Effect.sleep("50 millis")
+        }
+        yield* Fiber.interrupt(staying)
+        expect(seen).toEqual(["Woke"])
+      })
+    )
+
     it.effect("a subscription that has just caught up waits its batchInterval before it runs again", () =>
       Effect.gen(function* () {
         const store = yield* EventStore.EventStore
