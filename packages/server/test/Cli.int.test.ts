@@ -205,7 +205,8 @@ describe("cobro on PGlite (DATA_DIR)", () => {
             /terminal_api, payment_button/
           ]
         ]
-        const results = yield* Effect.forEach(cases, ([args]) => Cli.run(args, env), { concurrency: 3 })
+        // One after another: a PGlite folder is one process's at a time (S-4: a second is refused).
+        const results = yield* Effect.forEach(cases, ([args]) => Cli.run(args, env))
         cases.forEach(([args, message], i) => {
           const result = results[i]!
           expect(result.code, `${args.join(" ")}\n${result.stderr}`).toBe(2)

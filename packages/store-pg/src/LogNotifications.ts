@@ -6,7 +6,6 @@ import * as PgClient from "@effect/sql-pg/PgClient"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as PubSub from "effect/PubSub"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import * as Migrations from "./Migrations.js"
@@ -24,7 +23,7 @@ export const layerNone: Layer.Layer<LogNotifications> = Layer.succeed(LogNotific
 
 /**
  * Wake-ups by `LISTEN cobro_events` on a dedicated PostgreSQL connection, shared by every consumer
- * of the process: one LISTEN for the layer's lifetime, fanned out. (One LISTEN per consumer on the
+ * of the process: one LISTEN while any consumer runs, fanned out. (One LISTEN per consumer on the
  * shared listening connection overlapped their queries, and a consumer that stopped ran an UNLISTEN
  * that silenced all the others.) A failing listener is logged and retried: consumers keep polling
  * meanwhile.
@@ -33,13 +32,13 @@ export const layerListen: Layer.Layer<LogNotifications, never, PgClient.PgClient
   LogNotifications,
   Effect.gen(function* () {
     const client = yield* PgClient.PgClient
-    const appended = yield* PubSub.sliding<string>(64)
-    yield* client.listen(Migrations.channel).pipe(
+    // Shared: the LISTEN starts with the first consumer and ends (UNLISTEN) with the last one.
+    const appended = yield* client.listen(Migrations.channel).pipe(
       Stream.tapError((error) => Effect.logWarning("LISTEN cobro_events failed; polling meanwhile", error)),
       Stream.retry(Schedule.spaced("1 second")),
-      Stream.runForEach((streamId) => PubSub.publish(appended, streamId)),
-      Effect.forkScoped
+      Stream.orDie,
+      Stream.share({ capacity: 64, strategy: "sliding" })
     )
-    return { appended: Stream.fromPubSub(appended) }
+    return { appended }
   })
 )

@@ -17,6 +17,8 @@ import * as Layer from "effect/Layer"
 import * as PubSub from "effect/PubSub"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
+import * as Fs from "node:fs"
+import * as Path from "node:path"
 import * as Pg from "pg"
 import * as LogNotifications from "./LogNotifications.js"
 import * as Migrations from "./Migrations.js"
@@ -26,6 +28,71 @@ export interface PgliteClientConfig {
   /** A folder to persist to (created if missing); omitted: in memory, lost on close. */
   readonly dataDir?: string | undefined
 }
+
+/** The file that marks a PGlite folder as open by a process: its process id. */
+export const LOCK_FILE = "cobro.lock"
+
+/** Whether a process with this id is running (signal 0 checks without signalling). */
+const isRunning = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM"
+  }
+}
+
+/** ` (<its command line>)` where the system tells it (Linux), for the message naming a lock's holder. */
+const describeProcess = (pid: number): string => {
+  try {
+    const command = Fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").join(" ").trim()
+    return command === "" ? "" : ` (${command.slice(0, 120)})`
+  } catch {
+    return ""
+  }
+}
+
+/**
+ * Takes the folder for this process, or fails naming the process that has it open. PGlite is one
+ * process's database and does not guard its folder: two processes on one folder (a second `npm
+ * start`, or the command line beside a running server) would corrupt it. A lock left by a process
+ * that is gone (a crash) is taken over. Released, if still ours, when the scope closes.
+ */
+const lockFolder = (dataDir: string) =>
+  Effect.acquireRelease(
+    Effect.try({
+      try: () => {
+        Fs.mkdirSync(dataDir, { recursive: true })
+        const file = Path.join(dataDir, LOCK_FILE)
+        for (let attempt = 0; attempt < 2; attempt++) {
+          try {
+            Fs.writeFileSync(file, String(process.pid), { flag: "wx" })
+            return file
+          } catch (error) {
+            if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error
+            const holder = Number.parseInt(Fs.readFileSync(file, "utf8"), 10)
+            if (Number.isInteger(holder) && holder !== process.pid && isRunning(holder)) {
+              throw new Error(
+                `the embedded database in ${dataDir} is in use by process ${holder}${describeProcess(holder)}; stop it first (PGlite is one process's database), or use PostgreSQL (DATABASE_URL) to share a database`
+              )
+            }
+            // Gone, unreadable, or this process's own: take it over.
+            Fs.rmSync(file, { force: true })
+          }
+        }
+        throw new Error(`could not lock ${file}`)
+      },
+      catch: (cause) => new SqlError({ cause, message: `PgliteClient: ${(cause as Error).message}` })
+    }),
+    (file) =>
+      Effect.sync(() => {
+        try {
+          if (Fs.readFileSync(file, "utf8") === String(process.pid)) Fs.rmSync(file, { force: true })
+        } catch {
+          // already gone
+        }
+      })
+  )
 
 /** The PGlite instance behind the client, for tools that need it directly (dumps, tests). */
 export class Pglite extends Context.Tag("@cobro/store-pg/Pglite")<Pglite, PGlite>() {}
@@ -41,6 +108,7 @@ export const make = (
   config: PgliteClientConfig
 ): Effect.Effect<Context.Context<Services>, SqlError, Scope.Scope | Reactivity.Reactivity> =>
   Effect.gen(function* () {
+    if (config.dataDir !== undefined) yield* lockFolder(config.dataDir)
     const pglite = yield* Effect.acquireRelease(
       Effect.tryPromise({
         try: () => (config.dataDir === undefined ? PGlite.create() : PGlite.create(config.dataDir)),
