@@ -11,12 +11,10 @@ import * as Nanos from "@cobro/domain/Nanos"
 import * as Payment from "@cobro/domain/Payment"
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
-import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { describe, expect, it } from "@effect/vitest"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
 import { randomBytes } from "node:crypto"
@@ -24,49 +22,18 @@ import * as Path from "node:path"
 import type * as Config from "../src/Config.js"
 import * as PaymentTimeouts from "../src/PaymentTimeouts.js"
 import * as Server from "../src/Server.js"
+import * as Nodes from "./support/Nodes.js"
 import * as ServerProcess from "./support/ServerProcess.js"
 
 const ADMIN_TOKEN = "payment-timeouts-admin-token"
 const TIMEOUT_SECONDS = Duration.toSeconds(Payment.ABANDONED_PAYMENT_TIMEOUT)
 
-/** The settings of a node on `database` with the virtual clock (`COBRO_CLOCK=virtual`). */
-const settingsFor = (database: Config.Database, sealingKey: Buffer): Server.Settings => ({
-  config: {
-    port: 0,
-    host: "127.0.0.1",
-    database,
-    adminToken: Option.some(Redacted.make(ADMIN_TOKEN)),
-    clock: "virtual",
-    devWebhooks: true,
-    sealingKey: Option.none(),
-    publicUrl: Option.none(),
-    checkoutUrl: Option.none()
-  },
-  adminToken: Redacted.make(ADMIN_TOKEN),
-  adminTokenGenerated: false,
-  sealingKey: { key: Redacted.make(sealingKey), source: "COBRO_SEALING_KEY" }
-})
-
-/** The sweeper as the server runs it (supervised among the workers), polling faster for the test. */
-const layerSweeper = Layer.scopedDiscard(
-  Effect.forkScoped(PaymentTimeouts.run({ pollInterval: "200 millis", batchSize: 7 }))
-)
-
-/** A second node: its own pool, clock, projections and sweeper, on the same database. */
-const node = (settings: Server.Settings) => {
-  const ports = Server.layerPorts(settings).pipe(
-    Layer.provideMerge(Server.layerStore(settings, { poolSize: 8 }))
-  )
-  return Layer.mergeAll(Server.layerBackground, layerSweeper).pipe(Layer.provideMerge(ports))
-}
-
-const nodeWithHttp = (settings: Server.Settings) =>
-  Server.layerApp.pipe(
-    Layer.provideMerge(NodeHttpServer.layerTest),
-    Layer.provide(layerSweeper),
-    Layer.provide(Server.layerBackground),
-    Layer.provideMerge(Server.layerPorts(settings).pipe(Layer.provideMerge(Server.layerStore(settings))))
-  )
+/** The sweeper as the server runs it, polling faster for the test. */
+const sweeper = PaymentTimeouts.run({ pollInterval: "200 millis", batchSize: 7 })
+const settingsFor = (database: Config.Database, sealingKey: Buffer) =>
+  Nodes.settingsFor(database, sealingKey, ADMIN_TOKEN)
+const node = (settings: Server.Settings) => Nodes.node(settings, sweeper)
+const nodeWithHttp = (settings: Server.Settings) => Nodes.nodeWithHttp(settings, sweeper)
 
 interface Reply {
   readonly status: number
