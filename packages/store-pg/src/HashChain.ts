@@ -89,6 +89,16 @@ export const canonicalEventAround = (
   `,"type":${canonicalJson(event.type)}}`
 ]
 
+/**
+ * The link of an event given its canonical text's halves ({@link canonicalEventAround}): the same
+ * as {@link hashEvent}, without building the event again.
+ */
+export const hashAround = (prevHash: string, before: string, streamVersion: number, after: string): string =>
+  createHash("sha256")
+    .update(prevHash, "utf8")
+    .update(before + String(streamVersion) + after, "utf8")
+    .digest("hex")
+
 /** `hex(sha256(utf8(prevHash) ‖ utf8(canonicalEvent(event))))`: the link of `event` in its chain. */
 export const hashEvent = (prevHash: string, event: HashedFields): string =>
   createHash("sha256").update(prevHash, "utf8").update(canonicalEvent(event), "utf8").digest("hex")

@@ -66,15 +66,25 @@ export const layer = (config: PgPoolConfig): Layer.Layer<PgPool, SqlError> =>
 
 /**
  * One autocommit statement through the pool: its rows, or a `SqlError` whose `cause` is `pg`'s error
- * (with its SQLSTATE `code` and `constraint`, as `PgClient`'s errors carry them).
+ * (with its SQLSTATE `code` and `constraint`, as `PgClient`'s errors carry them). With a `name`, the
+ * statement is prepared once per connection under that name and its plan reused (`pg`'s named
+ * statements): for hot statements whose planning costs more than their execution.
  */
 export const query = <A extends object>(
   pool: Pg.Pool,
   text: string,
-  params: ReadonlyArray<unknown>
+  params: ReadonlyArray<unknown>,
+  name?: string
 ): Effect.Effect<ReadonlyArray<A>, SqlError> =>
   Effect.tryPromise({
-    try: () => pool.query(text, params as Array<unknown>).then((result) => result.rows as ReadonlyArray<A>),
+    try: () =>
+      pool
+        .query(
+          name === undefined
+            ? { text, values: params as Array<unknown> }
+            : { name, text, values: params as Array<unknown> }
+        )
+        .then((result) => result.rows as ReadonlyArray<A>),
     catch: (cause) => new SqlError({ cause, message: "PgPool: statement failed" })
   })
 
