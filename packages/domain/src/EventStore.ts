@@ -59,6 +59,13 @@ export interface AppendResult {
   readonly lastPosition: bigint
 }
 
+/** One stream's part of an {@link EventStore} `appendBatch`. */
+export interface BatchAppend {
+  readonly streamId: string
+  readonly events: ReadonlyArray<NewEvent>
+  readonly expected: ExpectedVersion
+}
+
 /** Another writer appended first: read again, decide again, retry. */
 export class ConcurrencyConflict extends Schema.TaggedError<ConcurrencyConflict>()("ConcurrencyConflict", {
   streamId: Schema.String,
@@ -114,6 +121,16 @@ export class EventStore extends Context.Tag("@cobro/domain/EventStore")<
       events: ReadonlyArray<NewEvent>,
       expected: ExpectedVersion
     ) => Effect.Effect<AppendResult, ConcurrencyConflict | EventIdReused>
+    /**
+     * Appends to several streams in one atomic write, as if each item were appended in order
+     * (`append`'s rules: expected versions, an identical re-append a no-op) inside one transaction:
+     * every item is written or none, and the first item that fails gives the error. Results in
+     * item order. For writers with many streams to extend at once (the notifier, the dispatcher):
+     * one round trip and one commit instead of one per stream. A stream appears at most once.
+     */
+    readonly appendBatch: (
+      items: ReadonlyArray<BatchAppend>
+    ) => Effect.Effect<ReadonlyArray<AppendResult>, ConcurrencyConflict | EventIdReused>
     /** One stream's events in version order. An unknown stream reads as empty. */
     readonly readStream: (
       streamId: string,

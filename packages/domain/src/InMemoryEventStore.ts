@@ -36,7 +36,8 @@ export const make: Effect.Effect<EventStore.EventStore["Type"]> = Effect.sync(()
     streamId: string,
     batch: ReadonlyArray<EventStore.NewEvent>,
     expected: EventStore.ExpectedVersion,
-    now: Date
+    now: Date,
+    transaction?: bigint
   ): Effect.Effect<EventStore.AppendResult, EventStore.ConcurrencyConflict | EventStore.EventIdReused> => {
     const existing = streams.get(streamId) ?? []
     const version = existing.length
@@ -68,7 +69,7 @@ export const make: Effect.Effect<EventStore.EventStore["Type"]> = Effect.sync(()
       return Effect.succeed({ nextVersion: version, firstPosition: base, lastPosition: base })
     }
     // Each append is one "transaction": its number orders the log like PostgreSQL's xid8.
-    const transactionId = base + 1n
+    const transactionId = transaction ?? base + 1n
     const appended = batch.map((e, i): EventStore.LoggedEvent => ({
       ...e,
       globalPosition: base + BigInt(i) + 1n,
@@ -95,6 +96,43 @@ export const make: Effect.Effect<EventStore.EventStore["Type"]> = Effect.sync(()
   const append: EventStore.EventStore["Type"]["append"] = (streamId, batch, expected) =>
     Effect.clockWith((clock) =>
       Effect.suspend(() => decide(streamId, batch, expected, new Date(clock.unsafeCurrentTimeMillis())))
+    )
+
+  /** Undoes the appends made since the log held `length` events (a failed batch). */
+  const truncate = (length: number) => {
+    for (const event of events.splice(length)) {
+      byEventId.delete(event.eventId)
+      const stream = streams.get(event.streamId)!
+      stream.pop()
+      if (stream.length === 0) streams.delete(event.streamId)
+    }
+  }
+
+  // One "transaction": every item decided in order on what the previous ones wrote, then kept or undone.
+  const appendBatch: EventStore.EventStore["Type"]["appendBatch"] = (items) =>
+    Effect.clockWith((clock) =>
+      Effect.suspend(
+        (): Effect.Effect<
+          ReadonlyArray<EventStore.AppendResult>,
+          EventStore.ConcurrencyConflict | EventStore.EventIdReused
+        > => {
+          const now = new Date(clock.unsafeCurrentTimeMillis())
+          const length = events.length
+          const transaction = BigInt(length) + 1n
+          const results: Array<EventStore.AppendResult> = []
+          for (const item of items) {
+            const decided = Effect.runSyncExit(
+              decide(item.streamId, item.events, item.expected, now, transaction)
+            )
+            if (decided._tag === "Failure") {
+              truncate(length)
+              return Effect.failCause(decided.cause)
+            }
+            results.push(decided.value)
+          }
+          return Effect.succeed(results)
+        }
+      )
     )
 
   const readStream: EventStore.EventStore["Type"]["readStream"] = (streamId, options = {}) =>
@@ -128,7 +166,7 @@ export const make: Effect.Effect<EventStore.EventStore["Type"]> = Effect.sync(()
       })
     )
 
-  return { append, readStream, readAll, streamAll }
+  return { append, appendBatch, readStream, readAll, streamAll }
 })
 
 /** The in-memory store as a layer: a fresh, empty log each time it is built. */

@@ -83,3 +83,72 @@ describe("InMemoryEventStore keeps the port's contract", () => {
     }).pipe(Effect.provide(InMemoryEventStore.layer))
   )
 })
+
+describe("InMemoryEventStore.appendBatch: every item in order, in one transaction, all or nothing", () => {
+  it.effect(
+    "items are written in order at consecutive positions, their checkpoints sharing one transaction id",
+    () =>
+      Effect.gen(function* () {
+        const store = yield* EventStore.EventStore
+        yield* store.append("s-1", [event("a")], NoStream())
+        const results = yield* store.appendBatch([
+          { streamId: "s-2", events: [event("b"), event("c")], expected: NoStream() },
+          { streamId: "s-1", events: [event("d")], expected: Exact({ version: 1 }) },
+          { streamId: "s-3", events: [event("e")], expected: Any() }
+        ])
+        expect(results).toEqual([
+          { nextVersion: 2, firstPosition: 2n, lastPosition: 3n },
+          { nextVersion: 2, firstPosition: 4n, lastPosition: 4n },
+          { nextVersion: 1, firstPosition: 5n, lastPosition: 5n }
+        ])
+        const log = yield* store.readAll()
+        expect(log.map((e) => [e.eventId, e.streamId, e.streamVersion])).toEqual([
+          ["a", "s-1", 1],
+          ["b", "s-2", 1],
+          ["c", "s-2", 2],
+          ["d", "s-1", 2],
+          ["e", "s-3", 1]
+        ])
+        const batch = new Set(log.slice(1).map((e) => e.checkpoint.transactionId))
+        expect(batch.size).toBe(1)
+        expect(batch.has(log[0]!.checkpoint.transactionId)).toBe(false)
+        // Later appends still order after the batch.
+        yield* store.append("s-3", [event("f")], Exact({ version: 1 }))
+        const [after] = yield* store.readAll({ after: log[4]!.checkpoint })
+        expect(after!.checkpoint.transactionId).toBeGreaterThan([...batch][0]!)
+      }).pipe(Effect.provide(InMemoryEventStore.layer))
+  )
+
+  it.effect(
+    "a failing item undoes the items before it and gives its error; the first failing item wins",
+    () =>
+      Effect.gen(function* () {
+        const store = yield* EventStore.EventStore
+        yield* store.append("s-1", [event("a")], NoStream())
+        const conflict = yield* Effect.flip(
+          store.appendBatch([
+            { streamId: "s-2", events: [event("b")], expected: NoStream() },
+            { streamId: "s-1", events: [event("c")], expected: Exact({ version: 3 }) },
+            { streamId: "s-3", events: [event("a", { other: true })], expected: NoStream() }
+          ])
+        )
+        expect(conflict).toMatchObject({ _tag: "ConcurrencyConflict", streamId: "s-1", actual: 1 })
+        const reused = yield* Effect.flip(
+          store.appendBatch([
+            { streamId: "s-2", events: [event("b")], expected: NoStream() },
+            { streamId: "s-3", events: [event("b", { other: true })], expected: NoStream() }
+          ])
+        )
+        expect(reused).toEqual(new EventStore.EventIdReused({ eventId: "b" }))
+        expect((yield* store.readAll()).map((e) => e.eventId)).toEqual(["a"])
+        expect(yield* store.readStream("s-2")).toEqual([])
+        // Undone ids are free again; a retried item is a no-op next to new ones.
+        const results = yield* store.appendBatch([
+          { streamId: "s-1", events: [event("a")], expected: NoStream() },
+          { streamId: "s-2", events: [event("b")], expected: NoStream() }
+        ])
+        expect(results.map((r) => r.firstPosition)).toEqual([1n, 2n])
+        expect(yield* store.appendBatch([])).toEqual([])
+      }).pipe(Effect.provide(InMemoryEventStore.layer))
+  )
+})

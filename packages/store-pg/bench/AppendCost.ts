@@ -1,8 +1,9 @@
 /**
  * A side measurement for `docs/benchmarks.md`: CPU time per append, client (this Node process) and
  * server (every `postgres` process, from /proc), for W1 with 8 writers. CPU per operation holds up
- * better than events/s on a shared machine. `MODE=raw|cobro|pgfn|emmett OPS=500 npx tsx
- * packages/store-pg/bench/AppendCost.ts`
+ * better than events/s on a shared machine. `MODE=raw|cobro|batch|pgfn|emmett OPS=500 npx tsx
+ * packages/store-pg/bench/AppendCost.ts`. `batch`: the same one-event appends to new streams, `BATCH`
+ * (default 100) per `appendBatch` call; its figures are per event, like the others.
  */
 import * as EventStore from "@cobro/domain/EventStore"
 import * as SqlClient from "@effect/sql/SqlClient"
@@ -28,6 +29,7 @@ const writers = Number(process.env["WRITERS"] ?? 8)
 const data = { _tag: "BenchEvent", amount: 1, note: "a bench event of modest size" }
 const metadata = { requestId: "bench" }
 const ticks = 100 // USER_HZ
+const batchSize = Number(process.env["BATCH"] ?? 100)
 
 /** CPU seconds used so far by the backends of `database` and by the server's background processes. */
 const serverCpu = (database: string) => {
@@ -53,10 +55,11 @@ const serverCpu = (database: string) => {
   return total
 }
 
+/** How to append (one call: `perCall` events, to streams named after `stream`), and how to close. */
 const makeAppend = async (
   mode: string,
   url: string
-): Promise<[(stream: string) => Promise<unknown>, () => Promise<void>]> => {
+): Promise<[(stream: string) => Promise<unknown>, () => Promise<void>, perCall?: number]> => {
   switch (mode) {
     case "raw": {
       const pool = new Pg.Pool({ connectionString: url, max: 10 })
@@ -74,6 +77,7 @@ const makeAppend = async (
       ]
     }
     case "cobro":
+    case "batch":
     case "effsql":
     case "reserved":
     case "pgfn": {
@@ -94,6 +98,22 @@ const makeAppend = async (
               )
             ),
           () => runtime.dispose()
+        ]
+      }
+      if (mode === "batch") {
+        return [
+          (stream) =>
+            runtime.runPromise(
+              store.appendBatch(
+                Array.from({ length: batchSize }, (_, k) => ({
+                  streamId: `${stream}-${k}`,
+                  events: [{ eventId: randomUUID(), type: "BenchEvent", schemaVersion: 1, data, metadata }],
+                  expected: EventStore.ExpectedVersion.NoStream()
+                }))
+              )
+            ),
+          () => runtime.dispose(),
+          batchSize
         ]
       }
       const sql = await runtime.runPromise(SqlClient.SqlClient)
@@ -173,21 +193,21 @@ const main = async () => {
     await admin.query(`CREATE DATABASE ${database}`)
     const url = new URL(baseUrl)
     url.pathname = `/${database}`
-    const [append, close] = await makeAppend(mode, url.toString())
+    const [append, close, perCall = 1] = await makeAppend(mode, url.toString())
     const tag = randomBytes(3).toString("hex")
-    for (let i = 0; i < 50; i++) await append(`warm-${tag}-${i}`)
+    for (let i = 0; i < 50; i += perCall) await append(`warm-${tag}-${i}`)
     const client0 = process.cpuUsage()
     const server0 = serverCpu(database)
     const start = performance.now()
     await Promise.all(
       Array.from({ length: writers }, async (_, w) => {
-        for (let i = 0; i < ops; i++) await append(`s-${tag}-${w}-${i}`)
+        for (let i = 0; i < ops; i += perCall) await append(`s-${tag}-${w}-${i}`)
       })
     )
     const seconds = (performance.now() - start) / 1000
     const client = process.cpuUsage(client0)
     const server = serverCpu(database) - server0
-    const n = writers * ops
+    const n = writers * Math.ceil(ops / perCall) * perCall
     console.log(
       JSON.stringify({
         mode,
@@ -198,7 +218,7 @@ const main = async () => {
       })
     )
     let perTransaction: number | undefined
-    if (mode === "cobro") {
+    if (mode === "cobro" || mode === "batch") {
       const check = new Pg.Client({ connectionString: url.toString() })
       await check.connect()
       const { rows } = await check.query(

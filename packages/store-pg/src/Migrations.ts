@@ -240,12 +240,75 @@ const createAppendNewFunction = Effect.gen(function* () {
     END $$`
 })
 
+/** The SQLSTATE `cobro_append_batch` raises when an item's stream is not at its expected version. */
+export const batchConflictCode = "CB409"
+
+/**
+ * A batch of appends to several streams (`EventStore.appendBatch`) as one statement:
+ * `cobro_append_batch` takes the items flattened into arrays (per item: stream id, expected tag and
+ * version, number of events; per event: what `cobro_append` takes) and calls `cobro_append` on each
+ * item's slice, in item order, returning one row per item. An item whose stream is not at its
+ * expected version raises `batchConflictCode`, so that the whole statement, the items before it
+ * included, writes nothing; a reused event id raises the unique violation, as `cobro_append` does.
+ * The writer then replays the batch item by item in a transaction, which tells a retry of stored
+ * events (a no-op) from a conflict. One NOTIFY for the batch when asked (`p_notify`), not one per item.
+ */
+const createAppendBatchFunction = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  // Not a template: the channel and the SQLSTATE are spliced into the body.
+  yield* sql.unsafe(`
+    CREATE OR REPLACE FUNCTION cobro_append_batch(
+      p_stream_ids text[],
+      p_expected text[],
+      p_expected_versions integer[],
+      p_counts integer[],
+      p_recorded_at timestamptz,
+      p_event_ids uuid[],
+      p_types text[],
+      p_schema_versions integer[],
+      p_data jsonb[],
+      p_metadata jsonb[],
+      p_before text[],
+      p_after text[],
+      p_notify boolean
+    ) RETURNS TABLE (next_version integer, first_position bigint, last_position bigint)
+    LANGUAGE plpgsql AS $$
+    DECLARE
+      v_from integer := 1;
+      v_to integer;
+      v_row record;
+    BEGIN
+      FOR i IN 1 .. coalesce(cardinality(p_stream_ids), 0) LOOP
+        v_to := v_from + p_counts[i] - 1;
+        SELECT a.next_version, a.first_position, a.last_position INTO v_row
+        FROM cobro_append(p_stream_ids[i], p_expected[i], p_expected_versions[i], p_recorded_at,
+          p_event_ids[v_from:v_to], p_types[v_from:v_to], p_schema_versions[v_from:v_to],
+          p_data[v_from:v_to], p_metadata[v_from:v_to], p_before[v_from:v_to], p_after[v_from:v_to],
+          false) a;
+        IF v_row.first_position IS NULL THEN
+          RAISE EXCEPTION 'cobro_append_batch: item % (stream %) is not at its expected version (actual %)',
+            i, p_stream_ids[i], v_row.next_version
+            USING ERRCODE = '${batchConflictCode}';
+        END IF;
+        next_version := v_row.next_version;
+        first_position := v_row.first_position;
+        last_position := v_row.last_position;
+        RETURN NEXT;
+        v_from := v_to + 1;
+      END LOOP;
+      IF p_notify THEN
+        PERFORM pg_notify('${channel}', p_stream_ids[1]);
+      END IF;
+    END $$`)
+})
+
 /** Every migration, by `<id>_<name>`, in the form `Migrator.fromRecord` reads. */
 export const migrations: Record<string, Effect.Effect<void, SqlError, SqlClient.SqlClient>> = {
   "1_create_event_log": createEvents,
   "2_append_function": createAppendFunction,
   "3_idempotency_and_key_lookup": createIdempotencyAndKeyIndexes,
-  "4_append_new_stream_function": createAppendNewFunction
+  "4_append_new_stream_function": createAppendNewFunction,
+  "5_append_batch_function": createAppendBatchFunction
 }
 
 const runMigrator = Migrator.make({})

@@ -57,6 +57,15 @@ const appendNewPrepared = {
     "SELECT (SELECT global_position FROM event) AS position"
 } as const
 
+/**
+ * The call of `cobro_append_batch` (migration `5_append_batch_function`): a whole `appendBatch` in
+ * one statement, the items flattened into arrays.
+ */
+const appendBatchStatement =
+  "SELECT next_version, first_position, last_position FROM cobro_append_batch(" +
+  "$1::text[], $2::text[], $3::integer[], $4::integer[], $5::timestamptz, $6::uuid[], $7::text[], " +
+  "$8::integer[], $9::jsonb[], $10::jsonb[], $11::text[], $12::text[], $13)"
+
 /** The shortest time between two wake-up NOTIFYs sent after autocommit appends. */
 export const notifyInterval: Duration.DurationInput = "5 millis"
 
@@ -177,6 +186,58 @@ const appendParams = (
   ]
 }
 
+/** The parameters of `cobro_append_batch`: each event encoded once, `Exact(0)` as `NoStream` (as `append`). */
+const appendBatchParams = (
+  items: ReadonlyArray<EventStore.BatchAppend>,
+  recordedAt: Date,
+  notify: boolean
+): ReadonlyArray<unknown> => {
+  const streamIds = new Array<string>(items.length)
+  const expectedTags = new Array<string>(items.length)
+  const expectedVersions = new Array<number>(items.length)
+  const counts = new Array<number>(items.length)
+  const ids: Array<string> = []
+  const types: Array<string> = []
+  const schemaVersions: Array<number> = []
+  const data: Array<string> = []
+  const metadata: Array<string> = []
+  const before: Array<string> = []
+  const after: Array<string> = []
+  for (let i = 0; i < items.length; i++) {
+    const { events, expected, streamId } = items[i]!
+    const exact = expected._tag === "Exact" && expected.version !== 0
+    streamIds[i] = streamId
+    expectedTags[i] = exact ? "Exact" : expected._tag === "Any" ? "Any" : "NoStream"
+    expectedVersions[i] = exact ? expected.version : 0
+    counts[i] = events.length
+    for (const event of events) {
+      const encoded = encodeEvent(streamId, event, recordedAt)
+      ids.push(encoded.eventId)
+      types.push(event.type)
+      schemaVersions.push(event.schemaVersion)
+      data.push(encoded.data)
+      metadata.push(encoded.metadata)
+      before.push(encoded.before)
+      after.push(encoded.after)
+    }
+  }
+  return [
+    streamIds,
+    expectedTags,
+    expectedVersions,
+    counts,
+    recordedAt.toISOString(),
+    ids,
+    types,
+    schemaVersions,
+    data,
+    metadata,
+    before,
+    after,
+    notify
+  ]
+}
+
 const describeExpected = (expected: EventStore.ExpectedVersion): string =>
   expected._tag === "Exact" ? `Exact(${expected.version})` : expected._tag
 
@@ -202,7 +263,8 @@ type Lookup =
  * chain, insert): one round trip when no transaction is open, then a wake-up NOTIFY off the
  * caller's path; inside a caller's transaction, a savepoint around it and a NOTIFY that its commit
  * delivers. Only a version mismatch or a reused event id costs a second statement, to tell a retry
- * of events already stored (a no-op) from a conflict. The scope holds the NOTIFY fiber.
+ * of events already stored (a no-op) from a conflict. A batch (`appendBatch`) is one call of
+ * `cobro_append_batch` the same way. The scope holds the NOTIFY fiber.
  */
 export const make = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
@@ -471,6 +533,55 @@ export const make = Effect.gen(function* () {
     return body
   }
 
+  /** Every item appended in order inside one transaction: the port's definition of a batch. */
+  const appendBatchReference = (
+    items: ReadonlyArray<EventStore.BatchAppend>
+  ): Effect.Effect<
+    ReadonlyArray<EventStore.AppendResult>,
+    EventStore.ConcurrencyConflict | EventStore.EventIdReused
+  > =>
+    sql
+      .withTransaction(Effect.forEach(items, (item) => append(item.streamId, item.events, item.expected)))
+      .pipe(Effect.catchTag("SqlError", Effect.die))
+
+  /**
+   * A batch in one statement (`cobro_append_batch`): autocommit outside a transaction, under a
+   * savepoint inside one, as `appendAny`. Any failure (a version mismatch, a reused event id, a
+   * retry of stored events) rolls it back whole and replays the batch on the reference path, whose
+   * appends tell a no-op from a conflict and give the first failing item's error: failures cost two
+   * round trips, successes one. Items of no events take the reference path (a version check only).
+   * No span of its own, as `append`: the caller's encloses it.
+   */
+  const appendBatch = (
+    items: ReadonlyArray<EventStore.BatchAppend>
+  ): Effect.Effect<
+    ReadonlyArray<EventStore.AppendResult>,
+    EventStore.ConcurrencyConflict | EventStore.EventIdReused
+  > => {
+    if (items.length === 0) return Effect.succeed([])
+    if (items.some((item) => item.events.length === 0)) return appendBatchReference(items)
+    return Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (transaction) =>
+      Effect.clockWith((clock) => {
+        const inTransaction = Option.isSome(transaction)
+        const params = appendBatchParams(items, new Date(clock.unsafeCurrentTimeMillis()), inTransaction)
+        const call = Effect.map(
+          (inTransaction ? statement : autocommit)<AppendRow>(appendBatchStatement, params),
+          (rows) => {
+            if (!inTransaction) signal(items[0]!.streamId)
+            return rows.map((row): EventStore.AppendResult => ({
+              nextVersion: row.next_version,
+              firstPosition: BigInt(row.first_position!),
+              lastPosition: BigInt(row.last_position!)
+            }))
+          }
+        )
+        return (inTransaction ? sql.withTransaction(call) : call).pipe(
+          Effect.catchTag("SqlError", () => appendBatchReference(items))
+        )
+      })
+    )
+  }
+
   // Untraced for the same reason: the caller's span (`<Aggregate>.load`) encloses it.
   const readStream = Effect.fnUntraced(function* (streamId: string, options?: EventStore.ReadStreamOptions) {
     const params: Array<unknown> = [streamId, options?.fromVersion ?? 1]
@@ -516,7 +627,7 @@ export const make = Effect.gen(function* () {
     ).pipe(Stream.withSpan("PgEventStore.streamAll"))
   }
 
-  return EventStore.EventStore.of({ append, readStream, readAll, streamAll })
+  return EventStore.EventStore.of({ append, appendBatch, readStream, readAll, streamAll })
 })
 
 /** `EventStore` over the `SqlClient` in context. Run `Migrations.layer` first (or use `layerMigrated`). */

@@ -25,7 +25,26 @@ export interface Projection<E = never, R = never> {
   readonly apply: (
     event: EventStore.LoggedEvent
   ) => Effect.Effect<void, E | SqlError, SqlClient.SqlClient | R>
+  /**
+   * Applies a batch of events (in commit order) at once, leaving the tables exactly as `apply` on
+   * each event in turn would: for read models written by many events in a row, where one statement
+   * per batch costs far less than one per event. Optional; without it, `apply` runs per event.
+   */
+  readonly applyBatch?: (
+    events: ReadonlyArray<EventStore.LoggedEvent>
+  ) => Effect.Effect<void, E | SqlError, SqlClient.SqlClient | R>
 }
+
+/** Applies a batch of events: `applyBatch` when the projection has one, else `apply` per event. */
+export const applyAll = <E, R>(
+  projection: Projection<E, R>,
+  events: ReadonlyArray<EventStore.LoggedEvent>
+): Effect.Effect<void, E | SqlError, SqlClient.SqlClient | R> =>
+  projection.applyBatch === undefined
+    ? Effect.forEach(events, projection.apply, { discard: true })
+    : events.length === 0
+      ? Effect.void
+      : projection.applyBatch(events)
 
 /** Builds a {@link Projection}. */
 export const make = <E = never, R = never>(projection: Projection<E, R>): Projection<E, R> => projection
@@ -37,7 +56,9 @@ export const checkpointName = (projection: Projection<any, any>): string => `pro
 export const consumer = <E, R>(
   projection: Projection<E, R>
 ): Subscription.Consumer<E | SqlError, SqlClient.SqlClient | R> =>
-  Subscription.make(checkpointName(projection), projection.apply)
+  projection.applyBatch === undefined
+    ? Subscription.make(checkpointName(projection), projection.apply)
+    : Subscription.makeBatch(checkpointName(projection), projection.applyBatch)
 
 const orDieSql = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   Effect.catchIf(effect, (error): error is Extract<E, SqlError> => error instanceof SqlError, Effect.die)
@@ -203,9 +224,8 @@ export const rebuildAll = <E, R>(
     const applyPage = (after: EventStore.Checkpoint) =>
       Effect.gen(function* () {
         const events = yield* store.readAll({ after, limit })
-        for (const event of events) {
-          for (const projection of projections) yield* projection.apply(event)
-        }
+        // Each projection owns its tables: applying the page projection by projection is the same.
+        for (const projection of projections) yield* applyAll(projection, events)
         return events
       })
 

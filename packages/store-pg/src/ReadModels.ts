@@ -151,8 +151,47 @@ export const lastNotification = Projection.make({
                   ON CONFLICT (subject) DO UPDATE SET notification_id = EXCLUDED.notification_id,
                     type = EXCLUDED.type, merchant_id = EXCLUDED.merchant_id, stream_id = EXCLUDED.stream_id,
                     created_at = EXCLUDED.created_at`
-  )
+  ),
+  // A batch's notifications in one statement: per subject the last one of the batch, which the
+  // per-event upserts would have left.
+  applyBatch: (events) => {
+    const rows = lastPerSubject(scheduledIn(events))
+    if (rows.length === 0) return Effect.void
+    return Effect.flatMap(
+      SqlClient.SqlClient,
+      (sql) => sql`INSERT INTO cobro_rm_last_notification
+            (subject, notification_id, type, merchant_id, stream_id, created_at)
+          SELECT * FROM unnest(${rows.map((r) => r.decoded.subject)}::text[],
+            ${rows.map((r) => r.decoded.notificationId)}::uuid[], ${rows.map((r) => r.decoded.type)}::text[],
+            ${rows.map((r) => r.decoded.merchantId)}::text[], ${rows.map((r) => r.event.streamId)}::text[],
+            ${rows.map((r) => iso(r.decoded.createdAt))}::timestamptz[])
+          ON CONFLICT (subject) DO UPDATE SET notification_id = EXCLUDED.notification_id,
+            type = EXCLUDED.type, merchant_id = EXCLUDED.merchant_id, stream_id = EXCLUDED.stream_id,
+            created_at = EXCLUDED.created_at`
+    ).pipe(Effect.asVoid)
+  }
 })
+
+/** A batch's `DeliveryScheduled` events, decoded, in log order. */
+const scheduledIn = (events: ReadonlyArray<EventStore.LoggedEvent>) => {
+  const found: Array<{
+    readonly decoded: WebhookDelivery.DeliveryScheduled
+    readonly event: EventStore.LoggedEvent
+  }> = []
+  for (const event of events) {
+    if (event.type !== "DeliveryScheduled") continue
+    const decoded = deliveryEvent(event)
+    if (Option.isSome(decoded) && decoded.value._tag === "DeliveryScheduled") {
+      found.push({ decoded: decoded.value, event })
+    }
+  }
+  return found
+}
+
+/** Of several rows per subject, the last (an upsert statement may touch each row once). */
+const lastPerSubject = <A extends { readonly decoded: { readonly subject: string } }>(
+  rows: ReadonlyArray<A>
+): ReadonlyArray<A> => [...new Map(rows.map((row) => [row.decoded.subject, row])).values()]
 
 /** `data.metadata.reference` of a notification body (the merchant's external reference), if any. */
 const externalReference = (body: string): string | undefined => {
@@ -200,7 +239,31 @@ export const lastNotificationByReference = Projection.make({
                 sandbox = EXCLUDED.sandbox, reference = EXCLUDED.reference,
                 notification_id = EXCLUDED.notification_id, type = EXCLUDED.type,
                 stream_id = EXCLUDED.stream_id, created_at = EXCLUDED.created_at`
-  })
+  }),
+  // As `lastNotification`'s: the last notification per subject of the batch, in one statement.
+  applyBatch: (events) => {
+    const rows = lastPerSubject(
+      scheduledIn(events).flatMap((row) => {
+        const reference = externalReference(row.decoded.body)
+        return reference === undefined ? [] : [{ ...row, reference }]
+      })
+    )
+    if (rows.length === 0) return Effect.void
+    return Effect.flatMap(
+      SqlClient.SqlClient,
+      (sql) => sql`INSERT INTO cobro_rm_last_notification_by_reference
+            (subject, merchant_id, sandbox, reference, notification_id, type, stream_id, created_at)
+          SELECT * FROM unnest(${rows.map((r) => r.decoded.subject)}::text[],
+            ${rows.map((r) => r.decoded.merchantId)}::text[], ${rows.map((r) => r.decoded.sandbox)}::boolean[],
+            ${rows.map((r) => r.reference)}::text[], ${rows.map((r) => r.decoded.notificationId)}::uuid[],
+            ${rows.map((r) => r.decoded.type)}::text[], ${rows.map((r) => r.event.streamId)}::text[],
+            ${rows.map((r) => iso(r.decoded.createdAt))}::timestamptz[])
+          ON CONFLICT (subject) DO UPDATE SET merchant_id = EXCLUDED.merchant_id,
+            sandbox = EXCLUDED.sandbox, reference = EXCLUDED.reference,
+            notification_id = EXCLUDED.notification_id, type = EXCLUDED.type,
+            stream_id = EXCLUDED.stream_id, created_at = EXCLUDED.created_at`
+    ).pipe(Effect.asVoid)
+  }
 })
 
 /**
@@ -223,40 +286,107 @@ export const webhookDeliveries = Projection.make({
       ON cobro_rm_webhook_deliveries (due_at) WHERE due_at IS NOT NULL`
   ]),
   apply: (event) =>
-    Option.match(deliveryEvent(event), {
+    Option.match(deliveryChange(event), {
       onNone: () => Effect.void,
-      onSome: (decoded) =>
-        Effect.flatMap(SqlClient.SqlClient, (sql) => {
-          const update = (
-            status: WebhookDelivery.Status,
-            dueAt: Option.Option<DateTime.Utc>,
-            attempted: boolean
-          ) =>
-            sql`UPDATE cobro_rm_webhook_deliveries
-                SET status = ${status}, due_at = ${Option.getOrNull(Option.map(dueAt, iso))}::timestamptz,
-                    attempts = attempts + ${attempted ? 1 : 0}
-                WHERE stream_id = ${event.streamId}`
-          switch (decoded._tag) {
-            case "DeliveryScheduled":
-              return sql`INSERT INTO cobro_rm_webhook_deliveries
+      onSome: (change) =>
+        Effect.flatMap(SqlClient.SqlClient, (sql) =>
+          change._tag === "Insert"
+            ? sql`INSERT INTO cobro_rm_webhook_deliveries
                     (stream_id, notification_id, merchant_id, subject, status, attempts, due_at)
-                  VALUES (${event.streamId}, ${decoded.notificationId}, ${decoded.merchantId}, ${decoded.subject},
-                    'PENDING', 0, ${iso(decoded.dueAt)})
+                  VALUES (${event.streamId}, ${change.scheduled.notificationId}, ${change.scheduled.merchantId},
+                    ${change.scheduled.subject}, 'PENDING', 0, ${iso(change.scheduled.dueAt)})
                   ON CONFLICT (stream_id) DO NOTHING`
-            case "AttemptSucceeded":
-              return update("DELIVERED", Option.none(), true)
-            case "AttemptFailed":
-              return update("PENDING", decoded.nextDueAt, true)
-            case "DeliveryExhausted":
-              return update("EXHAUSTED", Option.none(), false)
-            case "ResendRequested":
-              return update("PENDING", Option.some(decoded.at), false)
-            case "DeliveryCancelled":
-              return update("CANCELLED", Option.none(), false)
-          }
-        }).pipe(Effect.asVoid)
-    })
+            : sql`UPDATE cobro_rm_webhook_deliveries
+                SET status = ${change.status}, due_at = ${change.dueAt}::timestamptz,
+                    attempts = attempts + ${change.attempted}
+                WHERE stream_id = ${event.streamId}`
+        ).pipe(Effect.asVoid)
+    }),
+  // A batch in two statements that leave what the per-event statements would: first the inserts
+  // (a stream's `DeliveryScheduled` is its first event, so it precedes the stream's updates), then
+  // per stream one update that sums the attempts and keeps the last status and due time.
+  applyBatch: (events) => {
+    const inserts = new Map<string, WebhookDelivery.DeliveryScheduled>()
+    const updates = new Map<string, { status: string; dueAt: string | null; attempted: number }>()
+    for (const event of events) {
+      const change = deliveryChange(event)
+      if (Option.isNone(change)) continue
+      const value = change.value
+      if (value._tag === "Insert") {
+        // ON CONFLICT DO NOTHING: the first one stands.
+        if (!inserts.has(event.streamId)) inserts.set(event.streamId, value.scheduled)
+        continue
+      }
+      const before = updates.get(event.streamId)
+      updates.set(event.streamId, {
+        status: value.status,
+        dueAt: value.dueAt,
+        attempted: (before?.attempted ?? 0) + value.attempted
+      })
+    }
+    return Effect.flatMap(SqlClient.SqlClient, (sql) => {
+      const insert = [...inserts]
+      const update = [...updates]
+      return Effect.zipRight(
+        insert.length === 0
+          ? Effect.void
+          : sql`INSERT INTO cobro_rm_webhook_deliveries
+                (stream_id, notification_id, merchant_id, subject, status, attempts, due_at)
+              SELECT stream_id, notification_id, merchant_id, subject, 'PENDING', 0, due_at
+              FROM unnest(${insert.map(([id]) => id)}::text[], ${insert.map(([, d]) => d.notificationId)}::uuid[],
+                ${insert.map(([, d]) => d.merchantId)}::text[], ${insert.map(([, d]) => d.subject)}::text[],
+                ${insert.map(([, d]) => iso(d.dueAt))}::timestamptz[])
+                AS i(stream_id, notification_id, merchant_id, subject, due_at)
+              ON CONFLICT (stream_id) DO NOTHING`,
+        update.length === 0
+          ? Effect.void
+          : sql`UPDATE cobro_rm_webhook_deliveries d
+              SET status = u.status, due_at = u.due_at, attempts = d.attempts + u.attempted
+              FROM unnest(${update.map(([id]) => id)}::text[], ${update.map(([, u]) => u.status)}::text[],
+                ${update.map(([, u]) => u.dueAt)}::timestamptz[], ${update.map(([, u]) => u.attempted)}::integer[])
+                AS u(stream_id, status, due_at, attempted)
+              WHERE d.stream_id = u.stream_id`
+      )
+    }).pipe(Effect.asVoid)
+  }
 })
+
+/** What one WebhookDelivery event does to its row of `cobro_rm_webhook_deliveries`. */
+type DeliveryChange =
+  | { readonly _tag: "Insert"; readonly scheduled: WebhookDelivery.DeliveryScheduled }
+  | {
+      readonly _tag: "Update"
+      readonly status: WebhookDelivery.Status
+      /** ISO instant, or null: not due. */
+      readonly dueAt: string | null
+      /** Attempts it adds: 1 for an attempt, else 0. */
+      readonly attempted: number
+    }
+
+const deliveryChange = (event: EventStore.LoggedEvent): Option.Option<DeliveryChange> =>
+  Option.map(deliveryEvent(event), (decoded): DeliveryChange => {
+    const update = (status: WebhookDelivery.Status, dueAt: Option.Option<DateTime.Utc>, attempted: boolean) =>
+      ({
+        _tag: "Update",
+        status,
+        dueAt: Option.getOrNull(Option.map(dueAt, iso)),
+        attempted: attempted ? 1 : 0
+      }) as const
+    switch (decoded._tag) {
+      case "DeliveryScheduled":
+        return { _tag: "Insert", scheduled: decoded }
+      case "AttemptSucceeded":
+        return update("DELIVERED", Option.none(), true)
+      case "AttemptFailed":
+        return update("PENDING", decoded.nextDueAt, true)
+      case "DeliveryExhausted":
+        return update("EXHAUSTED", Option.none(), false)
+      case "ResendRequested":
+        return update("PENDING", Option.some(decoded.at), false)
+      case "DeliveryCancelled":
+        return update("CANCELLED", Option.none(), false)
+    }
+  })
 
 const merchantStreamPrefix = Aggregate.streamId(Merchant.Merchant, "")
 const merchantEvent = eventsOf(Merchant.Merchant)
