@@ -3,6 +3,7 @@
  * version. A `ConcurrencyConflict` means another writer got there first: read and decide again.
  */
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Predicate from "effect/Predicate"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
@@ -143,5 +144,109 @@ export const make = <C extends { _tag: string }, E extends { _tag: string }, S e
         schedule: Schedule.recurs(MAX_RETRIES)
       })
     )
+  })
+}
+
+/** One command of a batch ({@link makeBatch}): the aggregate's id, the command and the state held. */
+export interface BatchItem<C, S> {
+  readonly id: string
+  readonly command: C
+  readonly metadata?: EventStore.EventMetadata
+  /** The state the command is decided on (stale is safe: the batch then falls back, see below). */
+  readonly known: Known<S>
+}
+
+/** What a command of a batch came to: the aggregate's refusal (or a conflict retried out), or `Handled`. */
+export type BatchResult<E, S, Err> = Either.Either<Handled<E, S>, Err | EventStore.ConcurrencyConflict>
+
+/**
+ * Makes the batch handler of one aggregate: many commands, each on its own stream with the state the
+ * caller holds, written with one `appendBatch` (one round trip and one commit for all). Each command
+ * is decided on its `known` state; the events are built as {@link make} builds them (ids from
+ * `IdGenerator` in item order, schema version, metadata, expected version). A refusal or a no-op is
+ * that item's result and does not fail the others. If the batch fails (a conflict: some `known` was
+ * stale), every item that had events is handled alone by {@link make} (on its `known`, re-read on
+ * conflict), so each item ends as if handled alone. An id already in the batch is handled after it,
+ * alone and on its stream as read then (a stream appears once in an `appendBatch`). Results in item
+ * order.
+ */
+export const makeBatch = <
+  C extends { _tag: string },
+  E extends { _tag: string },
+  S extends { _tag: string },
+  Err
+>(
+  aggregate: Aggregate<C, E, S, Err>
+) => {
+  const handle = make(aggregate)
+  const encodeEvent = Schema.encodeSync(aggregate.Event)
+  return Effect.fn(`${aggregate.name}.handleBatch`)(function* (items: ReadonlyArray<BatchItem<C, S>>) {
+    const store = yield* EventStore.EventStore
+    const ids = yield* IdGenerator
+    const results: Array<BatchResult<E, S, Err> | undefined> = items.map(() => undefined)
+    const seen = new Set<string>()
+    const later: Array<number> = []
+    const pending: Array<{ readonly index: number; readonly events: ReadonlyArray<E> }> = []
+    const appends: Array<EventStore.BatchAppend> = []
+    for (const [index, item] of items.entries()) {
+      if (seen.has(item.id)) {
+        later.push(index)
+        continue
+      }
+      seen.add(item.id)
+      const { state, version } = item.known
+      const decided = aggregate.decide(item.command, state)
+      if (Either.isLeft(decided)) {
+        results[index] = Either.left(decided.left)
+        continue
+      }
+      const events = decided.right
+      if (events.length === 0) {
+        results[index] = Either.right({ events, state, version })
+        continue
+      }
+      const toAppend = yield* Effect.forEach(events, (event) =>
+        Effect.map(ids.uuid, (eventId) => ({
+          eventId,
+          type: event._tag,
+          schemaVersion: aggregate.schemaVersion,
+          data: encodeEvent(event),
+          metadata: item.metadata ?? {}
+        }))
+      )
+      pending.push({ index, events })
+      appends.push({
+        streamId: streamIdOf(aggregate, item.id),
+        events: toAppend,
+        expected:
+          version === 0
+            ? EventStore.ExpectedVersion.NoStream()
+            : EventStore.ExpectedVersion.Exact({ version })
+      })
+    }
+    const alone = (index: number, known?: Known<S>) => {
+      const item = items[index]!
+      return Effect.map(Effect.either(handle(item.id, item.command, item.metadata, known)), (result) => {
+        results[index] = result
+      })
+    }
+    if (appends.length > 0) {
+      const written = yield* Effect.either(store.appendBatch(appends))
+      if (Either.isRight(written)) {
+        for (const [i, { index, events }] of pending.entries()) {
+          results[index] = Either.right({
+            events,
+            state: fold(aggregate, events, items[index]!.known.state),
+            version: written.right[i]!.nextVersion
+          })
+        }
+      } else {
+        // All or none was written: none. Each item alone, as `make` would have handled it.
+        yield* Effect.annotateCurrentSpan("fallback", written.left._tag)
+        for (const { index } of pending) yield* alone(index, items[index]!.known)
+      }
+    }
+    for (const index of later) yield* alone(index)
+    return results as ReadonlyArray<BatchResult<E, S, Err>>
   })
 }

@@ -40,6 +40,11 @@ export interface ReleaseOptions {
   readonly attemptsRecorded?: number
 }
 
+/** One claim given back by {@link DeliveryQueue} `releaseAll`: `release`'s arguments for one notification. */
+export interface Release extends ReleaseOptions {
+  readonly notificationId: NotificationId
+}
+
 /** The delivery queue port. */
 export class DeliveryQueue extends Context.Tag("@cobro/domain/DeliveryQueue")<
   DeliveryQueue,
@@ -56,6 +61,11 @@ export class DeliveryQueue extends Context.Tag("@cobro/domain/DeliveryQueue")<
       owner: string,
       options?: ReleaseOptions
     ) => Effect.Effect<void>
+    /**
+     * `release` for many of `owner`'s claims at once (a dispatcher's round): one write instead of one
+     * per notification, each release with the same effect as `release` alone.
+     */
+    readonly releaseAll: (releases: ReadonlyArray<Release>, owner: string) => Effect.Effect<void>
   }
 >() {}
 
@@ -89,6 +99,17 @@ export const scanDeliveries: Effect.Effect<
   for (const [id, list] of events) states.set(id, fold(WebhookDelivery.WebhookDelivery, list))
   return states
 })
+
+/** The leases without `owner`'s of `ids` (another owner's lease stays). */
+const without = (
+  held: ReadonlyMap<string, { readonly owner: string; readonly until: number }>,
+  ids: ReadonlyArray<string>,
+  owner: string
+) => {
+  const next = new Map(held)
+  for (const id of ids) if (next.get(id)?.owner === owner) next.delete(id)
+  return next
+}
 
 /**
  * The queue by scanning the log on every claim, with leases in memory: for tests and a single
@@ -126,12 +147,15 @@ export const layerFromLog: Layer.Layer<DeliveryQueue, never, EventStore.EventSto
           })
         ),
       release: (notificationId, owner) =>
-        Ref.update(leases, (held) => {
-          if (held.get(notificationId)?.owner !== owner) return held
-          const next = new Map(held)
-          next.delete(notificationId)
-          return next
-        })
+        Ref.update(leases, (held) => without(held, [notificationId], owner)),
+      releaseAll: (releases, owner) =>
+        Ref.update(leases, (held) =>
+          without(
+            held,
+            releases.map((r) => r.notificationId),
+            owner
+          )
+        )
     }
   })
 )

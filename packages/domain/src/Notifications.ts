@@ -481,6 +481,86 @@ export const planFor = Effect.fn("Notifications.planFor")(function* (event: Even
 const encodeDeliveryEvent = Schema.encodeSync(WebhookDelivery.Event)
 
 /**
+ * The delivery to append for a planned notification, if any: logs why an event that raises a
+ * notification schedules nothing (a body the schema refuses), and that a notification without a
+ * webhook is recorded for A4 but not sent (W15). `None` when there is nothing to append.
+ */
+export const toSchedule = (
+  event: EventStore.RecordedEvent,
+  plan: Option.Option<Either.Either<WebhookDelivery.ScheduleDelivery, Unscheduled>>
+): Effect.Effect<Option.Option<WebhookDelivery.ScheduleDelivery>> =>
+  Effect.gen(function* () {
+    if (Option.isNone(plan)) return Option.none()
+    if (Either.isLeft(plan.value)) {
+      yield* Effect.logError("notification body does not match the spec's schema: not scheduled").pipe(
+        Effect.annotateLogs({ eventId: event.eventId, message: plan.value.left.message })
+      )
+      return Option.none()
+    }
+    const command = plan.value.right
+    if (command.url === undefined) {
+      yield* Effect.logInfo("no webhook registered: notification recorded for A4, not sent").pipe(
+        Effect.annotateLogs({
+          merchantId: command.merchantId,
+          sandbox: command.sandbox,
+          eventId: event.eventId
+        })
+      )
+    }
+    return Option.some(command)
+  })
+
+/**
+ * The append that schedules a delivery: its stream and events derived from the source event (the
+ * first event's id from the source's, {@link scheduledEventIdOf}), on a stream that must not exist.
+ * A replay builds the same append, which the store accepts as a no-op (or meets the stream).
+ */
+export const scheduleAppend = (
+  event: EventStore.RecordedEvent,
+  command: WebhookDelivery.ScheduleDelivery
+): EventStore.BatchAppend => {
+  // A command built here always schedules on an empty stream.
+  const events = Either.getOrThrow(WebhookDelivery.decide(command, WebhookDelivery.initialState))
+  return {
+    streamId: deliveryStreamOf(command.notificationId),
+    events: events.map((e, i) => ({
+      eventId:
+        i === 0 ? scheduledEventIdOf(event.eventId) : DerivedId.uuid(`cobro:delivery:${i}`, event.eventId),
+      type: e._tag,
+      schemaVersion: WebhookDelivery.WebhookDelivery.schemaVersion,
+      data: encodeDeliveryEvent(e),
+      metadata: {
+        causationId: event.eventId,
+        ...(event.metadata.correlationId ? { correlationId: event.metadata.correlationId } : {})
+      }
+    })),
+    expected: EventStore.ExpectedVersion.NoStream()
+  }
+}
+
+/**
+ * Appends one delivery's schedule ({@link scheduleAppend}), once: a stream scheduled already (a
+ * replay, another notifier) is taken as scheduled. Returns the notification id. Untraced: the
+ * caller's span (`Notifications.schedule`, the notifier's batch) encloses it.
+ */
+export const appendSchedule = Effect.fnUntraced(function* (
+  event: EventStore.RecordedEvent,
+  command: WebhookDelivery.ScheduleDelivery
+) {
+  const store = yield* EventStore.EventStore
+  const { events, expected, streamId: stream } = scheduleAppend(event, command)
+  // No read first: the append says whether it is scheduled already (a replay re-appends the same
+  // derived event id and content, which the store accepts as a no-op, or meets the stream).
+  yield* store.append(stream, events, expected).pipe(
+    Effect.catchTags({
+      ConcurrencyConflict: () => Effect.void,
+      EventIdReused: () => Effect.void
+    })
+  )
+  return command.notificationId
+})
+
+/**
  * Schedules the delivery of the notification an event raises, once: the delivery stream and its
  * first event's id are derived from the event's id, so a replay (a crash before the consumer's
  * checkpoint was saved, a second notifier) appends nothing. Returns the notification id scheduled
@@ -492,53 +572,7 @@ export const schedule = Effect.fn("Notifications.schedule")(function* (
   /** The delivery already planned from streams the caller holds ({@link planFromHistory}); else read. */
   planned?: Option.Option<Either.Either<WebhookDelivery.ScheduleDelivery, Unscheduled>>
 ) {
-  const plan = planned ?? (yield* planFor(event))
-  if (Option.isNone(plan)) return Option.none<NotificationId>()
-  if (Either.isLeft(plan.value)) {
-    yield* Effect.logError("notification body does not match the spec's schema: not scheduled").pipe(
-      Effect.annotateLogs({ eventId: event.eventId, message: plan.value.left.message })
-    )
-    return Option.none<NotificationId>()
-  }
-  const command = plan.value.right
-  if (command.url === undefined) {
-    yield* Effect.logInfo("no webhook registered: notification recorded for A4, not sent").pipe(
-      Effect.annotateLogs({
-        merchantId: command.merchantId,
-        sandbox: command.sandbox,
-        eventId: event.eventId
-      })
-    )
-  }
-  const store = yield* EventStore.EventStore
-  const stream = deliveryStreamOf(command.notificationId)
-  // No read first: the append says whether it is scheduled already (a replay re-appends the same
-  // derived event id and content, which the store accepts as a no-op, or meets the stream).
-  const decided = WebhookDelivery.decide(command, WebhookDelivery.initialState)
-  // A command built here always schedules on an empty stream.
-  const events = Either.getOrThrow(decided)
-  yield* store
-    .append(
-      stream,
-      events.map((e, i) => ({
-        eventId:
-          i === 0 ? scheduledEventIdOf(event.eventId) : DerivedId.uuid(`cobro:delivery:${i}`, event.eventId),
-        type: e._tag,
-        schemaVersion: WebhookDelivery.WebhookDelivery.schemaVersion,
-        data: encodeDeliveryEvent(e),
-        metadata: {
-          causationId: event.eventId,
-          ...(event.metadata.correlationId ? { correlationId: event.metadata.correlationId } : {})
-        }
-      })),
-      EventStore.ExpectedVersion.NoStream()
-    )
-    .pipe(
-      // Scheduled already (a replay, or another notifier): it is scheduled.
-      Effect.catchTags({
-        ConcurrencyConflict: () => Effect.void,
-        EventIdReused: () => Effect.void
-      })
-    )
-  return Option.some(command.notificationId)
+  const command = yield* toSchedule(event, planned ?? (yield* planFor(event)))
+  if (Option.isNone(command)) return Option.none<NotificationId>()
+  return Option.some(yield* appendSchedule(event, command.value))
 })

@@ -7,6 +7,7 @@ import * as Authentication from "@cobro/http/Authentication"
 import * as Http from "@cobro/http/Http"
 import * as PublicUrls from "@cobro/http/PublicUrls"
 import * as Readiness from "@cobro/http/Readiness"
+import * as LogNotifications from "@cobro/store-pg/LogNotifications"
 import * as PgDeliveryQueue from "@cobro/store-pg/PgDeliveryQueue"
 import * as PgIdempotencyStore from "@cobro/store-pg/PgIdempotencyStore"
 import * as PgMerchantDirectory from "@cobro/store-pg/PgMerchantDirectory"
@@ -179,11 +180,17 @@ export const layerBackground = Layer.mergeAll(
   Store.layerProjections(),
   supervised(
     "Webhook notifier",
-    Effect.flatMap(Notifier.makeHandler(), (handle) =>
-      Subscription.run(Subscription.make(Notifier.CONSUMER_NAME, handle))
+    Effect.flatMap(Notifier.makeBatchHandler(), (handleBatch) =>
+      Subscription.run(Subscription.makeBatch(Notifier.CONSUMER_NAME, handleBatch))
     )
   ),
-  supervised("Webhook dispatcher", Dispatcher.run({ owner: dispatcherOwner })),
+  supervised(
+    "Webhook dispatcher",
+    // Woken by the log's appends: a notification scheduled is claimed within moments, not a poll.
+    Effect.flatMap(LogNotifications.LogNotifications, (notifications) =>
+      Dispatcher.run({ owner: dispatcherOwner, wakeups: notifications.appended })
+    )
+  ),
   supervised("Link expiry", LinkExpiry.run()),
   supervised("Payment timeouts", PaymentTimeouts.run()),
   supervised(

@@ -89,7 +89,42 @@ export const make = Effect.gen(function* () {
               WHERE stream_id = ${streamId} AND owner = ${owner}`
     ).pipe(Effect.asVoid, Effect.orDie, Effect.withSpan("PgDeliveryQueue.release"))
   }
-  return { claim, release } satisfies DeliveryQueue.DeliveryQueue["Type"]
+  const releaseAll = (releases: ReadonlyArray<DeliveryQueue.Release>, owner: string) => {
+    // The last release of a notification counts, as if each were released in turn.
+    const byStream = new Map<string, number | undefined>()
+    for (const r of releases) {
+      const streamId = Notifications.deliveryStreamOf(r.notificationId)
+      byStream.delete(streamId)
+      byStream.set(streamId, r.attemptsRecorded)
+    }
+    if (byStream.size === 0) return Effect.void
+    const deleted: Array<string> = []
+    const kept: Array<string> = []
+    const counts: Array<number> = []
+    for (const [streamId, attempts] of byStream) {
+      if (attempts === undefined) deleted.push(streamId)
+      else {
+        kept.push(streamId)
+        counts.push(attempts)
+      }
+    }
+    // One statement: `release`'s DELETE and UPDATE, on disjoint rows.
+    return sql`
+      WITH kept AS (
+        UPDATE cobro_webhook_leases l
+        SET expires_at = '-infinity', recorded_attempts = k.attempts
+        FROM unnest(${kept}::text[], ${counts}::integer[]) AS k(stream_id, attempts)
+        WHERE l.stream_id = k.stream_id AND l.owner = ${owner}
+        RETURNING l.stream_id
+      )
+      DELETE FROM cobro_webhook_leases
+      WHERE owner = ${owner} AND stream_id = ANY(${deleted}::text[])`.pipe(
+      Effect.asVoid,
+      Effect.orDie,
+      Effect.withSpan("PgDeliveryQueue.releaseAll", { attributes: { releases: byStream.size } })
+    )
+  }
+  return { claim, release, releaseAll } satisfies DeliveryQueue.DeliveryQueue["Type"]
 })
 
 /** The queue as the domain's `DeliveryQueue` port; creates its tables. */

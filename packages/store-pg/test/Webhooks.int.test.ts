@@ -7,9 +7,11 @@ import * as CommandHandler from "@cobro/domain/CommandHandler"
 import * as DeliveryQueue from "@cobro/domain/DeliveryQueue"
 import * as IdGenerator from "@cobro/domain/IdGenerator"
 import { MerchantId } from "@cobro/domain/Ids"
+import type { NotificationId } from "@cobro/domain/Ids"
 import * as NotificationLog from "@cobro/domain/NotificationLog"
 import * as Notifications from "@cobro/domain/Notifications"
 import * as WebhookDelivery from "@cobro/domain/WebhookDelivery"
+import * as SqlClient from "@effect/sql/SqlClient"
 import { describe, expect, it, layer } from "@effect/vitest"
 import * as Clock from "effect/Clock"
 import * as DateTime from "effect/DateTime"
@@ -253,6 +255,75 @@ for (const [name, database] of [
             yield* catchUp
             expect(yield* claim(t)).not.toContain(id)
             expect(yield* claim(retryDue)).toContain(id)
+          }).pipe(Effect.withClock(clock))
+      )
+
+      it.scoped(
+        "releaseAll in one statement: without attempts a claim is free at once, with them it is kept back until the read model shows them; another owner's claims stay",
+        () =>
+          Effect.gen(function* () {
+            yield* catchUp
+            yield* drain
+            yield* F.merchant("MER_8", { production: PROD, keyBase: 70 })
+            for (let n = 601; n <= 604; n++) yield* F.approvedSale({ merchantId: "MER_8", n })
+            yield* catchUp
+            const queue = yield* DeliveryQueue.DeliveryQueue
+            const sql = yield* SqlClient.SqlClient
+            const t = yield* now
+            const lease = Duration.seconds(30)
+            const claimed = yield* queue.claim({ now: t, limit: 10, lease, owner: "d1" })
+            expect(claimed).toHaveLength(4)
+            const [free, kept, held, other] = claimed as [
+              NotificationId,
+              NotificationId,
+              NotificationId,
+              NotificationId
+            ]
+            // `other` passes to d9 (d1's lease expired): d1's release must leave it to d9.
+            yield* sql`UPDATE cobro_webhook_leases SET owner = 'd9'
+              WHERE stream_id = ${Notifications.deliveryStreamOf(other)}`
+            // Not d2's claims: nothing changes.
+            yield* queue.releaseAll(
+              [{ notificationId: free }, { notificationId: kept, attemptsRecorded: 1 }],
+              "d2"
+            )
+            expect(yield* queue.claim({ now: t, limit: 100, lease, owner: "d3" })).toEqual([])
+            yield* queue.releaseAll([], "d1")
+            yield* CommandHandler.make(WebhookDelivery.WebhookDelivery)(
+              kept,
+              new WebhookDelivery.RecordAttempt({
+                attempt: 1,
+                result: { _tag: "Answered", statusCode: 500, snippet: "" },
+                latencyMs: 5,
+                now: t
+              })
+            )
+            yield* queue.releaseAll(
+              [
+                { notificationId: free },
+                { notificationId: kept, attemptsRecorded: 1 },
+                { notificationId: other }
+              ],
+              "d1"
+            )
+            const leases = yield* sql<{ stream_id: string; owner: string; kept: boolean; recorded: number }>`
+              SELECT stream_id, owner, expires_at = '-infinity' AS kept, recorded_attempts AS recorded
+              FROM cobro_webhook_leases
+              WHERE stream_id IN ${sql.in(claimed.map(Notifications.deliveryStreamOf))}
+              ORDER BY stream_id`
+            const expected = [
+              { stream_id: Notifications.deliveryStreamOf(kept), owner: "d1", kept: true, recorded: 1 },
+              { stream_id: Notifications.deliveryStreamOf(held), owner: "d1", kept: false, recorded: 0 },
+              { stream_id: Notifications.deliveryStreamOf(other), owner: "d9", kept: false, recorded: 0 }
+            ].sort((a, b) => a.stream_id.localeCompare(b.stream_id))
+            expect(leases).toEqual(expected)
+            const claim = (at: DateTime.Utc) => queue.claim({ now: at, limit: 100, lease, owner: "d2" })
+            // Free at once; the one with its attempt recorded waits for the read model, then its retry.
+            expect(yield* claim(t)).toEqual([free])
+            const retryDue = DateTime.add(t, { minutes: 15, seconds: 1 })
+            expect(yield* claim(retryDue)).not.toContain(kept)
+            yield* catchUp
+            expect(yield* claim(retryDue)).toContain(kept)
           }).pipe(Effect.withClock(clock))
       )
 

@@ -16,8 +16,12 @@
  * `BENCH_ROUNDS` (default 3; the targets alternate their order by round), `BENCH_CONCURRENCY` (the
  * floor's POSTs in flight; default the dispatcher's, 32), `BENCH_BACKLOG` (due notifications
  * drained, default 100000; 0 skips the drain), `BENCH_PHASES` (subset of throughput,backlog),
- * `BENCH_NOTIFIER=read` (the notifier without its stream memory, as `Notifier.handle`),
- * `BENCH_TRACE=1` (Cobro's spans timed and printed per phase, for profiling).
+ * `BENCH_NOTIFIER=read` (the notifier without its stream memory, as `Notifier.handle`; `=event`, with
+ * it but one event at a time, `Notifier.makeHandler`; default the server's batch handler),
+ * `BENCH_TRACE=1` (Cobro's spans timed and printed per phase, for profiling),
+ * `BENCH_CPU_PROFILE=<folder>` (a CPU profile of each timed Cobro phase, see `startProfile`),
+ * `BENCH_SALES_READ_MODELS=timed` (the read models catch up on the sales inside the timed phase, as
+ * before 2026-11-21's second session; by default they do so while the sales are appended, untimed).
  */
 import * as EventStore from "@cobro/domain/EventStore"
 import * as IdGenerator from "@cobro/domain/IdGenerator"
@@ -25,6 +29,7 @@ import * as KeyVault from "@cobro/domain/KeyVault"
 import * as Notifications from "@cobro/domain/Notifications"
 import * as WebhookDelivery from "@cobro/domain/WebhookDelivery"
 import * as F from "@cobro/domain/testing/WebhookFixtures"
+import * as LogNotifications from "@cobro/store-pg/LogNotifications"
 import * as PgDeliveryQueue from "@cobro/store-pg/PgDeliveryQueue"
 import * as PgEventStore from "@cobro/store-pg/PgEventStore"
 import * as PostgresClient from "@cobro/store-pg/PostgresClient"
@@ -43,6 +48,7 @@ import * as Tracer from "effect/Tracer"
 import { type ChildProcess, execFileSync, fork } from "node:child_process"
 import { createHmac, randomBytes, randomUUID } from "node:crypto"
 import * as Fs from "node:fs"
+import * as Inspector from "node:inspector/promises"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { performance } from "node:perf_hooks"
@@ -246,18 +252,26 @@ const cobroRuntime = (url: string) => {
 type CobroRuntime = ReturnType<typeof cobroRuntime>
 
 /**
- * What the server's background runs for webhooks: the read models, the notifier (with its stream
- * memory, `Notifier.makeHandler`; `BENCH_NOTIFIER=read` for the reading `Notifier.handle`), the
- * dispatcher with the server's configuration. Each round starts them afresh.
+ * What the server's background runs for webhooks: the read models, the notifier (a batch consumer,
+ * `Notifier.makeBatchHandler`, as the server's; see `BENCH_NOTIFIER`), the dispatcher with the
+ * server's configuration. Each round starts them afresh.
  */
-const notifier =
-  process.env["BENCH_NOTIFIER"] === "read" ? Effect.succeed(Notifier.handle) : Notifier.makeHandler()
-const workers = Effect.flatMap(notifier, (handle) =>
+const notifier: Effect.Effect<Subscription.Consumer<never, EventStore.EventStore>> =
+  process.env["BENCH_NOTIFIER"] === "read"
+    ? Effect.succeed(Subscription.make(Notifier.CONSUMER_NAME, Notifier.handle))
+    : process.env["BENCH_NOTIFIER"] === "event"
+      ? Effect.map(Notifier.makeHandler(), (handle) => Subscription.make(Notifier.CONSUMER_NAME, handle))
+      : Effect.map(Notifier.makeBatchHandler(), (handleBatch) =>
+          Subscription.makeBatch(Notifier.CONSUMER_NAME, handleBatch)
+        )
+const workers = Effect.flatMap(notifier, (consumer) =>
   Effect.all(
     [
       ...ReadModels.all.map((projection) => Projection.run(projection)),
-      Subscription.run(Subscription.make(Notifier.CONSUMER_NAME, handle)),
-      Dispatcher.run({ owner: `bench-${process.pid}` })
+      Subscription.run(consumer),
+      Effect.flatMap(LogNotifications.LogNotifications, (notifications) =>
+        Dispatcher.run({ owner: `bench-${process.pid}`, wakeups: notifications.appended })
+      )
     ],
     { concurrency: "unbounded", discard: true }
   )
@@ -295,6 +309,27 @@ const settle = async (runtime: CobroRuntime, total: number) => {
 }
 
 /**
+ * With `BENCH_CPU_PROFILE=<folder>`, a V8 CPU profile of this process over each timed Cobro phase
+ * (and the warm-up), written there as `webhooks-<n>.cpuprofile`: the timed work alone, without the
+ * setup around it. Returns the function that stops and writes it.
+ */
+const profileFolder = process.env["BENCH_CPU_PROFILE"]
+let profiles = 0
+const startProfile = async (): Promise<(() => Promise<void>) | undefined> => {
+  if (profileFolder === undefined || profileFolder === "") return undefined
+  const session = new Inspector.Session()
+  session.connect()
+  await session.post("Profiler.enable")
+  await session.post("Profiler.start")
+  return async () => {
+    const { profile } = await session.post("Profiler.stop")
+    Fs.mkdirSync(profileFolder, { recursive: true })
+    Fs.writeFileSync(Path.join(profileFolder, `webhooks-${++profiles}.cpuprofile`), JSON.stringify(profile))
+    session.disconnect()
+  }
+}
+
+/**
  * Runs the workers until `count` more deliveries are done: the receiver has that many more requests,
  * or every delivery has been attempted (some failed). Returns the seconds it took and how many of
  * them were delivered.
@@ -302,16 +337,25 @@ const settle = async (runtime: CobroRuntime, total: number) => {
 const runWorkers = async (runtime: CobroRuntime, receiver: Receiver, count: number, total: number) => {
   const base = (await receiver.count()).count
   const before = (await progress(runtime)).delivered
+  const profiler = await startProfile()
   const start = performance.now()
   const fiber = runtime.runFork(workers)
   await Promise.race([receiver.waitFor(base + count), settle(runtime, total)])
   const seconds = (performance.now() - start) / 1000
+  await profiler?.()
   await settle(runtime, total)
   await runtime.runPromise(Fiber.interrupt(fiber))
   return { seconds, delivered: (await progress(runtime)).delivered - before }
 }
 
-/** Appends `count` approved terminal sales `TRX_<from+1>`… through the deciders; returns events/s. */
+const salesReadModelsTimed = process.env["BENCH_SALES_READ_MODELS"] === "timed"
+
+/**
+ * Appends `count` approved terminal sales `TRX_<from+1>`… through the deciders; returns events/s.
+ * Then (untimed, unless `BENCH_SALES_READ_MODELS=timed`) the read models catch up on them: a server
+ * updates its sales' read models (A1, A2) as the sales happen, which is the sales' work, not the
+ * webhooks'. The notifier is left behind them: reading the outcomes is the timed path's first step.
+ */
 const appendSales = async (runtime: CobroRuntime, from: number, count: number) => {
   const start = performance.now()
   await runtime.runPromise(
@@ -322,7 +366,11 @@ const appendSales = async (runtime: CobroRuntime, from: number, count: number) =
     )
   )
   // Four events per sale: created, pushed, on the terminal, approved.
-  return (count * 4) / ((performance.now() - start) / 1000)
+  const rate = (count * 4) / ((performance.now() - start) / 1000)
+  if (!salesReadModelsTimed) {
+    await runtime.runPromise(Effect.forEach(ReadModels.all, (projection) => Projection.catchUp(projection)))
+  }
+  return rate
 }
 
 const decodeScheduled = Schema.decodeUnknownSync(WebhookDelivery.DeliveryScheduled)

@@ -49,7 +49,10 @@ export const make = (options: Options) => {
     bodyTimeout: 0,
     connect: {
       lookup,
-      ...(options.ca ? { ca: [...Tls.rootCertificates, ...options.ca] } : {})
+      // One context for every connection: a `ca` list would be parsed again on each TLS connect.
+      ...(options.ca
+        ? { secureContext: Tls.createSecureContext({ ca: [...Tls.rootCertificates, ...options.ca] }) }
+        : {})
     }
   })
 

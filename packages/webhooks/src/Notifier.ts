@@ -2,19 +2,27 @@
  * The notifier (spec D, "Notifications arise from the event log"): a consumer of the log that turns
  * each event raising a notification into a `DeliveryScheduled` on its own WebhookDelivery stream.
  * Idempotent (the stream is derived from the event id), so at-least-once consumption is enough.
- * Over PostgreSQL the server runs `handle` (or, reading less, the handler of `makeHandler`) as a
- * `Subscription` consumer named `CONSUMER_NAME` (its checkpoint commits with the schedule);
- * `runFromLog` is the in-memory loop.
+ * Over PostgreSQL the server runs `handle` (or, reading less, the handler of `makeHandler`; or,
+ * writing once per batch, that of `makeBatchHandler`) as a `Subscription` consumer named
+ * `CONSUMER_NAME` (its checkpoint commits with the schedule); `runFromLog` is the in-memory loop.
  */
 import * as EventStore from "@cobro/domain/EventStore"
 import * as Notifications from "@cobro/domain/Notifications"
+import type * as WebhookDelivery from "@cobro/domain/WebhookDelivery"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import type * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 
 /** The checkpoint name of the notifier as a log consumer. */
 export const CONSUMER_NAME = "webhooks:notifier"
+
+/** Logs a defect met while scheduling an event's notification: the event is skipped. */
+const skipped = (event: EventStore.RecordedEvent) => (defect: unknown) =>
+  Effect.logError("notifier: event skipped, its stream could not be read", defect).pipe(
+    Effect.annotateLogs({ eventId: event.eventId, streamId: event.streamId })
+  )
 
 /**
  * Schedules the notification an event raises, if any. A defect while reading the event's stream (a
@@ -22,19 +30,66 @@ export const CONSUMER_NAME = "webhooks:notifier"
  */
 export const handle = (event: EventStore.RecordedEvent): Effect.Effect<void, never, EventStore.EventStore> =>
   Notifications.mayRaise(event)
-    ? Notifications.schedule(event).pipe(
-        Effect.asVoid,
-        Effect.catchAllDefect((defect) =>
-          Effect.logError("notifier: event skipped, its stream could not be read", defect).pipe(
-            Effect.annotateLogs({ eventId: event.eventId, streamId: event.streamId })
-          )
-        )
-      )
+    ? Notifications.schedule(event).pipe(Effect.asVoid, Effect.catchAllDefect(skipped(event)))
     : Effect.void
 
 /** How many streams a handler made by {@link makeHandler} keeps in memory; default 10,000. */
 export interface HandlerOptions {
   readonly streams?: number
+}
+
+type Plan = Option.Option<Either.Either<WebhookDelivery.ScheduleDelivery, Notifications.Unscheduled>>
+
+/**
+ * The stream memory of {@link makeHandler} and {@link makeBatchHandler}: `plan(event)` follows the
+ * log with `event` (to be called on every event, in log order) and plans the delivery it leads to
+ * from the streams kept, or read. A defect while reading is logged and the event skipped (`None`).
+ */
+const makePlanner = (options?: HandlerOptions) => {
+  const limit = options?.streams ?? 10_000
+  const streams = new Map<string, Array<EventStore.RecordedEvent>>()
+  const keep = (streamId: string, events: Array<EventStore.RecordedEvent>) => {
+    streams.delete(streamId)
+    streams.set(streamId, events)
+    if (streams.size > limit) streams.delete(streams.keys().next().value!)
+  }
+  /** Follows the log: extends a kept stream, starts one at version 1, forgets one with a gap. */
+  const follow = (event: EventStore.RecordedEvent) => {
+    if (!Notifications.isFollowed(event)) return
+    const known = streams.get(event.streamId)
+    if (event.streamVersion === 1) return keep(event.streamId, [event])
+    if (known === undefined) return
+    if (event.streamVersion <= known.length) return // read from the store already
+    if (event.streamVersion === known.length + 1) {
+      known.push(event)
+      return keep(event.streamId, known)
+    }
+    streams.delete(event.streamId)
+  }
+  /** A stream up to `version`, kept or read (and then kept, as read now). */
+  const history = (streamId: string, version?: number) =>
+    Effect.gen(function* () {
+      const known = streams.get(streamId)
+      if (known !== undefined && (version === undefined || known.length >= version)) {
+        return version === undefined ? known : known.slice(0, version)
+      }
+      const store = yield* EventStore.EventStore
+      const read = [...(yield* store.readStream(streamId))]
+      if (read.every((e, i) => e.streamVersion === i + 1)) keep(streamId, read)
+      return version === undefined ? read : read.slice(0, version)
+    })
+  const none: Effect.Effect<Plan> = Effect.succeed(Option.none())
+  return (event: EventStore.RecordedEvent): Effect.Effect<Plan, never, EventStore.EventStore> => {
+    follow(event)
+    if (!Notifications.mayRaise(event)) return none
+    return Effect.gen(function* () {
+      const own = yield* history(event.streamId, event.streamVersion)
+      const notice = Notifications.noticeFromHistory(event, own)
+      if (Option.isNone(notice)) return Option.none()
+      const merchant = yield* history(Notifications.merchantStreamOf(notice.value.merchantId))
+      return Notifications.planFromHistory(event, own, merchant)
+    }).pipe(Effect.catchAllDefect((defect) => Effect.as(skipped(event)(defect), Option.none())))
+  }
 }
 
 /**
@@ -50,55 +105,68 @@ export const makeHandler = (
   options?: HandlerOptions
 ): Effect.Effect<(event: EventStore.RecordedEvent) => Effect.Effect<void, never, EventStore.EventStore>> =>
   Effect.sync(() => {
-    const limit = options?.streams ?? 10_000
-    const streams = new Map<string, Array<EventStore.RecordedEvent>>()
-    const keep = (streamId: string, events: Array<EventStore.RecordedEvent>) => {
-      streams.delete(streamId)
-      streams.set(streamId, events)
-      if (streams.size > limit) streams.delete(streams.keys().next().value!)
-    }
-    /** Follows the log: extends a kept stream, starts one at version 1, forgets one with a gap. */
-    const follow = (event: EventStore.RecordedEvent) => {
-      if (!Notifications.isFollowed(event)) return
-      const known = streams.get(event.streamId)
-      if (event.streamVersion === 1) return keep(event.streamId, [event])
-      if (known === undefined) return
-      if (event.streamVersion <= known.length) return // read from the store already
-      if (event.streamVersion === known.length + 1) {
-        known.push(event)
-        return keep(event.streamId, known)
-      }
-      streams.delete(event.streamId)
-    }
-    /** A stream up to `version`, kept or read (and then kept, as read now). */
-    const history = (streamId: string, version?: number) =>
-      Effect.gen(function* () {
-        const known = streams.get(streamId)
-        if (known !== undefined && (version === undefined || known.length >= version)) {
-          return version === undefined ? known : known.slice(0, version)
-        }
-        const store = yield* EventStore.EventStore
-        const read = [...(yield* store.readStream(streamId))]
-        if (read.every((e, i) => e.streamVersion === i + 1)) keep(streamId, read)
-        return version === undefined ? read : read.slice(0, version)
-      })
+    const plan = makePlanner(options)
     return (event: EventStore.RecordedEvent) => {
-      follow(event)
+      const planned = plan(event)
       if (!Notifications.mayRaise(event)) return Effect.void
-      return Effect.gen(function* () {
-        const own = yield* history(event.streamId, event.streamVersion)
-        const notice = Notifications.noticeFromHistory(event, own)
-        if (Option.isNone(notice)) return
-        const merchant = yield* history(Notifications.merchantStreamOf(notice.value.merchantId))
-        yield* Notifications.schedule(event, Notifications.planFromHistory(event, own, merchant))
-      }).pipe(
-        Effect.catchAllDefect((defect) =>
-          Effect.logError("notifier: event skipped, its stream could not be read", defect).pipe(
-            Effect.annotateLogs({ eventId: event.eventId, streamId: event.streamId })
-          )
-        )
+      return Effect.flatMap(planned, (p) =>
+        Option.isNone(p)
+          ? Effect.void
+          : Notifications.schedule(event, p).pipe(Effect.asVoid, Effect.catchAllDefect(skipped(event)))
       )
     }
+  })
+
+/**
+ * The handler of {@link makeHandler} for a batch of the log at once (a `Subscription` consumer's
+ * batch, in log order): the same stream memory and the same deliveries, but every delivery the batch
+ * schedules is appended with one `appendBatch` (one round trip and one commit, or one savepoint in
+ * the consumer's transaction, instead of one per notification). If that batch fails (one of them was
+ * scheduled already with other content, or another notifier raced it), each is appended alone as
+ * `Notifications.schedule` does, which takes "scheduled already" as done: a replay schedules nothing
+ * twice, and one delivery scheduled already does not keep the others from being scheduled.
+ */
+export const makeBatchHandler = (
+  options?: HandlerOptions
+): Effect.Effect<
+  (events: ReadonlyArray<EventStore.LoggedEvent>) => Effect.Effect<void, never, EventStore.EventStore>
+> =>
+  Effect.sync(() => {
+    const plan = makePlanner(options)
+    return Effect.fn("Notifier.handleBatch")(function* (events: ReadonlyArray<EventStore.LoggedEvent>) {
+      const toAppend: Array<{ event: EventStore.RecordedEvent; command: WebhookDelivery.ScheduleDelivery }> =
+        []
+      const streams = new Set<string>()
+      for (const event of events) {
+        const command = yield* Effect.flatMap(plan(event), (p) => Notifications.toSchedule(event, p))
+        if (Option.isNone(command)) continue
+        // One append per stream in a batch; a delivery stream is one source event's, so never twice.
+        const stream = Notifications.deliveryStreamOf(command.value.notificationId)
+        if (streams.has(stream)) continue
+        streams.add(stream)
+        toAppend.push({ event, command: command.value })
+      }
+      if (toAppend.length === 0) return
+      yield* Effect.annotateCurrentSpan("scheduled", toAppend.length)
+      const store = yield* EventStore.EventStore
+      const written = yield* store
+        .appendBatch(toAppend.map(({ event, command }) => Notifications.scheduleAppend(event, command)))
+        .pipe(
+          Effect.as(true),
+          Effect.catchAll(() => Effect.succeed(false)),
+          Effect.catchAllDefect((defect) =>
+            Effect.as(
+              Effect.logWarning("notifier: batch append failed, scheduling one by one", defect),
+              false
+            )
+          )
+        )
+      if (written) return
+      yield* Effect.annotateCurrentSpan("fallback", true)
+      for (const { event, command } of toAppend) {
+        yield* Notifications.appendSchedule(event, command).pipe(Effect.catchAllDefect(skipped(event)))
+      }
+    })
   })
 
 /** Applies `handle` to every event after `checkpoint`, advancing it; returns how many events were read. */

@@ -22,8 +22,13 @@ import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Fiber from "effect/Fiber"
+import * as Queue from "effect/Queue"
 import * as Ref from "effect/Ref"
-import { createHmac } from "node:crypto"
+import * as Stream from "effect/Stream"
+import * as TestClock from "effect/TestClock"
+import * as WebhookDelivery from "@cobro/domain/WebhookDelivery"
+import { createHmac, randomUUID } from "node:crypto"
 import * as F from "@cobro/domain/testing/WebhookFixtures"
 import * as R from "./support/Receiver.js"
 
@@ -40,6 +45,14 @@ const Services = Layer.mergeAll(
   HttpTransport.layer({ dev: true, ca: [R.certificate().cert] }),
   TestVault
 ).pipe(Layer.provideMerge(Layer.merge(InMemoryEventStore.layer, IdGenerator.layerSequential)))
+
+/** The services over another event store (e.g. a counting one). */
+const servicesOver = (store: Layer.Layer<EventStore.EventStore>) =>
+  Layer.mergeAll(
+    DeliveryQueue.layerFromLog,
+    HttpTransport.layer({ dev: true, ca: [R.certificate().cert] }),
+    TestVault
+  ).pipe(Layer.provideMerge(Layer.merge(store, IdGenerator.layerSequential)))
 
 const config: Dispatcher.Config = { owner: "dispatcher-1" }
 
@@ -361,6 +374,63 @@ describe("Dispatcher", () => {
       }).pipe(Effect.provide(Services))
     )
 
+    it.scoped(
+      "an idle dispatcher claims at once when woken, and backs off from 25 ms to pollInterval while rounds stay empty",
+      () =>
+        Effect.gen(function* () {
+          const rx = yield* R.receiver({ tls: true })
+          yield* F.setTime(0)
+          yield* F.merchant("MER_1", { production: rx.url })
+          const checkpoint = yield* Ref.make(EventStore.Start)
+          const wake = yield* Queue.unbounded<void>()
+          const claims = yield* Ref.make(0)
+          const queue = yield* DeliveryQueue.DeliveryQueue
+          // The queue counted: how many rounds ran.
+          const counted = DeliveryQueue.DeliveryQueue.of({
+            ...queue,
+            claim: (options) =>
+              Effect.zipRight(
+                Ref.update(claims, (n) => n + 1),
+                queue.claim(options)
+              )
+          })
+          // The test clock never moves by itself: only a wake-up or an adjustment lets a sleep end.
+          yield* Effect.forkScoped(
+            Dispatcher.run({
+              ...config,
+              pollInterval: Duration.seconds(1),
+              wakeups: Stream.fromQueue(wake)
+            }).pipe(Effect.provideService(DeliveryQueue.DeliveryQueue, counted))
+          )
+          const settle = realSleep(100)
+          yield* settle
+          expect(yield* Ref.get(claims)).toBe(1)
+          // Empty rounds back off: 25, 50, 100 ms of the test clock.
+          yield* TestClock.adjust(Duration.millis(25))
+          yield* settle
+          expect(yield* Ref.get(claims)).toBe(2)
+          yield* TestClock.adjust(Duration.millis(49))
+          yield* settle
+          expect(yield* Ref.get(claims)).toBe(2)
+          yield* TestClock.adjust(Duration.millis(1))
+          yield* settle
+          expect(yield* Ref.get(claims)).toBe(3)
+          // A sale arrives; the wake-up starts a round at once, without any clock movement.
+          yield* F.approvedSale({ merchantId: "MER_1", n: 1 })
+          yield* Notifier.catchUpFromLog(checkpoint)
+          yield* Queue.offer(wake, undefined)
+          for (let i = 0; i < 100 && rx.received.length < 1; i++) yield* realSleep(50)
+          // Delivered, though the pending sleep (100 ms of a clock that did not move) never ended.
+          expect(rx.received).toHaveLength(1)
+          // After that round with work, the next one ran at once and found nothing; then 25 ms again.
+          yield* settle
+          expect(yield* Ref.get(claims)).toBe(5)
+          yield* TestClock.adjust(Duration.millis(25))
+          yield* settle
+          expect(yield* Ref.get(claims)).toBe(6)
+        }).pipe(Effect.provide(Services))
+    )
+
     it.scoped("rounds follow each other while work arrives: no poll sleep after a partial batch", () =>
       Effect.gen(function* () {
         const rx = yield* R.receiver({ tls: true })
@@ -440,6 +510,206 @@ describe("Dispatcher", () => {
         expect(yield* F.eventsOfType("DeliveryScheduled")).toHaveLength(1)
         const [source] = yield* F.eventsOfType("SaleApproved")
         expect(yield* onlyDelivery).toBe(Notifications.notificationIdOf(source!.eventId))
+      }).pipe(Effect.provide(Services))
+    )
+  })
+
+  describe("recording in batches", () => {
+    /** Sales `TRX_1`…`TRX_<count>` of MER_1 and their deliveries scheduled. */
+    const sales = (url: string, count: number) =>
+      Effect.gen(function* () {
+        yield* F.setTime(0)
+        yield* F.merchant("MER_1", { production: url })
+        for (let n = 1; n <= count; n++) yield* F.approvedSale({ merchantId: "MER_1", n })
+        yield* Notifier.catchUpFromLog(yield* Ref.make(EventStore.Start))
+      })
+
+    /** Every delivery stream's attempt events. */
+    const attemptsPerDelivery = Effect.gen(function* () {
+      const store = yield* EventStore.EventStore
+      const scheduled = yield* F.eventsOfType("DeliveryScheduled")
+      return yield* Effect.forEach(scheduled, (event) =>
+        Effect.map(store.readStream(event.streamId), (events) =>
+          events.filter((e) => e.type === "AttemptSucceeded" || e.type === "AttemptFailed")
+        )
+      )
+    })
+
+    const realDelay = (ms: number) =>
+      Effect.promise(() => new Promise<void>((resolve) => setTimeout(resolve, ms)))
+
+    /**
+     * The in-memory store with its writes counted and each `appendBatch` slowed down (a round trip),
+     * so that attempts answered meanwhile wait for the next one; `interlope(items)` may run first.
+     */
+    const slowStore = (
+      interlope?: (
+        items: ReadonlyArray<EventStore.BatchAppend>
+      ) => Effect.Effect<unknown, unknown, EventStore.EventStore | IdGenerator.IdGenerator> | undefined
+    ) => {
+      const counts = { append: 0, appendBatch: 0, batched: [] as Array<number>, failed: 0 }
+      const layer = Layer.effect(
+        EventStore.EventStore,
+        Effect.map(InMemoryEventStore.make, (inner) =>
+          EventStore.EventStore.of({
+            ...inner,
+            append: (streamId, events, expected) =>
+              Effect.suspend(() => {
+                counts.append++
+                return inner.append(streamId, events, expected)
+              }),
+            appendBatch: (items) =>
+              Effect.gen(function* () {
+                counts.appendBatch++
+                counts.batched.push(items.length)
+                yield* realDelay(100)
+                const interloper = interlope?.(items)
+                if (interloper !== undefined) {
+                  yield* interloper.pipe(
+                    Effect.provideService(EventStore.EventStore, inner),
+                    // Ids of its own: the sequential ones of the test are taken.
+                    Effect.provideService(IdGenerator.IdGenerator, {
+                      next: (prefix) => Effect.sync(() => `${prefix}${randomUUID()}`),
+                      uuid: Effect.sync(() => randomUUID())
+                    }),
+                    Effect.orDie
+                  )
+                }
+                return yield* inner
+                  .appendBatch(items)
+                  .pipe(Effect.tapError(() => Effect.sync(() => counts.failed++)))
+              })
+          })
+        )
+      )
+      return { counts, layer: servicesOver(layer) }
+    }
+
+    it.scoped(
+      "a round's attempts share appends: fewer appends than attempts, each attempt recorded once",
+      () => {
+        const { counts, layer } = slowStore()
+        return Effect.gen(function* () {
+          const rx = yield* R.receiver({ tls: true })
+          rx.answer = () => ({ status: 200, delayMs: 20 })
+          yield* sales(rx.url, 12)
+          const before = counts.append
+          expect(yield* Dispatcher.runOnce(config)).toBe(12)
+          expect(rx.received).toHaveLength(12)
+          // No attempt recorded alone; 12 attempts in fewer batches.
+          expect(counts.append).toBe(before)
+          expect(counts.batched.reduce((a, b) => a + b, 0)).toBe(12)
+          expect(counts.appendBatch).toBeLessThan(12)
+          const attempts = yield* attemptsPerDelivery
+          expect(attempts.map((a) => a.map((e) => [e.type, e.streamVersion]))).toEqual(
+            Array.from({ length: 12 }, () => [["AttemptSucceeded", 2]])
+          )
+          expect(attempts.flat().every((e) => e.metadata.actor === "dispatcher")).toBe(true)
+        }).pipe(Effect.provide(layer))
+      }
+    )
+
+    it.scoped(
+      "a failed batch falls back to one append per attempt: every attempt still recorded once",
+      () => {
+        let cancelled: string | undefined
+        // An administrator cancels one delivery of the first batch of several while its POST was answered.
+        const { counts, layer } = slowStore((items) => {
+          if (cancelled !== undefined || items.length < 2) return undefined
+          cancelled = items[1]!.streamId
+          return Effect.flatMap(DateTime.now, (now) =>
+            CommandHandler.make(WebhookDelivery.WebhookDelivery)(
+              cancelled!.replace("WebhookDelivery-", ""),
+              new WebhookDelivery.CancelDelivery({ now })
+            )
+          )
+        })
+        return Effect.gen(function* () {
+          const rx = yield* R.receiver({ tls: true })
+          rx.answer = () => ({ status: 500, delayMs: 20 })
+          yield* sales(rx.url, 8)
+          expect(yield* Dispatcher.runOnce(config)).toBe(8)
+          expect(cancelled).toBeDefined()
+          expect(counts.failed).toBe(1)
+          // Each attempt of the failed batch was then appended alone.
+          expect(counts.append).toBeGreaterThanOrEqual(2)
+          const attempts = yield* attemptsPerDelivery
+          expect(attempts.map((a) => a.map((e) => e.type))).toEqual(
+            Array.from({ length: 8 }, () => ["AttemptFailed"])
+          )
+          const store = yield* EventStore.EventStore
+          // The cancelled one keeps its cancellation and the attempt that was in flight (no retry due).
+          expect((yield* store.readStream(cancelled!)).map((e) => e.type)).toEqual([
+            "DeliveryScheduled",
+            "DeliveryCancelled",
+            "AttemptFailed"
+          ])
+        }).pipe(Effect.provide(layer))
+      }
+    )
+
+    it.scoped("an attempt is recorded as soon as it is answered, not at the end of its round", () =>
+      Effect.gen(function* () {
+        const rx = yield* R.receiver({ tls: true })
+        rx.answer = (request) => ({
+          status: 200,
+          delayMs: request.body.toString("utf8").includes("TRX_1") ? 0 : 1_500
+        })
+        yield* sales(rx.url, 2)
+        const round = yield* Effect.fork(Dispatcher.runOnce(config))
+        const recorded = () =>
+          Effect.map(attemptsPerDelivery, (attempts) => attempts.filter((a) => a.length > 0).length)
+        let seen = 0
+        for (let i = 0; i < 100 && seen === 0; i++) {
+          yield* realSleep(10)
+          seen = yield* recorded()
+        }
+        // The fast one is in the log while the slow one is still unanswered.
+        expect(seen).toBe(1)
+        expect(rx.received).toHaveLength(2)
+        expect(yield* Fiber.join(round)).toBe(2)
+        expect(yield* recorded()).toBe(2)
+      }).pipe(Effect.provide(Services))
+    )
+
+    it.scoped("an interrupted round gives its claims back", () =>
+      Effect.gen(function* () {
+        const rx = yield* R.receiver({ tls: true })
+        rx.answer = () => ({ status: 200, delayMs: 1_500 })
+        yield* sales(rx.url, 3)
+        const round = yield* Effect.fork(Dispatcher.runOnce(config))
+        for (let i = 0; i < 200 && rx.received.length < 3; i++) yield* realSleep(10)
+        yield* Fiber.interrupt(round)
+        const queue = yield* DeliveryQueue.DeliveryQueue
+        const claimed = yield* queue.claim({
+          now: yield* DateTime.now,
+          limit: 10,
+          lease: Duration.seconds(30),
+          owner: "dispatcher-2"
+        })
+        expect(claimed).toHaveLength(3)
+      }).pipe(Effect.provide(Services))
+    )
+
+    it.scoped("releaseAll gives back the owner's claims, and only its own", () =>
+      Effect.gen(function* () {
+        const rx = yield* R.receiver({ tls: true })
+        yield* sales(rx.url, 3)
+        const queue = yield* DeliveryQueue.DeliveryQueue
+        const now = yield* DateTime.now
+        const lease = Duration.seconds(30)
+        const mine = yield* queue.claim({ now, limit: 2, lease, owner: "d1" })
+        const theirs = yield* queue.claim({ now, limit: 2, lease, owner: "d2" })
+        expect([mine.length, theirs.length]).toEqual([2, 1])
+        yield* queue.releaseAll(
+          [
+            { notificationId: mine[0]! },
+            { notificationId: mine[1]!, attemptsRecorded: 0 },
+            { notificationId: theirs[0]! }
+          ],
+          "d1"
+        )
+        expect(new Set(yield* queue.claim({ now, limit: 10, lease, owner: "d3" }))).toEqual(new Set(mine))
       }).pipe(Effect.provide(Services))
     )
   })

@@ -5,9 +5,15 @@ import * as IdGenerator from "@cobro/domain/IdGenerator"
 import * as InMemoryEventStore from "@cobro/domain/InMemoryEventStore"
 import * as Merchant from "@cobro/domain/Merchant"
 import * as Notifier from "@cobro/webhooks/Notifier"
+import * as Notifications from "@cobro/domain/Notifications"
+import * as WebhookDelivery from "@cobro/domain/WebhookDelivery"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as FastCheck from "effect/FastCheck"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 import * as F from "@cobro/domain/testing/WebhookFixtures"
 
 const PROD = "https://merchant.example/webhooks"
@@ -112,4 +118,237 @@ describe("Notifier", () => {
       }
     })
   )
+
+  describe("in batches", () => {
+    type BatchHandler = (
+      events: ReadonlyArray<EventStore.LoggedEvent>
+    ) => Effect.Effect<void, never, EventStore.EventStore>
+
+    /** Runs a batch handler over the log in consecutive batches of the given sizes (the last takes the rest). */
+    const consumeInBatches = (handle: BatchHandler, sizes: ReadonlyArray<number>, from = 0) =>
+      Effect.gen(function* () {
+        const events = (yield* F.allEvents).slice(from)
+        let at = 0
+        for (const size of sizes) {
+          if (at >= events.length) return
+          yield* handle(events.slice(at, at + size))
+          at += size
+        }
+        if (at < events.length) yield* handle(events.slice(at))
+      })
+
+    /** The in-memory store with its writes counted. */
+    const counted = () => {
+      const counts = { append: 0, appendBatch: 0, failedBatches: 0 }
+      const layer = Layer.effect(
+        EventStore.EventStore,
+        Effect.map(InMemoryEventStore.make, (inner) =>
+          EventStore.EventStore.of({
+            ...inner,
+            append: (streamId, events, expected) =>
+              Effect.suspend(() => {
+                counts.append++
+                return inner.append(streamId, events, expected)
+              }),
+            appendBatch: (items) =>
+              Effect.suspend(() => {
+                counts.appendBatch++
+                return inner
+                  .appendBatch(items)
+                  .pipe(Effect.tapError(() => Effect.sync(() => counts.failedBatches++)))
+              })
+          })
+        )
+      )
+      return { counts, layer: Layer.merge(layer, IdGenerator.layerSequential) }
+    }
+
+    const sizes = FastCheck.array(FastCheck.integer({ min: 1, max: 40 }), { minLength: 1, maxLength: 12 })
+
+    it.effect.prop(
+      "the batch handler schedules exactly what the per-event handler schedules, whatever the batches",
+      [sizes],
+      ([batches]) =>
+        Effect.gen(function* () {
+          const reference = yield* run(Effect.succeed(Notifier.handle))
+          const batched = yield* Effect.gen(function* () {
+            yield* history
+            yield* consumeInBatches(yield* Notifier.makeBatchHandler(), batches)
+            return yield* scheduled
+          }).pipe(Effect.provide(Layer.merge(InMemoryEventStore.layer, IdGenerator.layerSequential)))
+          expect(batched).toEqual(reference)
+        }),
+      { fastCheck: { numRuns: 15 } }
+    )
+
+    /** One outcome (or merchant change) of a random log. */
+    const step = FastCheck.oneof(
+      FastCheck.record({
+        kind: FastCheck.constant("sale" as const),
+        merchant: FastCheck.integer({ min: 1, max: 3 }),
+        sandbox: FastCheck.boolean(),
+        then: FastCheck.constantFrom("none" as const, "void" as const, "rejectVoid" as const)
+      }),
+      FastCheck.record({
+        kind: FastCheck.constant("rejected" as const),
+        merchant: FastCheck.integer({ min: 1, max: 3 }),
+        withCard: FastCheck.boolean()
+      }),
+      FastCheck.record({
+        kind: FastCheck.constant("link" as const),
+        merchant: FastCheck.integer({ min: 1, max: 3 }),
+        paid: FastCheck.boolean()
+      }),
+      FastCheck.record({
+        kind: FastCheck.constant("online" as const),
+        merchant: FastCheck.integer({ min: 1, max: 3 }),
+        outcomes: FastCheck.constantFrom<ReadonlyArray<"approve" | "reject" | "void">>(
+          ["approve"],
+          ["reject"],
+          ["approve", "void"]
+        )
+      }),
+      FastCheck.record({
+        kind: FastCheck.constant("webhook" as const),
+        merchant: FastCheck.integer({ min: 1, max: 3 }),
+        mode: FastCheck.constantFrom("production" as const, "test" as const),
+        set: FastCheck.boolean()
+      }),
+      FastCheck.record({ kind: FastCheck.constant("tick" as const) })
+    )
+    type Step = typeof step extends FastCheck.Arbitrary<infer A> ? A : never
+
+    /** A deterministic log from the steps: run twice, it writes the same events with the same ids. */
+    const randomHistory = (steps: ReadonlyArray<Step>) =>
+      Effect.gen(function* () {
+        const merchants = CommandHandler.make(Merchant.Merchant)
+        yield* F.setTime(0)
+        yield* F.merchant("MER_1", { production: PROD, test: TEST })
+        yield* F.merchant("MER_2", { production: PROD, keyBase: 10, button: true })
+        yield* F.merchant("MER_3", { keyBase: 20 })
+        let t = 0
+        for (const [i, s] of steps.entries()) {
+          const n = i + 1
+          switch (s.kind) {
+            case "tick":
+              yield* F.setTime((t += 5))
+              break
+            case "sale":
+              yield* F.approvedSale({ merchantId: `MER_${s.merchant}`, n, sandbox: s.sandbox })
+              if (s.then !== "none") yield* F.checkoutOutcome(n, s.then)
+              break
+            case "rejected":
+              yield* F.sentCheckout({ merchantId: `MER_${s.merchant}`, n })
+              yield* F.checkoutOutcome(n, s.withCard ? "rejectWithCard" : "reject")
+              break
+            case "link":
+              yield* F.linkPayment({ merchantId: `MER_${s.merchant}`, n }, s.paid ? "paid" : "failed")
+              break
+            case "online":
+              yield* F.onlinePayment({ merchantId: `MER_${s.merchant}`, n }, s.outcomes)
+              break
+            case "webhook": {
+              const now = yield* DateTime.now
+              yield* merchants(
+                `MER_${s.merchant}`,
+                s.set
+                  ? new Merchant.SetWebhook({ mode: s.mode, url: `${OTHER}/${n}`, now })
+                  : new Merchant.DeleteWebhook({ mode: s.mode, now })
+              ).pipe(Effect.ignore)
+              break
+            }
+          }
+        }
+      })
+
+    it.effect.prop(
+      "over random sale outcomes, the batch handler schedules what the per-event handler schedules",
+      [FastCheck.array(step, { minLength: 1, maxLength: 25 }), sizes],
+      ([steps, batches]) =>
+        Effect.gen(function* () {
+          const within = <A>(
+            body: Effect.Effect<A, never, EventStore.EventStore | IdGenerator.IdGenerator>
+          ) =>
+            Effect.gen(function* () {
+              yield* randomHistory(steps)
+              return yield* body
+            }).pipe(Effect.provide(Layer.merge(InMemoryEventStore.layer, IdGenerator.layerSequential)))
+          const reference = yield* within(
+            Effect.gen(function* () {
+              yield* consume(yield* Notifier.makeHandler({ streams: 4 }))
+              return yield* scheduled
+            })
+          )
+          const batched = yield* within(
+            Effect.gen(function* () {
+              yield* consumeInBatches(yield* Notifier.makeBatchHandler({ streams: 4 }), batches)
+              return yield* scheduled
+            })
+          )
+          expect(batched).toEqual(reference)
+        }),
+      { fastCheck: { numRuns: 25 } }
+    )
+
+    it.effect("a batch's deliveries are appended with one appendBatch", () => {
+      const { counts, layer } = counted()
+      return Effect.gen(function* () {
+        yield* history
+        counts.append = 0
+        yield* consumeInBatches(yield* Notifier.makeBatchHandler(), [10_000])
+        expect(counts).toEqual({ append: 0, appendBatch: 1, failedBatches: 0 })
+        expect((yield* scheduled).filter((e) => e.type === "DeliveryScheduled")).toHaveLength(22)
+      }).pipe(Effect.provide(layer))
+    })
+
+    it.effect("a replay of a batch schedules nothing twice, by the same handler or a new one", () => {
+      const { layer } = counted()
+      return Effect.gen(function* () {
+        yield* history
+        const handle = yield* Notifier.makeBatchHandler()
+        yield* consumeInBatches(handle, [25, 25])
+        const first = yield* F.allEvents
+        // The same batches again (a checkpoint not saved), then a restarted notifier over the whole log.
+        yield* consumeInBatches(handle, [25, 25])
+        yield* consumeInBatches(yield* Notifier.makeBatchHandler(), [7, 30])
+        yield* consume(Notifier.handle)
+        expect(yield* F.allEvents).toEqual(first)
+      }).pipe(Effect.provide(layer))
+    })
+
+    it.effect("a batch in which one delivery is scheduled already still schedules the others", () => {
+      const { counts, layer } = counted()
+      return Effect.gen(function* () {
+        yield* history
+        const events = yield* F.allEvents
+        const sales = events.filter((e) => e.type === "SaleApproved")
+        // Another notifier scheduled the first sale's delivery already, with an event id of its own.
+        const notificationId = Notifications.notificationIdOf(sales[0]!.eventId)
+        const plan = yield* Notifications.planFor(sales[0]!)
+        const command = Option.getOrThrow(Option.flatMap(plan, Either.getRight))
+        const append = Notifications.scheduleAppend(sales[0]!, command)
+        const otherId = "00000000-0000-4000-8000-0000000fffff"
+        const store = yield* EventStore.EventStore
+        yield* store.append(
+          append.streamId,
+          append.events.map((e) => ({ ...e, eventId: otherId })),
+          append.expected
+        )
+        counts.append = 0
+        yield* consumeInBatches(yield* Notifier.makeBatchHandler(), [10_000])
+        // The batch failed on that stream; each delivery was then appended alone.
+        expect(counts.failedBatches).toBe(1)
+        const reference = yield* run(Effect.succeed(Notifier.handle))
+        const decode = Schema.decodeUnknownSync(WebhookDelivery.Event)
+        const mine = yield* scheduled
+        expect(mine.map((e) => [e.stream, e.type, decode(e.data)])).toEqual(
+          reference.map((e) => [e.stream, e.type, decode(e.data)])
+        )
+        expect(mine.filter((e) => e.id === otherId)).toHaveLength(1)
+        expect(mine.filter((e) => e.stream === Notifications.deliveryStreamOf(notificationId))).toHaveLength(
+          1
+        )
+      }).pipe(Effect.provide(layer))
+    })
+  })
 })

@@ -103,8 +103,9 @@ const go = Effect.async<void>((resume) => {
 
 const main = Effect.gen(function* () {
   for (const projection of ReadModels.all) yield* Effect.forkScoped(Projection.run(projection))
-  const notify = yield* Notifier.makeHandler()
-  yield* Effect.forkScoped(Subscription.run(Subscription.make(Notifier.CONSUMER_NAME, notify)))
+  // The notifier as the server runs it: a batch consumer, one append per batch read.
+  const notify = yield* Notifier.makeBatchHandler()
+  yield* Effect.forkScoped(Subscription.run(Subscription.makeBatch(Notifier.CONSUMER_NAME, notify)))
   process.stdout.write(`${JSON.stringify({ ready: owner, pid: process.pid })}\n`)
   yield* go
   process.stdout.write(`${JSON.stringify({ dispatching: owner })}\n`)
