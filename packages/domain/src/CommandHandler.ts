@@ -63,6 +63,39 @@ export const load = <C extends { _tag: string }, E extends { _tag: string }, S e
 }
 
 /**
+ * Loads several aggregates of one kind with one read of the store (`readStreams`): for a writer
+ * about to act on many of them at once (the dispatcher's claimed deliveries). Each id's state and
+ * version, as `load` gives them.
+ */
+export const loadMany = <
+  C extends { _tag: string },
+  E extends { _tag: string },
+  S extends { _tag: string },
+  Err
+>(
+  aggregate: Aggregate<C, E, S, Err>
+) => {
+  const decodeEvent = Schema.decodeUnknownSync(aggregate.Event)
+  return Effect.fn(`${aggregate.name}.loadMany`)(function* (ids: ReadonlyArray<string>) {
+    const store = yield* EventStore.EventStore
+    const read = yield* store.readStreams(ids.map((id) => streamIdOf(aggregate, id)))
+    const loaded = new Map<string, Known<S>>()
+    for (const id of ids) {
+      const recorded = read.get(streamIdOf(aggregate, id)) ?? []
+      loaded.set(id, {
+        // A stored event that no longer decodes is a corrupted log: a defect, as in `load`.
+        state: fold(
+          aggregate,
+          recorded.map((r) => decodeEvent(r.data))
+        ),
+        version: recorded.length === 0 ? 0 : recorded[recorded.length - 1]!.streamVersion
+      })
+    }
+    return loaded as ReadonlyMap<string, Known<S>>
+  })
+}
+
+/**
  * Brings a state the caller holds up to date: reads only the events after `known.version` and folds
  * them onto it. For a long stream whose state the caller keeps between commands (a simulated
  * terminal's), this reads and decodes the few new events instead of the whole history.

@@ -137,6 +137,14 @@ export class EventStore extends Context.Tag("@cobro/domain/EventStore")<
       options?: ReadStreamOptions
     ) => Effect.Effect<ReadonlyArray<RecordedEvent>>
     /**
+     * Several whole streams at once, each in version order: one read for a writer about to act on
+     * many streams (the dispatcher's claimed deliveries). Every id asked is in the map; an unknown
+     * stream reads as empty.
+     */
+    readonly readStreams: (
+      streamIds: ReadonlyArray<string>
+    ) => Effect.Effect<ReadonlyMap<string, ReadonlyArray<RecordedEvent>>>
+    /**
      * The next events of the whole log in commit order. Never skips an event whose transaction
      * commits after one with a higher global position: a reader that resumes from the last
      * checkpoint it saw sees every committed event exactly once.

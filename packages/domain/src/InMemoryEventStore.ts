@@ -146,6 +146,9 @@ export const make: Effect.Effect<EventStore.EventStore["Type"]> = Effect.sync(()
       return asOf === undefined ? window : window.filter((e) => e.recordedAt.getTime() <= asOf.getTime())
     })
 
+  const readStreams: EventStore.EventStore["Type"]["readStreams"] = (streamIds) =>
+    Effect.sync(() => new Map(streamIds.map((id) => [id, [...(streams.get(id) ?? [])]])))
+
   const readAll: EventStore.EventStore["Type"]["readAll"] = (options = {}) =>
     Effect.sync(() => {
       // Global positions are 1-based indexes into the log.
@@ -166,7 +169,7 @@ export const make: Effect.Effect<EventStore.EventStore["Type"]> = Effect.sync(()
       })
     )
 
-  return { append, appendBatch, readStream, readAll, streamAll }
+  return { append, appendBatch, readStream, readStreams, readAll, streamAll }
 })
 
 /** The in-memory store as a layer: a fresh, empty log each time it is built. */

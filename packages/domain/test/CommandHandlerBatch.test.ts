@@ -231,6 +231,26 @@ describe("CommandHandler.makeBatch", () => {
       })
   )
 
+  it.effect.prop(
+    "loadMany gives every id, written or unknown, the state and version that load gives it",
+    [anyRounds],
+    ([rounds]) =>
+      Effect.gen(function* () {
+        for (const [r, round] of rounds.entries()) {
+          for (const [i, item] of round.entries()) {
+            yield* Effect.either(handle(`LNK_${item.link}`, commandOf(item), metadataOf(r, i)))
+          }
+        }
+        const ids = [...new Set(rounds.flat().map((item) => `LNK_${item.link}`)), "LNK_unknown"]
+        const many = yield* CommandHandler.loadMany(PaymentLink.PaymentLink)(ids)
+        expect([...many.keys()]).toEqual(ids)
+        for (const id of ids) {
+          const one = yield* CommandHandler.load(PaymentLink.PaymentLink)(id)
+          expect(many.get(id)).toEqual({ state: one.state, version: one.version })
+        }
+      }).pipe(Effect.provide(Layer.merge(InMemoryEventStore.layer, IdGenerator.layerSequential)))
+  )
+
   it.effect("refusals and no-ops are reported per item; the others are written with one appendBatch", () => {
     const { counts, layer } = counted()
     return Effect.gen(function* () {

@@ -68,6 +68,20 @@ describe("InMemoryEventStore keeps the port's contract", () => {
     }).pipe(Effect.provide(InMemoryEventStore.layer))
   )
 
+  it.effect("readStreams reads several whole streams at once; an unknown one is empty", () =>
+    Effect.gen(function* () {
+      const store = yield* EventStore.EventStore
+      yield* store.append("s-1", [event("a"), event("b")], NoStream())
+      yield* store.append("s-2", [event("c")], NoStream())
+      yield* store.append("s-1", [event("d")], Exact({ version: 2 }))
+      const read = yield* store.readStreams(["s-2", "s-1", "s-none"])
+      expect([...read.keys()]).toEqual(["s-2", "s-1", "s-none"])
+      expect(read.get("s-1")).toEqual(yield* store.readStream("s-1"))
+      expect(read.get("s-2")!.map((e) => e.eventId)).toEqual(["c"])
+      expect(read.get("s-none")).toEqual([])
+    }).pipe(Effect.provide(InMemoryEventStore.layer))
+  )
+
   it.effect("the whole log reads in commit order from a checkpoint, paged or streamed", () =>
     Effect.gen(function* () {
       const store = yield* EventStore.EventStore

@@ -599,6 +599,24 @@ export const make = Effect.gen(function* () {
     return rows.map(Rows.toRecorded)
   })
 
+  // One statement for all the streams; untraced like `readStream`.
+  const readStreams = (
+    streamIds: ReadonlyArray<string>
+  ): Effect.Effect<ReadonlyMap<string, ReadonlyArray<EventStore.RecordedEvent>>> => {
+    const byStream = new Map<string, Array<EventStore.RecordedEvent>>(streamIds.map((id) => [id, []]))
+    if (streamIds.length === 0) return Effect.succeed(byStream)
+    return statement<Rows.EventRow>(
+      `SELECT ${Rows.columns} FROM cobro_events WHERE stream_id = ANY($1::text[]) ORDER BY stream_id, stream_version`,
+      [[...byStream.keys()]]
+    ).pipe(
+      Effect.map((rows) => {
+        for (const row of rows) byStream.get(row.stream_id)?.push(Rows.toRecorded(row))
+        return byStream
+      }),
+      Effect.orDie
+    )
+  }
+
   const readPage = (after: EventStore.Checkpoint, limit: number) =>
     sql<Rows.EventRow>`
       SELECT ${sql.literal(Rows.columns)} FROM cobro_events
@@ -627,7 +645,7 @@ export const make = Effect.gen(function* () {
     ).pipe(Stream.withSpan("PgEventStore.streamAll"))
   }
 
-  return EventStore.EventStore.of({ append, appendBatch, readStream, readAll, streamAll })
+  return EventStore.EventStore.of({ append, appendBatch, readStream, readStreams, readAll, streamAll })
 })
 
 /** `EventStore` over the `SqlClient` in context. Run `Migrations.layer` first (or use `layerMigrated`). */

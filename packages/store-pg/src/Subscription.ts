@@ -42,7 +42,7 @@ export const makeBatch = <E = never, R = never>(
 
 /** How a consumer reads. */
 export interface Options {
-  /** Events per transaction; default 500. */
+  /** Events per transaction; default {@link defaultBatchSize}. */
   readonly batchSize?: number
   /** Longest wait between polls when no notification arrives; default 1 second. */
   readonly pollInterval?: Duration.DurationInput
@@ -53,6 +53,9 @@ export interface Options {
    */
   readonly batchInterval?: Duration.DurationInput
 }
+
+/** The default `batchSize`: events per transaction. */
+export const defaultBatchSize = 500
 
 /** The default `batchInterval`: a bound on how much later a consumer sees an event under load. */
 export const defaultBatchInterval: Duration.DurationInput = "25 millis"
@@ -100,7 +103,7 @@ export const processBatch = <E, R>(
         RETURNING transaction_id::text AS transaction_id, global_position`.pipe(Effect.orDie)
       const row = locked[0]!
       const after = { transactionId: BigInt(row.transaction_id), globalPosition: BigInt(row.global_position) }
-      const events = yield* store.readAll({ after, limit: options?.batchSize ?? 500 })
+      const events = yield* store.readAll({ after, limit: options?.batchSize ?? defaultBatchSize })
       if (consumer.handleBatch === undefined) {
         for (const event of events) yield* consumer.handle(event)
       } else if (events.length > 0) {
@@ -123,17 +126,23 @@ export const processBatch = <E, R>(
       .pipe(Effect.catchIf((error): error is SqlError => error instanceof SqlError, Effect.die))
   }).pipe(Effect.withSpan("Subscription.processBatch", { attributes: { consumer: consumer.name } }))
 
-/** Applies batches until the consumer has seen everything committed below the snapshot; returns the count. */
+/**
+ * Applies batches until the consumer has seen everything committed below the snapshot; returns the
+ * count. A batch shorter than `batchSize` read everything its snapshot showed: no empty batch
+ * follows to say so (it would be a transaction of four statements for nothing, per consumer and
+ * per wake-up).
+ */
 export const catchUp = <E, R>(
   consumer: Consumer<E, R>,
   options?: Options
 ): Effect.Effect<number, E, R | EventStore.EventStore | SqlClient.SqlClient> =>
   Effect.gen(function* () {
+    const batchSize = options?.batchSize ?? defaultBatchSize
     let total = 0
     while (true) {
       const applied = yield* processBatch(consumer, options)
       total += applied
-      if (applied === 0) return total
+      if (applied < batchSize) return total
     }
   })
 

@@ -107,6 +107,7 @@ export const startDeadline = (claimedAtMillis: number, config: Config): number =
   REPORT_MARGIN_MILLIS
 
 const loadDelivery = CommandHandler.load(WebhookDelivery.WebhookDelivery)
+const loadDeliveries = CommandHandler.loadMany(WebhookDelivery.WebhookDelivery)
 const loadMerchant = CommandHandler.load(Merchant.Merchant)
 const handleDelivery = CommandHandler.make(WebhookDelivery.WebhookDelivery)
 const handleDeliveries = CommandHandler.makeBatch(WebhookDelivery.WebhookDelivery)
@@ -173,12 +174,14 @@ const send = Effect.fnUntraced(function* (
   notificationId: NotificationId,
   config: Config,
   startBy: number | undefined,
-  merchants: MerchantReader
+  merchants: MerchantReader,
+  /** The delivery as the round read it with the others' (`loadDeliveries`); else read here. */
+  loaded?: CommandHandler.Known<WebhookDelivery.State>
 ) {
   const leaseEnding = (at: DateTime.Utc) => startBy !== undefined && DateTime.toEpochMillis(at) > startBy
   // Checked before the reads (cheap) and again just before the POST.
   if (leaseEnding(yield* nowUtc)) return { _tag: "LeaseEnding" } as Outcome | Sent
-  const { state, version } = yield* loadDelivery(notificationId)
+  const { state, version } = loaded ?? (yield* loadDelivery(notificationId))
   const now = yield* nowUtc
   if (state._tag === "Initial" || !WebhookDelivery.isDue(state, now))
     return {
@@ -349,6 +352,9 @@ export const runOnce = Effect.fn("Dispatcher.runOnce")(function* (config: Config
   }
   const claimed = yield* queue.claim({ now, limit: config.batchSize ?? 100, lease, owner: config.owner })
   if (claimed.length === 0) return 0
+  // Every claimed delivery with one read. A write between this read and an attempt's record (an
+  // admin's re-send or cancel) makes that record conflict, and it is decided again on a re-read.
+  const loaded = yield* loadDeliveries(claimed)
   const merchants = yield* merchantsOnce
   const concurrency = config.concurrency ?? 32
   // How many attempts each stream records after its attempt, once known.
@@ -364,7 +370,7 @@ export const runOnce = Effect.fn("Dispatcher.runOnce")(function* (config: Config
       yield* Effect.forEach(
         claimed,
         (id) =>
-          send(id, config, startBy, merchants).pipe(
+          send(id, config, startBy, merchants, loaded.get(id)).pipe(
             Effect.flatMap((sent) => (sent._tag === "Sent" ? record(sent) : Effect.succeed(sent))),
             Effect.withSpan("Dispatcher.attempt"),
             Effect.map((outcome) => {

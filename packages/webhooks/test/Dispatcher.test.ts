@@ -547,12 +547,29 @@ describe("Dispatcher", () => {
         items: ReadonlyArray<EventStore.BatchAppend>
       ) => Effect.Effect<unknown, unknown, EventStore.EventStore | IdGenerator.IdGenerator> | undefined
     ) => {
-      const counts = { append: 0, appendBatch: 0, batched: [] as Array<number>, failed: 0 }
+      const counts = {
+        append: 0,
+        appendBatch: 0,
+        batched: [] as Array<number>,
+        failed: 0,
+        deliveryReads: 0,
+        readStreams: [] as Array<number>
+      }
       const layer = Layer.effect(
         EventStore.EventStore,
         Effect.map(InMemoryEventStore.make, (inner) =>
           EventStore.EventStore.of({
             ...inner,
+            readStream: (streamId, options) =>
+              Effect.suspend(() => {
+                if (streamId.startsWith("WebhookDelivery-")) counts.deliveryReads++
+                return inner.readStream(streamId, options)
+              }),
+            readStreams: (streamIds) =>
+              Effect.suspend(() => {
+                counts.readStreams.push(streamIds.length)
+                return inner.readStreams(streamIds)
+              }),
             append: (streamId, events, expected) =>
               Effect.suspend(() => {
                 counts.append++
@@ -586,7 +603,7 @@ describe("Dispatcher", () => {
     }
 
     it.scoped(
-      "a round's attempts share appends: fewer appends than attempts, each attempt recorded once",
+      "a round reads its claimed deliveries at once and its attempts share appends: fewer appends than attempts, each attempt recorded once",
       () => {
         const { counts, layer } = slowStore()
         return Effect.gen(function* () {
@@ -596,6 +613,9 @@ describe("Dispatcher", () => {
           const before = counts.append
           expect(yield* Dispatcher.runOnce(config)).toBe(12)
           expect(rx.received).toHaveLength(12)
+          // The 12 claimed deliveries read with one readStreams, none alone.
+          expect(counts.readStreams).toEqual([12])
+          expect(counts.deliveryReads).toBe(0)
           // No attempt recorded alone; 12 attempts in fewer batches.
           expect(counts.append).toBe(before)
           expect(counts.batched.reduce((a, b) => a + b, 0)).toBe(12)

@@ -347,6 +347,57 @@ export const storeContract = (
       })
     )
 
+    it.effect("readStreams reads several whole streams in one statement, each as readStream does", () =>
+      Effect.gen(function* () {
+        const store = yield* EventStore.EventStore
+        const [a, b, none] = [streamId(), streamId(), streamId()]
+        yield* store.append(a, [event("A1"), event("A2")], NoStream())
+        yield* store.append(b, [event("B1")], NoStream())
+        yield* store.append(a, [event("A3")], Exact({ version: 2 }))
+        const read = yield* store.readStreams([b, a, none])
+        expect([...read.keys()]).toEqual([b, a, none])
+        expect(read.get(a)).toEqual(yield* store.readStream(a))
+        expect(read.get(b)).toEqual(yield* store.readStream(b))
+        expect(read.get(a)!.map((e) => e.streamVersion)).toEqual([1, 2, 3])
+        expect(read.get(none)).toEqual([])
+        expect((yield* store.readStreams([])).size).toBe(0)
+      })
+    )
+
+    it.effect("a catch-up stops at its first short batch: no empty transaction after it", () =>
+      Effect.gen(function* () {
+        const store = yield* EventStore.EventStore
+        const name = `short_${randomUUID().slice(0, 8)}`
+        const consumer = Subscription.make(name, () => Effect.void)
+        yield* Eventually.logVisible
+        yield* Subscription.catchUp(consumer)
+        yield* store.append(streamId(), [event("A"), event("B"), event("C")], NoStream())
+        yield* Eventually.logVisible
+        // The log's pages as the consumer reads them, counted.
+        const pages: Array<number> = []
+        const counting = EventStore.EventStore.of({
+          ...store,
+          readAll: (options) =>
+            Effect.tap(store.readAll(options), (page) => Effect.sync(() => pages.push(page.length)))
+        })
+        const catchUp = (batchSize: number) =>
+          Subscription.catchUp(consumer, { batchSize }).pipe(
+            Effect.provideService(EventStore.EventStore, counting)
+          )
+        // Three events in batches of 10: one page of 3, and done.
+        expect(yield* catchUp(10)).toBe(3)
+        expect(pages).toEqual([3])
+        // Nothing new: one empty page.
+        expect(yield* catchUp(10)).toBe(0)
+        expect(pages).toEqual([3, 0])
+        // A full batch may have more behind it: 3 in batches of 3 reads again, and finds the end.
+        yield* store.append(streamId(), [event("D"), event("E"), event("F")], NoStream())
+        yield* Eventually.logVisible
+        expect(yield* catchUp(3)).toBe(3)
+        expect(pages).toEqual([3, 0, 3, 0])
+      })
+    )
+
     it.effect("a running subscription wakes on appends", () =>
       Effect.gen(function* () {
         const store = yield* EventStore.EventStore
