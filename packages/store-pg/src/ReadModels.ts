@@ -37,7 +37,7 @@ const eventsOf = <E, I>(aggregate: { readonly name: string; readonly Event: Sche
 }
 
 /**
- * The `apply` of a projection that writes on one event type of one aggregate. Other types are
+ * The `apply` (and `types`) of a projection that writes on one event type of one aggregate. Other types are
  * skipped before any decoding (most of the log is not what a read model wants), as are other
  * aggregates' events and events this build cannot decode.
  */
@@ -51,7 +51,7 @@ const onEvent = <E extends { readonly _tag: string }, I, const Tag extends E["_t
   ) => Effect.Effect<unknown, SqlError> | undefined
 ) => {
   const decode = eventsOf(aggregate)
-  return (event: EventStore.LoggedEvent): Effect.Effect<void, SqlError, SqlClient.SqlClient> => {
+  const apply = (event: EventStore.LoggedEvent): Effect.Effect<void, SqlError, SqlClient.SqlClient> => {
     if (event.type !== tag) return Effect.void
     const decoded = decode(event)
     if (Option.isNone(decoded) || decoded.value._tag !== tag) return Effect.void
@@ -59,6 +59,7 @@ const onEvent = <E extends { readonly _tag: string }, I, const Tag extends E["_t
       Effect.asVoid(write(decoded.value as Extract<E, { readonly _tag: Tag }>, event, sql) ?? Effect.void)
     )
   }
+  return { apply, types: new Set<string>([tag]) }
 }
 
 const iso = (instant: DateTime.Utc) => DateTime.formatIso(instant)
@@ -81,7 +82,7 @@ export const refundsByTransaction = Projection.make({
     sql`CREATE INDEX IF NOT EXISTS cobro_rm_refunds_by_transaction_tx
       ON cobro_rm_refunds_by_transaction (transaction_id, requested_at)`
   ]),
-  apply: onEvent(
+  ...onEvent(
     Refund.Refund,
     "RefundRequested",
     (decoded, event, sql) =>
@@ -109,7 +110,7 @@ export const terminalCheckouts = Projection.make({
     sql`CREATE INDEX IF NOT EXISTS cobro_rm_terminal_checkouts_reference
       ON cobro_rm_terminal_checkouts (merchant_id, sandbox, reference, created_at)`
   ]),
-  apply: onEvent(
+  ...onEvent(
     TerminalCheckout.TerminalCheckout,
     "CheckoutCreated",
     (decoded, event, sql) =>
@@ -139,7 +140,7 @@ export const lastNotification = Projection.make({
       stream_id text NOT NULL,
       created_at timestamptz NOT NULL)`
   ]),
-  apply: onEvent(
+  ...onEvent(
     WebhookDelivery.WebhookDelivery,
     "DeliveryScheduled",
     (decoded, event, sql) =>
@@ -226,7 +227,7 @@ export const lastNotificationByReference = Projection.make({
     sql`CREATE INDEX IF NOT EXISTS cobro_rm_last_notification_by_reference_reference
       ON cobro_rm_last_notification_by_reference (merchant_id, sandbox, reference, created_at)`
   ]),
-  apply: onEvent(WebhookDelivery.WebhookDelivery, "DeliveryScheduled", (decoded, event, sql) => {
+  ...onEvent(WebhookDelivery.WebhookDelivery, "DeliveryScheduled", (decoded, event, sql) => {
     const reference = externalReference(decoded.body)
     return reference === undefined
       ? undefined
@@ -266,6 +267,16 @@ export const lastNotificationByReference = Projection.make({
   }
 })
 
+/** Every WebhookDelivery event type: each changes its delivery's row. */
+export const DELIVERY_EVENTS: ReadonlySet<string> = new Set<WebhookDelivery.Event["_tag"]>([
+  "DeliveryScheduled",
+  "AttemptSucceeded",
+  "AttemptFailed",
+  "DeliveryExhausted",
+  "ResendRequested",
+  "DeliveryCancelled"
+])
+
 /**
  * The webhook dispatcher's queue: each delivery's status and when its next attempt is due (none
  * once delivered, exhausted or cancelled). Table `cobro_rm_webhook_deliveries`.
@@ -285,6 +296,7 @@ export const webhookDeliveries = Projection.make({
     sql`CREATE INDEX IF NOT EXISTS cobro_rm_webhook_deliveries_due
       ON cobro_rm_webhook_deliveries (due_at) WHERE due_at IS NOT NULL`
   ]),
+  types: DELIVERY_EVENTS,
   apply: (event) =>
     Option.match(deliveryChange(event), {
       onNone: () => Effect.void,
@@ -364,32 +376,44 @@ type DeliveryChange =
     }
 
 const deliveryChange = (event: EventStore.LoggedEvent): Option.Option<DeliveryChange> =>
-  Option.map(deliveryEvent(event), (decoded): DeliveryChange => {
-    const update = (status: WebhookDelivery.Status, dueAt: Option.Option<DateTime.Utc>, attempted: boolean) =>
-      ({
-        _tag: "Update",
-        status,
-        dueAt: Option.getOrNull(Option.map(dueAt, iso)),
-        attempted: attempted ? 1 : 0
-      }) as const
-    switch (decoded._tag) {
-      case "DeliveryScheduled":
-        return { _tag: "Insert", scheduled: decoded }
-      case "AttemptSucceeded":
-        return update("DELIVERED", Option.none(), true)
-      case "AttemptFailed":
-        return update("PENDING", decoded.nextDueAt, true)
-      case "DeliveryExhausted":
-        return update("EXHAUSTED", Option.none(), false)
-      case "ResendRequested":
-        return update("PENDING", Option.some(decoded.at), false)
-      case "DeliveryCancelled":
-        return update("CANCELLED", Option.none(), false)
-    }
-  })
+  !DELIVERY_EVENTS.has(event.type)
+    ? Option.none()
+    : Option.map(deliveryEvent(event), (decoded): DeliveryChange => {
+        const update = (
+          status: WebhookDelivery.Status,
+          dueAt: Option.Option<DateTime.Utc>,
+          attempted: boolean
+        ) =>
+          ({
+            _tag: "Update",
+            status,
+            dueAt: Option.getOrNull(Option.map(dueAt, iso)),
+            attempted: attempted ? 1 : 0
+          }) as const
+        switch (decoded._tag) {
+          case "DeliveryScheduled":
+            return { _tag: "Insert", scheduled: decoded }
+          case "AttemptSucceeded":
+            return update("DELIVERED", Option.none(), true)
+          case "AttemptFailed":
+            return update("PENDING", decoded.nextDueAt, true)
+          case "DeliveryExhausted":
+            return update("EXHAUSTED", Option.none(), false)
+          case "ResendRequested":
+            return update("PENDING", Option.some(decoded.at), false)
+          case "DeliveryCancelled":
+            return update("CANCELLED", Option.none(), false)
+        }
+      })
 
 const merchantStreamPrefix = Aggregate.streamId(Merchant.Merchant, "")
 const merchantEvent = eventsOf(Merchant.Merchant)
+
+/** The Merchant events that issue or revoke identity keys. */
+const API_KEY_EVENTS: ReadonlySet<string> = new Set<Merchant.Event["_tag"]>([
+  "IntegrationActivated",
+  "KeyRotated"
+])
 
 /**
  * Authentication: every identity key ever issued, by its SHA-256, with the merchant, integration
@@ -410,8 +434,9 @@ export const apiKeys = Projection.make({
       issued_at timestamptz NOT NULL,
       revoked_at timestamptz)`
   ]),
+  types: API_KEY_EVENTS,
   apply: (event) => {
-    if (event.type !== "IntegrationActivated" && event.type !== "KeyRotated") return Effect.void
+    if (!API_KEY_EVENTS.has(event.type)) return Effect.void
     return Option.match(merchantEvent(event), {
       onNone: () => Effect.void,
       onSome: (decoded) =>
@@ -478,6 +503,7 @@ export const linkExpiry = Projection.make({
     sql`CREATE INDEX IF NOT EXISTS cobro_rm_link_expiry_due
       ON cobro_rm_link_expiry (expires_at) WHERE status = 'ACTIVE'`
   ]),
+  types: LINK_EXPIRY_EVENTS,
   apply: (event) => {
     if (!LINK_EXPIRY_EVENTS.has(event.type)) return Effect.void
     return Option.match(linkEvent(event), {
@@ -578,6 +604,7 @@ export const paymentsInFlight = Projection.make({
     sql`CREATE INDEX IF NOT EXISTS cobro_rm_payments_in_flight_started
       ON cobro_rm_payments_in_flight (started_at)`
   ]),
+  types: IN_FLIGHT_EVENTS,
   apply: (event) => {
     if (!IN_FLIGHT_EVENTS.has(event.type)) return Effect.void
     return Effect.flatMap(SqlClient.SqlClient, (sql) => {

@@ -26,6 +26,13 @@ export interface Consumer<E = never, R = never> {
    * together (one `appendBatch` for many streams) than one by one.
    */
   readonly handleBatch?: (events: ReadonlyArray<EventStore.LoggedEvent>) => Effect.Effect<void, E, R>
+  /**
+   * Which events can make the handlers write; the others are not handed to them. A batch with none
+   * of them only moves the checkpoint, with one statement outside any transaction: for consumers
+   * that care about a few event types of a log mostly made of others (most read models). Absent:
+   * every event is handed over.
+   */
+  readonly concerns?: (event: EventStore.LoggedEvent) => boolean
 }
 
 /** Builds a {@link Consumer} that handles one event at a time. */
@@ -84,15 +91,34 @@ export const resetCheckpoint = (name: string): Effect.Effect<void, never, SqlCli
     Effect.orDie
   )
 
+/** A page of the log read before the transaction that applies it, and where it started. */
+interface PreRead {
+  readonly after: EventStore.Checkpoint
+  readonly events: ReadonlyArray<EventStore.LoggedEvent>
+}
+
+/** What one batch did: how many events it went through, and the checkpoint it saved. */
+interface Step {
+  readonly count: number
+  readonly reached: EventStore.Checkpoint | undefined
+}
+
+/** Whether checkpoint `a` comes after `b` in commit order. */
+const isAfter = (a: EventStore.Checkpoint, b: EventStore.Checkpoint): boolean =>
+  a.transactionId > b.transactionId ||
+  (a.transactionId === b.transactionId && a.globalPosition > b.globalPosition)
+
 /**
- * One transaction: lock the consumer's checkpoint row, read the next batch after it, apply it
- * (`handleBatch`, or `handle` per event), save the new checkpoint. Returns how many events it applied. Two runners of one consumer
+ * One transaction: lock the consumer's checkpoint row, read the next batch after it (or use the page
+ * read before, if the checkpoint has not moved since), hand it over (`handleBatch`, or `handle` per
+ * event; only the events it `concerns`), save the new checkpoint. Two runners of one consumer
  * serialise on the row lock, so each event is applied once.
  */
-export const processBatch = <E, R>(
+const applyPage = <E, R>(
   consumer: Consumer<E, R>,
-  options?: Options
-): Effect.Effect<number, E, R | EventStore.EventStore | SqlClient.SqlClient> =>
+  options: Options | undefined,
+  preRead: PreRead | undefined
+): Effect.Effect<Step, E, R | EventStore.EventStore | SqlClient.SqlClient> =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const store = yield* EventStore.EventStore
@@ -103,11 +129,17 @@ export const processBatch = <E, R>(
         RETURNING transaction_id::text AS transaction_id, global_position`.pipe(Effect.orDie)
       const row = locked[0]!
       const after = { transactionId: BigInt(row.transaction_id), globalPosition: BigInt(row.global_position) }
-      const events = yield* store.readAll({ after, limit: options?.batchSize ?? defaultBatchSize })
+      // The page read before still follows the checkpoint unless another runner moved it past its start
+      // (events between the checkpoint and the page's start, if any, were pages that concerned nothing).
+      const events =
+        preRead !== undefined && !isAfter(after, preRead.after)
+          ? preRead.events
+          : yield* store.readAll({ after, limit: options?.batchSize ?? defaultBatchSize })
+      const handed = consumer.concerns === undefined ? events : events.filter(consumer.concerns)
       if (consumer.handleBatch === undefined) {
-        for (const event of events) yield* consumer.handle(event)
-      } else if (events.length > 0) {
-        yield* consumer.handleBatch(events)
+        for (const event of handed) yield* consumer.handle(event)
+      } else if (handed.length > 0) {
+        yield* consumer.handleBatch(handed)
       }
       const last = events[events.length - 1]
       if (last !== undefined) {
@@ -118,13 +150,91 @@ export const processBatch = <E, R>(
               updated_at = now()
           WHERE name = ${consumer.name}`.pipe(Effect.orDie)
       }
-      return events.length
+      return { count: events.length, reached: last?.checkpoint ?? after } satisfies Step
     })
     // Infrastructure failures (the handler's included) are defects; the handler's own errors stay.
     return yield* sql
       .withTransaction(work)
       .pipe(Effect.catchIf((error): error is SqlError => error instanceof SqlError, Effect.die))
-  }).pipe(Effect.withSpan("Subscription.processBatch", { attributes: { consumer: consumer.name } }))
+  })
+
+/**
+ * Moves a consumer's checkpoint forward to `to`, never back: one autocommit statement. For a page
+ * that concerns the consumer not at all. A runner that has meanwhile saved a later checkpoint keeps
+ * it; one that saved an earlier one has applied nothing between it and `to` that this page did not
+ * show (pages are read in commit order below the snapshot's xmin, where nothing appears later).
+ */
+const advance = (name: string, to: EventStore.Checkpoint) =>
+  Effect.flatMap(
+    SqlClient.SqlClient,
+    (sql) => sql`
+      INSERT INTO cobro_checkpoints (name, transaction_id, global_position)
+      VALUES (${name}, ${to.transactionId.toString()}::xid8, ${to.globalPosition.toString()}::bigint)
+      ON CONFLICT (name) DO UPDATE SET transaction_id = EXCLUDED.transaction_id,
+        global_position = EXCLUDED.global_position, updated_at = now()
+      WHERE (cobro_checkpoints.transaction_id, cobro_checkpoints.global_position)
+        < (EXCLUDED.transaction_id, EXCLUDED.global_position)`
+  ).pipe(Effect.asVoid, Effect.orDie)
+
+/**
+ * One batch from `from` (the checkpoint this runner saved last; read when unknown). For a consumer
+ * with `concerns`, the page is read first, outside a transaction: a page with nothing it concerns
+ * only moves the checkpoint (one statement instead of a transaction of five); otherwise it is
+ * applied in the checkpoint's transaction as {@link processBatch} does. A stale `from` (another
+ * runner went further) only re-reads pages: a page that concerns nothing moves nothing back, and the
+ * transaction re-reads from the saved checkpoint.
+ */
+const step = <E, R>(
+  consumer: Consumer<E, R>,
+  options: Options | undefined,
+  from: EventStore.Checkpoint | undefined
+): Effect.Effect<Step, E, R | EventStore.EventStore | SqlClient.SqlClient> =>
+  consumer.concerns === undefined
+    ? applyPage(consumer, options, undefined)
+    : Effect.gen(function* () {
+        const store = yield* EventStore.EventStore
+        const after = from ?? (yield* checkpoint(consumer.name))
+        const events = yield* store.readAll({ after, limit: options?.batchSize ?? defaultBatchSize })
+        const last = events[events.length - 1]
+        if (last === undefined) return { count: 0, reached: after }
+        if (events.some(consumer.concerns!)) return yield* applyPage(consumer, options, { after, events })
+        yield* advance(consumer.name, last.checkpoint)
+        return { count: events.length, reached: last.checkpoint }
+      })
+
+/**
+ * One transaction: lock the consumer's checkpoint row, read the next batch after it, apply it
+ * (`handleBatch`, or `handle` per event; only the events it `concerns`), save the new checkpoint.
+ * Returns how many events it went through. Two runners of one consumer serialise on the row lock,
+ * so each event is applied once.
+ */
+export const processBatch = <E, R>(
+  consumer: Consumer<E, R>,
+  options?: Options
+): Effect.Effect<number, E, R | EventStore.EventStore | SqlClient.SqlClient> =>
+  Effect.map(applyPage(consumer, options, undefined), (done) => done.count).pipe(
+    Effect.withSpan("Subscription.processBatch", { attributes: { consumer: consumer.name } })
+  )
+
+/** Batches from `from` until one is short; returns the count and the checkpoint reached. */
+const catchUpFrom = <E, R>(
+  consumer: Consumer<E, R>,
+  options: Options | undefined,
+  from: EventStore.Checkpoint | undefined
+): Effect.Effect<Step, E, R | EventStore.EventStore | SqlClient.SqlClient> =>
+  Effect.gen(function* () {
+    const batchSize = options?.batchSize ?? defaultBatchSize
+    let total = 0
+    let reached = from
+    while (true) {
+      const done = yield* step(consumer, options, reached).pipe(
+        Effect.withSpan("Subscription.processBatch", { attributes: { consumer: consumer.name } })
+      )
+      total += done.count
+      reached = done.reached
+      if (done.count < batchSize) return { count: total, reached }
+    }
+  })
 
 /**
  * Applies batches until the consumer has seen everything committed below the snapshot; returns the
@@ -136,15 +246,7 @@ export const catchUp = <E, R>(
   consumer: Consumer<E, R>,
   options?: Options
 ): Effect.Effect<number, E, R | EventStore.EventStore | SqlClient.SqlClient> =>
-  Effect.gen(function* () {
-    const batchSize = options?.batchSize ?? defaultBatchSize
-    let total = 0
-    while (true) {
-      const applied = yield* processBatch(consumer, options)
-      total += applied
-      if (applied < batchSize) return total
-    }
-  })
+  Effect.map(catchUpFrom(consumer, options, undefined), (done) => done.count)
 
 /**
  * Runs a consumer for ever: catch up, then sleep until a notification or the poll interval, repeat.
@@ -172,9 +274,11 @@ export const run = <E, R>(
         Effect.sleep(options?.batchInterval ?? defaultBatchInterval),
         Clock.make()
       )
+      // Where this runner's last batch left the checkpoint: the next reads start there.
+      let reached: EventStore.Checkpoint | undefined = undefined
       while (true) {
         yield* Queue.takeAll(wake)
-        yield* catchUp(consumer, options)
+        reached = (yield* catchUpFrom(consumer, options, reached)).reached
         // An idle consumer reacts to the next append at once; a busy one waits before running again.
         yield* pause
         yield* Queue.take(wake).pipe(Effect.timeoutOption(pollInterval))

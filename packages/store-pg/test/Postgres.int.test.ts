@@ -15,7 +15,7 @@ import * as Verify from "../src/Verify.js"
 import * as Databases from "./support/Databases.js"
 import { event, storeContract } from "./support/StoreContract.js"
 
-storeContract("store on PostgreSQL", Databases.postgres, { propRuns: 10 })
+storeContract("store on PostgreSQL", Databases.postgres, { propRuns: 10, sessions: "many" })
 
 layer(Databases.postgres, { excludeTestServices: true, timeout: "60 seconds" })(
   "torture on PostgreSQL",

@@ -197,6 +197,14 @@ const suite = (name: string, database: Layer.Layer<Databases.StoreServices>, run
       { fastCheck: { numRuns: runs } }
     )
 
+    it("the delivery read model is handed every WebhookDelivery event type, and no other", () => {
+      const all = (WebhookDelivery.Event.members as ReadonlyArray<{ readonly _tag: string }>).map(
+        (m) => m._tag
+      )
+      expect([...ReadModels.DELIVERY_EVENTS].sort()).toEqual([...all].sort())
+      expect(ReadModels.webhookDeliveries.types).toBe(ReadModels.DELIVERY_EVENTS)
+    })
+
     it.effect("a projection with applyBatch consumes the log a batch at a time, once per event", () =>
       Effect.gen(function* () {
         const store = yield* EventStore.EventStore

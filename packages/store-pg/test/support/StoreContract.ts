@@ -86,7 +86,11 @@ const dropStream = (id: string) =>
 export const storeContract = (
   name: string,
   storeLayer: Layer.Layer<StoreServices>,
-  options: { readonly propRuns: number }
+  options: {
+    readonly propRuns: number
+    /** Whether the database has more than one session (PostgreSQL; PGlite has one). */
+    readonly sessions?: "one" | "many"
+  }
 ) =>
   layer(storeLayer, { excludeTestServices: true, timeout: "60 seconds" })(name, (it) => {
     it.effect("a new stream accepts NoStream, then refuses it with a typed ConcurrencyConflict", () =>
@@ -396,6 +400,60 @@ export const storeContract = (
         expect(yield* catchUp(3)).toBe(3)
         expect(pages).toEqual([3, 0, 3, 0])
       })
+    )
+
+    it.effect(
+      "a consumer is handed only the events it concerns, each once, also with two runners; a batch of others only moves its checkpoint",
+      () =>
+        Effect.gen(function* () {
+          const store = yield* EventStore.EventStore
+          const name = `concerns_${randomUUID().slice(0, 8)}`
+          const handed: Array<string> = []
+          const consumer: Subscription.Consumer = {
+            ...Subscription.make(name, (e) => Effect.sync(() => handed.push(e.type))),
+            concerns: (e) => e.type === "Wanted"
+          }
+          yield* Eventually.logVisible
+          yield* Subscription.catchUp(consumer)
+          handed.length = 0
+          // Others only: the checkpoint moves to the last of them, the handler never runs.
+          yield* store.append(streamId(), [event("Other"), event("Other")], NoStream())
+          yield* Eventually.logVisible
+          expect(yield* Subscription.catchUp(consumer)).toBe(2)
+          expect(handed).toEqual([])
+          const [last] = (yield* store.readAll({ after: EventStore.Start, limit: 100_000 })).slice(-1)
+          expect(yield* Subscription.checkpoint(name)).toEqual(last!.checkpoint)
+          if (options.sessions === "many") {
+            // Two runners at once, in small batches, over concerned events among many others: each
+            // concerned event is handed over once, and the checkpoint ends at the log's end (a runner
+            // that moves past others never moves the checkpoint back behind the other's work).
+            const kinds = Array.from({ length: 60 }, (_, i) =>
+              i % 7 === 3 || i % 11 === 0 ? "Wanted" : "Other"
+            )
+            for (const kind of kinds) yield* store.append(streamId(), [event(kind)], NoStream())
+            yield* Eventually.logVisible
+            handed.length = 0
+            const [a, b] = yield* Effect.all(
+              [
+                Subscription.catchUp(consumer, { batchSize: 4 }),
+                Subscription.catchUp(consumer, { batchSize: 4 })
+              ],
+              { concurrency: 2 }
+            )
+            expect(a + b).toBeGreaterThanOrEqual(kinds.length)
+            expect(handed).toEqual(kinds.filter((kind) => kind === "Wanted"))
+            const [end] = (yield* store.readAll({ after: EventStore.Start, limit: 100_000 })).slice(-1)
+            expect(yield* Subscription.checkpoint(name)).toEqual(end!.checkpoint)
+            handed.length = 0
+          }
+          // A batch with one concerned event among others: that one alone is handed over, in its transaction.
+          yield* store.append(streamId(), [event("Other"), event("Wanted"), event("Other")], NoStream())
+          yield* Eventually.logVisible
+          expect(yield* Subscription.catchUp(consumer)).toBe(3)
+          expect(handed).toEqual(["Wanted"])
+          const [end] = (yield* store.readAll({ after: EventStore.Start, limit: 100_000 })).slice(-1)
+          expect(yield* Subscription.checkpoint(name)).toEqual(end!.checkpoint)
+        })
     )
 
     it.effect("a running subscription wakes on appends", () =>
