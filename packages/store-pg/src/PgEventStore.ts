@@ -66,6 +66,16 @@ const appendBatchStatement =
   "$1::text[], $2::text[], $3::integer[], $4::integer[], $5::timestamptz, $6::uuid[], $7::text[], " +
   "$8::integer[], $9::jsonb[], $10::jsonb[], $11::text[], $12::text[], $13)"
 
+/**
+ * A page of the whole log in commit order: after a checkpoint, and only below the snapshot's xmin
+ * (a transaction still running may commit events that sort before later ones).
+ */
+const readPageStatement = `SELECT ${Rows.columns} FROM cobro_events
+  WHERE (transaction_id, global_position) > ($1::xid8, $2::bigint)
+    AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
+  ORDER BY transaction_id, global_position
+  LIMIT $3`
+
 /** The shortest time between two wake-up NOTIFYs sent after autocommit appends. */
 export const notifyInterval: Duration.DurationInput = "5 millis"
 
@@ -617,20 +627,20 @@ export const make = Effect.gen(function* () {
     )
   }
 
+  // Through `statement`: log consumers read pages outside their transactions too (`Subscription`).
   const readPage = (after: EventStore.Checkpoint, limit: number) =>
-    sql<Rows.EventRow>`
-      SELECT ${sql.literal(Rows.columns)} FROM cobro_events
-      WHERE (transaction_id, global_position) > (${after.transactionId.toString()}::xid8, ${after.globalPosition.toString()}::bigint)
-        AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
-      ORDER BY transaction_id, global_position
-      LIMIT ${limit}`.pipe(
+    statement<Rows.EventRow>(readPageStatement, [
+      after.transactionId.toString(),
+      after.globalPosition.toString(),
+      limit
+    ]).pipe(
       Effect.map((rows) => rows.map(Rows.toLogged)),
       Effect.orDie
     )
 
-  const readAll = Effect.fn("PgEventStore.readAll")(function* (options?: EventStore.ReadAllOptions) {
-    return yield* readPage(options?.after ?? EventStore.Start, options?.limit ?? defaultLimit)
-  })
+  // Untraced, as the other reads: its callers' spans (`Subscription.processBatch`) enclose it.
+  const readAll = (options?: EventStore.ReadAllOptions) =>
+    readPage(options?.after ?? EventStore.Start, options?.limit ?? defaultLimit)
 
   const streamAll = (options?: EventStore.ReadAllOptions): Stream.Stream<EventStore.LoggedEvent> => {
     const limit = options?.limit ?? defaultLimit

@@ -12,6 +12,7 @@ import * as Effect from "effect/Effect"
 import * as Queue from "effect/Queue"
 import * as Stream from "effect/Stream"
 import * as LogNotifications from "./LogNotifications.js"
+import * as PgPool from "./PgPool.js"
 
 /**
  * A named consumer of the log. Its handlers run inside the transaction that saves the checkpoint:
@@ -165,16 +166,16 @@ const applyPage = <E, R>(
  * show (pages are read in commit order below the snapshot's xmin, where nothing appears later).
  */
 const advance = (name: string, to: EventStore.Checkpoint) =>
-  Effect.flatMap(
-    SqlClient.SqlClient,
-    (sql) => sql`
-      INSERT INTO cobro_checkpoints (name, transaction_id, global_position)
-      VALUES (${name}, ${to.transactionId.toString()}::xid8, ${to.globalPosition.toString()}::bigint)
-      ON CONFLICT (name) DO UPDATE SET transaction_id = EXCLUDED.transaction_id,
-        global_position = EXCLUDED.global_position, updated_at = now()
-      WHERE (cobro_checkpoints.transaction_id, cobro_checkpoints.global_position)
-        < (EXCLUDED.transaction_id, EXCLUDED.global_position)`
+  Effect.flatMap(PgPool.statement, (statement) =>
+    statement(advanceStatement, [name, to.transactionId.toString(), to.globalPosition.toString()])
   ).pipe(Effect.asVoid, Effect.orDie)
+
+const advanceStatement = `INSERT INTO cobro_checkpoints (name, transaction_id, global_position)
+  VALUES ($1, $2::xid8, $3::bigint)
+  ON CONFLICT (name) DO UPDATE SET transaction_id = EXCLUDED.transaction_id,
+    global_position = EXCLUDED.global_position, updated_at = now()
+  WHERE (cobro_checkpoints.transaction_id, cobro_checkpoints.global_position)
+    < (EXCLUDED.transaction_id, EXCLUDED.global_position)`
 
 /**
  * One batch from `from` (the checkpoint this runner saved last; read when unknown). For a consumer
