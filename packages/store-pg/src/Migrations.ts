@@ -313,12 +313,36 @@ export const migrations: Record<string, Effect.Effect<void, SqlError, SqlClient.
 
 const runMigrator = Migrator.make({})
 
-/** Runs the pending migrations; returns the ones it ran. Safe to run concurrently (table lock). */
+/**
+ * The advisory lock under which the migrations table is created ("cobrm" in ASCII). The Migrator's
+ * lock is that table (`LOCK TABLE`), but it creates it first without one: two sessions doing so at
+ * once on a new database fail with a unique violation on `pg_type` (two nodes starting together).
+ */
+export const migrationLock = 0x636f62726dn
+
+/** Creates the Migrator's table, as the Migrator would, one session at a time. */
+const createMigrationsTable = Effect.flatMap(SqlClient.SqlClient, (sql) =>
+  sql.withTransaction(
+    Effect.zipRight(
+      sql`SELECT pg_advisory_xact_lock(${migrationLock.toString()}::bigint)`,
+      sql`CREATE TABLE IF NOT EXISTS ${sql(table)} (
+        migration_id integer PRIMARY KEY,
+        created_at timestamp with time zone NOT NULL DEFAULT now(),
+        name text NOT NULL
+      )`
+    )
+  )
+)
+
+/**
+ * Runs the pending migrations; returns the ones it ran. Safe to run concurrently: the table is
+ * created under an advisory lock, and the Migrator locks it while it migrates.
+ */
 export const run: Effect.Effect<
   ReadonlyArray<readonly [id: number, name: string]>,
   Migrator.MigrationError | SqlError,
   SqlClient.SqlClient
-> = runMigrator({ loader: Migrator.fromRecord(migrations), table })
+> = Effect.zipRight(createMigrationsTable, runMigrator({ loader: Migrator.fromRecord(migrations), table }))
 
 /** A layer that runs the migrations when built. */
 export const layer: Layer.Layer<never, Migrator.MigrationError | SqlError, SqlClient.SqlClient> =

@@ -130,10 +130,10 @@ const applyPage = <E, R>(
         RETURNING transaction_id::text AS transaction_id, global_position`.pipe(Effect.orDie)
       const row = locked[0]!
       const after = { transactionId: BigInt(row.transaction_id), globalPosition: BigInt(row.global_position) }
-      // The page read before still follows the checkpoint unless another runner moved it past its start
-      // (events between the checkpoint and the page's start, if any, were pages that concerned nothing).
+      // The page read before is used only if it starts at the checkpoint: another runner may have
+      // moved it on, and a reset may have moved it back.
       const events =
-        preRead !== undefined && !isAfter(after, preRead.after)
+        preRead !== undefined && !isAfter(after, preRead.after) && !isAfter(preRead.after, after)
           ? preRead.events
           : yield* store.readAll({ after, limit: options?.batchSize ?? defaultBatchSize })
       const handed = consumer.concerns === undefined ? events : events.filter(consumer.concerns)
@@ -160,30 +160,50 @@ const applyPage = <E, R>(
   })
 
 /**
- * Moves a consumer's checkpoint forward to `to`, never back: one autocommit statement. For a page
- * that concerns the consumer not at all. A runner that has meanwhile saved a later checkpoint keeps
- * it; one that saved an earlier one has applied nothing between it and `to` that this page did not
- * show (pages are read in commit order below the snapshot's xmin, where nothing appears later).
+ * Moves a consumer's checkpoint from `from` to `to` (one autocommit statement), for a page that
+ * concerns the consumer not at all. Only if the saved checkpoint is still at or after `from` and
+ * before `to`: a runner that has meanwhile saved a later one keeps it, and a checkpoint moved back
+ * (a reset) stays where it was put. Returns whether it moved; if not, the caller reads the saved
+ * checkpoint again before its next page.
  */
-const advance = (name: string, to: EventStore.Checkpoint) =>
+const advance = (name: string, from: EventStore.Checkpoint, to: EventStore.Checkpoint) =>
   Effect.flatMap(PgPool.statement, (statement) =>
-    statement(advanceStatement, [name, to.transactionId.toString(), to.globalPosition.toString()])
-  ).pipe(Effect.asVoid, Effect.orDie)
+    statement(from.globalPosition === 0n ? advanceFromStartStatement : advanceStatement, [
+      name,
+      to.transactionId.toString(),
+      to.globalPosition.toString(),
+      from.transactionId.toString(),
+      from.globalPosition.toString()
+    ])
+  ).pipe(
+    Effect.map((rows) => rows.length > 0),
+    Effect.orDie
+  )
 
-const advanceStatement = `INSERT INTO cobro_checkpoints (name, transaction_id, global_position)
+const advanceStatement = `UPDATE cobro_checkpoints
+  SET transaction_id = $2::xid8, global_position = $3::bigint, updated_at = now()
+  WHERE name = $1 AND (transaction_id, global_position) >= ($4::xid8, $5::bigint)
+    AND (transaction_id, global_position) < ($2::xid8, $3::bigint)
+  RETURNING 1 AS moved`
+
+// From the start of the log, the consumer may have no checkpoint row yet.
+const advanceFromStartStatement = `INSERT INTO cobro_checkpoints (name, transaction_id, global_position)
   VALUES ($1, $2::xid8, $3::bigint)
   ON CONFLICT (name) DO UPDATE SET transaction_id = EXCLUDED.transaction_id,
     global_position = EXCLUDED.global_position, updated_at = now()
-  WHERE (cobro_checkpoints.transaction_id, cobro_checkpoints.global_position)
-    < (EXCLUDED.transaction_id, EXCLUDED.global_position)`
+  WHERE (cobro_checkpoints.transaction_id, cobro_checkpoints.global_position) >= ($4::xid8, $5::bigint)
+    AND (cobro_checkpoints.transaction_id, cobro_checkpoints.global_position)
+      < (EXCLUDED.transaction_id, EXCLUDED.global_position)
+  RETURNING 1 AS moved`
 
 /**
  * One batch from `from` (the checkpoint this runner saved last; read when unknown). For a consumer
  * with `concerns`, the page is read first, outside a transaction: a page with nothing it concerns
  * only moves the checkpoint (one statement instead of a transaction of five); otherwise it is
- * applied in the checkpoint's transaction as {@link processBatch} does. A stale `from` (another
- * runner went further) only re-reads pages: a page that concerns nothing moves nothing back, and the
- * transaction re-reads from the saved checkpoint.
+ * applied in the checkpoint's transaction as {@link processBatch} does. A `from` that is no longer
+ * the saved checkpoint (another runner went further, or a reset moved it back) is found out by
+ * either: the move is refused and the next page starts from the saved checkpoint, and the
+ * transaction reads from the saved checkpoint.
  */
 const step = <E, R>(
   consumer: Consumer<E, R>,
@@ -199,8 +219,8 @@ const step = <E, R>(
         const last = events[events.length - 1]
         if (last === undefined) return { count: 0, reached: after }
         if (events.some(consumer.concerns!)) return yield* applyPage(consumer, options, { after, events })
-        yield* advance(consumer.name, last.checkpoint)
-        return { count: events.length, reached: last.checkpoint }
+        const moved = yield* advance(consumer.name, after, last.checkpoint)
+        return { count: events.length, reached: moved ? last.checkpoint : undefined }
       })
 
 /**

@@ -3,7 +3,7 @@
  * test of catch-up reads under concurrent writers that commit late or roll back.
  */
 import * as EventStore from "@cobro/domain/EventStore"
-import { expect, layer } from "@effect/vitest"
+import { describe, expect, it, layer } from "@effect/vitest"
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import * as Deferred from "effect/Deferred"
@@ -11,11 +11,39 @@ import * as Either from "effect/Either"
 import * as Fiber from "effect/Fiber"
 import * as Random from "effect/Random"
 import { randomUUID } from "node:crypto"
+import * as Redacted from "effect/Redacted"
+import * as Migrations from "../src/Migrations.js"
+import * as PostgresClient from "../src/PostgresClient.js"
 import * as Verify from "../src/Verify.js"
 import * as Databases from "./support/Databases.js"
 import { event, storeContract } from "./support/StoreContract.js"
 
 storeContract("store on PostgreSQL", Databases.postgres, { propRuns: 10, sessions: "many" })
+
+describe("migrations on PostgreSQL", () => {
+  it.scopedLive(
+    "six processes' clients migrating one new database at once all succeed, and the migrations run once",
+    () =>
+      Effect.gen(function* () {
+        const url = yield* Databases.postgresDatabase
+        // Six separate pools, as six nodes starting together would have.
+        const results = yield* Effect.all(
+          Array.from({ length: 6 }, () =>
+            Migrations.run.pipe(
+              Effect.provide(PostgresClient.layer({ url: Redacted.make(url), maxConnections: 2 })),
+              Effect.either
+            )
+          ),
+          { concurrency: "unbounded" }
+        )
+        expect(results.filter(Either.isLeft)).toEqual([])
+        const ran = results.flatMap((result) => (Either.isRight(result) ? result.right : []))
+        expect(ran.map(([id]) => id).sort()).toEqual(
+          Object.keys(Migrations.migrations).map((key) => Number(key.split("_")[0]))
+        )
+      })
+  )
+})
 
 layer(Databases.postgres, { excludeTestServices: true, timeout: "60 seconds" })(
   "torture on PostgreSQL",

@@ -456,6 +456,42 @@ export const storeContract = (
         })
     )
 
+    it.effect(
+      "a running consumer whose checkpoint is reset starts over, even when its next batch concerns it not at all",
+      () =>
+        Effect.gen(function* () {
+          const store = yield* EventStore.EventStore
+          const id = streamId()
+          const name = `reset_${randomUUID().slice(0, 8)}`
+          const handed: Array<string> = []
+          const consumer: Subscription.Consumer = {
+            ...Subscription.make(name, (e) =>
+              Effect.sync(() => {
+                if (e.streamId === id) handed.push(e.type)
+              })
+            ),
+            concerns: (e) => e.type === "Wanted"
+          }
+          yield* store.append(id, [event("Wanted"), event("Other")], NoStream())
+          yield* Eventually.logVisible
+          const fiber = yield* Effect.fork(Subscription.run(consumer, { pollInterval: "100 millis" }))
+          const until = (done: () => boolean) =>
+            Effect.gen(function* () {
+              for (let i = 0; i < 200 && !done(); i++) yield* Effect.sleep("50 millis")
+            })
+          yield* until(() => handed.length === 1)
+          expect(handed).toEqual(["Wanted"])
+          // Reset (as `Projection.reset` does) while it runs; then a batch of others only.
+          yield* Subscription.resetCheckpoint(name)
+          yield* store.append(id, [event("Other")], Exact({ version: 2 }))
+          yield* Eventually.logVisible
+          // It starts over from the beginning of the log: the Wanted event is handed again.
+          yield* until(() => handed.length === 2)
+          yield* Fiber.interrupt(fiber)
+          expect(handed).toEqual(["Wanted", "Wanted"])
+        })
+    )
+
     it.effect("a running subscription wakes on appends", () =>
       Effect.gen(function* () {
         const store = yield* EventStore.EventStore
