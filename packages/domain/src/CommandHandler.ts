@@ -47,18 +47,27 @@ export const fresh = <S>(aggregate: { readonly initialState: S }): Known<S> => (
 /** How many times a command is decided again after a conflict before the conflict is returned. */
 export const MAX_RETRIES = 5
 
-/** Loads an aggregate's state from its stream: the state and the stream's version. */
-export const load = <C extends { _tag: string }, E extends { _tag: string }, S extends { _tag: string }, Err>(
+/** A stream's records decoded and folded: the state, the stream's version and the events. */
+const replay = <C extends { _tag: string }, E extends { _tag: string }, S extends { _tag: string }, Err>(
   aggregate: Aggregate<C, E, S, Err>
 ) => {
   const decodeEvent = Schema.decodeUnknownSync(aggregate.Event)
-  return Effect.fn(`${aggregate.name}.load`)(function* (id: string, options?: EventStore.ReadStreamOptions) {
-    const store = yield* EventStore.EventStore
-    const recorded = yield* store.readStream(streamIdOf(aggregate, id), options)
+  return (recorded: ReadonlyArray<EventStore.RecordedEvent>) => {
     // A stored event that no longer decodes is a corrupted log: a defect, not a user error.
     const events = recorded.map((r) => decodeEvent(r.data))
     const version = recorded.length === 0 ? 0 : recorded[recorded.length - 1]!.streamVersion
     return { state: fold(aggregate, events), version, events }
+  }
+}
+
+/** Loads an aggregate's state from its stream: the state and the stream's version. */
+export const load = <C extends { _tag: string }, E extends { _tag: string }, S extends { _tag: string }, Err>(
+  aggregate: Aggregate<C, E, S, Err>
+) => {
+  const fromRecords = replay(aggregate)
+  return Effect.fn(`${aggregate.name}.load`)(function* (id: string, options?: EventStore.ReadStreamOptions) {
+    const store = yield* EventStore.EventStore
+    return fromRecords(yield* store.readStream(streamIdOf(aggregate, id), options))
   })
 }
 
@@ -75,21 +84,14 @@ export const loadMany = <
 >(
   aggregate: Aggregate<C, E, S, Err>
 ) => {
-  const decodeEvent = Schema.decodeUnknownSync(aggregate.Event)
+  const fromRecords = replay(aggregate)
   return Effect.fn(`${aggregate.name}.loadMany`)(function* (ids: ReadonlyArray<string>) {
     const store = yield* EventStore.EventStore
     const read = yield* store.readStreams(ids.map((id) => streamIdOf(aggregate, id)))
     const loaded = new Map<string, Known<S>>()
     for (const id of ids) {
-      const recorded = read.get(streamIdOf(aggregate, id)) ?? []
-      loaded.set(id, {
-        // A stored event that no longer decodes is a corrupted log: a defect, as in `load`.
-        state: fold(
-          aggregate,
-          recorded.map((r) => decodeEvent(r.data))
-        ),
-        version: recorded.length === 0 ? 0 : recorded[recorded.length - 1]!.streamVersion
-      })
+      const { state, version } = fromRecords(read.get(streamIdOf(aggregate, id)) ?? [])
+      loaded.set(id, { state, version })
     }
     return loaded as ReadonlyMap<string, Known<S>>
   })
