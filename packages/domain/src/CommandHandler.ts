@@ -127,6 +127,38 @@ export const refresh = <
 }
 
 /**
+ * How a decision is written: each event with a fresh id from `IdGenerator`, the aggregate's schema
+ * version and the command's metadata, at the version the state was folded at (`NoStream` for 0).
+ */
+const appendOf = <C extends { _tag: string }, E extends { _tag: string }, S extends { _tag: string }, Err>(
+  aggregate: Aggregate<C, E, S, Err>
+) => {
+  const encodeEvent = Schema.encodeSync(aggregate.Event)
+  return (id: string, events: ReadonlyArray<E>, metadata: EventStore.EventMetadata, version: number) =>
+    Effect.flatMap(IdGenerator, (ids) =>
+      Effect.map(
+        Effect.forEach(events, (event) =>
+          Effect.map(ids.uuid, (eventId): EventStore.NewEvent => ({
+            eventId,
+            type: event._tag,
+            schemaVersion: aggregate.schemaVersion,
+            data: encodeEvent(event),
+            metadata
+          }))
+        ),
+        (toAppend): EventStore.BatchAppend => ({
+          streamId: streamIdOf(aggregate, id),
+          events: toAppend,
+          expected:
+            version === 0
+              ? EventStore.ExpectedVersion.NoStream()
+              : EventStore.ExpectedVersion.Exact({ version })
+        })
+      )
+    )
+}
+
+/**
  * Makes the handler of one aggregate: `handle(id, command, metadata, known)`. The first decision uses
  * `known` when given (no read); after a conflict the command is decided again on the fresh state.
  */
@@ -134,7 +166,7 @@ export const make = <C extends { _tag: string }, E extends { _tag: string }, S e
   aggregate: Aggregate<C, E, S, Err>
 ) => {
   const loadState = load(aggregate)
-  const encodeEvent = Schema.encodeSync(aggregate.Event)
+  const toAppend = appendOf(aggregate)
   return Effect.fn(`${aggregate.name}.handle`)(function* (
     id: string,
     command: C,
@@ -142,7 +174,6 @@ export const make = <C extends { _tag: string }, E extends { _tag: string }, S e
     known?: Known<S>
   ) {
     const store = yield* EventStore.EventStore
-    const ids = yield* IdGenerator
     let seed = known
     const attempt = Effect.gen(function* () {
       const { state, version } = seed ?? (yield* loadState(id))
@@ -150,20 +181,10 @@ export const make = <C extends { _tag: string }, E extends { _tag: string }, S e
       seed = undefined
       const events = yield* aggregate.decide(command, state)
       if (events.length === 0) return { events, state, version } satisfies Handled<E, S>
-      const toAppend = yield* Effect.forEach(events, (event) =>
-        Effect.map(ids.uuid, (eventId) => ({
-          eventId,
-          type: event._tag,
-          schemaVersion: aggregate.schemaVersion,
-          data: encodeEvent(event),
-          metadata
-        }))
-      )
-      const expected =
-        version === 0 ? EventStore.ExpectedVersion.NoStream() : EventStore.ExpectedVersion.Exact({ version })
+      const write = yield* toAppend(id, events, metadata, version)
       const result = yield* (
         store
-          .append(streamIdOf(aggregate, id), toAppend, expected)
+          .append(write.streamId, write.events, write.expected)
           // Fresh UUIDs cannot collide with stored ones; if they do, the id generator is broken.
           .pipe(Effect.catchTag("EventIdReused", Effect.die))
       )
@@ -214,10 +235,9 @@ export const makeBatch = <
   aggregate: Aggregate<C, E, S, Err>
 ) => {
   const handle = make(aggregate)
-  const encodeEvent = Schema.encodeSync(aggregate.Event)
+  const toAppend = appendOf(aggregate)
   return Effect.fn(`${aggregate.name}.handleBatch`)(function* (items: ReadonlyArray<BatchItem<C, S>>) {
     const store = yield* EventStore.EventStore
-    const ids = yield* IdGenerator
     const results: Array<BatchResult<E, S, Err> | undefined> = items.map(() => undefined)
     const seen = new Set<string>()
     const later: Array<number> = []
@@ -240,24 +260,8 @@ export const makeBatch = <
         results[index] = Either.right({ events, state, version })
         continue
       }
-      const toAppend = yield* Effect.forEach(events, (event) =>
-        Effect.map(ids.uuid, (eventId) => ({
-          eventId,
-          type: event._tag,
-          schemaVersion: aggregate.schemaVersion,
-          data: encodeEvent(event),
-          metadata: item.metadata ?? {}
-        }))
-      )
       pending.push({ index, events })
-      appends.push({
-        streamId: streamIdOf(aggregate, item.id),
-        events: toAppend,
-        expected:
-          version === 0
-            ? EventStore.ExpectedVersion.NoStream()
-            : EventStore.ExpectedVersion.Exact({ version })
-      })
+      appends.push(yield* toAppend(item.id, events, item.metadata ?? {}, version))
     }
     const alone = (index: number, known?: Known<S>) => {
       const item = items[index]!
