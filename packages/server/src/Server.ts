@@ -177,12 +177,10 @@ const dispatcherOwner = `${Os.hostname()}:${process.pid}:${randomBytes(4).toStri
  * the link expiry sweeper; the abandoned payments' timeouts; the idempotency purge.
  */
 export const layerBackground = Layer.mergeAll(
-  Store.layerProjections(),
-  supervised(
-    "Webhook notifier",
-    Effect.flatMap(Notifier.makeBatchHandler(), (handleBatch) =>
-      Subscription.run(Subscription.makeBatch(Notifier.CONSUMER_NAME, handleBatch))
-    )
+  Store.layerConsumers(
+    Effect.map(Notifier.makeBatchHandler(), (handleBatch) => [
+      Subscription.makeBatch(Notifier.CONSUMER_NAME, handleBatch)
+    ])
   ),
   supervised(
     "Webhook dispatcher",

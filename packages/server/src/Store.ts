@@ -10,6 +10,7 @@ import * as PgliteClient from "@cobro/store-pg/PgliteClient"
 import * as PostgresClient from "@cobro/store-pg/PostgresClient"
 import * as Projection from "@cobro/store-pg/Projection"
 import * as ReadModels from "@cobro/store-pg/ReadModels"
+import * as Subscription from "@cobro/store-pg/Subscription"
 import type * as Migrator from "@effect/sql/Migrator"
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
@@ -112,35 +113,31 @@ export const layerSetup = (
     )
   )
 
-/** How long a failed projection runner waits before it starts again. */
+/** How long a log consumer whose batch failed waits before it starts again. */
 export const projectionRestartDelay: Duration.DurationInput = "5 seconds"
 
 /**
- * Runs each projection in a fiber of the layer's scope, restarted after a failure (their tables
- * exist already: {@link layerSetup}). On several nodes each runner takes the projection's
- * checkpoint lock, so every event applies once.
+ * Runs the projections and `others` (log consumers whose checkpoint commits with their writes, as
+ * the webhook notifier) in a fiber of the layer's scope, with one reader of the log for all of them
+ * (`Subscription.runAll`): each page is read and decoded once, not once per consumer. Their tables
+ * exist already ({@link layerSetup}). A consumer that fails rests for {@link projectionRestartDelay}
+ * and starts again from its checkpoint; the others go on. On several nodes each consumer's
+ * transaction takes its checkpoint's lock, so every event applies once.
  */
-export const layerProjections = (
+export const layerConsumers = <R>(
+  others: Effect.Effect<ReadonlyArray<Subscription.Consumer<unknown, R>>>,
   list: ReadonlyArray<Projection.Projection<SqlError, SqlClient.SqlClient>> = projections
 ): Layer.Layer<
   never,
   never,
-  SqlClient.SqlClient | EventStore.EventStore | LogNotifications.LogNotifications
+  SqlClient.SqlClient | EventStore.EventStore | LogNotifications.LogNotifications | R
 > =>
   Layer.scopedDiscard(
-    Effect.gen(function* () {
-      for (const projection of list) {
-        yield* Projection.run(projection).pipe(
-          Effect.catchAllCause((cause) =>
-            Effect.logError(`Projection ${projection.name} stopped; restarting`, cause).pipe(
-              Effect.zipRight(Effect.sleep(Duration.decode(projectionRestartDelay)))
-            )
-          ),
-          Effect.forever,
-          Effect.forkScoped
-        )
-      }
-    })
+    Effect.flatMap(others, (consumers) =>
+      Subscription.runAll<R | SqlClient.SqlClient>([...list.map(Projection.consumer), ...consumers], {
+        retryDelay: projectionRestartDelay
+      }).pipe(Effect.forkScoped)
+    )
   )
 
 /** A readable description of the database for the start-up banner (the password masked). */

@@ -6,6 +6,7 @@
 import * as EventStore from "@cobro/domain/EventStore"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { SqlError } from "@effect/sql/SqlError"
+import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -306,3 +307,183 @@ export const run = <E, R>(
       }
     })
   ).pipe(Effect.withSpan("Subscription.run", { attributes: { consumer: consumer.name } }))
+
+// ---------------------------------------------------------------------------------------------
+// Several consumers, one reader of the log
+// ---------------------------------------------------------------------------------------------
+
+/** How a group of consumers runs: {@link Options}, and how long a failed consumer rests. */
+export interface GroupOptions extends Options {
+  /** How long a consumer whose batch failed waits before it tries again; default 5 seconds. */
+  readonly retryDelay?: Duration.DurationInput
+}
+
+/** A consumer of a group, and where this runner's last batch left its checkpoint. */
+interface Member<R> {
+  readonly consumer: Consumer<unknown, R>
+  reached: EventStore.Checkpoint | undefined
+  /** Epoch ms before which a consumer that failed is left out. */
+  restingUntil: number
+}
+
+/**
+ * The part of a page after `after`: the page is in commit order, so it is a suffix, and it is what a
+ * read from `after` would return first.
+ */
+const pageAfter = (
+  events: ReadonlyArray<EventStore.LoggedEvent>,
+  after: EventStore.Checkpoint
+): ReadonlyArray<EventStore.LoggedEvent> => {
+  let i = 0
+  while (i < events.length && !isAfter(events[i]!.checkpoint, after)) i++
+  return i === 0 ? events : events.slice(i)
+}
+
+/**
+ * One member's share of a page read for the group: moves its checkpoint past a page it does not
+ * concern, else applies the page in its checkpoint's transaction ({@link applyPage}, which reads
+ * again if the saved checkpoint is not where the page starts).
+ */
+const applyShare = <R>(
+  member: Member<R>,
+  options: Options | undefined,
+  share: PreRead
+): Effect.Effect<void, unknown, R | EventStore.EventStore | SqlClient.SqlClient> => {
+  const last = share.events[share.events.length - 1]
+  if (last === undefined) return Effect.void
+  const consumer = member.consumer
+  if (consumer.concerns !== undefined && !share.events.some(consumer.concerns)) {
+    return Effect.map(advance(consumer.name, share.after, last.checkpoint), (moved) => {
+      member.reached = moved ? last.checkpoint : undefined
+    })
+  }
+  return Effect.map(applyPage(consumer, options, share), (done) => {
+    member.reached = done.reached
+  })
+}
+
+/**
+ * One step of a group: the log read once from the earliest checkpoint among its members (again
+ * from the earliest left out, when a full page ends before some of them), each member handed the
+ * part after its own checkpoint, all members applying their part at once (each in its own
+ * transaction, as {@link step}). A member whose batch fails is logged and rests for `retryDelay`,
+ * then starts again from its saved checkpoint; the others go on. Returns whether a page was full
+ * (more may follow at once).
+ */
+const stepGroup = <R>(
+  members: ReadonlyArray<Member<R>>,
+  options: GroupOptions | undefined
+): Effect.Effect<boolean, never, R | EventStore.EventStore | SqlClient.SqlClient> =>
+  Effect.gen(function* () {
+    const store = yield* EventStore.EventStore
+    const limit = options?.batchSize ?? defaultBatchSize
+    const now = yield* Clock.currentTimeMillis
+    const active = members.filter((member) => member.restingUntil <= now)
+    for (const member of active) {
+      if (member.reached === undefined) member.reached = yield* checkpoint(member.consumer.name)
+    }
+    let pending = [...active].sort((a, b) =>
+      isAfter(a.reached!, b.reached!) ? 1 : isAfter(b.reached!, a.reached!) ? -1 : 0
+    )
+    const shares: Array<readonly [Member<R>, PreRead]> = []
+    let full = false
+    while (pending.length > 0) {
+      const page = yield* store.readAll({ after: pending[0]!.reached!, limit })
+      const last = page[page.length - 1]
+      // A short page holds everything committed after its start: it serves every member behind its
+      // end. A full page serves the members whose checkpoint lies before its last event.
+      const served =
+        page.length < limit || last === undefined
+          ? pending
+          : pending.filter((member) => isAfter(last.checkpoint, member.reached!))
+      if (page.length >= limit) full = true
+      for (const member of served) {
+        shares.push([member, { after: member.reached!, events: pageAfter(page, member.reached!) }])
+      }
+      pending = pending.filter((member) => !served.includes(member))
+    }
+    const retryDelay = Duration.toMillis(Duration.decode(options?.retryDelay ?? "5 seconds"))
+    yield* Effect.forEach(
+      shares,
+      ([member, share]) =>
+        applyShare(member, options, share).pipe(
+          Effect.catchAllCause((cause) =>
+            Cause.isInterruptedOnly(cause)
+              ? Effect.failCause(cause)
+              : Effect.zipRight(
+                  Effect.logError(
+                    `consumer ${member.consumer.name} failed; it rests, then starts again`,
+                    cause
+                  ),
+                  Effect.flatMap(Clock.currentTimeMillis, (at) =>
+                    Effect.sync(() => {
+                      member.restingUntil = at + retryDelay
+                      member.reached = undefined
+                    })
+                  )
+                )
+          ),
+          Effect.withSpan("Subscription.processBatch", { attributes: { consumer: member.consumer.name } })
+        ),
+      { concurrency: "unbounded", discard: true }
+    ).pipe(Effect.orDie)
+    return full
+  })
+
+const makeMembers = <R>(consumers: ReadonlyArray<Consumer<unknown, R>>): Array<Member<R>> =>
+  consumers.map((consumer) => ({ consumer, reached: undefined, restingUntil: 0 }))
+
+/**
+ * {@link catchUp} for several consumers with one reader of the log (see {@link runAll}): steps until
+ * every page read is short. A consumer whose batch fails is logged and left behind.
+ */
+export const catchUpAll = <R>(
+  consumers: ReadonlyArray<Consumer<unknown, R>>,
+  options?: Options
+): Effect.Effect<void, never, R | EventStore.EventStore | SqlClient.SqlClient> =>
+  Effect.gen(function* () {
+    const members = makeMembers(consumers)
+    while (yield* stepGroup(members, { ...options, retryDelay: Duration.infinity })) {
+      // full pages: more is waiting
+    }
+  })
+
+/**
+ * Runs several consumers for ever with one reader of the log: where they have reached the same
+ * checkpoint (the usual case once caught up), each page is read, sent and decoded once for all of
+ * them, instead of once per consumer. Each consumer keeps its own checkpoint and transaction, so
+ * each still applies every event once, also beside other runners of it on other nodes. A consumer
+ * whose batch fails (its handler's error or a defect) is logged and tried again after `retryDelay`
+ * from its saved checkpoint, while the others go on; so this never fails.
+ */
+export const runAll = <R>(
+  consumers: ReadonlyArray<Consumer<unknown, R>>,
+  options?: GroupOptions
+): Effect.Effect<
+  never,
+  never,
+  R | EventStore.EventStore | SqlClient.SqlClient | LogNotifications.LogNotifications
+> =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      const notifications = yield* LogNotifications.LogNotifications
+      const wake = yield* Queue.sliding<void>(1)
+      yield* notifications.appended.pipe(
+        Stream.runForEach(() => Queue.offer(wake, undefined)),
+        Effect.forkScoped
+      )
+      const members = makeMembers(consumers)
+      const pollInterval = options?.pollInterval ?? Duration.seconds(1)
+      // Wall-clock time, as `run`: a test's virtual clock must not stall consumers.
+      const wallClock = Clock.make()
+      const pause = Effect.withClock(Effect.sleep(options?.batchInterval ?? defaultBatchInterval), wallClock)
+      while (true) {
+        yield* Queue.takeAll(wake)
+        while (yield* Effect.withClock(stepGroup(members, options), wallClock)) {
+          // full pages: more is waiting
+        }
+        yield* pause
+        yield* Queue.take(wake).pipe(Effect.timeoutOption(pollInterval))
+      }
+    })
+  ).pipe(Effect.withSpan("Subscription.runAll", { attributes: { consumers: consumers.length } }))

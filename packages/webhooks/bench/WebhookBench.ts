@@ -21,7 +21,10 @@
  * `BENCH_TRACE=1` (Cobro's spans timed and printed per phase, for profiling),
  * `BENCH_CPU_PROFILE=<folder>` (a CPU profile of each timed Cobro phase, see `startProfile`),
  * `BENCH_SALES_READ_MODELS=timed` (the read models catch up on the sales inside the timed phase, as
- * before 2026-11-21's second session; by default they do so while the sales are appended, untimed).
+ * before 2026-11-21's second session; by default they do so while the sales are appended, untimed),
+ * `BENCH_CONSUMERS=separate` (each log consumer runs alone and reads the log for itself, as before
+ * 2026-11-21's third session; by default they run as the server's, one group with one reader,
+ * `Subscription.runAll`), `BENCH_COUNT=1` (the SQL statements of each timed round counted, printed).
  */
 import * as EventStore from "@cobro/domain/EventStore"
 import * as IdGenerator from "@cobro/domain/IdGenerator"
@@ -68,6 +71,23 @@ const floorConcurrency = env("BENCH_CONCURRENCY", 32)
 const backlog = env("BENCH_BACKLOG", 100_000)
 const phases = (process.env["BENCH_PHASES"] ?? "throughput,backlog").split(",")
 const trace = process.env["BENCH_TRACE"] === "1"
+const statementCounts = new Map<string, number>()
+if (process.env["BENCH_COUNT"] === "1") {
+  const original = Pg.Client.prototype.query
+  Pg.Client.prototype.query = function (this: Pg.Client, ...args: Array<any>) {
+    const text = typeof args[0] === "string" ? args[0] : (args[0]?.text ?? args[0]?.name ?? "?")
+    const key = String(text).replace(/\s+/g, " ").slice(0, 90)
+    statementCounts.set(key, (statementCounts.get(key) ?? 0) + 1)
+    return (original as any).apply(this, args)
+  } as any
+}
+const printCounts = (label: string) => {
+  if (statementCounts.size === 0) return
+  console.error(`statements during ${label}:`)
+  for (const [k, n] of [...statementCounts].sort((a, b) => b[1] - a[1]).slice(0, 30))
+    console.error(`  ${String(n).padStart(7)} ${k}`)
+  statementCounts.clear()
+}
 
 // ---------------------------------------------------------------------------------------------
 // Profiling: spans timed by name (wall clock), as in the HTTP bench
@@ -170,6 +190,7 @@ const certificate = (() => {
 
 interface Receiver {
   readonly url: string
+  readonly pid: number
   waitFor(total: number): Promise<void>
   count(): Promise<{ count: number; unsigned: number }>
   close(): void
@@ -187,6 +208,7 @@ const startReceiver = (): Promise<Receiver> =>
       if (message.port !== undefined) {
         resolve({
           url: `https://127.0.0.1:${message.port}/webhooks/cobro`,
+          pid: child.pid!,
           waitFor: (total) =>
             new Promise<void>((done) => {
               waiting.set(total, done)
@@ -208,6 +230,81 @@ const startReceiver = (): Promise<Receiver> =>
     })
     child.once("error", reject)
   })
+
+// ---------------------------------------------------------------------------------------------
+// Where the CPU goes: this process, the receiver, PostgreSQL
+// ---------------------------------------------------------------------------------------------
+
+/** CPU time (ms) a process has used, from `/proc/<pid>/stat` (Linux); 0 when unreadable. */
+const procCpuMs = (pid: number | string): number => {
+  try {
+    const stat = Fs.readFileSync(`/proc/${pid}/stat`, "utf8")
+    // The fields after the command name (which may hold spaces), from field 3 on.
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / clockTicks
+  } catch {
+    return 0
+  }
+}
+const clockTicks = (() => {
+  try {
+    return Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100
+  } catch {
+    return 100
+  }
+})()
+
+/** The PostgreSQL server's processes, if it runs on this machine and `/proc` shows them. */
+const postgresCpuMs = (): number => {
+  let total = 0
+  for (const entry of Fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      if (Fs.readFileSync(`/proc/${entry}/comm`, "utf8").trim() === "postgres") total += procCpuMs(entry)
+    } catch {
+      // the process ended meanwhile
+    }
+  }
+  return total
+}
+
+interface CpuSnapshot {
+  readonly bench: number
+  readonly receiver: number
+  readonly postgres: number
+}
+
+const cpuSnapshot = (receiver: Receiver): CpuSnapshot => {
+  const self = process.cpuUsage()
+  return {
+    bench: (self.user + self.system) / 1000,
+    receiver: procCpuMs(receiver.pid),
+    postgres: postgresCpuMs()
+  }
+}
+
+/**
+ * CPU per delivery (µs) of each process between two snapshots, summed over rounds: this process
+ * (Cobro's workers, or the floor's loop), the receiver, and PostgreSQL (0 if it runs elsewhere). On a
+ * machine with few cores the sum bounds the rate: at best `cores / sum` deliveries per second.
+ */
+class CpuAccount {
+  private readonly totals = { bench: 0, receiver: 0, postgres: 0 }
+  private deliveries = 0
+  add(before: CpuSnapshot, after: CpuSnapshot, deliveries: number) {
+    this.totals.bench += after.bench - before.bench
+    this.totals.receiver += after.receiver - before.receiver
+    this.totals.postgres += after.postgres - before.postgres
+    this.deliveries += deliveries
+  }
+  perDelivery() {
+    const us = (ms: number) => Math.round((ms * 1000) / Math.max(1, this.deliveries))
+    const bench = us(this.totals.bench)
+    const receiver = us(this.totals.receiver)
+    const postgres = us(this.totals.postgres)
+    return { bench_process: bench, receiver, postgres, total: bench + receiver + postgres }
+  }
+}
 
 // ---------------------------------------------------------------------------------------------
 // Cobro
@@ -252,9 +349,9 @@ const cobroRuntime = (url: string) => {
 type CobroRuntime = ReturnType<typeof cobroRuntime>
 
 /**
- * What the server's background runs for webhooks: the read models, the notifier (a batch consumer,
- * `Notifier.makeBatchHandler`, as the server's; see `BENCH_NOTIFIER`), the dispatcher with the
- * server's configuration. Each round starts them afresh.
+ * What the server's background runs for webhooks: the read models and the notifier (a batch consumer,
+ * `Notifier.makeBatchHandler`, as the server's; see `BENCH_NOTIFIER`) as one group of log consumers,
+ * the dispatcher with the server's configuration. Each round starts them afresh.
  */
 const notifier: Effect.Effect<Subscription.Consumer<never, EventStore.EventStore>> =
   process.env["BENCH_NOTIFIER"] === "read"
@@ -264,11 +361,18 @@ const notifier: Effect.Effect<Subscription.Consumer<never, EventStore.EventStore
       : Effect.map(Notifier.makeBatchHandler(), (handleBatch) =>
           Subscription.makeBatch(Notifier.CONSUMER_NAME, handleBatch)
         )
+const separateConsumers = process.env["BENCH_CONSUMERS"] === "separate"
 const workers = Effect.flatMap(notifier, (consumer) =>
   Effect.all(
     [
-      ...ReadModels.all.map((projection) => Projection.run(projection)),
-      Subscription.run(consumer),
+      ...(separateConsumers
+        ? [...ReadModels.all.map((projection) => Projection.run(projection)), Subscription.run(consumer)]
+        : [
+            Subscription.runAll<EventStore.EventStore | SqlClient.SqlClient>([
+              ...ReadModels.all.map(Projection.consumer),
+              consumer
+            ])
+          ]),
       Effect.flatMap(LogNotifications.LogNotifications, (notifications) =>
         Dispatcher.run({ owner: `bench-${process.pid}`, wakeups: notifications.appended })
       )
@@ -338,14 +442,16 @@ const runWorkers = async (runtime: CobroRuntime, receiver: Receiver, count: numb
   const base = (await receiver.count()).count
   const before = (await progress(runtime)).delivered
   const profiler = await startProfile()
+  const cpuBefore = cpuSnapshot(receiver)
   const start = performance.now()
   const fiber = runtime.runFork(workers)
   await Promise.race([receiver.waitFor(base + count), settle(runtime, total)])
   const seconds = (performance.now() - start) / 1000
+  const cpuAfter = cpuSnapshot(receiver)
   await profiler?.()
   await settle(runtime, total)
   await runtime.runPromise(Fiber.interrupt(fiber))
-  return { seconds, delivered: (await progress(runtime)).delivered - before }
+  return { seconds, delivered: (await progress(runtime)).delivered - before, cpuBefore, cpuAfter }
 }
 
 const salesReadModelsTimed = process.env["BENCH_SALES_READ_MODELS"] === "timed"
@@ -385,11 +491,12 @@ const scheduledBodies = (runtime: CobroRuntime) =>
 // The floor: sign and POST with undici
 // ---------------------------------------------------------------------------------------------
 
-const floorRound = async (url: string, bodies: ReadonlyArray<string>) => {
-  const target = new URL(url)
+const floorRound = async (receiver: Receiver, bodies: ReadonlyArray<string>, cpu: CpuAccount) => {
+  const target = new URL(receiver.url)
   const pool = new Pool(target.origin, { connections: 64, pipelining: 1, connect: { ca: certificate.cert } })
   const encoded = bodies.map((b) => Buffer.from(b, "utf8"))
   let next = 0
+  const cpuBefore = cpuSnapshot(receiver)
   const start = performance.now()
   await Promise.all(
     Array.from({ length: floorConcurrency }, async () => {
@@ -412,6 +519,7 @@ const floorRound = async (url: string, bodies: ReadonlyArray<string>) => {
     })
   )
   const seconds = (performance.now() - start) / 1000
+  cpu.add(cpuBefore, cpuSnapshot(receiver), bodies.length)
   await pool.close()
   return seconds
 }
@@ -442,24 +550,31 @@ const throughput = async (receiver: Receiver) => {
     const warm = 100
     await appendSales(runtime, sales, warm)
     sales += warm
+    statementCounts.clear()
     await runWorkers(runtime, receiver, warm, sales)
     printSpans("warm-up")
+    statementCounts.clear()
     const cobroRates: Array<number> = []
     const floorRates: Array<number> = []
     const appendRates: Array<number> = []
     const failed: Array<number> = []
     let bodies: ReadonlyArray<string> = []
+    const cobroCpu = new CpuAccount()
+    const floorCpu = new CpuAccount()
     const cobro = async () => {
       appendRates.push(await appendSales(runtime, sales, perRound))
       sales += perRound
-      const { seconds, delivered } = await runWorkers(runtime, receiver, perRound, sales)
+      statementCounts.clear()
+      const { seconds, delivered, cpuBefore, cpuAfter } = await runWorkers(runtime, receiver, perRound, sales)
+      cobroCpu.add(cpuBefore, cpuAfter, perRound)
       cobroRates.push(delivered / seconds)
       failed.push(perRound - delivered)
       printSpans(`cobro round ${cobroRates.length}`)
+      printCounts(`cobro round ${cobroRates.length}`)
       if (bodies.length === 0) bodies = (await scheduledBodies(runtime)).slice(warm).map((s) => s.body)
     }
     const floor = async () => {
-      const seconds = await floorRound(receiver.url, bodies)
+      const seconds = await floorRound(receiver, bodies, floorCpu)
       floorRates.push(bodies.length / seconds)
     }
     // The floor needs Cobro's bodies: the first round is Cobro's; then the order alternates.
@@ -487,7 +602,8 @@ const throughput = async (receiver: Receiver) => {
       rounds,
       concurrency: floorConcurrency,
       deliveries_per_s: floorRate,
-      per_round: floorRates.map(Math.round)
+      per_round: floorRates.map(Math.round),
+      cpu_us_per_delivery: floorCpu.perDelivery()
     })
     emit({
       target: "cobro",
@@ -498,7 +614,8 @@ const throughput = async (receiver: Receiver) => {
       per_round: cobroRates.map(Math.round),
       failed_attempts_per_round: failed,
       ratio_to_floor: Number((cobroRate / floorRate).toFixed(3)),
-      ratio_per_round: cobroRates.map((r, i) => Number((r / floorRates[i]!).toFixed(3)))
+      ratio_per_round: cobroRates.map((r, i) => Number((r / floorRates[i]!).toFixed(3))),
+      cpu_us_per_delivery: cobroCpu.perDelivery()
     })
     emit({
       target: "cobro",
