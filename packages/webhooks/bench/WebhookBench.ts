@@ -22,7 +22,9 @@
  * `BENCH_CPU_PROFILE=<folder>` (a CPU profile of each timed Cobro phase, see `startProfile`),
  * `BENCH_SALES_READ_MODELS=timed` (the read models catch up on the sales inside the timed phase, as
  * before 2026-11-21's second session; by default they do so while the sales are appended, untimed),
- * `BENCH_CONSUMERS=separate` (each log consumer runs alone and reads the log for itself, as before
+ * `BENCH_DISPATCHERS=<n>` (n - 1 more processes running the dispatcher alone, `DispatcherProcess.ts`,
+ * sharing the deliveries through the lease table as several nodes do; their CPU counts as Cobro's;
+ * default 1, the bench process's dispatcher alone), `BENCH_CONSUMERS=separate` (each log consumer runs alone and reads the log for itself, as before
  * 2026-11-21's third session; by default they run as the server's, one group with one reader,
  * `Subscription.runAll`), `BENCH_COUNT=1` (the SQL statements of each timed round counted, printed).
  */
@@ -70,6 +72,7 @@ const rounds = env("BENCH_ROUNDS", 3)
 const floorConcurrency = env("BENCH_CONCURRENCY", 32)
 const backlog = env("BENCH_BACKLOG", 100_000)
 const phases = (process.env["BENCH_PHASES"] ?? "throughput,backlog").split(",")
+const dispatchers = env("BENCH_DISPATCHERS", 1)
 const trace = process.env["BENCH_TRACE"] === "1"
 const statementCounts = new Map<string, number>()
 if (process.env["BENCH_COUNT"] === "1") {
@@ -268,6 +271,9 @@ const postgresCpuMs = (): number => {
   return total
 }
 
+/** The extra dispatcher processes of `BENCH_DISPATCHERS` running now (their CPU counts as Cobro's). */
+const extraDispatchers: Array<ChildProcess> = []
+
 interface CpuSnapshot {
   readonly bench: number
   readonly receiver: number
@@ -277,7 +283,9 @@ interface CpuSnapshot {
 const cpuSnapshot = (receiver: Receiver): CpuSnapshot => {
   const self = process.cpuUsage()
   return {
-    bench: (self.user + self.system) / 1000,
+    bench:
+      (self.user + self.system) / 1000 +
+      extraDispatchers.reduce((sum, child) => sum + procCpuMs(child.pid!), 0),
     receiver: procCpuMs(receiver.pid),
     postgres: postgresCpuMs()
   }
@@ -347,6 +355,33 @@ const cobroRuntime = (url: string) => {
   return ManagedRuntime.make(trace ? layer.pipe(Layer.provide(Layer.setTracer(timingTracer))) : layer)
 }
 type CobroRuntime = ReturnType<typeof cobroRuntime>
+
+/**
+ * Starts `BENCH_DISPATCHERS - 1` more dispatcher processes on the database at `url`
+ * (`DispatcherProcess.ts`): they share the deliveries with this process's dispatcher through the
+ * lease table, as the dispatchers of several nodes do. Resolves once each is dispatching.
+ */
+const startExtraDispatchers = (url: string) =>
+  Promise.all(
+    Array.from(
+      { length: Math.max(0, dispatchers - 1) },
+      () =>
+        new Promise<void>((resolve, reject) => {
+          const child = fork(Path.join(import.meta.dirname, "DispatcherProcess.ts"), [], {
+            execArgv: ["--import", "tsx"],
+            stdio: ["ignore", "pipe", "inherit", "ipc"],
+            env: { ...process.env, DATABASE_URL: url, BENCH_TLS_CA: certificate.cert }
+          })
+          extraDispatchers.push(child)
+          child.stdout!.once("data", () => resolve())
+          child.once("exit", (code) => reject(new Error(`a dispatcher process exited (${code})`)))
+        })
+    )
+  )
+
+const stopExtraDispatchers = () => {
+  for (const child of extraDispatchers.splice(0)) child.kill("SIGKILL")
+}
 
 /**
  * What the server's background runs for webhooks: the read models and the notifier (a batch consumer,
@@ -545,6 +580,7 @@ const throughput = async (receiver: Receiver) => {
   const runtime = cobroRuntime(withDatabase(database))
   try {
     await runtime.runPromise(F.merchant(MERCHANT, { production: receiver.url }))
+    await startExtraDispatchers(withDatabase(database))
     // Warm-up: connections, plans, JIT, keep-alive sockets: 100 sales through the whole path.
     let sales = 0
     const warm = 100
@@ -610,6 +646,7 @@ const throughput = async (receiver: Receiver) => {
       workload: "throughput",
       deliveries: perRound,
       rounds,
+      dispatcher_processes: dispatchers,
       deliveries_per_s: cobroRate,
       per_round: cobroRates.map(Math.round),
       failed_attempts_per_round: failed,
@@ -623,6 +660,7 @@ const throughput = async (receiver: Receiver) => {
       events_per_s: Math.round(appendRates.reduce((s, r) => s + r, 0) / appendRates.length)
     })
   } finally {
+    stopExtraDispatchers()
     await runtime.dispose().catch(() => {})
     await dropDatabase(database)
   }
@@ -691,6 +729,7 @@ const drain = async (receiver: Receiver) => {
       }).pipe(Effect.orDie)
     )
     const seedSeconds = (performance.now() - seedStart) / 1000
+    await startExtraDispatchers(withDatabase(database))
     const already = (await receiver.count()).count
     const total = backlog + 1
     const samples: Array<{ delivered: number; rss: number; heap: number; seconds: number }> = []
@@ -720,6 +759,7 @@ const drain = async (receiver: Receiver) => {
       target: "cobro",
       workload: "backlog",
       notifications: total,
+      dispatcher_processes: dispatchers,
       seed_seconds: Number(seedSeconds.toFixed(1)),
       drain_seconds: Number(seconds.toFixed(1)),
       delivered,
@@ -744,6 +784,7 @@ const drain = async (receiver: Receiver) => {
       samples: samples.length
     })
   } finally {
+    stopExtraDispatchers()
     await runtime.dispose().catch(() => {})
     await dropDatabase(database)
   }

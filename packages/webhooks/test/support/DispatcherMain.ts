@@ -10,6 +10,7 @@
  * (the lease owner, also sent in the test-only header `x-cobro-test-dispatcher`);
  * `DISPATCHER_LEASE_MS`, `DISPATCHER_BATCH_SIZE`, `DISPATCHER_CONCURRENCY`, `DISPATCHER_POLL_MS`.
  */
+import type * as EventStore from "@cobro/domain/EventStore"
 import * as IdGenerator from "@cobro/domain/IdGenerator"
 import * as KeyVault from "@cobro/domain/KeyVault"
 import * as WebhookTransport from "@cobro/domain/WebhookTransport"
@@ -19,6 +20,7 @@ import * as PostgresClient from "@cobro/store-pg/PostgresClient"
 import * as Projection from "@cobro/store-pg/Projection"
 import * as ReadModels from "@cobro/store-pg/ReadModels"
 import * as Subscription from "@cobro/store-pg/Subscription"
+import type * as SqlClient from "@effect/sql/SqlClient"
 import * as Cause from "effect/Cause"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -102,10 +104,15 @@ const go = Effect.async<void>((resume) => {
 })
 
 const main = Effect.gen(function* () {
-  for (const projection of ReadModels.all) yield* Effect.forkScoped(Projection.run(projection))
-  // The notifier as the server runs it: a batch consumer, one append per batch read.
+  // The read models and the notifier as the server runs them: one group of log consumers with one
+  // reader of the log, the notifier a batch consumer (one append per batch read).
   const notify = yield* Notifier.makeBatchHandler()
-  yield* Effect.forkScoped(Subscription.run(Subscription.makeBatch(Notifier.CONSUMER_NAME, notify)))
+  yield* Effect.forkScoped(
+    Subscription.runAll<EventStore.EventStore | SqlClient.SqlClient>([
+      ...ReadModels.all.map(Projection.consumer),
+      Subscription.makeBatch(Notifier.CONSUMER_NAME, notify)
+    ])
+  )
   process.stdout.write(`${JSON.stringify({ ready: owner, pid: process.pid })}\n`)
   yield* go
   process.stdout.write(`${JSON.stringify({ dispatching: owner })}\n`)
