@@ -373,21 +373,27 @@ export const deliveryOf = (
     onLeft: (error) => Either.left<Unscheduled>({ _tag: "InvalidBody", message: error.message }),
     onRight: (text) =>
       Either.right(
-        new WebhookDelivery.ScheduleDelivery({
-          notificationId,
-          merchantId: notice.merchantId,
-          ...(Option.isSome(url) ? { url: url.value } : {}),
-          type: notice.type,
-          subject: notice.subject,
-          body: text,
-          signingKey: SigningKey.signingKeyFor({
-            channel: notice.channel,
+        new WebhookDelivery.ScheduleDelivery(
+          {
+            notificationId,
+            merchantId: notice.merchantId,
+            ...(Option.isSome(url) ? { url: url.value } : {}),
+            type: notice.type,
+            subject: notice.subject,
+            body: text,
+            signingKey: SigningKey.signingKeyFor({
+              channel: notice.channel,
+              sandbox: notice.sandbox,
+              paymentButtonEnabled: Merchant.isIntegrationActive(merchant, "payment_button")
+            }),
             sandbox: notice.sandbox,
-            paymentButtonEnabled: Merchant.isIntegrationActive(merchant, "payment_button")
-          }),
-          sandbox: notice.sandbox,
-          now: notice.at
-        })
+            now: notice.at
+          },
+          // Every field is typed by the schemas it was decoded or made with, but for two plain strings:
+          // the body (JSON text, never empty) and the URL (a stored `WebhookSet` may hold ""). Only a
+          // command with an empty one is validated, so that it fails as it always has.
+          { disableValidation: text.length > 0 && Option.getOrElse(url, () => "-").length > 0 }
+        )
       )
   })
 }
@@ -456,14 +462,16 @@ export const planFromHistory = (
   history: ReadonlyArray<EventStore.RecordedEvent>,
   merchantHistory: ReadonlyArray<EventStore.RecordedEvent>
 ): Option.Option<Either.Either<WebhookDelivery.ScheduleDelivery, Unscheduled>> =>
-  Option.map(noticeFromHistory(event, history), (notice) => {
-    const asOf = event.recordedAt.getTime()
-    const merchant = fold(
-      Merchant.Merchant,
-      merchantHistory.filter((r) => r.recordedAt.getTime() <= asOf).map((r) => decodeMerchant(r.data))
-    )
-    return deliveryOf(event.eventId, notice, merchant)
-  })
+  Option.map(noticeFromHistory(event, history), (notice) =>
+    deliveryOf(event.eventId, notice, merchantFromHistory(merchantHistory, event.recordedAt.getTime()))
+  )
+
+/** The merchant as it was at `asOf` (epoch milliseconds): its records recorded then or before, folded. */
+const merchantFromHistory = (merchantHistory: ReadonlyArray<EventStore.RecordedEvent>, asOf: number) =>
+  fold(
+    Merchant.Merchant,
+    merchantHistory.filter((r) => r.recordedAt.getTime() <= asOf).map((r) => decodeMerchant(r.data))
+  )
 
 /**
  * The delivery an event leads to: `None` when it raises no notification; `Left` when it raises one
@@ -477,6 +485,180 @@ export const planFor = Effect.fn("Notifications.planFor")(function* (event: Even
   const { state: merchant } = yield* loadMerchant(notice.value.merchantId, { asOf: event.recordedAt })
   return Option.some(deliveryOf(event.eventId, notice.value, merchant))
 })
+
+// ---------------------------------------------------------------------------------------------
+// From streams kept in memory (a notifier following the log)
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * A stream's events decoded (from its first record on) and the state after the first `folded` of
+ * them. One state only: a state per event would hold, for a merchant binding many terminals, as many
+ * copies of its terminals.
+ */
+interface Folding<E, S> {
+  readonly decode: (data: unknown) => E
+  readonly evolve: (state: S, event: E) => S
+  readonly initial: S
+  readonly events: Array<E>
+  state: S
+  folded: number
+}
+
+type Folded =
+  | {
+      readonly _tag: "TerminalCheckout"
+      readonly folding: Folding<TerminalCheckout.Event, TerminalCheckout.State>
+    }
+  | { readonly _tag: "PaymentLink"; readonly folding: Folding<PaymentLink.Event, PaymentLink.State> }
+  | { readonly _tag: "Payment"; readonly folding: Folding<Payment.Event, Payment.State> }
+  | { readonly _tag: "Merchant"; readonly folding: Folding<Merchant.Event, Merchant.State> }
+  | { readonly _tag: "Other" }
+
+const folding = <E, S>(
+  decider: { readonly initialState: S; readonly evolve: (state: S, event: E) => S },
+  decode: (data: unknown) => E
+): Folding<E, S> => ({
+  decode,
+  evolve: decider.evolve,
+  initial: decider.initialState,
+  events: [],
+  state: decider.initialState,
+  folded: 0
+})
+
+/**
+ * A stream's records (from version 1) with each one's decoded event and the state after it, computed
+ * once, when first needed: a notifier that keeps streams in memory plans a notification without
+ * decoding and folding the stream's history, nor its merchant's, again. The owner only ever appends
+ * to `records` (the events it follows, without a gap), so what was computed stays what a replay of
+ * the records gives.
+ */
+export interface Replay {
+  readonly streamId: string
+  readonly records: Array<EventStore.RecordedEvent>
+  readonly folded: Folded
+  /** How many records from the first are in `recordedAt` order (for the merchant "as of" an instant). */
+  ordered: number
+}
+
+/** The replay of a stream's records (which the caller then only appends to). */
+export const replayOf = (streamId: string, records: Array<EventStore.RecordedEvent>): Replay => {
+  const folded: Folded = (() => {
+    switch (aggregateOf({ streamId })) {
+      case TerminalCheckout.TerminalCheckout.name:
+        return {
+          _tag: "TerminalCheckout",
+          folding: folding(TerminalCheckout.TerminalCheckout, decodeTerminal)
+        } as const
+      case PaymentLink.PaymentLink.name:
+        return { _tag: "PaymentLink", folding: folding(PaymentLink.PaymentLink, decodeLink) } as const
+      case Payment.Payment.name:
+        return { _tag: "Payment", folding: folding(Payment.Payment, decodePayment) } as const
+      case Merchant.Merchant.name:
+        return { _tag: "Merchant", folding: folding(Merchant.Merchant, decodeMerchant) } as const
+      default:
+        return { _tag: "Other" } as const
+    }
+  })()
+  return { streamId, records, folded, ordered: 0 }
+}
+
+/**
+ * The state after the first `length` records, as `fold` gives it over their decoded events: each
+ * record is decoded once (a record that does not decode throws, as a replay of the history does), and
+ * folded once while the stream is asked about in order (an earlier prefix is folded again from its
+ * decoded events).
+ */
+const stateAt = <E, S>(
+  f: Folding<E, S>,
+  records: ReadonlyArray<EventStore.RecordedEvent>,
+  length: number
+): S => {
+  for (let i = f.events.length; i < length; i++) f.events.push(f.decode(records[i]!.data))
+  const from = length >= f.folded
+  let state = from ? f.state : f.initial
+  for (let i = from ? f.folded : 0; i < length; i++) state = f.evolve(state, f.events[i]!)
+  if (from) {
+    f.state = state
+    f.folded = length
+  }
+  return state
+}
+
+/** `fold`'s result and the last event over the first `length` (at least one) records. */
+const replayed = <E, S>(
+  f: Folding<E, S>,
+  records: ReadonlyArray<EventStore.RecordedEvent>,
+  length: number
+) => {
+  const state = stateAt(f, records, length)
+  return { last: f.events[length - 1]!, state }
+}
+
+/**
+ * {@link noticeFromHistory} of an event over the first `length` records of its stream's replay (the
+ * history up to and including the event).
+ */
+export const noticeFromReplay = (
+  event: EventStore.RecordedEvent,
+  own: Replay,
+  length: number
+): Option.Option<Notice> => {
+  const { folded, records } = own
+  const upTo = Math.min(length, records.length)
+  // Not a stream of the event's aggregate (a caller's mistake): its history decoded as the event's.
+  if (aggregateOf(event) !== aggregateOf(own)) {
+    return noticeFromHistory(event, records.slice(0, upTo))
+  }
+  if (!mayRaise(event) || upTo === 0) return Option.none()
+  switch (folded._tag) {
+    case "TerminalCheckout": {
+      const { last, state } = replayed(folded.folding, records, upTo)
+      return terminalNotice(state, last)
+    }
+    case "PaymentLink": {
+      const { last, state } = replayed(folded.folding, records, upTo)
+      const events = folded.folding.events
+      return linkNotice(state, last, events.length === upTo ? events : events.slice(0, upTo))
+    }
+    case "Payment": {
+      const { last, state } = replayed(folded.folding, records, upTo)
+      return paymentNotice(state, last)
+    }
+    default:
+      return Option.none()
+  }
+}
+
+/**
+ * The merchant of a replay as it was at `asOf`, as {@link planFromHistory} folds it: the records
+ * recorded at or before `asOf`. While the records are in `recordedAt` order those are a prefix,
+ * folded on from the one asked before; otherwise they are folded again.
+ */
+export const merchantAsOf = (merchant: Replay, asOf: Date): Merchant.State => {
+  const { folded, records } = merchant
+  const at = asOf.getTime()
+  if (folded._tag !== "Merchant") return merchantFromHistory(records, at)
+  const f = folded.folding
+  while (
+    merchant.ordered < records.length &&
+    (merchant.ordered === 0 ||
+      records[merchant.ordered - 1]!.recordedAt.getTime() <= records[merchant.ordered]!.recordedAt.getTime())
+  ) {
+    merchant.ordered++
+  }
+  if (merchant.ordered === records.length) {
+    let length = records.length
+    while (length > 0 && records[length - 1]!.recordedAt.getTime() > at) length--
+    return stateAt(f, records, length)
+  }
+  return fold(
+    Merchant.Merchant,
+    records.flatMap((r, i) =>
+      r.recordedAt.getTime() <= at ? [i < f.events.length ? f.events[i]! : f.decode(r.data)] : []
+    )
+  )
+}
 
 const encodeDeliveryEvent = Schema.encodeSync(WebhookDelivery.Event)
 

@@ -748,7 +748,9 @@ const drain = async (receiver: Receiver) => {
         seconds: (performance.now() - start) / 1000
       })
     }
-    const { seconds, delivered } = await drained
+    const { seconds, delivered, cpuBefore, cpuAfter } = await drained
+    const cpu = new CpuAccount()
+    cpu.add(cpuBefore, cpuAfter, total)
     printSpans("backlog drain")
     const at = (fraction: number) => samples.find((s) => s.delivered >= fraction * total) ?? samples.at(-1)!
     const point = (fraction: number) => {
@@ -764,6 +766,7 @@ const drain = async (receiver: Receiver) => {
       drain_seconds: Number(seconds.toFixed(1)),
       delivered,
       deliveries_per_s: Math.round(delivered / seconds),
+      cpu_us_per_delivery: cpu.perDelivery(),
       heap_mb_before: mb(before.heapUsed),
       rss_mb_before: mb(before.rss),
       heap_mb_peak: mb(Math.max(...samples.map((s) => s.heap))),

@@ -44,39 +44,45 @@ type Plan = Option.Option<Either.Either<WebhookDelivery.ScheduleDelivery, Notifi
  * The stream memory of {@link makeHandler} and {@link makeBatchHandler}: `plan(event)` follows the
  * log with `event` (to be called on every event, in log order) and plans the delivery it leads to
  * from the streams kept, or read. A defect while reading is logged and the event skipped (`None`).
+ * Each stream is kept as a `Notifications.Replay`, so that its events are decoded and folded once,
+ * not again for every notification that needs them (a merchant's, for each of its sales).
  */
 const makePlanner = (options?: HandlerOptions) => {
   const limit = options?.streams ?? 10_000
-  const streams = new Map<string, Array<EventStore.RecordedEvent>>()
-  const keep = (streamId: string, events: Array<EventStore.RecordedEvent>) => {
-    streams.delete(streamId)
-    streams.set(streamId, events)
+  const streams = new Map<string, Notifications.Replay>()
+  const keep = (replay: Notifications.Replay) => {
+    streams.delete(replay.streamId)
+    streams.set(replay.streamId, replay)
     if (streams.size > limit) streams.delete(streams.keys().next().value!)
   }
   /** Follows the log: extends a kept stream, starts one at version 1, forgets one with a gap. */
   const follow = (event: EventStore.RecordedEvent) => {
     if (!Notifications.isFollowed(event)) return
     const known = streams.get(event.streamId)
-    if (event.streamVersion === 1) return keep(event.streamId, [event])
+    if (event.streamVersion === 1) return keep(Notifications.replayOf(event.streamId, [event]))
     if (known === undefined) return
-    if (event.streamVersion <= known.length) return // read from the store already
-    if (event.streamVersion === known.length + 1) {
-      known.push(event)
-      return keep(event.streamId, known)
+    if (event.streamVersion <= known.records.length) return // read from the store already
+    if (event.streamVersion === known.records.length + 1) {
+      known.records.push(event)
+      return keep(known)
     }
     streams.delete(event.streamId)
   }
-  /** A stream up to `version`, kept or read (and then kept, as read now). */
+  /**
+   * A stream kept, or read (and then kept, as read now, when it has no gap), with how many of its
+   * records are the stream up to `version` (all of them without one).
+   */
   const history = (streamId: string, version?: number) =>
     Effect.gen(function* () {
       const known = streams.get(streamId)
-      if (known !== undefined && (version === undefined || known.length >= version)) {
-        return version === undefined ? known : known.slice(0, version)
+      if (known !== undefined && (version === undefined || known.records.length >= version)) {
+        return { replay: known, length: version ?? known.records.length }
       }
       const store = yield* EventStore.EventStore
       const read = [...(yield* store.readStream(streamId))]
-      if (read.every((e, i) => e.streamVersion === i + 1)) keep(streamId, read)
-      return version === undefined ? read : read.slice(0, version)
+      const replay = Notifications.replayOf(streamId, read)
+      if (read.every((e, i) => e.streamVersion === i + 1)) keep(replay)
+      return { replay, length: version === undefined ? read.length : Math.min(version, read.length) }
     })
   const none: Effect.Effect<Plan> = Effect.succeed(Option.none())
   return (event: EventStore.RecordedEvent): Effect.Effect<Plan, never, EventStore.EventStore> => {
@@ -84,10 +90,17 @@ const makePlanner = (options?: HandlerOptions) => {
     if (!Notifications.mayRaise(event)) return none
     return Effect.gen(function* () {
       const own = yield* history(event.streamId, event.streamVersion)
-      const notice = Notifications.noticeFromHistory(event, own)
+      const notice = Notifications.noticeFromReplay(event, own.replay, own.length)
       if (Option.isNone(notice)) return Option.none()
-      const merchant = yield* history(Notifications.merchantStreamOf(notice.value.merchantId))
-      return Notifications.planFromHistory(event, own, merchant)
+      const { replay: merchant } = yield* history(Notifications.merchantStreamOf(notice.value.merchantId))
+      // The merchant as it was when the event was recorded, as `Notifications.planFromHistory` takes it.
+      return Option.some(
+        Notifications.deliveryOf(
+          event.eventId,
+          notice.value,
+          Notifications.merchantAsOf(merchant, event.recordedAt)
+        )
+      )
     }).pipe(Effect.catchAllDefect((defect) => Effect.as(skipped(event)(defect), Option.none())))
   }
 }
@@ -138,7 +151,9 @@ export const makeBatchHandler = (
         []
       const streams = new Set<string>()
       for (const event of events) {
-        const command = yield* Effect.flatMap(plan(event), (p) => Notifications.toSchedule(event, p))
+        const planned = plan(event)
+        if (!Notifications.mayRaise(event)) continue // followed, nothing to plan
+        const command = yield* Effect.flatMap(planned, (p) => Notifications.toSchedule(event, p))
         if (Option.isNone(command)) continue
         // One append per stream in a batch; a delivery stream is one source event's, so never twice.
         const stream = Notifications.deliveryStreamOf(command.value.notificationId)

@@ -214,12 +214,25 @@ describe("Notifier", () => {
         mode: FastCheck.constantFrom("production" as const, "test" as const),
         set: FastCheck.boolean()
       }),
+      FastCheck.record({
+        kind: FastCheck.constant("rotate" as const),
+        merchant: FastCheck.integer({ min: 1, max: 3 }),
+        mode: FastCheck.constantFrom("production" as const, "test" as const)
+      }),
+      FastCheck.record({
+        kind: FastCheck.constant("button" as const),
+        merchant: FastCheck.integer({ min: 1, max: 3 })
+      }),
       FastCheck.record({ kind: FastCheck.constant("tick" as const) })
     )
     type Step = typeof step extends FastCheck.Arbitrary<infer A> ? A : never
 
-    /** A deterministic log from the steps: run twice, it writes the same events with the same ids. */
-    const randomHistory = (steps: ReadonlyArray<Step>) =>
+    /**
+     * A deterministic log from the steps: run twice, it writes the same events with the same ids.
+     * `spaced`: each step a second after the previous one, so that no merchant change shares the
+     * instant of an outcome logged before it (the reading handler takes the merchant as of the instant).
+     */
+    const randomHistory = (steps: ReadonlyArray<Step>, spaced = false) =>
       Effect.gen(function* () {
         const merchants = CommandHandler.make(Merchant.Merchant)
         yield* F.setTime(0)
@@ -229,6 +242,7 @@ describe("Notifier", () => {
         let t = 0
         for (const [i, s] of steps.entries()) {
           const n = i + 1
+          if (spaced) yield* F.setTime((t += 1))
           switch (s.kind) {
             case "tick":
               yield* F.setTime((t += 5))
@@ -254,6 +268,28 @@ describe("Notifier", () => {
                 s.set
                   ? new Merchant.SetWebhook({ mode: s.mode, url: `${OTHER}/${n}`, now })
                   : new Merchant.DeleteWebhook({ mode: s.mode, now })
+              ).pipe(Effect.ignore)
+              break
+            }
+            case "rotate": {
+              const now = yield* DateTime.now
+              const keyPair = F.pair(1000 + n)
+              yield* merchants(
+                `MER_${s.merchant}`,
+                new Merchant.RotateKey({ integration: "terminal_api", mode: s.mode, keyPair, now })
+              ).pipe(Effect.ignore)
+              break
+            }
+            case "button": {
+              const now = yield* DateTime.now
+              yield* merchants(
+                `MER_${s.merchant}`,
+                new Merchant.ActivateIntegration({
+                  integration: "payment_button",
+                  production: F.pair(2000 + n),
+                  test: F.pair(3000 + n),
+                  now
+                })
               ).pipe(Effect.ignore)
               break
             }
@@ -285,6 +321,42 @@ describe("Notifier", () => {
               return yield* scheduled
             })
           )
+          expect(batched).toEqual(reference)
+        }),
+      { fastCheck: { numRuns: 25 } }
+    )
+
+    it.effect.prop(
+      "over random logs with merchant changes, the handlers that keep few streams schedule what the reading handler schedules",
+      [FastCheck.array(step, { minLength: 1, maxLength: 30 }), sizes, FastCheck.integer({ min: 1, max: 6 })],
+      ([steps, batches, streams]) =>
+        Effect.gen(function* () {
+          const within = <A>(
+            body: Effect.Effect<A, never, EventStore.EventStore | IdGenerator.IdGenerator>
+          ) =>
+            Effect.gen(function* () {
+              yield* randomHistory(steps, true)
+              return yield* body
+            }).pipe(Effect.provide(Layer.merge(InMemoryEventStore.layer, IdGenerator.layerSequential)))
+          const reference = yield* within(
+            Effect.gen(function* () {
+              yield* consume(Notifier.handle)
+              return yield* scheduled
+            })
+          )
+          const kept = yield* within(
+            Effect.gen(function* () {
+              yield* consume(yield* Notifier.makeHandler({ streams }))
+              return yield* scheduled
+            })
+          )
+          const batched = yield* within(
+            Effect.gen(function* () {
+              yield* consumeInBatches(yield* Notifier.makeBatchHandler({ streams }), batches)
+              return yield* scheduled
+            })
+          )
+          expect(kept).toEqual(reference)
           expect(batched).toEqual(reference)
         }),
       { fastCheck: { numRuns: 25 } }
