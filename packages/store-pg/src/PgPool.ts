@@ -36,6 +36,11 @@ export const make = (config: PgPoolConfig) =>
           connectionString: config.url === undefined ? undefined : Redacted.value(config.url),
           max: config.maxConnections,
           application_name: config.applicationName ?? "cobro",
+          // Every statement Cobro sends is a short OLTP one. Without fresh statistics (a table that
+          // grew since its last ANALYZE, or a server without autovacuum) the planner's estimates
+          // pass `jit_above_cost`, and each execution then spends 50–150 ms compiling a plan that
+          // runs in a few (measured on the dispatcher's queue, `docs/benchmarks.md`, Webhooks).
+          options: "-c jit=off",
           connectionTimeoutMillis: Duration.toMillis(connectTimeout),
           idleTimeoutMillis:
             config.idleTimeout === undefined ? undefined : Duration.toMillis(config.idleTimeout)

@@ -9,10 +9,13 @@ import * as Effect from "effect/Effect"
 import * as Deferred from "effect/Deferred"
 import * as Either from "effect/Either"
 import * as Fiber from "effect/Fiber"
+import * as Option from "effect/Option"
 import * as Random from "effect/Random"
 import { randomUUID } from "node:crypto"
 import * as Redacted from "effect/Redacted"
 import * as Migrations from "../src/Migrations.js"
+import * as PgEventStore from "../src/PgEventStore.js"
+import * as PgPool from "../src/PgPool.js"
 import * as PostgresClient from "../src/PostgresClient.js"
 import * as Verify from "../src/Verify.js"
 import * as Databases from "./support/Databases.js"
@@ -155,6 +158,73 @@ layer(Databases.postgres, { excludeTestServices: true, timeout: "60 seconds" })(
           expect((yield* Verify.verify).breaks).toEqual([])
         }),
       { timeout: 60_000 }
+    )
+  }
+)
+
+/** Every node of an `EXPLAIN (FORMAT JSON)` plan. */
+const planNodes = (plan: Record<string, unknown>): Array<Record<string, unknown>> => [
+  plan,
+  ...((plan["Plans"] as Array<Record<string, unknown>> | undefined) ?? []).flatMap(planNodes)
+]
+
+layer(Databases.postgres, { excludeTestServices: true, timeout: "60 seconds" })(
+  "plans on PostgreSQL, without fresh statistics",
+  (it) => {
+    it.effect("the pool's sessions never JIT-compile a plan", () =>
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        // The layer under test has the pool (typed away from the store's services).
+        const pool = Option.getOrThrow(yield* Effect.serviceOption(PgPool.PgPool))
+        // Through @effect/sql and through `pg` directly, on several connections at once.
+        const shown = yield* Effect.all(
+          [
+            ...Array.from({ length: 4 }, () =>
+              sql<{ jit: string }>`SHOW jit`.pipe(Effect.map((r) => r[0]!.jit))
+            ),
+            ...Array.from({ length: 4 }, () =>
+              Effect.promise(() => pool.query<{ jit: string }>("SHOW jit")).pipe(
+                Effect.map((r) => r.rows[0]!.jit)
+              )
+            )
+          ],
+          { concurrency: "unbounded" }
+        )
+        expect(shown).toEqual(Array.from({ length: 8 }, () => "off"))
+      })
+    )
+
+    it.effect(
+      "readStreams looks each stream up through the stream index, not by scanning the log, in a log grown since its last ANALYZE",
+      () =>
+        Effect.gen(function* () {
+          const store = yield* EventStore.EventStore
+          const sql = yield* SqlClient.SqlClient
+          // 6,000 events in 3,000 streams, appended at once: this new database has no statistics of
+          // them yet (unless autovacuum analysed it meanwhile, which only makes the planner better informed).
+          const prefix = `plan-${randomUUID().slice(0, 8)}`
+          yield* store.appendBatch(
+            Array.from({ length: 3_000 }, (_, i) => ({
+              streamId: `${prefix}-${i}`,
+              events: [event("Opened", { i, padding: "x".repeat(200) }), event("Closed", { i })],
+              expected: EventStore.ExpectedVersion.NoStream()
+            }))
+          )
+          const ids = Array.from({ length: 100 }, (_, i) => `${prefix}-${i * 30}`)
+          const [row] = yield* sql.unsafe<{ "QUERY PLAN": Array<{ Plan: Record<string, unknown> }> }>(
+            `EXPLAIN (FORMAT JSON) ${PgEventStore.readStreamsStatement}`,
+            [ids]
+          )
+          const nodes = planNodes(row!["QUERY PLAN"][0]!.Plan)
+          const scansOfLog = nodes.filter((n) => n["Relation Name"] === "cobro_events")
+          expect(scansOfLog.length).toBeGreaterThan(0)
+          expect(scansOfLog.map((n) => n["Node Type"])).not.toContain("Seq Scan")
+          // And it reads what it should: each stream whole, in version order.
+          const read = yield* store.readStreams(ids)
+          expect([...read.values()].map((events) => events.map((e) => e.type))).toEqual(
+            ids.map(() => ["Opened", "Closed"])
+          )
+        })
     )
   }
 )

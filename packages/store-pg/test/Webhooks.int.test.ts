@@ -327,6 +327,63 @@ for (const [name, database] of [
           }).pipe(Effect.withClock(clock))
       )
 
+      it.scoped(
+        "a claim deletes the given-back leases the read model has caught up with, at most once per PURGE_INTERVAL of its clock",
+        () =>
+          Effect.gen(function* () {
+            yield* catchUp
+            yield* drain
+            yield* F.merchant("MER_10", { production: PROD, keyBase: 80 })
+            for (let n = 801; n <= 802; n++) yield* F.approvedSale({ merchantId: "MER_10", n })
+            yield* catchUp
+            const sql = yield* SqlClient.SqlClient
+            // A queue of its own: its purge clock starts with this test.
+            const queue = yield* PgDeliveryQueue.make
+            const t = yield* now
+            // Longer than the test's claims: a claim held is never expired by them.
+            const lease = Duration.hours(1)
+            const claimed = yield* queue.claim({ now: t, limit: 10, lease, owner: "p1" })
+            expect(claimed).toHaveLength(2)
+            const [first, second] = claimed as [NotificationId, NotificationId]
+            // Both attempted once (a 500: retries due 15 minutes later), the read model shown it.
+            for (const id of claimed) {
+              yield* CommandHandler.make(WebhookDelivery.WebhookDelivery)(
+                id,
+                new WebhookDelivery.RecordAttempt({
+                  attempt: 1,
+                  result: { _tag: "Answered", statusCode: 500, snippet: "" },
+                  latencyMs: 5,
+                  now: t
+                })
+              )
+            }
+            yield* catchUp
+            const leased = () =>
+              sql<{ stream_id: string }>`SELECT stream_id FROM cobro_webhook_leases
+                WHERE stream_id IN ${sql.in(claimed.map(Notifications.deliveryStreamOf))}`.pipe(
+                Effect.map((rows) => rows.map((r) => r.stream_id).sort())
+              )
+            const streams = (...ids: ReadonlyArray<NotificationId>) =>
+              ids.map(Notifications.deliveryStreamOf).sort()
+            const claimAt = (seconds: number) =>
+              queue.claim({ now: DateTime.add(t, { seconds }), limit: 100, lease, owner: "p2" })
+            const interval = Duration.toSeconds(PgDeliveryQueue.PURGE_INTERVAL)
+            // This queue purged at its first claim (t). The first given back: kept by a claim within
+            // the interval, deleted by the first claim after it; the second, still held, stays.
+            yield* queue.releaseAll([{ notificationId: first, attemptsRecorded: 1 }], "p1")
+            expect(yield* claimAt(1)).toEqual([])
+            expect(yield* leased()).toEqual(streams(first, second))
+            expect(yield* claimAt(interval)).toEqual([])
+            expect(yield* leased()).toEqual(streams(second))
+            // The second given back: the same, from that purge on.
+            yield* queue.releaseAll([{ notificationId: second, attemptsRecorded: 1 }], "p1")
+            expect(yield* claimAt(interval + 1)).toEqual([])
+            expect(yield* leased()).toEqual(streams(second))
+            expect(yield* claimAt(2 * interval)).toEqual([])
+            expect(yield* leased()).toEqual([])
+          }).pipe(Effect.withClock(clock))
+      )
+
       it.scoped("concurrent claims never hand one notification to two dispatchers", () =>
         Effect.gen(function* () {
           yield* catchUp
