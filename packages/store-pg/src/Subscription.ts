@@ -271,6 +271,38 @@ export const catchUp = <E, R>(
   Effect.map(catchUpFrom(consumer, options, undefined), (done) => done.count)
 
 /**
+ * Runs `catchUp` for ever: at once, then after each wake-up of the log (`LogNotifications`) or
+ * `pollInterval`, never sooner than `batchInterval` after the last run: an idle consumer reacts to
+ * the next append at once, a busy one lets the events of many appends share a batch. The pauses use
+ * wall-clock time, not the Clock in context: a test's virtual clock must not stall consumers.
+ */
+const forEverWoken = <E, R>(
+  options: Options | undefined,
+  catchUp: Effect.Effect<void, E, R>
+): Effect.Effect<never, E, R | LogNotifications.LogNotifications> =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      const notifications = yield* LogNotifications.LogNotifications
+      const wake = yield* Queue.sliding<void>(1)
+      yield* notifications.appended.pipe(
+        Stream.runForEach(() => Queue.offer(wake, undefined)),
+        Effect.forkScoped
+      )
+      const pollInterval = options?.pollInterval ?? Duration.seconds(1)
+      const pause = Effect.withClock(
+        Effect.sleep(options?.batchInterval ?? defaultBatchInterval),
+        Clock.make()
+      )
+      while (true) {
+        yield* Queue.takeAll(wake)
+        yield* catchUp
+        yield* pause
+        yield* Queue.take(wake).pipe(Effect.timeoutOption(pollInterval))
+      }
+    })
+  )
+
+/**
  * Runs a consumer for ever: catch up, then sleep until a notification or the poll interval, repeat.
  * Fails only with the handler's error.
  */
@@ -282,31 +314,16 @@ export const run = <E, R>(
   E,
   R | EventStore.EventStore | SqlClient.SqlClient | LogNotifications.LogNotifications
 > =>
-  Effect.scoped(
-    Effect.gen(function* () {
-      const notifications = yield* LogNotifications.LogNotifications
-      const wake = yield* Queue.sliding<void>(1)
-      yield* notifications.appended.pipe(
-        Stream.runForEach(() => Queue.offer(wake, undefined)),
-        Effect.forkScoped
-      )
-      const pollInterval = options?.pollInterval ?? Duration.seconds(1)
-      // Wall-clock time, not the Clock in context: a test's virtual clock must not stall consumers.
-      const pause = Effect.withClock(
-        Effect.sleep(options?.batchInterval ?? defaultBatchInterval),
-        Clock.make()
-      )
-      // Where this runner's last batch left the checkpoint: the next reads start there.
-      let reached: EventStore.Checkpoint | undefined = undefined
-      while (true) {
-        yield* Queue.takeAll(wake)
-        reached = (yield* catchUpFrom(consumer, options, reached)).reached
-        // An idle consumer reacts to the next append at once; a busy one waits before running again.
-        yield* pause
-        yield* Queue.take(wake).pipe(Effect.timeoutOption(pollInterval))
-      }
-    })
-  ).pipe(Effect.withSpan("Subscription.run", { attributes: { consumer: consumer.name } }))
+  Effect.suspend(() => {
+    // Where this runner's last batch left the checkpoint: the next reads start there.
+    let reached: EventStore.Checkpoint | undefined = undefined
+    return forEverWoken(
+      options,
+      Effect.map(catchUpFrom(consumer, options, reached), (done) => {
+        reached = done.reached
+      })
+    )
+  }).pipe(Effect.withSpan("Subscription.run", { attributes: { consumer: consumer.name } }))
 
 // ---------------------------------------------------------------------------------------------
 // Several consumers, one reader of the log
@@ -464,26 +481,16 @@ export const runAll = <R>(
   never,
   R | EventStore.EventStore | SqlClient.SqlClient | LogNotifications.LogNotifications
 > =>
-  Effect.scoped(
-    Effect.gen(function* () {
-      const notifications = yield* LogNotifications.LogNotifications
-      const wake = yield* Queue.sliding<void>(1)
-      yield* notifications.appended.pipe(
-        Stream.runForEach(() => Queue.offer(wake, undefined)),
-        Effect.forkScoped
-      )
-      const members = makeMembers(consumers)
-      const pollInterval = options?.pollInterval ?? Duration.seconds(1)
-      // Wall-clock time, as `run`: a test's virtual clock must not stall consumers.
-      const wallClock = Clock.make()
-      const pause = Effect.withClock(Effect.sleep(options?.batchInterval ?? defaultBatchInterval), wallClock)
-      while (true) {
-        yield* Queue.takeAll(wake)
-        while (yield* Effect.withClock(stepGroup(members, options), wallClock)) {
+  Effect.suspend(() => {
+    const members = makeMembers(consumers)
+    // The group's consumers rest by wall-clock time too (see `forEverWoken`).
+    const stepOnce = Effect.withClock(stepGroup(members, options), Clock.make())
+    return forEverWoken(
+      options,
+      Effect.gen(function* () {
+        while (yield* stepOnce) {
           // full pages: more is waiting
         }
-        yield* pause
-        yield* Queue.take(wake).pipe(Effect.timeoutOption(pollInterval))
-      }
-    })
-  ).pipe(Effect.withSpan("Subscription.runAll", { attributes: { consumers: consumers.length } }))
+      })
+    )
+  }).pipe(Effect.withSpan("Subscription.runAll", { attributes: { consumers: consumers.length } }))

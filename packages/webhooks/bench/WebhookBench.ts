@@ -29,15 +29,10 @@
  * `Subscription.runAll`), `BENCH_COUNT=1` (the SQL statements of each timed round counted, printed).
  */
 import * as EventStore from "@cobro/domain/EventStore"
-import * as IdGenerator from "@cobro/domain/IdGenerator"
-import * as KeyVault from "@cobro/domain/KeyVault"
 import * as Notifications from "@cobro/domain/Notifications"
 import * as WebhookDelivery from "@cobro/domain/WebhookDelivery"
 import * as F from "@cobro/domain/testing/WebhookFixtures"
 import * as LogNotifications from "@cobro/store-pg/LogNotifications"
-import * as PgDeliveryQueue from "@cobro/store-pg/PgDeliveryQueue"
-import * as PgEventStore from "@cobro/store-pg/PgEventStore"
-import * as PostgresClient from "@cobro/store-pg/PostgresClient"
 import * as Projection from "@cobro/store-pg/Projection"
 import * as ReadModels from "@cobro/store-pg/ReadModels"
 import * as Subscription from "@cobro/store-pg/Subscription"
@@ -47,7 +42,6 @@ import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Option from "effect/Option"
-import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import * as Tracer from "effect/Tracer"
 import { type ChildProcess, execFileSync, fork } from "node:child_process"
@@ -60,7 +54,7 @@ import { performance } from "node:perf_hooks"
 import * as Pg from "pg"
 import { Pool } from "undici"
 import * as Dispatcher from "../src/Dispatcher.js"
-import * as HttpTransport from "../src/HttpTransport.js"
+import * as CobroLayer from "./CobroLayer.js"
 import * as Notifier from "../src/Notifier.js"
 
 const env = (name: string, fallback: number) => {
@@ -318,40 +312,18 @@ class CpuAccount {
 // Cobro
 // ---------------------------------------------------------------------------------------------
 
-/** The test keys of the fixtures: sealed `sealed:<n>` opens to `secret-<n>`. */
-const TestVault = Layer.succeed(KeyVault.KeyVault, {
-  issue: () => Effect.die("not used"),
-  hashIdentityKey: () => {
-    throw new Error("not used")
-  },
-  unseal: (sealed) => Effect.succeed(F.unsealTest(sealed))
-})
-
-const RandomIds = Layer.succeed(IdGenerator.IdGenerator, {
-  next: (prefix: string) => Effect.sync(() => prefix + randomBytes(12).toString("hex")),
-  uuid: Effect.sync(() => randomUUID())
-})
-
 /** The merchant of the bench and its production secret (terminal API key 1 of the fixtures). */
 const MERCHANT = "MER_BENCH"
 const SECRET = "secret-1"
 
-/**
- * Cobro on `url`: the server's pool size (24), the store, the queue, the real transport (loopback
- * allowed as with `COBRO_DEV_WEBHOOKS=1`; https, trusting the receiver's certificate).
- */
+/** Cobro on `url` (`CobroLayer`), with the server's pool size (24). */
 const cobroRuntime = (url: string) => {
-  const layer = Layer.mergeAll(
-    PgDeliveryQueue.layer,
-    HttpTransport.layer({ dev: true, ca: [certificate.cert] }),
-    TestVault
-  ).pipe(
-    Layer.provideMerge(Layer.merge(PgEventStore.layerMigrated, RandomIds)),
-    Layer.provideMerge(
-      PostgresClient.layer({ url: Redacted.make(url), maxConnections: 24, applicationName: "cobro-bench" })
-    ),
-    Layer.orDie
-  )
+  const layer = CobroLayer.layer({
+    url,
+    ca: certificate.cert,
+    maxConnections: 24,
+    applicationName: "cobro-bench"
+  })
   return ManagedRuntime.make(trace ? layer.pipe(Layer.provide(Layer.setTracer(timingTracer))) : layer)
 }
 type CobroRuntime = ReturnType<typeof cobroRuntime>
