@@ -82,6 +82,17 @@ const dropStream = (id: string) =>
     )
   )
 
+/** `store` with the length of each page `readAll` returns recorded in `pages`. */
+const countingPages = (store: EventStore.EventStore["Type"]) => {
+  const pages: Array<number> = []
+  const counting = EventStore.EventStore.of({
+    ...store,
+    readAll: (options) =>
+      Effect.tap(store.readAll(options), (page) => Effect.sync(() => pages.push(page.length)))
+  })
+  return { pages, counting }
+}
+
 /** Runs the contract against `storeLayer`, a fresh database per suite. */
 export const storeContract = (
   name: string,
@@ -378,12 +389,7 @@ export const storeContract = (
         yield* store.append(streamId(), [event("A"), event("B"), event("C")], NoStream())
         yield* Eventually.logVisible
         // The log's pages as the consumer reads them, counted.
-        const pages: Array<number> = []
-        const counting = EventStore.EventStore.of({
-          ...store,
-          readAll: (options) =>
-            Effect.tap(store.readAll(options), (page) => Effect.sync(() => pages.push(page.length)))
-        })
+        const { pages, counting } = countingPages(store)
         const catchUp = (batchSize: number) =>
           Subscription.catchUp(consumer, { batchSize }).pipe(
             Effect.provideService(EventStore.EventStore, counting)
@@ -534,12 +540,7 @@ export const storeContract = (
             })
           const first = [...(yield* append(["Other", "Wanted"])), ...(yield* append(["Other"]))]
           yield* Eventually.logVisible
-          const pages: Array<number> = []
-          const counting = EventStore.EventStore.of({
-            ...store,
-            readAll: (options) =>
-              Effect.tap(store.readAll(options), (page) => Effect.sync(() => pages.push(page.length)))
-          })
+          const { pages, counting } = countingPages(store)
           const all = [ahead, batch, behind, choosy]
           const catchUpAll = (batchSize: number) =>
             Subscription.catchUpAll(
