@@ -18,19 +18,65 @@ import * as Ref from "effect/Ref"
 /** The checkpoint name of the notifier as a log consumer. */
 export const CONSUMER_NAME = "webhooks:notifier"
 
-/** Logs a defect met while scheduling an event's notification: the event is skipped. */
-const skipped = (event: EventStore.RecordedEvent) => (defect: unknown) =>
-  Effect.logError("notifier: event skipped, its stream could not be read", defect).pipe(
-    Effect.annotateLogs({ eventId: event.eventId, streamId: event.streamId })
+/**
+ * A defect of the store itself (a lost connection, a statement that timed out, a deadlock): not the
+ * event's fault, so it is never a reason to skip the event. It fails the handler, so that the
+ * consumer's batch is not checkpointed and is tried again (`Subscription` rests, then starts again
+ * from the saved checkpoint): a notification is late, never lost.
+ */
+class StoreFailure {
+  constructor(readonly defect: unknown) {}
+  toString() {
+    return `StoreFailure: ${String(this.defect)}`
+  }
+}
+
+const markStoreFailure = <A, E>(effect: Effect.Effect<A, E>): Effect.Effect<A, E> =>
+  Effect.catchAllDefect(effect, (defect) =>
+    Effect.die(defect instanceof StoreFailure ? defect : new StoreFailure(defect))
+  )
+
+/** The store as the notifier plans and writes with it: its defects marked as {@link StoreFailure}s. */
+const marked = (store: EventStore.EventStore["Type"]): EventStore.EventStore["Type"] =>
+  EventStore.EventStore.of({
+    ...store,
+    append: (streamId, events, expected) => markStoreFailure(store.append(streamId, events, expected)),
+    appendBatch: (items) => markStoreFailure(store.appendBatch(items)),
+    readStream: (streamId, options) => markStoreFailure(store.readStream(streamId, options)),
+    readStreams: (streamIds) => markStoreFailure(store.readStreams(streamIds)),
+    readAll: (options) => markStoreFailure(store.readAll(options))
+  })
+
+/** Runs `effect` with the store's defects marked (W18). */
+const withStoreMarked = <A, E>(
+  effect: Effect.Effect<A, E, EventStore.EventStore>
+): Effect.Effect<A, E, EventStore.EventStore> =>
+  Effect.flatMap(EventStore.EventStore, (store) =>
+    Effect.provideService(effect, EventStore.EventStore, marked(store))
   )
 
 /**
- * Schedules the notification an event raises, if any. A defect while reading the event's stream (a
- * corrupted log) is logged and the event skipped, so that one bad event cannot stop every webhook.
+ * Skips an event whose notification cannot be planned (a defect of the domain decoding or folding
+ * its stream: an event the log holds that this version cannot read), logged, so that one bad event
+ * cannot stop every webhook. A {@link StoreFailure} is not skipped: it goes on failing the handler.
+ */
+const skipped = (event: EventStore.RecordedEvent) => (defect: unknown) =>
+  defect instanceof StoreFailure
+    ? Effect.die(defect)
+    : Effect.logError("notifier: event skipped, its notification could not be planned", defect).pipe(
+        Effect.annotateLogs({ eventId: event.eventId, streamId: event.streamId })
+      )
+
+/**
+ * Schedules the notification an event raises, if any. An event whose notification cannot be planned
+ * (its stream cannot be decoded) is logged and skipped; a failure of the store fails the handler, so
+ * that its consumer tries the event again (W18).
  */
 export const handle = (event: EventStore.RecordedEvent): Effect.Effect<void, never, EventStore.EventStore> =>
   Notifications.mayRaise(event)
-    ? Notifications.schedule(event).pipe(Effect.asVoid, Effect.catchAllDefect(skipped(event)))
+    ? withStoreMarked(
+        Notifications.schedule(event).pipe(Effect.asVoid, Effect.catchAllDefect(skipped(event)))
+      )
     : Effect.void
 
 /** How many streams a handler made by {@link makeHandler} keeps in memory; default 10,000. */
@@ -43,7 +89,8 @@ type Plan = Option.Option<Either.Either<WebhookDelivery.ScheduleDelivery, Notifi
 /**
  * The stream memory of {@link makeHandler} and {@link makeBatchHandler}: `plan(event)` follows the
  * log with `event` (to be called on every event, in log order) and plans the delivery it leads to
- * from the streams kept, or read. A defect while reading is logged and the event skipped (`None`).
+ * from the streams kept, or read. A defect while planning is logged and the event skipped (`None`);
+ * one of the store (run it with the store marked) fails the plan (W18).
  * Each stream is kept as a `Notifications.Replay`, so that its events are decoded and folded once,
  * not again for every notification that needs them (a merchant's, for each of its sales).
  */
@@ -122,10 +169,12 @@ export const makeHandler = (
     return (event: EventStore.RecordedEvent) => {
       const planned = plan(event)
       if (!Notifications.mayRaise(event)) return Effect.void
-      return Effect.flatMap(planned, (p) =>
-        Option.isNone(p)
-          ? Effect.void
-          : Notifications.schedule(event, p).pipe(Effect.asVoid, Effect.catchAllDefect(skipped(event)))
+      return withStoreMarked(
+        Effect.flatMap(planned, (p) =>
+          Option.isNone(p)
+            ? Effect.void
+            : Notifications.schedule(event, p).pipe(Effect.asVoid, Effect.catchAllDefect(skipped(event)))
+        )
       )
     }
   })
@@ -146,7 +195,9 @@ export const makeBatchHandler = (
 > =>
   Effect.sync(() => {
     const plan = makePlanner(options)
-    return Effect.fn("Notifier.handleBatch")(function* (events: ReadonlyArray<EventStore.LoggedEvent>) {
+    const handleBatch = Effect.fn("Notifier.handleBatch")(function* (
+      events: ReadonlyArray<EventStore.LoggedEvent>
+    ) {
       const toAppend: Array<{ event: EventStore.RecordedEvent; command: WebhookDelivery.ScheduleDelivery }> =
         []
       const streams = new Set<string>()
@@ -168,20 +219,13 @@ export const makeBatchHandler = (
         .appendBatch(toAppend.map(({ event, command }) => Notifications.scheduleAppend(event, command)))
         .pipe(
           Effect.as(true),
-          Effect.catchAll(() => Effect.succeed(false)),
-          Effect.catchAllDefect((defect) =>
-            Effect.as(
-              Effect.logWarning("notifier: batch append failed, scheduling one by one", defect),
-              false
-            )
-          )
+          Effect.catchAll(() => Effect.succeed(false))
         )
       if (written) return
       yield* Effect.annotateCurrentSpan("fallback", true)
-      for (const { event, command } of toAppend) {
-        yield* Notifications.appendSchedule(event, command).pipe(Effect.catchAllDefect(skipped(event)))
-      }
+      for (const { event, command } of toAppend) yield* Notifications.appendSchedule(event, command)
     })
+    return (events: ReadonlyArray<EventStore.LoggedEvent>) => withStoreMarked(handleBatch(events))
   })
 
 /** Applies `handle` to every event after `checkpoint`, advancing it; returns how many events were read. */

@@ -10,8 +10,10 @@ import * as WebhookDelivery from "@cobro/domain/WebhookDelivery"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
 import * as FastCheck from "effect/FastCheck"
 import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as F from "@cobro/domain/testing/WebhookFixtures"
@@ -422,5 +424,149 @@ describe("Notifier", () => {
         )
       }).pipe(Effect.provide(layer))
     })
+  })
+
+  describe("when the store fails, or an event cannot be read (W18)", () => {
+    type BatchHandler = (
+      events: ReadonlyArray<EventStore.LoggedEvent>
+    ) => Effect.Effect<void, never, EventStore.EventStore>
+
+    /** The three handlers, each as a consumer's batch handler. */
+    const handlers: ReadonlyArray<[string, Effect.Effect<BatchHandler>]> = [
+      ["handle", Effect.succeed((events) => Effect.forEach(events, Notifier.handle, { discard: true }))],
+      [
+        "makeHandler",
+        Effect.map(
+          Notifier.makeHandler({ streams: 3 }),
+          (handle) => (events) => Effect.forEach(events, handle, { discard: true })
+        )
+      ],
+      ["makeBatchHandler", Notifier.makeBatchHandler({ streams: 3 })]
+    ]
+
+    /**
+     * The in-memory store, where, once armed, the `failAt`-th call of the notifier (a read or a write)
+     * dies once, as a lost connection would; `calls` counts the calls made since arming.
+     */
+    const faulty = () => {
+      const fault = { armed: false, failAt: 0, calls: 0, fired: 0 }
+      const once = <A, E>(effect: Effect.Effect<A, E>) =>
+        Effect.suspend(() => {
+          if (!fault.armed) return effect
+          if (++fault.calls !== fault.failAt) return effect
+          fault.fired++
+          return Effect.die(new Error("Connection terminated unexpectedly"))
+        })
+      const layer = Layer.effect(
+        EventStore.EventStore,
+        Effect.map(InMemoryEventStore.make, (inner) =>
+          EventStore.EventStore.of({
+            ...inner,
+            append: (streamId, events, expected) => once(inner.append(streamId, events, expected)),
+            appendBatch: (items) => once(inner.appendBatch(items)),
+            readStream: (streamId, options) => once(inner.readStream(streamId, options)),
+            readStreams: (streamIds) => once(inner.readStreams(streamIds))
+          })
+        )
+      )
+      return { fault, layer: Layer.merge(layer, IdGenerator.layerSequential) }
+    }
+
+    /**
+     * Consumes the log in batches as a `Subscription` consumer does: a batch whose handler fails is
+     * not checkpointed and is handled again, by the same handler. Returns how many batches failed.
+     */
+    const consumeAsSubscription = (handle: BatchHandler, sizes: ReadonlyArray<number>) =>
+      Effect.gen(function* () {
+        const events = yield* F.allEvents
+        let failed = 0
+        for (let at = 0, i = 0; at < events.length; at += sizes[i % sizes.length]!, i++) {
+          const batch = events.slice(at, at + sizes[i % sizes.length]!)
+          while (Exit.isFailure(yield* Effect.exit(handle(batch)))) failed++
+        }
+        return failed
+      })
+
+    it.effect.prop(
+      "a failure of the store fails the batch, and the batch handled again schedules every delivery: none skipped",
+      [
+        FastCheck.constantFrom(...handlers),
+        FastCheck.array(FastCheck.integer({ min: 1, max: 40 }), { minLength: 1, maxLength: 6 }),
+        FastCheck.nat()
+      ],
+      ([[, make], sizes, seed]) =>
+        Effect.gen(function* () {
+          const reference = yield* run(Effect.succeed(Notifier.handle))
+          // A clean run counts the store calls the handler makes; the faulty run fails one of them.
+          const clean = faulty()
+          yield* Effect.gen(function* () {
+            yield* history
+            clean.fault.armed = true
+            yield* consumeAsSubscription(yield* make, sizes)
+          }).pipe(Effect.provide(clean.layer))
+          expect(clean.fault.calls).toBeGreaterThan(0)
+          const { fault, layer } = faulty()
+          fault.failAt = 1 + (seed % clean.fault.calls)
+          const failed = yield* Effect.gen(function* () {
+            yield* history
+            fault.armed = true
+            const failed = yield* consumeAsSubscription(yield* make, sizes)
+            expect(yield* scheduled).toEqual(reference)
+            return failed
+          }).pipe(Effect.provide(layer))
+          expect(fault.fired).toBe(1)
+          expect(failed).toBe(1)
+        }),
+      { fastCheck: { numRuns: 30 } }
+    )
+
+    it.effect(
+      "an event whose stream cannot be decoded is logged and skipped; the events after it are notified",
+      () =>
+        Effect.gen(function* () {
+          for (const [name, make] of handlers) {
+            const logs: Array<string> = []
+            const logger = Logger.make(({ message }) => {
+              logs.push(Array.isArray(message) ? String(message[0]) : String(message))
+            })
+            const events = yield* Effect.gen(function* () {
+              yield* history
+              const store = yield* EventStore.EventStore
+              // A sale outcome in a stream this version cannot decode (its data is not a checkout event).
+              yield* store.append(
+                "TerminalCheckout-CHK_UNREADABLE",
+                [
+                  {
+                    eventId: "00000000-0000-4000-8000-00000000bad1",
+                    type: "SaleApproved",
+                    schemaVersion: 1,
+                    data: { nonsense: true },
+                    metadata: {}
+                  }
+                ],
+                EventStore.ExpectedVersion.NoStream()
+              )
+              yield* F.approvedSale({ merchantId: "MER_1", n: 50 })
+              const handle = yield* make
+              yield* handle(yield* F.allEvents)
+              return yield* scheduled
+            }).pipe(
+              Effect.provide(Layer.merge(InMemoryEventStore.layer, IdGenerator.layerSequential)),
+              Effect.provide(Logger.replace(Logger.defaultLogger, logger))
+            )
+            const sale = yield* Effect.gen(function* () {
+              yield* history
+              yield* F.approvedSale({ merchantId: "MER_1", n: 50 })
+              yield* consume(Notifier.handle)
+              return yield* scheduled
+            }).pipe(Effect.provide(Layer.merge(InMemoryEventStore.layer, IdGenerator.layerSequential)))
+            expect(events, name).toEqual(sale)
+            expect(
+              logs.filter((m) => m.includes("event skipped")),
+              name
+            ).toHaveLength(1)
+          }
+        })
+    )
   })
 })
