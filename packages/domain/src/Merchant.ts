@@ -142,10 +142,14 @@ export class RemoveLinkMethod extends Schema.TaggedClass<RemoveLinkMethod>()("Re
   now: Schema.DateTimeUtc
 }) {}
 
-/** Registers the production webhook or the (single) test webhook; replaces the one registered. */
+/**
+ * Registers the production webhook or the (single) test webhook; replaces the one registered.
+ * `standardWebhooks`: the endpoint also gets the Standard Webhooks headers (W19); default off.
+ */
 export class SetWebhook extends Schema.TaggedClass<SetWebhook>()("SetWebhook", {
   mode: KeyMode,
   url: Schema.String,
+  standardWebhooks: Schema.optional(Schema.Boolean),
   now: Schema.DateTimeUtc
 }) {}
 
@@ -247,9 +251,11 @@ export class LinkMethodRemoved extends Schema.TaggedClass<LinkMethodRemoved>()("
   at: Schema.DateTimeUtc
 }) {}
 
+/** A webhook registered. `standardWebhooks` is written only when on: older events read as off. */
 export class WebhookSet extends Schema.TaggedClass<WebhookSet>()("WebhookSet", {
   mode: KeyMode,
   url: Schema.String,
+  standardWebhooks: Schema.optional(Schema.Literal(true)),
   at: Schema.DateTimeUtc
 }) {}
 
@@ -397,12 +403,19 @@ export interface Existing {
   readonly terminalMethods: { readonly [M in TerminalMethod]: boolean }
   /** The methods links offer, with their bounds; a method absent is not offered. */
   readonly linkMethods: { readonly [M in LinkMethod]?: AmountBounds }
-  readonly webhooks: { readonly [M in KeyMode]: Option.Option<string> }
+  readonly webhooks: { readonly [M in KeyMode]: Option.Option<Webhook> }
   readonly createdAt: DateTime.Utc
   readonly updatedAt: DateTime.Utc
 }
 
 export type State = Initial | Existing
+
+/** A registered webhook endpoint. */
+export interface Webhook {
+  readonly url: string
+  /** Whether attempts to it carry the Standard Webhooks headers too (W19). */
+  readonly standardWebhooks: boolean
+}
 
 export const initialState: State = { _tag: "Initial" }
 
@@ -457,12 +470,16 @@ export const linkMethodBounds = (state: State): { readonly [M in LinkMethod]?: A
  * when none is registered, the webhook registered in the panel (spec D: sandbox terminal-API
  * notifications "go to the webhook registered in the panel").
  */
-export const webhookUrl = (state: State, mode: KeyMode): Option.Option<string> =>
+export const webhookFor = (state: State, mode: KeyMode): Option.Option<Webhook> =>
   state._tag === "Initial"
     ? Option.none()
     : mode === "production"
       ? state.webhooks.production
       : Option.orElse(state.webhooks.test, () => state.webhooks.production)
+
+/** The URL of {@link webhookFor}. */
+export const webhookUrl = (state: State, mode: KeyMode): Option.Option<string> =>
+  Option.map(webhookFor(state, mode), (webhook) => webhook.url)
 
 /** Whether the integration's keys are activated (signing rule 3's "when enabled"). */
 export const isIntegrationActive = (state: State, integration: Integration): boolean =>
@@ -576,9 +593,20 @@ export const decide = (command: Command, state: State): Either.Either<ReadonlyAr
       if (!(c.mode === "production" ? HttpsUrl : HttpUrl).test(c.url)) {
         return Either.left(new InvalidWebhookUrl({ merchantId, mode: c.mode, url: c.url }))
       }
-      return Option.contains(state.webhooks[c.mode], c.url)
+      const standardWebhooks = c.standardWebhooks === true
+      return Option.exists(
+        state.webhooks[c.mode],
+        (w) => w.url === c.url && w.standardWebhooks === standardWebhooks
+      )
         ? none
-        : ok(new WebhookSet({ mode: c.mode, url: c.url, at: c.now }))
+        : ok(
+            new WebhookSet({
+              mode: c.mode,
+              url: c.url,
+              ...(standardWebhooks ? { standardWebhooks } : {}),
+              at: c.now
+            })
+          )
     },
     DeleteWebhook: (c) =>
       Option.isNone(state.webhooks[c.mode]) ? none : ok(new WebhookDeleted({ mode: c.mode, at: c.now }))
@@ -723,7 +751,10 @@ export const evolve = (state: State, event: Event): State => {
     },
     WebhookSet: (e): State => ({
       ...state,
-      webhooks: { ...state.webhooks, [e.mode]: Option.some(e.url) },
+      webhooks: {
+        ...state.webhooks,
+        [e.mode]: Option.some({ url: e.url, standardWebhooks: e.standardWebhooks === true })
+      },
       updatedAt: e.at
     }),
     WebhookDeleted: (e): State => ({

@@ -281,14 +281,24 @@ export const setWebhook = Effect.fn("MerchantAdmin.setWebhook")(function* (
   merchantId: string,
   mode: KeyMode,
   url: string,
-  options: { readonly allowInsecure?: boolean; readonly metadata?: EventStore.EventMetadata } = {}
+  options: {
+    readonly allowInsecure?: boolean
+    readonly metadata?: EventStore.EventMetadata
+    /** The endpoint also gets the Standard Webhooks headers (W19); default off. */
+    readonly standardWebhooks?: boolean
+  } = {}
 ) {
   if (options.allowInsecure === false && !url.startsWith("https://")) {
     return yield* new Merchant.InvalidWebhookUrl({ merchantId: MerchantId.make(merchantId), mode, url })
   }
   const now = yield* DateTime.now
-  yield* handle(merchantId, new Merchant.SetWebhook({ mode, url, now }), options.metadata ?? {})
-  return { mode, url }
+  const standardWebhooks = options.standardWebhooks === true
+  yield* handle(
+    merchantId,
+    new Merchant.SetWebhook({ mode, url, standardWebhooks, now }),
+    options.metadata ?? {}
+  )
+  return { mode, url, standardWebhooks }
 })
 
 /** Deletes the webhook of one mode: delivery to it stops. Deleting an absent webhook changes nothing. */

@@ -5,6 +5,7 @@ import * as Either from "effect/Either"
 import * as FastCheck from "effect/FastCheck"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 import * as CommandHandler from "@cobro/domain/CommandHandler"
 import { fold } from "@cobro/domain/Decider"
 import * as IdGenerator from "@cobro/domain/IdGenerator"
@@ -439,6 +440,52 @@ describe("Merchant", () => {
         .when(setHook("production", "https://a.example/p"))
         .thenNothing()
     })
+    it("an endpoint may ask for the Standard Webhooks headers: the choice is recorded only when on, and changing it alone is a change", () => {
+      const on = new Merchant.SetWebhook({
+        mode: "production",
+        url: "https://a.example/p",
+        standardWebhooks: true,
+        now: at(1)
+      })
+      const setOn = new Merchant.WebhookSet({
+        mode: "production",
+        url: "https://a.example/p",
+        standardWebhooks: true,
+        at: at(1)
+      })
+      spec.given(created()).when(on).then([setOn])
+      // Off is the absence of the field: a WebhookSet written before the option reads as off.
+      expect(
+        Schema.encodeSync(Merchant.Event)(hookSet("production", "https://a.example/p"))
+      ).not.toHaveProperty("standardWebhooks")
+      const off = stateOf([...created(), hookSet("production", "https://a.example/p")])
+      expect(Merchant.webhookFor(off, "production")).toEqual(
+        Option.some({ url: "https://a.example/p", standardWebhooks: false })
+      )
+      spec
+        .given([...created(), hookSet("production", "https://a.example/p")])
+        .when(on)
+        .then([setOn])
+      spec
+        .given([...created(), setOn])
+        .when(on)
+        .thenNothing()
+      spec
+        .given([...created(), setOn])
+        .when(setHook("production", "https://a.example/p"))
+        .then([hookSet("production", "https://a.example/p")])
+      // A sandbox notification sent to the panel's webhook follows that endpoint's choice.
+      const panel = stateOf([...created(), setOn])
+      expect(Option.map(Merchant.webhookFor(panel, "test"), (w) => w.standardWebhooks)).toEqual(
+        Option.some(true)
+      )
+      const deleted = stateOf([
+        ...created(),
+        setOn,
+        new Merchant.WebhookDeleted({ mode: "production", at: at(2) })
+      ])
+      expect(Merchant.webhookFor(deleted, "production")).toEqual(Option.none())
+    })
     it("deleting the webhook stops delivery to it", () => {
       const history = [...created(), hookSet("production", "https://a.example/p")]
       spec
@@ -518,8 +565,12 @@ describe("Merchant", () => {
       FastCheck.record({
         mode,
         url: FastCheck.constantFrom("https://a.example/h", "https://b.example/h", "http://c.example/h"),
+        standardWebhooks: FastCheck.boolean(),
         m: minute
-      }).map(({ mode, url, m }) => new Merchant.SetWebhook({ mode, url, now: at(m) })),
+      }).map(
+        ({ mode, url, standardWebhooks, m }) =>
+          new Merchant.SetWebhook({ mode, url, standardWebhooks, now: at(m) })
+      ),
       FastCheck.record({ mode, m: minute }).map(
         ({ mode, m }) => new Merchant.DeleteWebhook({ mode, now: at(m) })
       )
@@ -535,7 +586,7 @@ describe("Merchant", () => {
     )
 
     it.prop(
-      "after any run: a revoked key's hash is gone, held hashes are distinct, every link method has min ≤ max, at most one webhook per mode",
+      "after any run: a revoked key's hash is gone, held hashes are distinct, every link method has min ≤ max, at most one webhook per mode, as last registered",
       [run],
       ([commands]) => {
         let state = Merchant.initialState
@@ -557,6 +608,11 @@ describe("Merchant", () => {
           }
           if (state._tag !== "Initial")
             expect(Object.keys(state.webhooks).sort()).toEqual(["production", "test"])
+          if (command._tag === "SetWebhook" && state._tag !== "Initial") {
+            expect(state.webhooks[command.mode]).toEqual(
+              Option.some({ url: command.url, standardWebhooks: command.standardWebhooks === true })
+            )
+          }
           for (const t of Merchant.boundTerminals(state)) expect(["SMART", "SMART_PRO"]).toContain(t.model)
         }
       }

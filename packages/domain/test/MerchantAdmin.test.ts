@@ -160,7 +160,8 @@ describe("MerchantAdmin", () => {
         ).toBe("InvalidWebhookUrl")
         expect(yield* MerchantAdmin.setWebhook(merchantId, "test", "http://localhost/h")).toEqual({
           mode: "test",
-          url: "http://localhost/h"
+          url: "http://localhost/h",
+          standardWebhooks: false
         })
         const strict = yield* Effect.flip(
           MerchantAdmin.setWebhook(merchantId, "test", "http://localhost/h", { allowInsecure: false })

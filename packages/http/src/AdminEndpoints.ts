@@ -95,10 +95,22 @@ export const PaymentMethodsBody = Schema.Struct({
   })
 }).annotations({ identifier: "AdminPaymentMethods" })
 
-/** `PUT /admin/v1/merchants/{merchant_id}/webhook`, and its 200. */
-export const WebhookBody = Schema.Struct({ url: Schema.String, mode: KeyMode }).annotations({
-  identifier: "AdminWebhook"
-})
+/**
+ * `PUT /admin/v1/merchants/{merchant_id}/webhook`: `standard_webhooks` asks for the Standard Webhooks
+ * headers beside the spec's signature (W19); absent, off.
+ */
+export const WebhookRequest = Schema.Struct({
+  url: Schema.String,
+  mode: KeyMode,
+  standard_webhooks: Schema.optional(Schema.Boolean)
+}).annotations({ identifier: "AdminWebhookRequest" })
+
+/** Its 200: the webhook as registered. */
+export const WebhookBody = Schema.Struct({
+  url: Schema.String,
+  mode: KeyMode,
+  standard_webhooks: Schema.Boolean
+}).annotations({ identifier: "AdminWebhook" })
 
 /** `POST /admin/v1/merchants/{merchant_id}/keys/rotate`. */
 export const RotateKeyRequest = Schema.Struct({ integration: Integration, mode: KeyMode })
@@ -208,7 +220,7 @@ export class AdminGroup extends HttpApiGroup.make("admin")
   .add(
     HttpApiEndpoint.put("setWebhook", "/admin/v1/merchants/:merchant_id/webhook")
       .setPath(MerchantPath)
-      .pipe(withJsonBody(WebhookBody))
+      .pipe(withJsonBody(WebhookRequest))
       .addSuccess(WebhookBody)
   )
   .add(

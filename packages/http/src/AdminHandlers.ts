@@ -232,10 +232,12 @@ export const layer = HttpApiBuilder.group(CobroApi, "admin", (handlers) =>
     )
     .handleRaw("setWebhook", ({ path }) =>
       Effect.gen(function* () {
-        const body = yield* RequestBody.decode(AdminEndpoints.WebhookBody)
-        return yield* MerchantAdmin.setWebhook(path.merchant_id, body.mode, body.url, {
-          metadata: ACTOR
+        const body = yield* RequestBody.decode(AdminEndpoints.WebhookRequest)
+        const set = yield* MerchantAdmin.setWebhook(path.merchant_id, body.mode, body.url, {
+          metadata: ACTOR,
+          standardWebhooks: body.standard_webhooks === true
         }).pipe(Effect.mapError(fromMerchantError))
+        return { url: set.url, mode: set.mode, standard_webhooks: set.standardWebhooks }
       })
     )
     .handle("deleteWebhook", ({ path, urlParams }) =>

@@ -329,7 +329,11 @@ describe("admin API", () => {
             mode: "production"
           })
           expect(prod.status).toBe(200)
-          expect(prod.json).toEqual({ url: "https://shop.example/hooks", mode: "production" })
+          expect(prod.json).toEqual({
+            url: "https://shop.example/hooks",
+            mode: "production",
+            standard_webhooks: false
+          })
           const test = yield* TestApp.admin("PUT", path, { url: "http://localhost:9000/hooks", mode: "test" })
           expect(test.status).toBe(200)
           const deleted = yield* TestApp.admin("DELETE", `${path}?mode=test`)
@@ -339,6 +343,31 @@ describe("admin API", () => {
           expect(again.status).toBe(204)
         })
       )
+    )
+
+    it.live(
+      "PUT webhook with standard_webhooks: true registers the endpoint with the Standard Webhooks headers; a non-boolean is 400 on standard_webhooks",
+      () =>
+        run(
+          Effect.gen(function* () {
+            const m = yield* TestApp.createMerchant()
+            const path = `${merchantPath(m.merchantId)}/webhook`
+            const url = "https://shop.example/hooks"
+            const on = yield* TestApp.admin("PUT", path, { url, mode: "production", standard_webhooks: true })
+            expect(on.status).toBe(200)
+            expect(on.json).toEqual({ url, mode: "production", standard_webhooks: true })
+            const bad = yield* TestApp.admin("PUT", path, {
+              url,
+              mode: "production",
+              standard_webhooks: "yes"
+            })
+            expect(bad.status).toBe(400)
+            expect(bad.json.errors[0]).toMatchObject({ code: "ValidationError", field: "standard_webhooks" })
+            // Registering the same URL without it turns them off.
+            const off = yield* TestApp.admin("PUT", path, { url, mode: "production" })
+            expect(off.json).toEqual({ url, mode: "production", standard_webhooks: false })
+          })
+        )
     )
 
     it.live("the production webhook must be https (400 on url)", () =>

@@ -378,7 +378,11 @@ describe("cobro admin and rebuild next to a running server on PostgreSQL", () =>
             env
           )
         )
-        expect(JSON.parse(hooked.stdout)).toStrictEqual({ mode: "test", url: hook.url })
+        expect(JSON.parse(hooked.stdout)).toStrictEqual({
+          url: hook.url,
+          mode: "test",
+          standard_webhooks: false
+        })
         const methods = yield* call(
           "Bearer cli-test",
           "PUT",

@@ -5,6 +5,7 @@
 import { verifySignature } from "@cobro/webhooks/Signature"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import { createHmac } from "node:crypto"
 import * as Http from "node:http"
 import type * as Net from "node:net"
 import * as Path from "node:path"
@@ -132,16 +133,24 @@ const receiver = Effect.acquireRelease(
     () =>
       new Promise<{
         url: string
-        received: Array<{ body: string; signature: string | undefined }>
+        received: Array<{ body: string; signature: string | undefined; headers: Http.IncomingHttpHeaders }>
         server: Http.Server
       }>((resolve) => {
-        const received: Array<{ body: string; signature: string | undefined }> = []
+        const received: Array<{
+          body: string
+          signature: string | undefined
+          headers: Http.IncomingHttpHeaders
+        }> = []
         const server = Http.createServer((req, res) => {
           let body = ""
           req.on("data", (chunk) => (body += chunk))
           req.on("end", () => {
             const signature = req.headers["x-service-signature"]
-            received.push({ body, signature: typeof signature === "string" ? signature : undefined })
+            received.push({
+              body,
+              signature: typeof signature === "string" ? signature : undefined,
+              headers: req.headers
+            })
             res.writeHead(200).end("ok")
           })
         })
@@ -173,7 +182,7 @@ const sale = (serial: string) => ({
 
 describe("terminal sale to signed webhook, through the composed server", () => {
   it.scopedLive(
-    "a sandbox sale on a simulated terminal is notified to the test webhook, signed with the empty key (COBRO_DEV_WEBHOOKS=1)",
+    "a sandbox sale on a simulated terminal is notified to the test webhook, signed with the empty key (COBRO_DEV_WEBHOOKS=1), with the Standard Webhooks headers the endpoint asked for",
     () =>
       Effect.gen(function* () {
         const hook = yield* receiver
@@ -194,9 +203,14 @@ describe("terminal sale to signed webhook, through the composed server", () => {
           }),
           yield* admin(server, "PATCH", `${base}/terminals/SN-E2E`, { api_enabled: true }),
           yield* admin(server, "PUT", `${base}/payment-methods`, { terminal: { POS: true } }),
-          yield* admin(server, "PUT", `${base}/webhook`, { url: hook.url, mode: "test" })
+          yield* admin(server, "PUT", `${base}/webhook`, {
+            url: hook.url,
+            mode: "test",
+            standard_webhooks: true
+          })
         ]
         expect(steps.map((step) => step.status)).toStrictEqual([201, 200, 200, 200])
+        expect(steps[3]!.json).toStrictEqual({ url: hook.url, mode: "test", standard_webhooks: true })
         const checkout = yield* withKey(server, terminalKey, "POST", "/payments/app-checkout", sale("SN-E2E"))
         expect(checkout.status, checkout.text).toBe(201)
         for (let i = 0; i < 150 && hook.received.length === 0; i++) yield* Effect.sleep("200 millis")
@@ -205,6 +219,13 @@ describe("terminal sale to signed webhook, through the composed server", () => {
         expect(JSON.parse(delivered.body).type).toBe("SALE_APPROVED")
         expect(JSON.parse(delivered.body).data.merchant_id).toBe(merchantId)
         expect(verifySignature(delivered.body, delivered.signature, "")).toBe(true)
+        // Standard Webhooks: v1, Base64 HMAC-SHA256 of "id.timestamp.body", keyed with the same (empty) secret.
+        const { "webhook-id": id, "webhook-timestamp": timestamp } = delivered.headers
+        expect(id).toBe(JSON.parse(delivered.body).id)
+        const expected = createHmac("sha256", "")
+          .update(`${id}.${timestamp}.${delivered.body}`)
+          .digest("base64")
+        expect(delivered.headers["webhook-signature"]).toBe(`v1,${expected}`)
         expect((yield* Effect.promise(() => server.stop())).code).toBe(0)
       })
   )

@@ -52,8 +52,6 @@ export interface Config {
   readonly wakeups?: Stream.Stream<unknown>
   /** Answer time allowed; default the spec's 2 seconds. */
   readonly timeoutMs?: number
-  /** Also send the Standard Webhooks headers (`webhook-id`, `webhook-timestamp`, `webhook-signature`). */
-  readonly standardWebhooks?: boolean
 }
 
 /** What one attempt of the dispatcher did. */
@@ -190,7 +188,7 @@ const send = Effect.fnUntraced(function* (
     } as Outcome | Sent
   const notification = state.notification
   const merchant = yield* merchants(notification.merchantId)
-  const registered = Merchant.webhookUrl(merchant, notification.sandbox ? "test" : "production")
+  const registered = Merchant.webhookFor(merchant, notification.sandbox ? "test" : "production")
   if (Option.isNone(registered)) {
     yield* handleDelivery(
       notificationId,
@@ -220,7 +218,8 @@ const send = Effect.fnUntraced(function* (
             bytes,
             secret.value,
             DateTime.toEpochMillis(sentAt),
-            config.standardWebhooks ?? false
+            // The endpoint's own choice, as registered now (W19), like the key that signs (W9).
+            registered.value.standardWebhooks
           ),
           timeoutMs: config.timeoutMs ?? 2000
         })

@@ -79,11 +79,15 @@ const onlyDelivery = Effect.gen(function* () {
   return NotificationId.make((scheduled!.data as { notificationId: string }).notificationId)
 })
 
-const sale = (receiverUrl: string, setup: { sandbox?: boolean } = {}) =>
+const sale = (receiverUrl: string, setup: { sandbox?: boolean; standardWebhooks?: boolean } = {}) =>
   Effect.gen(function* () {
+    const { sandbox = false, standardWebhooks = false } = setup
     yield* F.setTime(0)
-    yield* F.merchant("MER_1", setup.sandbox ? { test: receiverUrl } : { production: receiverUrl })
-    yield* F.approvedSale({ merchantId: "MER_1", n: 1, ...setup })
+    yield* F.merchant("MER_1", {
+      ...(sandbox ? { test: receiverUrl } : { production: receiverUrl }),
+      standardWebhooks
+    })
+    yield* F.approvedSale({ merchantId: "MER_1", n: 1, sandbox })
     yield* F.setTime(10)
   })
 
@@ -147,11 +151,11 @@ describe("Dispatcher", () => {
       }).pipe(Effect.provide(Services))
     )
 
-    it.scoped("the Standard Webhooks headers are sent when enabled", () =>
+    it.scoped("the Standard Webhooks headers are sent to an endpoint registered with them", () =>
       Effect.gen(function* () {
         const rx = yield* R.receiver({ tls: true })
-        yield* sale(rx.url)
-        yield* step({ ...config, standardWebhooks: true })
+        yield* sale(rx.url, { standardWebhooks: true })
+        yield* step()
         const [request] = rx.received
         const id = request!.headers["webhook-id"] as string
         const timestamp = request!.headers["webhook-timestamp"] as string
@@ -163,6 +167,44 @@ describe("Dispatcher", () => {
         expect(request!.headers["webhook-signature"]).toBe(`v1,${expected}`)
         expect(R.opensslSignature(request!.body, "secret-1")).toBe(request!.headers[Signature.HEADER])
       }).pipe(Effect.provide(Services))
+    )
+
+    it.scoped(
+      "the Standard Webhooks headers are each endpoint's choice, as registered at the attempt: on for one, off for another, off again after re-registering",
+      () =>
+        Effect.gen(function* () {
+          const rx = yield* R.receiver({ tls: true })
+          const standard = (i: number) =>
+            ["webhook-id", "webhook-timestamp", "webhook-signature"].filter(
+              (h) => rx.received[i]!.headers[h] !== undefined
+            )
+          const merchants = CommandHandler.make(Merchant.Merchant)
+          const setWebhook = (mode: "production" | "test", url: string, standardWebhooks = false) =>
+            Effect.flatMap(DateTime.now, (now) =>
+              merchants("MER_1", new Merchant.SetWebhook({ mode, url, standardWebhooks, now }))
+            )
+          yield* F.setTime(0)
+          yield* F.merchant("MER_1", {})
+          yield* setWebhook("production", `${rx.url}/prod`, true)
+          yield* setWebhook("test", `${rx.url}/test`)
+          yield* F.approvedSale({ merchantId: "MER_1", n: 1 })
+          yield* F.approvedSale({ merchantId: "MER_1", n: 2, sandbox: true })
+          yield* F.setTime(10)
+          expect(yield* step()).toBe(2)
+          const byPath = (path: string) => rx.received.findIndex((r) => r.path === path)
+          expect(standard(byPath("/hook/prod"))).toHaveLength(3)
+          expect(standard(byPath("/hook/test"))).toEqual([])
+          // Re-registered without them (same URL): the next notification has the spec's header only.
+          yield* setWebhook("production", `${rx.url}/prod`, false)
+          yield* F.approvedSale({ merchantId: "MER_1", n: 3 })
+          yield* F.setTime(20)
+          expect(yield* step()).toBe(1)
+          expect(rx.received[2]!.path).toBe("/hook/prod")
+          expect(standard(2)).toEqual([])
+          expect(rx.received[2]!.headers[Signature.HEADER]).toBe(
+            R.opensslSignature(rx.received[2]!.body, "secret-1")
+          )
+        }).pipe(Effect.provide(Services))
     )
   })
 

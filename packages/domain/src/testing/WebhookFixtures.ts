@@ -52,6 +52,8 @@ export interface MerchantSetup {
   readonly button?: boolean
   /** Key numbers base: terminal API keys are base+1 (production), base+2 (test); button base+3, base+4. */
   readonly keyBase?: number
+  /** The webhooks registered ask for the Standard Webhooks headers too. */
+  readonly standardWebhooks?: boolean
 }
 
 /** A merchant with terminal-API keys and the given webhooks. */
@@ -59,6 +61,7 @@ export const merchant = (id: string, setup: MerchantSetup = {}) =>
   Effect.gen(function* () {
     const merchantId = MerchantId.make(id)
     const base = setup.keyBase ?? 0
+    const standardWebhooks = setup.standardWebhooks === true ? true : undefined
     const now = yield* DateTime.now
     yield* merchants(id, new Merchant.CreateMerchant({ merchantId, name: "Café Central", now }))
     yield* merchants(
@@ -82,9 +85,14 @@ export const merchant = (id: string, setup: MerchantSetup = {}) =>
       )
     }
     if (setup.production) {
-      yield* merchants(id, new Merchant.SetWebhook({ mode: "production", url: setup.production, now }))
+      yield* merchants(
+        id,
+        new Merchant.SetWebhook({ mode: "production", url: setup.production, standardWebhooks, now })
+      )
     }
-    if (setup.test) yield* merchants(id, new Merchant.SetWebhook({ mode: "test", url: setup.test, now }))
+    if (setup.test) {
+      yield* merchants(id, new Merchant.SetWebhook({ mode: "test", url: setup.test, standardWebhooks, now }))
+    }
     return merchantId
   })
 

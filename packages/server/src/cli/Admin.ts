@@ -160,14 +160,24 @@ export const setTerminalApi = (
 
 /** `cobro webhook set`: registers the merchant's production or test webhook. */
 export const setWebhook = (
-  input: { readonly merchant: string; readonly mode: KeyMode; readonly url: string },
+  input: {
+    readonly merchant: string
+    readonly mode: KeyMode
+    readonly url: string
+    readonly standardWebhooks: boolean
+  },
   options: { readonly json: boolean }
 ) =>
   Effect.gen(function* () {
     const set = yield* MerchantAdmin.setWebhook(input.merchant, input.mode, input.url, {
-      metadata: metadata()
+      metadata: metadata(),
+      standardWebhooks: input.standardWebhooks
     }).pipe(Effect.mapError(refused(input.merchant)))
-    yield* print(options.json, set, [`The ${set.mode} webhook of ${input.merchant} is ${set.url}.`])
+    // The admin API's body (`PUT …/webhook`).
+    const body = { url: set.url, mode: set.mode, standard_webhooks: set.standardWebhooks }
+    yield* print(options.json, body, [
+      `The ${set.mode} webhook of ${input.merchant} is ${set.url}${set.standardWebhooks ? ", with the Standard Webhooks headers" : ""}.`
+    ])
   })
 
 /** `cobro keys rotate`: revokes one key pair and issues its replacement, shown once. */

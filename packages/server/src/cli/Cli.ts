@@ -136,7 +136,15 @@ const terminal = group("terminal", ["bind", "enable", "disable"]).pipe(
 
 const webhookSet = Command.make(
   "set",
-  { merchant, mode, url: Options.text("url").pipe(Options.withDescription("where notifications go")), json },
+  {
+    merchant,
+    mode,
+    url: Options.text("url").pipe(Options.withDescription("where notifications go")),
+    standardWebhooks: Options.boolean("standard-webhooks").pipe(
+      Options.withDescription("also send the Standard Webhooks headers (webhook-id, -timestamp, -signature)")
+    ),
+    json
+  },
   ({ json, ...input }) => onAdmin(Admin.setWebhook(input, { json }))
 ).pipe(Command.withDescription("register the merchant's production or test webhook"))
 
