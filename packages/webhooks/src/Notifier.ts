@@ -24,10 +24,12 @@ export const CONSUMER_NAME = "webhooks:notifier"
  * consumer's batch is not checkpointed and is tried again (`Subscription` rests, then starts again
  * from the saved checkpoint): a notification is late, never lost.
  */
-class StoreFailure {
-  constructor(readonly defect: unknown) {}
-  toString() {
-    return `StoreFailure: ${String(this.defect)}`
+class StoreFailure extends Error {
+  constructor(defect: unknown) {
+    super(`the event store failed: ${defect instanceof Error ? defect.message : String(defect)}`, {
+      cause: defect
+    })
+    this.name = "StoreFailure"
   }
 }
 
