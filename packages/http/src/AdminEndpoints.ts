@@ -112,6 +112,13 @@ export const WebhookBody = Schema.Struct({
   standard_webhooks: Schema.Boolean
 }).annotations({ identifier: "AdminWebhook" })
 
+/** The 200 of `PUT …/webhook` (and `cobro webhook set --json`) for a webhook as registered. */
+export const webhookBody = (set: {
+  readonly url: string
+  readonly mode: KeyMode
+  readonly standardWebhooks: boolean
+}): typeof WebhookBody.Type => ({ url: set.url, mode: set.mode, standard_webhooks: set.standardWebhooks })
+
 /** `POST /admin/v1/merchants/{merchant_id}/keys/rotate`. */
 export const RotateKeyRequest = Schema.Struct({ integration: Integration, mode: KeyMode })
 

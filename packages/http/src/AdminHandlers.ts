@@ -237,7 +237,7 @@ export const layer = HttpApiBuilder.group(CobroApi, "admin", (handlers) =>
           metadata: ACTOR,
           standardWebhooks: body.standard_webhooks === true
         }).pipe(Effect.mapError(fromMerchantError))
-        return { url: set.url, mode: set.mode, standard_webhooks: set.standardWebhooks }
+        return AdminEndpoints.webhookBody(set)
       })
     )
     .handle("deleteWebhook", ({ path, urlParams }) =>

@@ -61,7 +61,7 @@ export const merchant = (id: string, setup: MerchantSetup = {}) =>
   Effect.gen(function* () {
     const merchantId = MerchantId.make(id)
     const base = setup.keyBase ?? 0
-    const standardWebhooks = setup.standardWebhooks === true ? true : undefined
+    const standardWebhooks = setup.standardWebhooks ?? false
     const now = yield* DateTime.now
     yield* merchants(id, new Merchant.CreateMerchant({ merchantId, name: "Café Central", now }))
     yield* merchants(

@@ -173,9 +173,7 @@ export const setWebhook = (
       metadata: metadata(),
       standardWebhooks: input.standardWebhooks
     }).pipe(Effect.mapError(refused(input.merchant)))
-    // The admin API's body (`PUT …/webhook`).
-    const body = { url: set.url, mode: set.mode, standard_webhooks: set.standardWebhooks }
-    yield* print(options.json, body, [
+    yield* print(options.json, AdminEndpoints.webhookBody(set), [
       `The ${set.mode} webhook of ${input.merchant} is ${set.url}${set.standardWebhooks ? ", with the Standard Webhooks headers" : ""}.`
     ])
   })
