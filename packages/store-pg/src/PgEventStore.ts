@@ -71,7 +71,7 @@ export const readStreamsStatement =
   "ORDER BY e.stream_id, e.stream_version"
 
 /**
- * The call of `cobro_append_batch` (migration `5_append_batch_function`): a whole `appendBatch` in
+ * The call of `cobro_append_batch` (migration `6_append_batch_set_based`): a whole `appendBatch` in
  * one statement, the items flattened into arrays.
  */
 const appendBatchStatement =

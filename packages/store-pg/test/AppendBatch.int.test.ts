@@ -1,5 +1,5 @@
 /**
- * `appendBatch` (one `cobro_append_batch` statement, migration 5, with the item-by-item transaction
+ * `appendBatch` (one `cobro_append_batch` statement, migration 6, with the item-by-item transaction
  * as its fallback) and batch consumers (`Subscription.makeBatch`), on PGlite and on PostgreSQL: a
  * batch is every item appended in order in one transaction, all or nothing, as the in-memory store
  * does it.

@@ -2,7 +2,8 @@
  * `npm run bench -- webhooks` (issue 5, "The benchmark"): webhook deliveries per second from logged
  * outcomes to a local receiver that answers 200, against the floor, a raw loop that signs the same
  * bodies with the same recipe (hex HMAC-SHA256 over the Base64 of the raw bytes) and POSTs them with
- * `undici`, in the same run; then a backlog of due notifications drained while memory is sampled.
+ * `undici`, in the same run, and against the durable floor (`DurableFloor.ts`: the same loop that also
+ * writes each notification before sending it and each attempt after it, with plain `pg`); then a backlog of due notifications drained while memory is sampled.
  * Prints JSON lines and writes them to `bench/results/webhooks.json`.
  *
  * Cobro's path is the server's: approved terminal sales appended to the store (PostgreSQL, a
@@ -55,6 +56,7 @@ import * as Pg from "pg"
 import { Pool } from "undici"
 import * as Dispatcher from "../src/Dispatcher.js"
 import * as CobroLayer from "./CobroLayer.js"
+import * as DurableFloor from "./DurableFloor.js"
 import * as Notifier from "../src/Notifier.js"
 
 const env = (name: string, fallback: number) => {
@@ -68,21 +70,37 @@ const backlog = env("BENCH_BACKLOG", 100_000)
 const phases = (process.env["BENCH_PHASES"] ?? "throughput,backlog").split(",")
 const dispatchers = env("BENCH_DISPATCHERS", 1)
 const trace = process.env["BENCH_TRACE"] === "1"
-const statementCounts = new Map<string, number>()
-if (process.env["BENCH_COUNT"] === "1") {
+/** Per statement text: how many were sent, and the milliseconds from sending each to its answer. */
+const statementCounts = new Map<string, { count: number; ms: number }>()
+const statementCounting = process.env["BENCH_COUNT"] === "1"
+if (statementCounting) {
   const original = Pg.Client.prototype.query
   Pg.Client.prototype.query = function (this: Pg.Client, ...args: Array<any>) {
     const text = typeof args[0] === "string" ? args[0] : (args[0]?.text ?? args[0]?.name ?? "?")
     const key = String(text).replace(/\s+/g, " ").slice(0, 90)
-    statementCounts.set(key, (statementCounts.get(key) ?? 0) + 1)
-    return (original as any).apply(this, args)
+    const entry = statementCounts.get(key) ?? { count: 0, ms: 0 }
+    entry.count++
+    statementCounts.set(key, entry)
+    const sent = performance.now()
+    const answered = () => (entry.ms += performance.now() - sent)
+    const last = args.length - 1
+    if (typeof args[last] === "function") {
+      const callback = args[last]
+      args[last] = (...results: Array<unknown>) => {
+        answered()
+        return callback(...results)
+      }
+    }
+    const result = (original as any).apply(this, args)
+    if (result !== undefined && typeof result.then === "function") result.then(answered, answered)
+    return result
   } as any
 }
 const printCounts = (label: string) => {
   if (statementCounts.size === 0) return
-  console.error(`statements during ${label}:`)
-  for (const [k, n] of [...statementCounts].sort((a, b) => b[1] - a[1]).slice(0, 30))
-    console.error(`  ${String(n).padStart(7)} ${k}`)
+  console.error(`statements during ${label} (count, total ms from send to answer):`)
+  for (const [k, { count, ms }] of [...statementCounts].sort((a, b) => b[1].ms - a[1].ms).slice(0, 30))
+    console.error(`  ${String(count).padStart(7)} ${ms.toFixed(0).padStart(7)} ${k}`)
   statementCounts.clear()
 }
 
@@ -129,6 +147,26 @@ const printSpans = (label: string) => {
     )
   spanTimes.clear()
 }
+
+/** PostgreSQL's own time in Cobro's SQL functions so far (cumulative over the rounds). */
+const printFunctionTimes = (runtime: CobroRuntime) =>
+  runtime.runPromise(
+    Effect.flatMap(SqlClient.SqlClient, (sql) =>
+      sql<{ funcname: string; calls: string; total_ms: number; self_ms: number }>`
+        SELECT funcname, calls::text, round(total_time)::int AS total_ms, round(self_time)::int AS self_ms
+        FROM pg_stat_user_functions ORDER BY total_time DESC`.pipe(
+        Effect.tap((rows) =>
+          Effect.sync(() => {
+            console.error("PostgreSQL functions so far (calls, total ms, self ms):")
+            for (const r of rows)
+              console.error(
+                `  ${r.calls.padStart(7)} ${String(r.total_ms).padStart(7)} ${String(r.self_ms).padStart(7)} ${r.funcname}`
+              )
+          })
+        )
+      )
+    ).pipe(Effect.orDie)
+  )
 
 // ---------------------------------------------------------------------------------------------
 // Throwaway databases
@@ -551,9 +589,14 @@ const mb = (bytes: number) => Number((bytes / 1024 / 1024).toFixed(1))
 const throughput = async (receiver: Receiver) => {
   const database = `cobro_bench_webhooks_${randomBytes(4).toString("hex")}`
   await admin(`CREATE DATABASE ${database}`)
+  // With BENCH_COUNT=1, PostgreSQL also times Cobro's SQL functions (`pg_stat_user_functions`).
+  if (statementCounting) await admin(`ALTER DATABASE ${database} SET track_functions = 'all'`)
   const runtime = cobroRuntime(withDatabase(database))
+  // The durable floor's tables live beside Cobro's, in the same throwaway database.
+  const floorPg = new Pg.Pool({ connectionString: withDatabase(database), max: 4 })
   try {
     await runtime.runPromise(F.merchant(MERCHANT, { production: receiver.url }))
+    await floorPg.query(DurableFloor.schema)
     await startExtraDispatchers(withDatabase(database))
     // Warm-up: connections, plans, JIT, keep-alive sockets: 100 sales through the whole path.
     let sales = 0
@@ -571,6 +614,8 @@ const throughput = async (receiver: Receiver) => {
     let bodies: ReadonlyArray<string> = []
     const cobroCpu = new CpuAccount()
     const floorCpu = new CpuAccount()
+    const durableRates: Array<number> = []
+    const durableCpu = new CpuAccount()
     const cobro = async () => {
       appendRates.push(await appendSales(runtime, sales, perRound))
       sales += perRound
@@ -581,11 +626,25 @@ const throughput = async (receiver: Receiver) => {
       failed.push(perRound - delivered)
       printSpans(`cobro round ${cobroRates.length}`)
       printCounts(`cobro round ${cobroRates.length}`)
+      if (statementCounting) await printFunctionTimes(runtime)
       if (bodies.length === 0) bodies = (await scheduledBodies(runtime)).slice(warm).map((s) => s.body)
     }
     const floor = async () => {
       const seconds = await floorRound(receiver, bodies, floorCpu)
       floorRates.push(bodies.length / seconds)
+      // The durable floor right after the floor, on the same bodies.
+      const cpuBefore = cpuSnapshot(receiver)
+      const durableSeconds = await DurableFloor.round({
+        pg: floorPg,
+        url: receiver.url,
+        ca: certificate.cert,
+        bodies,
+        secret: SECRET,
+        concurrency: floorConcurrency,
+        batch: 100
+      })
+      durableCpu.add(cpuBefore, cpuSnapshot(receiver), bodies.length)
+      durableRates.push(bodies.length / durableSeconds)
     }
     // The floor needs Cobro's bodies: the first round is Cobro's; then the order alternates.
     await cobro()
@@ -605,6 +664,7 @@ const throughput = async (receiver: Receiver) => {
       Math.round((rates.length * perRound) / rates.reduce((s, r) => s + perRound / r, 0))
     const floorRate = rate(floorRates)
     const cobroRate = rate(cobroRates)
+    const durableRate = rate(durableRates)
     emit({
       target: "floor",
       workload: "throughput",
@@ -614,6 +674,18 @@ const throughput = async (receiver: Receiver) => {
       deliveries_per_s: floorRate,
       per_round: floorRates.map(Math.round),
       cpu_us_per_delivery: floorCpu.perDelivery()
+    })
+    emit({
+      target: "floor-durable",
+      workload: "throughput",
+      deliveries: perRound,
+      rounds,
+      concurrency: floorConcurrency,
+      deliveries_per_s: durableRate,
+      per_round: durableRates.map(Math.round),
+      ratio_to_floor: Number((durableRate / floorRate).toFixed(3)),
+      ratio_per_round: durableRates.map((r, i) => Number((r / floorRates[i]!).toFixed(3))),
+      cpu_us_per_delivery: durableCpu.perDelivery()
     })
     emit({
       target: "cobro",
@@ -626,6 +698,7 @@ const throughput = async (receiver: Receiver) => {
       failed_attempts_per_round: failed,
       ratio_to_floor: Number((cobroRate / floorRate).toFixed(3)),
       ratio_per_round: cobroRates.map((r, i) => Number((r / floorRates[i]!).toFixed(3))),
+      ratio_to_durable_floor: Number((cobroRate / durableRate).toFixed(3)),
       cpu_us_per_delivery: cobroCpu.perDelivery()
     })
     emit({
@@ -635,6 +708,7 @@ const throughput = async (receiver: Receiver) => {
     })
   } finally {
     stopExtraDispatchers()
+    await floorPg.end().catch(() => {})
     await runtime.dispose().catch(() => {})
     await dropDatabase(database)
   }
@@ -789,6 +863,12 @@ const main = async () => {
     console.log(
       `\nratio cobro/floor (deliveries/s, ${perRound} per round, ${rounds} rounds; per round in brackets): ` +
         `${String(cobro["ratio_to_floor"])} [${(cobro["ratio_per_round"] as Array<number>).join(" ")}]`
+    )
+    const durable = lines.find((l) => l["target"] === "floor-durable")!
+    console.log(
+      `ratio durable floor/floor: ${String(durable["ratio_to_floor"])} ` +
+        `[${(durable["ratio_per_round"] as Array<number>).join(" ")}]; ` +
+        `cobro/durable floor: ${String(cobro["ratio_to_durable_floor"])}`
     )
   }
   const drained = lines.find((l) => l["workload"] === "backlog")
