@@ -2,8 +2,9 @@
  * `npm run bench -- webhooks` (issue 5, "The benchmark"): webhook deliveries per second from logged
  * outcomes to a local receiver that answers 200, against the floor, a raw loop that signs the same
  * bodies with the same recipe (hex HMAC-SHA256 over the Base64 of the raw bytes) and POSTs them with
- * `undici`, in the same run, and against the durable floor (`DurableFloor.ts`: the same loop that also
- * writes each notification before sending it and each attempt after it, with plain `pg`); then a backlog of due notifications drained while memory is sampled.
+ * `undici`, in the same run, and against the durable floor (the same loop that also writes each
+ * notification before sending it and each attempt after it, with plain `pg`; both in `Floor.ts`);
+ * then a backlog of due notifications drained while memory is sampled.
  * Prints JSON lines and writes them to `bench/results/webhooks.json`.
  *
  * Cobro's path is the server's: approved terminal sales appended to the store (PostgreSQL, a
@@ -46,17 +47,16 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Tracer from "effect/Tracer"
 import { type ChildProcess, execFileSync, fork } from "node:child_process"
-import { createHmac, randomBytes, randomUUID } from "node:crypto"
+import { randomBytes, randomUUID } from "node:crypto"
 import * as Fs from "node:fs"
 import * as Inspector from "node:inspector/promises"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { performance } from "node:perf_hooks"
 import * as Pg from "pg"
-import { Pool } from "undici"
 import * as Dispatcher from "../src/Dispatcher.js"
 import * as CobroLayer from "./CobroLayer.js"
-import * as DurableFloor from "./DurableFloor.js"
+import * as Floor from "./Floor.js"
 import * as Notifier from "../src/Notifier.js"
 
 const env = (name: string, fallback: number) => {
@@ -538,36 +538,23 @@ const scheduledBodies = (runtime: CobroRuntime) =>
 // The floor: sign and POST with undici
 // ---------------------------------------------------------------------------------------------
 
-const floorRound = async (receiver: Receiver, bodies: ReadonlyArray<string>, cpu: CpuAccount) => {
-  const target = new URL(receiver.url)
-  const pool = new Pool(target.origin, { connections: 64, pipelining: 1, connect: { ca: certificate.cert } })
-  const encoded = bodies.map((b) => Buffer.from(b, "utf8"))
-  let next = 0
+/** One round of the floor (`durable`: of the durable floor), its CPU added to `cpu`; returns its seconds. */
+const floorRound = async (
+  receiver: Receiver,
+  bodies: ReadonlyArray<string>,
+  cpu: CpuAccount,
+  durable?: { readonly pg: Pg.Pool; readonly batch: number }
+) => {
   const cpuBefore = cpuSnapshot(receiver)
-  const start = performance.now()
-  await Promise.all(
-    Array.from({ length: floorConcurrency }, async () => {
-      while (next < encoded.length) {
-        const body = encoded[next++]!
-        const signature = createHmac("sha256", SECRET).update(body.toString("base64"), "utf8").digest("hex")
-        const response = await pool.request({
-          path: target.pathname,
-          method: "POST",
-          body,
-          headers: {
-            "content-type": "application/json",
-            "user-agent": "floor",
-            "x-service-signature": signature
-          }
-        })
-        await response.body.text()
-        if (response.statusCode !== 200) throw new Error(`floor: status ${response.statusCode}`)
-      }
-    })
-  )
-  const seconds = (performance.now() - start) / 1000
+  const seconds = await Floor.round({
+    url: receiver.url,
+    ca: certificate.cert,
+    bodies,
+    secret: SECRET,
+    concurrency: floorConcurrency,
+    ...(durable === undefined ? {} : { durable })
+  })
   cpu.add(cpuBefore, cpuSnapshot(receiver), bodies.length)
-  await pool.close()
   return seconds
 }
 
@@ -596,7 +583,7 @@ const throughput = async (receiver: Receiver) => {
   const floorPg = new Pg.Pool({ connectionString: withDatabase(database), max: 4 })
   try {
     await runtime.runPromise(F.merchant(MERCHANT, { production: receiver.url }))
-    await floorPg.query(DurableFloor.schema)
+    await floorPg.query(Floor.schema)
     await startExtraDispatchers(withDatabase(database))
     // Warm-up: connections, plans, JIT, keep-alive sockets: 100 sales through the whole path.
     let sales = 0
@@ -633,17 +620,7 @@ const throughput = async (receiver: Receiver) => {
       const seconds = await floorRound(receiver, bodies, floorCpu)
       floorRates.push(bodies.length / seconds)
       // The durable floor right after the floor, on the same bodies.
-      const cpuBefore = cpuSnapshot(receiver)
-      const durableSeconds = await DurableFloor.round({
-        pg: floorPg,
-        url: receiver.url,
-        ca: certificate.cert,
-        bodies,
-        secret: SECRET,
-        concurrency: floorConcurrency,
-        batch: 100
-      })
-      durableCpu.add(cpuBefore, cpuSnapshot(receiver), bodies.length)
+      const durableSeconds = await floorRound(receiver, bodies, durableCpu, { pg: floorPg, batch: 100 })
       durableRates.push(bodies.length / durableSeconds)
     }
     // The floor needs Cobro's bodies: the first round is Cobro's; then the order alternates.

@@ -1,18 +1,19 @@
 /**
- * The durable floor of `npm run bench -- webhooks`: the floor's loop (sign and POST with `undici`)
- * plus the least PostgreSQL work that keeps the issue's promises, "none may be lost" and "every
- * attempt is recorded": each notification written before it is sent, each attempt written once it
- * is answered, with plain `pg`. No event log, hash chain, read models, leases or Effect: what any
- * design that keeps those promises pays on this machine, whatever its code. Cobro's rate is
- * reported against it too, so that the share of the gap that is Cobro's own work shows apart from
- * the share that durability costs.
+ * The floors of `npm run bench -- webhooks`: a raw loop that signs each body with the spec's recipe
+ * (hex HMAC-SHA256 over the Base64 of the raw bytes) and POSTs it with `undici`, so many in flight.
+ *
+ * With `durable`, the same loop also does the least PostgreSQL work that keeps the issue's promises,
+ * "none may be lost" and "every attempt is recorded": each notification written before it is sent,
+ * each attempt written once it is answered, with plain `pg`. No event log, hash chain, read models,
+ * leases or Effect: what any design that keeps those promises pays on this machine, whatever its
+ * code, so that the share of Cobro's gap that is its own work shows apart from what durability costs.
  */
 import { createHmac, randomUUID } from "node:crypto"
 import { performance } from "node:perf_hooks"
 import type * as Pg from "pg"
 import { Pool } from "undici"
 
-/** The two tables: notifications (the outbox) and their attempts, each with its primary key. */
+/** The durable floor's two tables: notifications (the outbox) and their attempts, each with its primary key. */
 export const schema = `
   CREATE TABLE floor_notifications (
     id uuid PRIMARY KEY,
@@ -29,16 +30,14 @@ export const schema = `
   )`
 
 export interface RoundOptions {
-  /** A pool on a database holding {@link schema}. */
-  readonly pg: Pg.Pool
   readonly url: string
   readonly ca: string
   readonly bodies: ReadonlyArray<string>
   readonly secret: string
   /** POSTs in flight (the dispatcher's 32). */
   readonly concurrency: number
-  /** Notifications written per statement (the dispatcher's batch of 100). */
-  readonly batch: number
+  /** The durable floor: a pool on a database holding {@link schema}, and notifications written per statement. */
+  readonly durable?: { readonly pg: Pg.Pool; readonly batch: number }
 }
 
 interface Attempt {
@@ -83,33 +82,52 @@ const makeRecorder = (pg: Pg.Pool) => {
     })
 }
 
-/** One round over `bodies`; returns its seconds. */
-export const round = async (options: RoundOptions): Promise<number> => {
-  const { pg, bodies, batch } = options
-  const target = new URL(options.url)
-  const http = new Pool(target.origin, { connections: 64, pipelining: 1, connect: { ca: options.ca } })
+/**
+ * The durable part of a round: the outbox written ahead of the senders in chunks (as a notifier
+ * writes a page's deliveries), `ready(i)` resolving once body `i`'s chunk is written, and `record`.
+ */
+const makeOutbox = (pg: Pg.Pool, bodies: ReadonlyArray<string>, batch: number) => {
   const ids = bodies.map(() => randomUUID())
-  const encoded = bodies.map((b) => Buffer.from(b, "utf8"))
-  const record = makeRecorder(pg)
-  const start = performance.now()
-  // The outbox, written ahead of the senders in chunks (as a notifier writes a page's deliveries);
-  // a notification is sent only once its chunk is written.
-  const scheduled: Array<Promise<unknown>> = []
+  const chunks: Array<Promise<unknown>> = []
   for (let from = 0; from < bodies.length; from += batch) {
     const to = Math.min(from + batch, bodies.length)
-    scheduled.push(
+    chunks.push(
       pg.query(`INSERT INTO floor_notifications (id, body) SELECT * FROM unnest($1::uuid[], $2::text[])`, [
         ids.slice(from, to),
         bodies.slice(from, to)
       ])
     )
   }
+  const record = makeRecorder(pg)
+  return {
+    ready: (i: number) => chunks[Math.floor(i / batch)],
+    record: (i: number, status: number, latencyMs: number) => record({ id: ids[i]!, status, latencyMs }),
+    /** Checks that every attempt of the round was recorded. */
+    check: async () => {
+      const { rows } = await pg.query<{ n: string }>(
+        `SELECT count(*)::text AS n FROM floor_attempts WHERE notification_id = ANY($1::uuid[])`,
+        [ids]
+      )
+      if (Number(rows[0]!.n) !== bodies.length)
+        throw new Error(`durable floor: ${rows[0]!.n} attempts recorded of ${bodies.length}`)
+    }
+  }
+}
+
+/** One round over `bodies`; returns its seconds. Every answer must be 200. */
+export const round = async (options: RoundOptions): Promise<number> => {
+  const { bodies, durable } = options
+  const target = new URL(options.url)
+  const http = new Pool(target.origin, { connections: 64, pipelining: 1, connect: { ca: options.ca } })
+  const encoded = bodies.map((b) => Buffer.from(b, "utf8"))
+  const start = performance.now()
+  const outbox = durable === undefined ? undefined : makeOutbox(durable.pg, bodies, durable.batch)
   let next = 0
   await Promise.all(
     Array.from({ length: options.concurrency }, async () => {
       while (next < encoded.length) {
         const i = next++
-        await scheduled[Math.floor(i / batch)]
+        await outbox?.ready(i)
         const body = encoded[i]!
         const signature = createHmac("sha256", options.secret)
           .update(body.toString("base64"), "utf8")
@@ -121,23 +139,18 @@ export const round = async (options: RoundOptions): Promise<number> => {
           body,
           headers: {
             "content-type": "application/json",
-            "user-agent": "durable-floor",
+            "user-agent": "floor",
             "x-service-signature": signature
           }
         })
         await response.body.text()
-        if (response.statusCode !== 200) throw new Error(`durable floor: status ${response.statusCode}`)
-        await record({ id: ids[i]!, status: response.statusCode, latencyMs: performance.now() - sent })
+        if (response.statusCode !== 200) throw new Error(`floor: status ${response.statusCode}`)
+        await outbox?.record(i, response.statusCode, performance.now() - sent)
       }
     })
   )
   const seconds = (performance.now() - start) / 1000
   await http.close()
-  const { rows } = await pg.query<{ n: string }>(
-    `SELECT count(*)::text AS n FROM floor_attempts WHERE notification_id = ANY($1::uuid[])`,
-    [ids]
-  )
-  if (Number(rows[0]!.n) !== bodies.length)
-    throw new Error(`durable floor: ${rows[0]!.n} attempts recorded of ${bodies.length}`)
+  await outbox?.check()
   return seconds
 }
