@@ -1,6 +1,7 @@
 /**
- * `npm run bench -- webhooks` (issue 5, "The benchmark"): webhook deliveries per second from logged
- * outcomes to a local receiver that answers 200, against the floor, a raw loop that signs the same
+ * `npm run bench -- webhooks` (issue 5, "The benchmark"): first each stage of the webhook path alone,
+ * its CPU per delivery against what the target leaves (`stages`); then webhook deliveries per second
+ * from logged outcomes to a local receiver that answers 200, against the floor, a raw loop that signs the same
  * bodies with the same recipe (hex HMAC-SHA256 over the Base64 of the raw bytes) and POSTs them with
  * `undici`, in the same run, and against the durable floor (the same loop that also writes each
  * notification before sending it and each attempt after it, with plain `pg`; both in `Floor.ts`);
@@ -17,7 +18,7 @@
  * postgres://postgres@127.0.0.1:5432/postgres), `BENCH_DELIVERIES` (per round, default 2000),
  * `BENCH_ROUNDS` (default 3; the targets alternate their order by round), `BENCH_CONCURRENCY` (the
  * floor's POSTs in flight; default the dispatcher's, 32), `BENCH_BACKLOG` (due notifications
- * drained, default 100000; 0 skips the drain), `BENCH_PHASES` (subset of throughput,backlog),
+ * drained, default 100000; 0 skips the drain), `BENCH_PHASES` (subset of stages,throughput,backlog),
  * `BENCH_NOTIFIER=read` (the notifier without its stream memory, as `Notifier.handle`; `=event`, with
  * it but one event at a time, `Notifier.makeHandler`; default the server's batch handler),
  * `BENCH_TRACE=1` (Cobro's spans timed and printed per phase, for profiling),
@@ -67,7 +68,7 @@ const perRound = env("BENCH_DELIVERIES", 2000)
 const rounds = env("BENCH_ROUNDS", 3)
 const floorConcurrency = env("BENCH_CONCURRENCY", 32)
 const backlog = env("BENCH_BACKLOG", 100_000)
-const phases = (process.env["BENCH_PHASES"] ?? "throughput,backlog").split(",")
+const phases = (process.env["BENCH_PHASES"] ?? "stages,throughput,backlog").split(",")
 const dispatchers = env("BENCH_DISPATCHERS", 1)
 const trace = process.env["BENCH_TRACE"] === "1"
 /** Per statement text: how many were sent, and the milliseconds from sending each to its answer. */
@@ -691,6 +692,86 @@ const throughput = async (receiver: Receiver) => {
   }
 }
 
+/**
+ * Phase `stages`: where Cobro's CPU per delivery goes, stage by stage, against what the target leaves
+ * for all of them. The sales of one throughput round, but each stage of the webhook path runs alone
+ * to its end, one after the other, with nothing else running: the notifier (read the outcomes, plan,
+ * schedule), the read models on the schedules, the dispatcher (claim, sign, POST, record, release),
+ * the read models on the attempts. Then one floor round on the same bodies. Each stage's line gives
+ * its CPU per delivery in this process, the receiver and PostgreSQL; the last line the CPU per
+ * delivery that 0.5 of that floor allows for the whole path on this machine's cores
+ * (`cores / (0.5 × floor rate)`), since the throughput phase runs every stage at once and is bounded by
+ * their sum.
+ */
+const stages = async (receiver: Receiver) => {
+  const database = `cobro_bench_stages_${randomBytes(4).toString("hex")}`
+  await admin(`CREATE DATABASE ${database}`)
+  const runtime = cobroRuntime(withDatabase(database))
+  try {
+    await runtime.runPromise(F.merchant(MERCHANT, { production: receiver.url }))
+    // Warm-up as in the throughput phase: 100 sales through the whole path, all stages at once.
+    const warm = 100
+    await appendSales(runtime, 0, warm)
+    await runWorkers(runtime, receiver, warm, warm)
+    await appendSales(runtime, warm, perRound)
+    const consumer = await runtime.runPromise(notifier)
+    const readModels = Subscription.catchUpAll<EventStore.EventStore | SqlClient.SqlClient>(
+      ReadModels.all.map(Projection.consumer)
+    )
+    const stageTotals = { bench_process: 0, receiver: 0, postgres: 0, total: 0 }
+    const stage = async (name: string, work: () => Promise<unknown>) => {
+      const cpu = new CpuAccount()
+      const profiler = await startProfile()
+      const before = cpuSnapshot(receiver)
+      const start = performance.now()
+      await work()
+      const seconds = (performance.now() - start) / 1000
+      cpu.add(before, cpuSnapshot(receiver), perRound)
+      await profiler?.()
+      const perDelivery = cpu.perDelivery()
+      for (const key of Object.keys(stageTotals) as Array<keyof typeof stageTotals>)
+        stageTotals[key] += perDelivery[key]
+      emit({
+        target: "cobro",
+        workload: "stages",
+        stage: name,
+        deliveries: perRound,
+        seconds: Number(seconds.toFixed(2)),
+        cpu_us_per_delivery: perDelivery
+      })
+    }
+    await stage("notifier", () => runtime.runPromise(Subscription.catchUp(consumer)))
+    await stage("read models on the schedules", () => runtime.runPromise(readModels))
+    const base = (await receiver.count()).count
+    await stage("dispatcher", async () => {
+      const fiber = runtime.runFork(Dispatcher.run({ owner: `bench-stages-${process.pid}` }))
+      await receiver.waitFor(base + perRound)
+      await runtime.runPromise(Fiber.interrupt(fiber))
+    })
+    await stage("read models on the attempts", () => runtime.runPromise(readModels))
+    const bodies = (await scheduledBodies(runtime)).slice(warm).map((s) => s.body)
+    const floorCpu = new CpuAccount()
+    const floorRate = bodies.length / (await floorRound(receiver, bodies, floorCpu))
+    const cores = Os.cpus().length
+    emit({
+      target: "cobro",
+      workload: "stages",
+      stage: "all, against the target",
+      deliveries: perRound,
+      cpu_us_per_delivery: stageTotals,
+      floor_deliveries_per_s: Math.round(floorRate),
+      floor_cpu_us_per_delivery: floorCpu.perDelivery(),
+      cores,
+      // 0.5 of the floor on `cores` cores leaves this much CPU per delivery for every process together.
+      target_cpu_us_per_delivery: Math.round((cores * 1e6) / (0.5 * floorRate)),
+      over_target: Number((stageTotals.total / ((cores * 1e6) / (0.5 * floorRate))).toFixed(2))
+    })
+  } finally {
+    await runtime.dispose().catch(() => {})
+    await dropDatabase(database)
+  }
+}
+
 const drain = async (receiver: Receiver) => {
   const database = `cobro_bench_backlog_${randomBytes(4).toString("hex")}`
   await admin(`CREATE DATABASE ${database}`)
@@ -822,6 +903,7 @@ const main = async () => {
   const receiver = await startReceiver()
   const startLoad = loadAverage()
   try {
+    if (phases.includes("stages")) await stages(receiver)
     if (phases.includes("throughput")) await throughput(receiver)
     if (phases.includes("backlog") && backlog > 0) await drain(receiver)
   } finally {
