@@ -1,8 +1,8 @@
 /**
- * `npm run bench -- webhooks` (issue 5, "The benchmark"): first each stage of the webhook path alone,
- * its CPU per delivery against what the target leaves (`stages`); then webhook deliveries per second
- * from logged outcomes to a local receiver that answers 200, against the floor, a raw loop that signs the same
- * bodies with the same recipe (hex HMAC-SHA256 over the Base64 of the raw bytes) and POSTs them with
+ * `npm run bench -- webhooks` (issue 5, "The benchmark"): first each stage of the webhook path
+ * alone, its CPU per delivery against what the target leaves (`stages`); then webhook deliveries per
+ * second from logged outcomes to a local receiver that answers 200, against the floor, a raw loop
+ * that signs the same bodies with the same recipe (hex HMAC-SHA256 over the Base64 of the raw bytes) and POSTs them with
  * `undici`, in the same run, and against the durable floor (the same loop that also writes each
  * notification before sending it and each attempt after it, with plain `pg`; both in `Floor.ts`);
  * then a backlog of due notifications drained while memory is sampled.
@@ -700,8 +700,8 @@ const throughput = async (receiver: Receiver) => {
  * the read models on the attempts. Then one floor round on the same bodies. Each stage's line gives
  * its CPU per delivery in this process, the receiver and PostgreSQL; the last line the CPU per
  * delivery that 0.5 of that floor allows for the whole path on this machine's cores
- * (`cores / (0.5 × floor rate)`), since the throughput phase runs every stage at once and is bounded by
- * their sum.
+ * (`cores × 10⁶ / (0.5 × floor rate)` µs), since the throughput phase runs every stage at once and is
+ * bounded by their sum.
  */
 const stages = async (receiver: Receiver) => {
   const database = `cobro_bench_stages_${randomBytes(4).toString("hex")}`
@@ -745,14 +745,29 @@ const stages = async (receiver: Receiver) => {
     const base = (await receiver.count()).count
     await stage("dispatcher", async () => {
       const fiber = runtime.runFork(Dispatcher.run({ owner: `bench-stages-${process.pid}` }))
-      await receiver.waitFor(base + perRound)
-      await runtime.runPromise(Fiber.interrupt(fiber))
+      // A failed attempt (a timeout under load) is retried 15 minutes later: fail, never hang.
+      let timer: NodeJS.Timeout | undefined
+      const stalled = new Promise<never>((_, reject) => {
+        timer = setTimeout(
+          () =>
+            reject(new Error(`stages: the receiver never got ${perRound} deliveries from the dispatcher`)),
+          120_000
+        )
+      })
+      try {
+        await Promise.race([receiver.waitFor(base + perRound), stalled])
+      } finally {
+        clearTimeout(timer)
+        await runtime.runPromise(Fiber.interrupt(fiber))
+      }
     })
     await stage("read models on the attempts", () => runtime.runPromise(readModels))
     const bodies = (await scheduledBodies(runtime)).slice(warm).map((s) => s.body)
     const floorCpu = new CpuAccount()
     const floorRate = bodies.length / (await floorRound(receiver, bodies, floorCpu))
     const cores = Os.cpus().length
+    // 0.5 of the floor on `cores` cores leaves this much CPU per delivery for every process together.
+    const budget = (cores * 1e6) / (0.5 * floorRate)
     emit({
       target: "cobro",
       workload: "stages",
@@ -762,9 +777,8 @@ const stages = async (receiver: Receiver) => {
       floor_deliveries_per_s: Math.round(floorRate),
       floor_cpu_us_per_delivery: floorCpu.perDelivery(),
       cores,
-      // 0.5 of the floor on `cores` cores leaves this much CPU per delivery for every process together.
-      target_cpu_us_per_delivery: Math.round((cores * 1e6) / (0.5 * floorRate)),
-      over_target: Number((stageTotals.total / ((cores * 1e6) / (0.5 * floorRate))).toFixed(2))
+      target_cpu_us_per_delivery: Math.round(budget),
+      over_target: Number((stageTotals.total / budget).toFixed(2))
     })
   } finally {
     await runtime.dispose().catch(() => {})
