@@ -203,6 +203,85 @@ export const make = <C extends { _tag: string }, E extends { _tag: string }, S e
   })
 }
 
+/**
+ * A decision on one aggregate that is not written yet: what the command came to (`Handled`, as
+ * {@link make} would return it once written) and the append that writes it (none for a no-op).
+ * Several of them, on different aggregates, are written together by {@link commit}.
+ */
+export interface Decided<E, S> {
+  readonly handled: Handled<E, S>
+  readonly append: EventStore.BatchAppend | undefined
+}
+
+/**
+ * Makes the decider of one aggregate for a use case that decides on several: `decide(id, command,
+ * known, metadata)` decides on the state the caller read, without writing. Stale is safe: the
+ * append's expected version makes {@link commit} fail with `ConcurrencyConflict`, and the use case,
+ * wrapped in {@link retryOnConflict}, reads and decides again.
+ */
+export const decider = <
+  C extends { _tag: string },
+  E extends { _tag: string },
+  S extends { _tag: string },
+  Err
+>(
+  aggregate: Aggregate<C, E, S, Err>
+) => {
+  const toAppend = appendOf(aggregate)
+  return Effect.fnUntraced(function* (
+    id: string,
+    command: C,
+    known: Known<S>,
+    metadata: EventStore.EventMetadata = {}
+  ) {
+    const events = yield* aggregate.decide(command, known.state)
+    if (events.length === 0) {
+      return {
+        handled: { events, state: known.state, version: known.version },
+        append: undefined
+      } as Decided<E, S>
+    }
+    const append = yield* toAppend(id, events, metadata, known.version)
+    return {
+      handled: {
+        events,
+        state: fold(aggregate, events, known.state),
+        version: known.version + events.length
+      },
+      append
+    } as Decided<E, S>
+  })
+}
+
+/**
+ * Writes the decisions of one use case on several aggregates with one `appendBatch`: all of them or
+ * none. A `ConcurrencyConflict` on any stream fails the whole commit; nothing was written.
+ */
+export const commit = (
+  decisions: ReadonlyArray<Decided<unknown, unknown>>
+): Effect.Effect<void, EventStore.ConcurrencyConflict, EventStore.EventStore> => {
+  const appends = decisions.flatMap((d) => (d.append === undefined ? [] : [d.append]))
+  if (appends.length === 0) return Effect.void
+  return Effect.flatMap(EventStore.EventStore, (store) =>
+    store.appendBatch(appends).pipe(
+      // Fresh UUIDs cannot collide with stored ones; if they do, the id generator is broken.
+      Effect.catchTag("EventIdReused", Effect.die),
+      Effect.asVoid
+    )
+  )
+}
+
+/**
+ * Runs a use case's read–decide–commit again, from fresh reads, while it fails with
+ * `ConcurrencyConflict`: at most {@link MAX_RETRIES} more times, as {@link make} does. Each conflict
+ * means another writer committed, so the retries end as soon as the writers on a stream do.
+ */
+export const retryOnConflict = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.retry(effect, {
+    while: (error) => Predicate.isTagged(error, "ConcurrencyConflict"),
+    schedule: Schedule.recurs(MAX_RETRIES)
+  })
+
 /** One command of a batch ({@link makeBatch}): the aggregate's id, the command and the state held. */
 export interface BatchItem<C, S> {
   readonly id: string

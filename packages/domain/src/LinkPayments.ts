@@ -603,43 +603,57 @@ export const pay = Effect.fn("LinkPayments.pay")(function* (linkId: string, requ
     const state = yield* existingLink(linkId)
     return yield* new CardNumberRequired({ linkId: state.link.linkId })
   }
-  const started = yield* startPayment(linkId, request)
-  const { transactionId } = started
-  if (!card) {
-    return {
-      transactionId,
-      state: started.state,
-      outcome: { _tag: "Pending", step: payerStep(started.state) }
-    } satisfies PaymentStarted
-  }
-  const acquirer = yield* Acquirer.Acquirer
-  const link = started.state.link
-  const result = yield* acquirer.authorize(
-    new Acquirer.AuthorizationRequest({
-      transactionId,
-      currency: Option.match(link.amount, { onNone: () => "COP", onSome: (a) => a.currency }),
-      total: Option.getOrElse(started.state.paidAmount, () => Amount.make(0)),
-      cardNumber: request.cardNumber ?? "",
-      sandbox: link.sandbox
-    })
-  )
-  switch (result._tag) {
-    case "Approved": {
-      const state = yield* completePayment(linkId, transactionId)
-      return { transactionId, state, outcome: { _tag: "Approved" } } satisfies PaymentStarted
-    }
-    case "Rejected": {
-      const state = yield* failPayment(linkId, transactionId)
-      return { transactionId, state, outcome: { _tag: "Declined" } } satisfies PaymentStarted
-    }
-    case "ChallengeRequired":
+  // Once the link's payment may be started, the request no longer decides whether it ends: a payer
+  // who closes the tab interrupts neither the start, nor the acquirer's call, nor the record of its
+  // outcome, so the link is never left PROCESSING by a request cut short.
+  return yield* Effect.uninterruptible(payStarted(linkId, request, card))
+})
+
+const payStarted = (linkId: string, request: PaymentRequest, card: boolean) =>
+  Effect.gen(function* () {
+    const started = yield* startPayment(linkId, request)
+    const { transactionId } = started
+    if (!card) {
       return {
         transactionId,
         state: started.state,
-        outcome: { _tag: "Pending", step: Option.some("ThreeDsChallenge") }
+        outcome: { _tag: "Pending", step: payerStep(started.state) }
       } satisfies PaymentStarted
-  }
-})
+    }
+    const acquirer = yield* Acquirer.Acquirer
+    const link = started.state.link
+    const result = yield* acquirer
+      .authorize(
+        new Acquirer.AuthorizationRequest({
+          transactionId,
+          currency: Option.match(link.amount, { onNone: () => "COP", onSome: (a) => a.currency }),
+          total: Option.getOrElse(started.state.paidAmount, () => Amount.make(0)),
+          cardNumber: request.cardNumber ?? "",
+          sandbox: link.sandbox
+        })
+      )
+      .pipe(
+        // The acquirer failed: the link is released at once (ACTIVE again, payable), not left PROCESSING
+        // until the payment timeout. Should the release fail too, the timeout sweeper still ends it.
+        Effect.onError(() => Effect.ignoreLogged(failPayment(linkId, transactionId)))
+      )
+    switch (result._tag) {
+      case "Approved": {
+        const state = yield* completePayment(linkId, transactionId)
+        return { transactionId, state, outcome: { _tag: "Approved" } } satisfies PaymentStarted
+      }
+      case "Rejected": {
+        const state = yield* failPayment(linkId, transactionId)
+        return { transactionId, state, outcome: { _tag: "Declined" } } satisfies PaymentStarted
+      }
+      case "ChallengeRequired":
+        return {
+          transactionId,
+          state: started.state,
+          outcome: { _tag: "Pending", step: Option.some("ThreeDsChallenge") }
+        } satisfies PaymentStarted
+    }
+  })
 
 /** The payer's decision at the simulated 3DS challenge, bank or wallet. */
 export type PayerDecision = "approve" | "decline"

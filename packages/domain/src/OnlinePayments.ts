@@ -6,7 +6,6 @@
 import * as DateTime from "effect/DateTime"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Acquirer from "./Acquirer.js"
@@ -153,11 +152,12 @@ const dieOnConflict = <A, E, R>(effect: Effect.Effect<A, E | EventStore.Concurre
   ) as Effect.Effect<A, Exclude<E, EventStore.ConcurrencyConflict>, R>
 
 const intentHandler = CommandHandler.make(PaymentIntent.PaymentIntent)
+const decideIntent = CommandHandler.decider(PaymentIntent.PaymentIntent)
+const decidePayment = CommandHandler.decider(Payment.Payment)
+const decideRefund = CommandHandler.decider(Refund.Refund)
 const paymentHandler = CommandHandler.make(Payment.Payment)
-const refundHandler = CommandHandler.make(Refund.Refund)
 const handleIntent = (id: string, command: PaymentIntent.Command) => dieOnConflict(intentHandler(id, command))
 const handlePayment = (id: string, command: Payment.Command) => dieOnConflict(paymentHandler(id, command))
-const handleRefund = (id: string, command: Refund.Command) => dieOnConflict(refundHandler(id, command))
 const loadMerchant = CommandHandler.load(Merchant.Merchant)
 const loadIntent = CommandHandler.load(PaymentIntent.PaymentIntent)
 const loadPayment = CommandHandler.load(Payment.Payment)
@@ -299,122 +299,194 @@ export const attempt = Effect.fn("OnlinePayments.attempt")(function* (scope: Sco
     })
   }
   yield* requireEnabled(scope, "StartPayment")
-  const intent = yield* findIntent(scope, input.referenceId)
   const intentKey = PaymentIntent.streamKey(scope.merchantId, scope.sandbox, input.referenceId)
   const transactionId = TransactionId.make(yield* ids.next("TRX_"))
   const now = yield* DateTime.now
   const startOnIntent = new PaymentIntent.StartPayment({ transactionId, paymentMethod, now })
-  // Refuse before recording anything when the intent cannot take an attempt (paid, one running,
-  // no callback_url for PSE).
-  const refused = PaymentIntent.decide(startOnIntent, intent)
-  if (Either.isLeft(refused)) return yield* refused.left
-
-  yield* handlePayment(
-    transactionId,
-    new Payment.StartPayment({
-      transactionId,
-      merchantId: scope.merchantId,
-      sandbox: scope.sandbox,
-      referenceId: input.referenceId,
-      amount: intent.details.amount,
-      paymentMethod,
-      card: Option.map(input.cardNumber, (cardNumber) => ({
-        maskedPan: Payment.maskPan(cardNumber),
-        ...Option.match(input.cardholderName, {
-          onNone: () => ({}),
-          onSome: (cardholderName) => ({ cardholderName })
-        }),
-        ...Option.match(input.installments, {
-          onNone: () => ({}),
-          onSome: (installments) => ({ installments })
+  // The payment and the intent's attempt are one decision, written in one commit: the payment
+  // carries the amount of the intent version it was decided on. An update (or another attempt)
+  // that commits first makes this commit conflict, and the attempt is decided again on the intent
+  // as it now stands: refused (409) if it took another attempt, at the new amount if it changed.
+  // Once the attempt may be recorded, the request no longer decides whether it ends: a client that
+  // hangs up interrupts neither the commit, nor the acquirer's call, nor the record of its outcome.
+  return yield* Effect.uninterruptible(
+    Effect.gen(function* () {
+      const started = yield* CommandHandler.retryOnConflict(
+        Effect.gen(function* () {
+          const known = yield* loadIntent(intentKey)
+          const intent = yield* existingIntent(known.state)
+          const onIntent = yield* decideIntent(intentKey, startOnIntent, known)
+          const onPayment = yield* decidePayment(
+            transactionId,
+            new Payment.StartPayment({
+              transactionId,
+              merchantId: scope.merchantId,
+              sandbox: scope.sandbox,
+              referenceId: input.referenceId,
+              amount: intent.details.amount,
+              paymentMethod,
+              card: Option.map(input.cardNumber, (cardNumber) => ({
+                maskedPan: Payment.maskPan(cardNumber),
+                ...Option.match(input.cardholderName, {
+                  onNone: () => ({}),
+                  onSome: (cardholderName) => ({ cardholderName })
+                }),
+                ...Option.match(input.installments, {
+                  onNone: () => ({}),
+                  onSome: (installments) => ({ installments })
+                })
+              })),
+              payer: input.payer,
+              metadata: input.metadata,
+              deviceFingerprint: input.deviceFingerprint,
+              now
+            }),
+            CommandHandler.fresh(Payment.Payment)
+          ).pipe(Effect.orDie)
+          yield* CommandHandler.commit([onPayment, onIntent])
+          return { intent, payment: onPayment.handled, onIntent: onIntent.handled }
         })
-      })),
-      payer: input.payer,
-      metadata: input.metadata,
-      deviceFingerprint: input.deviceFingerprint,
-      now
-    })
-  ).pipe(Effect.catchTag("PaymentAlreadyExists", Effect.die))
-  // Another attempt may have started on the intent since it was read: the payment just started
-  // is then rejected, so that no RUNNING payment is left without an intent pointing at it.
-  yield* handleIntent(intentKey, startOnIntent).pipe(
-    Effect.tapError(() =>
-      handlePayment(
-        transactionId,
-        new Payment.RejectPayment({ reason: "The intent took another attempt", now })
-      ).pipe(Effect.orDie)
-    )
-  )
+      ).pipe(dieOnConflict)
+      const amount = (started.payment.state as Payment.Existing).payment.amount
+      const held: Held = { payment: started.payment, intent: started.onIntent }
+      const result: Acquirer.AuthorizationResult = isCard
+        ? yield* acquirer
+            .authorize(
+              new Acquirer.AuthorizationRequest({
+                transactionId,
+                currency: amount.currency,
+                total: amount.total,
+                cardNumber: Option.getOrElse(input.cardNumber, () => ""),
+                sandbox: scope.sandbox
+              })
+            )
+            .pipe(
+              // The acquirer failed: the attempt is rejected at once (payment and intent in one commit),
+              // so that the intent can be attempted again now rather than after the payment timeout.
+              Effect.onError(() =>
+                DateTime.now.pipe(
+                  Effect.flatMap((at) =>
+                    recordOutcome(
+                      transactionId,
+                      intentKey,
+                      new Payment.RejectPayment({ reason: "The acquirer could not be reached", now: at }),
+                      new PaymentIntent.FailPayment({ transactionId, now: at }),
+                      held
+                    )
+                  ),
+                  Effect.ignoreLogged
+                )
+              )
+            )
+        : { _tag: "ChallengeRequired" }
+      const decidedAt = yield* DateTime.now
 
-  const result: Acquirer.AuthorizationResult = isCard
-    ? yield* acquirer.authorize(
-        new Acquirer.AuthorizationRequest({
-          transactionId,
-          currency: intent.details.amount.currency,
-          total: intent.details.amount.total,
-          cardNumber: Option.getOrElse(input.cardNumber, () => ""),
-          sandbox: scope.sandbox
-        })
-      )
-    : { _tag: "ChallengeRequired" }
-  const decidedAt = yield* DateTime.now
-
-  switch (result._tag) {
-    case "Approved": {
-      const { state } = yield* handlePayment(
-        transactionId,
-        new Payment.ApprovePayment({
-          approvalNumber: result.approvalNumber,
-          threeDs: result.threeDs,
-          now: decidedAt
-        })
-      ).pipe(Effect.orDie)
-      yield* handleIntent(
-        intentKey,
-        new PaymentIntent.CompletePayment({ transactionId, now: decidedAt })
-      ).pipe(Effect.orDie)
-      return {
-        transactionId,
-        redirect: Option.none(),
-        payment: state as Payment.Existing
-      } satisfies AttemptResult
-    }
-    case "Rejected": {
-      const { state } = yield* handlePayment(
-        transactionId,
-        new Payment.RejectPayment({ reason: result.reason, now: decidedAt })
-      ).pipe(Effect.orDie)
-      yield* handleIntent(intentKey, new PaymentIntent.FailPayment({ transactionId, now: decidedAt })).pipe(
-        Effect.orDie
-      )
-      return {
-        transactionId,
-        redirect: Option.none(),
-        payment: state as Payment.Existing
-      } satisfies AttemptResult
-    }
-    case "ChallengeRequired": {
-      const token = yield* ids.uuid
-      const nextAction: Payment.NextAction = {
-        redirectUrl: input.challengeUrl(transactionId, token),
-        redirectMethod: CHALLENGE_REDIRECT_METHOD
+      switch (result._tag) {
+        case "Approved": {
+          const { payment } = yield* recordOutcome(
+            transactionId,
+            intentKey,
+            new Payment.ApprovePayment({
+              approvalNumber: result.approvalNumber,
+              threeDs: result.threeDs,
+              now: decidedAt
+            }),
+            new PaymentIntent.CompletePayment({ transactionId, now: decidedAt }),
+            held
+          ).pipe(Effect.orDie)
+          return { transactionId, redirect: Option.none(), payment } satisfies AttemptResult
+        }
+        case "Rejected": {
+          const { payment } = yield* recordOutcome(
+            transactionId,
+            intentKey,
+            new Payment.RejectPayment({ reason: result.reason, now: decidedAt }),
+            new PaymentIntent.FailPayment({ transactionId, now: decidedAt }),
+            held
+          ).pipe(Effect.orDie)
+          return { transactionId, redirect: Option.none(), payment } satisfies AttemptResult
+        }
+        case "ChallengeRequired": {
+          const token = yield* ids.uuid
+          const nextAction: Payment.NextAction = {
+            redirectUrl: input.challengeUrl(transactionId, token),
+            redirectMethod: CHALLENGE_REDIRECT_METHOD
+          }
+          const { state } = yield* paymentHandler(
+            transactionId,
+            new Payment.RequireChallenge({ nextAction, now: decidedAt }),
+            {},
+            started.payment
+          ).pipe(Effect.orDie)
+          return {
+            transactionId,
+            redirect: Option.some({
+              kind: isCard ? ("ThreeDsChallenge" as const) : ("BankRedirect" as const),
+              nextAction,
+              token
+            }),
+            payment: state as Payment.Existing
+          } satisfies AttemptResult
+        }
       }
-      const { state } = yield* handlePayment(
-        transactionId,
-        new Payment.RequireChallenge({ nextAction, now: decidedAt })
-      ).pipe(Effect.orDie)
-      return {
-        transactionId,
-        redirect: Option.some({
-          kind: isCard ? ("ThreeDsChallenge" as const) : ("BankRedirect" as const),
-          nextAction,
-          token
-        }),
-        payment: state as Payment.Existing
-      } satisfies AttemptResult
-    }
-  }
+    })
+  )
 })
+
+/** Decides `command` on the intent only while it still waits for `transactionId`; its state after. */
+const handleIntentIfCurrent = (
+  intentKey: string,
+  transactionId: TransactionId,
+  command: PaymentIntent.Command
+) =>
+  Effect.gen(function* () {
+    const known = yield* loadIntent(intentKey)
+    if (known.state._tag !== "PROCESSING" || !Option.contains(known.state.transactionId, transactionId)) {
+      return known.state
+    }
+    return (yield* intentHandler(intentKey, command, {}, known).pipe(Effect.orDie)).state
+  })
+
+/** The payment and the intent as a use case last wrote them: the first decision needs no read. */
+interface Held {
+  readonly payment: CommandHandler.Known<Payment.State>
+  readonly intent: CommandHandler.Known<PaymentIntent.State>
+}
+
+/**
+ * Records a payment's outcome and, while the intent still waits for this transaction, the intent's,
+ * in one commit (decided again from fresh reads after a conflict). The payment's refusal is returned
+ * as it is; the intent's decision follows the payment's (an intent that moved on is left alone).
+ */
+const recordOutcome = (
+  transactionId: TransactionId,
+  intentKey: string,
+  onPayment: Payment.Command,
+  onIntent: PaymentIntent.Command,
+  held?: Held
+) => {
+  let seed = held
+  return CommandHandler.retryOnConflict(
+    Effect.gen(function* () {
+      const payment = seed?.payment ?? (yield* loadPayment(transactionId))
+      const intent = seed?.intent ?? (yield* loadIntent(intentKey))
+      // Only the first try may use what the caller holds: a conflict proves it stale.
+      seed = undefined
+      const paymentDecided = yield* decidePayment(transactionId, onPayment, payment)
+      const intentDecided =
+        intent.state._tag === "PROCESSING" && Option.contains(intent.state.transactionId, transactionId)
+          ? yield* decideIntent(intentKey, onIntent, intent).pipe(Effect.orDie)
+          : undefined
+      yield* CommandHandler.commit(
+        intentDecided === undefined ? [paymentDecided] : [paymentDecided, intentDecided]
+      )
+      return {
+        payment: paymentDecided.handled.state as Payment.Existing,
+        intent: (intentDecided?.handled.state ?? intent.state) as PaymentIntent.State
+      }
+    })
+  ).pipe(dieOnConflict)
+}
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
@@ -464,9 +536,27 @@ export const completeChallenge = Effect.fn("OnlinePayments.completeChallenge")(f
   // A reloaded approval of a payment approved and since voided or refunded is a re-delivery too:
   // the decider no longer takes `CompleteChallenge` there, so it is answered here.
   const reloadedApproval = input.approve && Option.isSome(payment.approval)
-  const { state } = reloadedApproval
-    ? { state: payment }
-    : yield* handlePayment(transactionId, new Payment.CompleteChallenge({ result, now })).pipe(
+  const intentKey = PaymentIntent.streamKey(
+    payment.payment.merchantId,
+    payment.payment.sandbox,
+    payment.payment.referenceId
+  )
+  const onIntent = input.approve
+    ? new PaymentIntent.CompletePayment({ transactionId, now })
+    : new PaymentIntent.FailPayment({ transactionId, now })
+  // The outcome on the payment and on the intent that waits for it, in one commit. A reloaded
+  // approval records nothing on the payment; an intent that took another attempt since (a decline,
+  // then a new attempt) is no longer this payment's and is left as it is.
+  const recorded = reloadedApproval
+    ? yield* handleIntentIfCurrent(intentKey, transactionId, onIntent).pipe(
+        Effect.map((intent) => ({ payment, intent }))
+      )
+    : yield* recordOutcome(
+        transactionId,
+        intentKey,
+        new Payment.CompleteChallenge({ result, now }),
+        onIntent
+      ).pipe(
         Effect.catchTags({
           PaymentNotFound: Effect.die,
           PaymentAlreadyExists: Effect.die,
@@ -477,29 +567,8 @@ export const completeChallenge = Effect.fn("OnlinePayments.completeChallenge")(f
           RefundReviewConflict: Effect.die
         })
       )
-  const paid = state as Payment.Existing
-  const intentKey = PaymentIntent.streamKey(
-    paid.payment.merchantId,
-    paid.payment.sandbox,
-    paid.payment.referenceId
-  )
-  // A reloaded decision after the intent took another attempt (a decline, then a new attempt): the
-  // intent is no longer this payment's, and the outcome is recorded on it already: leave it as it is.
-  const current = yield* loadIntent(intentKey).pipe(
-    Effect.flatMap(({ state }) => existingIntent(state)),
-    Effect.orDie
-  )
-  const intent = Option.contains(current.transactionId, transactionId)
-    ? yield* handleIntent(
-        intentKey,
-        input.approve
-          ? new PaymentIntent.CompletePayment({ transactionId, now })
-          : new PaymentIntent.FailPayment({ transactionId, now })
-      ).pipe(
-        Effect.flatMap(({ state }) => existingIntent(state)),
-        Effect.orDie
-      )
-    : current
+  const paid = recorded.payment
+  const intent = yield* existingIntent(recorded.intent).pipe(Effect.orDie)
   return {
     payment: paid,
     intent,
@@ -600,12 +669,17 @@ const settleIntent = (payment: Payment.Existing, now: DateTime.Utc) =>
 // C5, C6: reads
 // ---------------------------------------------------------------------------------------------
 
-/** The payment of a transaction in the scope, with its sandbox refund review brought up to date. */
+/**
+ * The payment of a transaction in the scope and its latest refund, brought up to date as decisions
+ * not yet written ({@link syncRefund}). A read shows them and writes nothing; a command writes them
+ * with its own decision, in one commit.
+ */
 const findPayment = (scope: Scope | undefined, transactionId: TransactionId) =>
-  loadPayment(transactionId).pipe(
-    Effect.flatMap(({ state }) => paymentInScope(scope, state)),
-    Effect.flatMap(syncRefund)
-  )
+  Effect.gen(function* () {
+    const known = yield* loadPayment(transactionId)
+    const payment = yield* paymentInScope(scope, known.state)
+    return yield* syncRefund({ state: payment, version: known.version }, yield* DateTime.now)
+  })
 
 /**
  * C5: the payment of an intent: its last (or current) transaction. `PaymentNotFound` when the
@@ -619,7 +693,7 @@ export const readPayment = Effect.fn("OnlinePayments.readPayment")(function* (
     Effect.mapError(() => new Payment.PaymentNotFound())
   )
   if (Option.isNone(intent.transactionId)) return yield* new Payment.PaymentNotFound()
-  return yield* findPayment(scope, intent.transactionId.value)
+  return (yield* findPayment(scope, intent.transactionId.value)).payment.state
 })
 
 /** C6: the PSE banks. */
@@ -640,20 +714,29 @@ export const voidPayment = Effect.fn("OnlinePayments.voidPayment")(function* (
   rawTransactionId: string
 ) {
   const transactionId = yield* transactionIdOf(rawTransactionId)
-  yield* findPayment(scope, transactionId)
-  const now = yield* DateTime.now
-  const { state } = yield* handlePayment(transactionId, new Payment.VoidPayment({ now })).pipe(
-    Effect.catchTags({
-      PaymentAlreadyExists: Effect.die,
-      PaymentNotInState: Effect.die,
-      PaymentNotOverdue: Effect.die,
-      PaymentExpired: Effect.die,
-      RefundCannotBeRequested: Effect.die,
-      UnknownRefund: Effect.die,
-      RefundReviewConflict: Effect.die
+  return yield* CommandHandler.retryOnConflict(
+    Effect.gen(function* () {
+      const synced = yield* findPayment(scope, transactionId)
+      const voided = yield* decidePayment(
+        transactionId,
+        new Payment.VoidPayment({ now: yield* DateTime.now }),
+        synced.payment
+      ).pipe(
+        Effect.catchTags({
+          PaymentNotFound: Effect.die,
+          PaymentAlreadyExists: Effect.die,
+          PaymentNotInState: Effect.die,
+          PaymentNotOverdue: Effect.die,
+          PaymentExpired: Effect.die,
+          RefundCannotBeRequested: Effect.die,
+          UnknownRefund: Effect.die,
+          RefundReviewConflict: Effect.die
+        })
+      )
+      yield* CommandHandler.commit([...synced.decisions, voided])
+      return voided.handled.state as Payment.Existing
     })
-  )
-  return state as Payment.Existing
+  ).pipe(dieOnConflict)
 })
 
 // ---------------------------------------------------------------------------------------------
@@ -664,7 +747,9 @@ export const voidPayment = Effect.fn("OnlinePayments.voidPayment")(function* (
  * C8: requests the refund of the whole captured amount. The transaction must be the payment of
  * `reference_id` in the scope (`PaymentNotFound` otherwise); `RefundCannotBeRequested` (409) when
  * the payment is not an approved card payment, is voided, or has a refund under review or applied.
- * Recorded on the payment (which guards it) and then on a new Refund stream.
+ * The payment (which guards "one refund at a time") and the new Refund stream are written in one
+ * commit: of requests racing on one payment, exactly one is recorded, the others decide again on
+ * the payment it left and are refused.
  */
 export const requestRefund = Effect.fn("OnlinePayments.requestRefund")(function* (
   scope: Scope,
@@ -672,115 +757,153 @@ export const requestRefund = Effect.fn("OnlinePayments.requestRefund")(function*
 ) {
   const ids = yield* IdGenerator
   const transactionId = yield* transactionIdOf(input.transactionId)
-  const payment = yield* findPayment(scope, transactionId)
-  if (payment.payment.referenceId !== input.referenceId) return yield* new Payment.PaymentNotFound()
   const refundId = RefundId.make(yield* ids.next("RFD_"))
-  const now = yield* DateTime.now
-  const { state } = yield* handlePayment(
-    transactionId,
-    new Payment.RequestRefund({ refundId, reason: input.reason, now })
-  ).pipe(
-    Effect.catchTags({
-      PaymentNotFound: Effect.die,
-      PaymentAlreadyExists: Effect.die,
-      PaymentNotInState: Effect.die,
-      PaymentNotOverdue: Effect.die,
-      PaymentExpired: Effect.die,
-      PaymentCannotBeVoided: Effect.die,
-      UnknownRefund: Effect.die,
-      RefundReviewConflict: Effect.die
+  return yield* CommandHandler.retryOnConflict(
+    Effect.gen(function* () {
+      const synced = yield* findPayment(scope, transactionId)
+      if (synced.payment.state.payment.referenceId !== input.referenceId) {
+        return yield* new Payment.PaymentNotFound()
+      }
+      const now = yield* DateTime.now
+      const onPayment = yield* decidePayment(
+        transactionId,
+        new Payment.RequestRefund({ refundId, reason: input.reason, now }),
+        synced.payment
+      ).pipe(
+        Effect.catchTags({
+          PaymentNotFound: Effect.die,
+          PaymentAlreadyExists: Effect.die,
+          PaymentNotInState: Effect.die,
+          PaymentNotOverdue: Effect.die,
+          PaymentExpired: Effect.die,
+          PaymentCannotBeVoided: Effect.die,
+          UnknownRefund: Effect.die,
+          RefundReviewConflict: Effect.die
+        })
+      )
+      const requested = onPayment.handled.state as Payment.Existing
+      const onRefund = yield* decideRefund(
+        refundId,
+        new Refund.RequestRefund({
+          refundId,
+          merchantId: requested.payment.merchantId,
+          sandbox: requested.payment.sandbox,
+          transactionId,
+          referenceId: requested.payment.referenceId,
+          amount: requested.payment.amount.total,
+          reason: input.reason,
+          now
+        }),
+        CommandHandler.fresh(Refund.Refund)
+      ).pipe(Effect.orDie)
+      yield* CommandHandler.commit([...synced.decisions, onPayment, onRefund])
+      return onRefund.handled.state as Refund.Existing
     })
-  )
-  const requested = state as Payment.Existing
-  const { state: refund } = yield* handleRefund(
-    refundId,
-    new Refund.RequestRefund({
-      refundId,
-      merchantId: requested.payment.merchantId,
-      sandbox: requested.payment.sandbox,
-      transactionId,
-      referenceId: requested.payment.referenceId,
-      amount: requested.payment.amount.total,
-      reason: input.reason,
-      now
-    })
-  ).pipe(Effect.orDie)
-  return refund as Refund.Existing
+  ).pipe(dieOnConflict)
 })
 
+/** A payment and its latest refund brought up to date, and the decisions that would record it. */
+interface Synced {
+  readonly payment: CommandHandler.Known<Payment.Existing>
+  /** The latest refund; none when the payment has none. */
+  readonly refund: Option.Option<CommandHandler.Known<Refund.Existing>>
+  /** What is still to be written (empty when the log is up to date). */
+  readonly decisions: ReadonlyArray<CommandHandler.Decided<unknown, unknown>>
+}
+
 /**
- * Brings a payment's latest refund up to date: its Refund stream exists (a crash between the two
- * appends of a request is repaired), a due sandbox review is recorded, and a review recorded on
- * the Refund is mirrored on the payment. Idempotent; returns the payment as it now stands.
+ * Brings a payment's latest refund up to date, without writing: the Refund stream an older version
+ * could leave unwritten (a crash between two appends) is decided from the payment, a due sandbox
+ * review is decided at its due instant, and a review on the Refund that the payment does not show
+ * yet is decided on the payment. Pure decisions on what was read: every reader on every node sees
+ * the same result, and the next command on the payment writes them with its own.
  */
-const syncRefund = (payment: Payment.Existing) =>
+const syncRefund = (payment: CommandHandler.Known<Payment.Existing>, now: DateTime.Utc) =>
   Effect.gen(function* () {
-    if (Option.isNone(payment.refund)) return payment
-    const onPayment = payment.refund.value
-    const transactionId = payment.payment.transactionId
-    let refund = (yield* loadRefund(onPayment.refundId)).state
-    if (refund._tag === "Initial") {
-      refund = (yield* handleRefund(
-        onPayment.refundId,
-        new Refund.RequestRefund({
-          refundId: onPayment.refundId,
-          merchantId: payment.payment.merchantId,
-          sandbox: payment.payment.sandbox,
-          transactionId,
-          referenceId: payment.payment.referenceId,
-          amount: onPayment.amount,
-          reason: "",
-          now: onPayment.requestedAt
-        })
-      ).pipe(Effect.orDie)).state
+    if (Option.isNone(payment.state.refund)) {
+      return { payment, refund: Option.none(), decisions: [] } satisfies Synced
     }
-    if (refund._tag === "PROCESSING" && payment.payment.sandbox) {
-      const dueAt = DateTime.add(refund.refund.requestedAt, { seconds: SANDBOX_REFUND_REVIEW_SECONDS })
-      const now = yield* DateTime.now
-      if (DateTime.greaterThanOrEqualTo(now, dueAt)) {
-        refund = (yield* handleRefund(
+    const onPayment = payment.state.refund.value
+    const transactionId = payment.state.payment.transactionId
+    const decisions: Array<CommandHandler.Decided<unknown, unknown>> = []
+    const step = <E, S>(decided: CommandHandler.Decided<E, S>): CommandHandler.Known<S> => {
+      if (decided.append !== undefined) decisions.push(decided)
+      return { state: decided.handled.state, version: decided.handled.version }
+    }
+    let refund: CommandHandler.Known<Refund.State> = yield* loadRefund(onPayment.refundId)
+    if (refund.state._tag === "Initial") {
+      refund = step(
+        yield* decideRefund(
           onPayment.refundId,
-          new Refund.ReviewRefund({ outcome: "APPROVED", now: dueAt })
-        ).pipe(Effect.orDie)).state
+          new Refund.RequestRefund({
+            refundId: onPayment.refundId,
+            merchantId: payment.state.payment.merchantId,
+            sandbox: payment.state.payment.sandbox,
+            transactionId,
+            referenceId: payment.state.payment.referenceId,
+            amount: onPayment.amount,
+            reason: "",
+            now: onPayment.requestedAt
+          }),
+          refund
+        ).pipe(Effect.orDie)
+      )
+    }
+    if (refund.state._tag === "PROCESSING" && payment.state.payment.sandbox) {
+      const dueAt = DateTime.add(refund.state.refund.requestedAt, { seconds: SANDBOX_REFUND_REVIEW_SECONDS })
+      if (DateTime.greaterThanOrEqualTo(now, dueAt)) {
+        refund = step(
+          yield* decideRefund(
+            onPayment.refundId,
+            new Refund.ReviewRefund({ outcome: "APPROVED", now: dueAt }),
+            refund
+          ).pipe(Effect.orDie)
+        )
       }
     }
-    if (refund._tag === "APPROVED" || refund._tag === "REJECTED") {
-      if (onPayment.status === "PROCESSING") {
-        const { state } = yield* handlePayment(
+    const reviewed = refund.state as Refund.Existing
+    let paymentNow = payment
+    if ((reviewed._tag === "APPROVED" || reviewed._tag === "REJECTED") && onPayment.status === "PROCESSING") {
+      paymentNow = step(
+        yield* decidePayment(
           transactionId,
           new Payment.RecordRefundReview({
             refundId: onPayment.refundId,
-            outcome: refund._tag,
-            now: Option.getOrElse(refund.dateApplied, () => onPayment.requestedAt)
-          })
+            outcome: reviewed._tag,
+            now: Option.getOrElse(reviewed.dateApplied, () => onPayment.requestedAt)
+          }),
+          payment
         ).pipe(Effect.orDie)
-        return state as Payment.Existing
-      }
+      ) as CommandHandler.Known<Payment.Existing>
     }
-    return payment
+    return {
+      payment: paymentNow,
+      refund: Option.some({ state: reviewed, version: refund.version }),
+      decisions
+    } satisfies Synced
   })
 
 /**
  * C9: the latest refund of a transaction of the scope. `PaymentNotFound` when the payment is not
- * in the scope, `RefundNotFound` when it has no refund (both 404 PaymentNotFound on the wire).
+ * in the scope, `RefundNotFound` when it has no refund (both 404 PaymentNotFound on the wire). A
+ * read: it writes nothing.
  */
 export const refundStatus = Effect.fn("OnlinePayments.refundStatus")(function* (
   scope: Scope,
   rawTransactionId: string
 ) {
   const transactionId = yield* transactionIdOf(rawTransactionId)
-  const payment = yield* findPayment(scope, transactionId)
-  if (Option.isNone(payment.refund)) return yield* new Refund.RefundNotFound()
-  const { state } = yield* loadRefund(payment.refund.value.refundId)
-  if (state._tag === "Initial") return yield* Effect.die("syncRefund left a refund without its stream")
-  return state
+  const { refund } = yield* findPayment(scope, transactionId)
+  if (Option.isNone(refund)) return yield* new Refund.RefundNotFound()
+  return refund.value.state
 })
 
 /**
  * The service's review of a refund (an administrator's call; the sandbox also reviews on its own
  * after `SANDBOX_REFUND_REVIEW_SECONDS`): APPROVED returns the money and makes the payment
  * REFUNDED, REJECTED leaves it APPROVED. The same outcome again changes nothing; the other one is
- * `RefundAlreadyReviewed`. Without a scope it reaches every merchant's refunds.
+ * `RefundAlreadyReviewed`. Without a scope it reaches every merchant's refunds. The review on the
+ * Refund and on the payment are one commit.
  */
 export const reviewRefund = Effect.fn("OnlinePayments.reviewRefund")(function* (input: {
   readonly transactionId: string
@@ -788,20 +911,37 @@ export const reviewRefund = Effect.fn("OnlinePayments.reviewRefund")(function* (
   readonly scope?: Scope
 }) {
   const transactionId = yield* transactionIdOf(input.transactionId)
-  const before = yield* loadPayment(transactionId).pipe(
-    Effect.flatMap(({ state }) => paymentInScope(input.scope, state))
-  )
-  if (Option.isNone(before.refund)) return yield* new Refund.RefundNotFound()
-  const refundId = before.refund.value.refundId
-  // Repairs a missing stream first; a sandbox review that fell due stays what it was.
-  const payment = yield* syncRefund(before)
-  const now = yield* DateTime.now
-  const { state } = yield* handleRefund(
-    refundId,
-    new Refund.ReviewRefund({ outcome: input.outcome, now })
-  ).pipe(Effect.catchTags({ RefundNotFound: Effect.die, RefundAlreadyExists: Effect.die }))
-  yield* syncRefund(payment)
-  return state as Refund.Existing
+  return yield* CommandHandler.retryOnConflict(
+    Effect.gen(function* () {
+      const now = yield* DateTime.now
+      // A missing stream is repaired first; a sandbox review that fell due stays what it was.
+      const synced = yield* findPayment(input.scope, transactionId)
+      if (Option.isNone(synced.refund)) return yield* new Refund.RefundNotFound()
+      const refundId = synced.refund.value.state.refund.refundId
+      const onRefund = yield* decideRefund(
+        refundId,
+        new Refund.ReviewRefund({ outcome: input.outcome, now }),
+        synced.refund.value
+      ).pipe(Effect.catchTags({ RefundNotFound: Effect.die, RefundAlreadyExists: Effect.die }))
+      const reviewed = onRefund.handled.state as Refund.Existing
+      const onPaymentBefore = Option.filter(synced.payment.state.refund, (r) => r.status === "PROCESSING")
+      const onPayment = Option.isSome(onPaymentBefore)
+        ? yield* decidePayment(
+            transactionId,
+            new Payment.RecordRefundReview({
+              refundId,
+              outcome: input.outcome,
+              now: Option.getOrElse(reviewed.dateApplied, () => onPaymentBefore.value.requestedAt)
+            }),
+            synced.payment
+          ).pipe(Effect.orDie)
+        : undefined
+      yield* CommandHandler.commit(
+        onPayment === undefined ? [...synced.decisions, onRefund] : [...synced.decisions, onRefund, onPayment]
+      )
+      return reviewed
+    })
+  ).pipe(dieOnConflict)
 })
 
 /** Every typed error the use cases return. */

@@ -888,24 +888,34 @@ describe("OnlinePayments", () => {
       )
     )
 
-    it.effect("a refund request whose Refund stream was never written (a crash) is repaired on read", () =>
-      scenario(
-        Effect.gen(function* () {
-          const { transactionId } = yield* givenAttempt(555040)
-          // Only the payment's half of the request was recorded.
-          yield* CommandHandler.make(Payment.Payment)(
-            transactionId,
-            new Payment.RequestRefund({
-              refundId: RefundId.make("RFD_lost"),
-              reason: "customer",
-              now: DateTime.unsafeMake(T0)
-            })
-          )
-          const status = yield* OnlinePayments.refundStatus(sandbox, transactionId)
-          expect(status._tag).toBe("PROCESSING")
-          expect(status.refund).toMatchObject({ refundId: "RFD_lost", transactionId, amount: 555040 })
-        })
-      )
+    it.effect(
+      "a refund request whose Refund stream was never written (an older version's crash) reads whole, and the read writes nothing",
+      () =>
+        scenario(
+          Effect.gen(function* () {
+            const { transactionId } = yield* givenAttempt(555040)
+            // Only the payment's half of the request was recorded.
+            yield* CommandHandler.make(Payment.Payment)(
+              transactionId,
+              new Payment.RequestRefund({
+                refundId: RefundId.make("RFD_lost"),
+                reason: "customer",
+                now: DateTime.unsafeMake(T0)
+              })
+            )
+            const status = yield* OnlinePayments.refundStatus(sandbox, transactionId)
+            expect(status._tag).toBe("PROCESSING")
+            expect(status.refund).toMatchObject({ refundId: "RFD_lost", transactionId, amount: 555040 })
+            const store = yield* EventStore.EventStore
+            expect(yield* store.readStream("Refund-RFD_lost")).toHaveLength(0)
+            // The next command on the payment writes the missing stream with its own decision.
+            yield* OnlinePayments.reviewRefund({ transactionId, outcome: "REJECTED" })
+            expect((yield* store.readStream("Refund-RFD_lost")).map((e) => e.type)).toEqual([
+              "RefundRequested",
+              "RefundRejected"
+            ])
+          })
+        )
     )
 
     type Step =
@@ -948,7 +958,6 @@ describe("OnlinePayments", () => {
                 yield* advance(s.seconds * 1000)
               }
             }
-            yield* Effect.either(OnlinePayments.readPayment(scope, ref("order-1")))
             const store = yield* EventStore.EventStore
             const log = yield* store.readStream(`Payment-${transactionId}`)
             const refunded = log
@@ -959,7 +968,13 @@ describe("OnlinePayments", () => {
             // Money goes back at most once: by one approved refund or by the void, never both.
             expect(refunded > 0 && voided).toBe(false)
             const payment = yield* OnlinePayments.readPayment(scope, ref("order-1"))
-            expect(Payment.status(payment)).toBe(refunded > 0 ? "REFUNDED" : voided ? "VOIDED" : "APPROVED")
+            // Reads write nothing: a sandbox review that fell due shows REFUNDED before it is recorded.
+            expect((yield* store.readStream(`Payment-${transactionId}`)).length).toBe(log.length)
+            const shown = Payment.status(payment)
+            if (voided) expect(shown).toBe("VOIDED")
+            else if (refunded > 0) expect(shown).toBe("REFUNDED")
+            // Not recorded yet: production waits for a review; the sandbox's may have fallen due.
+            else expect(shown === "APPROVED" || (inSandbox && shown === "REFUNDED")).toBe(true)
           })
         ),
       { fastCheck: { numRuns: 50 }, timeout: 60_000 }
