@@ -1,7 +1,9 @@
 /**
  * The terminal sandbox port (issue 4, "Admin and sandbox contract"; spec rules R1–R7): a merchant's
  * test key sets how a simulated terminal answers and acts on it as its cashier and customer would.
- * `@cobro/terminal-sim` implements it next to the `TerminalGateway` it controls.
+ * `@cobro/terminal-sim` implements it next to the `TerminalGateway` it controls. It reaches the
+ * terminal's sandbox device only: production checkouts on the same serial are never shown, decided,
+ * held or missed by it (issue 17).
  */
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"

@@ -49,5 +49,5 @@ export class SandboxGroup extends HttpApiGroup.make("sandbox")
   .annotate(OpenApi.Title, "terminal sandbox")
   .annotate(
     OpenApi.Description,
-    "Simulated Smart and Smart Pro terminals. A production key is 403; another merchant's terminal is 404; an action the terminal cannot do now is 409 ActionRefused."
+    "Simulated Smart and Smart Pro terminals, sandbox side: the state shows and the actions decide sandbox checkouts only; production checkouts on the same serial are approved at once by an untouched production terminal. A production key is 403; another merchant's terminal is 404; an action the terminal cannot do now is 409 ActionRefused."
   ) {}

@@ -85,6 +85,8 @@ describe("the catalog of histories", () => {
     expect(resolve("MER_1")).toEqual(Option.some("Merchant-MER_1"))
     expect(resolve("MER_1:test:order-1")).toEqual(Option.some("PaymentIntent-MER_1:test:order-1"))
     expect(resolve("MER_1/SP-1")).toEqual(Option.some("SimTerminal-MER_1/SP-1"))
+    expect(resolve("MER_1:live/SP-1")).toEqual(Option.some("SimTerminal-MER_1:live/SP-1"))
+    expect(resolve("MER_1:live:order-1")).toEqual(Option.some("PaymentIntent-MER_1:live:order-1"))
     expect(resolve("0F8FAD5B-D9CB-469F-A165-70867728950E")).toEqual(
       Option.some("WebhookDelivery-0f8fad5b-d9cb-469f-a165-70867728950e")
     )

@@ -1,8 +1,9 @@
 /**
  * One simulated Smart or Smart Pro terminal as an event-sourced aggregate (spec A preconditions,
  * R1–R7): power, app, lock, session, pending charges, notifications and the confirmation screen. Its
- * stream `SimTerminal-<merchant>/<serial>` lives in the event log, so every server process on one
- * database sees the same terminal.
+ * stream lives in the event log, so every server process on one database sees the same terminal:
+ * `SimTerminal-<merchant>/<serial>` for the sandbox's device, `SimTerminal-<merchant>:live/<serial>`
+ * for production's (`Simulator.terminalKey`).
  */
 import * as DateTime from "effect/DateTime"
 import * as Either from "effect/Either"
@@ -425,7 +426,7 @@ export const evolve = (state: State, event: Event): State =>
     MissedDropped: (e): State => ({ ...state, missed: state.missed.filter((id) => id !== e.integrationId) })
   })
 
-/** The SimTerminal aggregate; its streams are keyed `<merchant id>/<serial>`. */
+/** The SimTerminal aggregate; its streams are keyed by `Simulator.terminalKey` (merchant, serial, mode). */
 export const SimTerminal: Aggregate<Command, Event, State, TerminalSandbox.ActionRefused> = {
   name: "SimTerminal",
   initialState,

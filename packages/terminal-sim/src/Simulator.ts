@@ -1,7 +1,8 @@
 /**
  * The simulated terminal fleet behind the `TerminalGateway` and `TerminalSandbox` ports (spec A, rules
- * R1–R7, issue 4 "Terminal simulator"). Terminal state lives in the event log (`SimTerminal` streams),
- * outcomes are recorded on the checkouts through `TerminalPayments`, and time comes from `Clock`.
+ * R1–R7, issue 4 "Terminal simulator"). Terminal state lives in the event log (`SimTerminal` streams,
+ * one device per mode: issue 17), outcomes are recorded on the checkouts through `TerminalPayments`,
+ * and time comes from `Clock`.
  */
 import * as Context from "effect/Context"
 import * as DateTime from "effect/DateTime"
@@ -26,14 +27,36 @@ const PUSH_BACKOFF = Schedule.exponential("2 millis").pipe(
   Schedule.intersect(Schedule.recurs(10))
 )
 
-/** The stream key of a simulated terminal: one device per merchant and serial. */
-export const terminalKey = (ref: TerminalSandbox.TerminalRef): string =>
-  `${ref.merchantId}/${ref.terminalSerial}`
+/**
+ * Which of a serial's two simulated devices: the sandbox terminal, that a test key controls and that
+ * takes the sandbox checkouts, or the production terminal, that takes the production checkouts and
+ * that nothing controls (on, unlocked, app open, `auto_approve`: a production sale is approved at
+ * once, as the production acquirer approves, O4). Sandbox controls see and touch sandbox data only.
+ */
+export type Mode = "sandbox" | "production"
+
+/** The mode of a checkout or a charge instruction by its `sandbox` flag. */
+export const modeOf = (sandbox: boolean): Mode => (sandbox ? "sandbox" : "production")
+
+/**
+ * The stream key of a simulated terminal: one device per merchant, serial and mode. The sandbox
+ * terminal keeps `<merchant>/<serial>`; the production one is `<merchant>:live/<serial>`, which no
+ * sandbox key can spell (a merchant id has no `:`, while a serial may hold a `/`).
+ */
+export const terminalKey = (ref: TerminalSandbox.TerminalRef, mode: Mode): string =>
+  mode === "sandbox"
+    ? `${ref.merchantId}/${ref.terminalSerial}`
+    : `${ref.merchantId}:live/${ref.terminalSerial}`
 
 type Outcome = "approved" | "rejected"
 
 const refused = (action: TerminalSandbox.Action, reason: string) =>
   new TerminalSandbox.ActionRefused({ action, reason })
+
+const OTHER_MODE = "the payment belongs to the other mode: a terminal decides only its own mode's payments"
+
+/** The refusal of a charge of the other mode (found on a terminal stream written before the split). */
+const isOtherMode = (error: TerminalSandbox.ActionRefused) => error.reason === OTHER_MODE
 
 /** The wire view of a terminal's state. */
 export const view = (
@@ -121,6 +144,7 @@ export const make = Effect.gen(function* () {
    */
   const decideOne = (
     ref: TerminalSandbox.TerminalRef,
+    mode: Mode,
     pending: SimTerminal.Pending,
     outcome: Outcome,
     action: TerminalSandbox.Action,
@@ -131,6 +155,10 @@ export const make = Effect.gen(function* () {
   ) =>
     Effect.gen(function* () {
       const checkout = known?.checkout.state ?? (yield* TerminalPayments.load(pending.integrationId))
+      // A terminal never decides another mode's payment: a sandbox control cannot reach production.
+      if (checkout._tag !== "Initial" && modeOf(checkout.checkout.sandbox) !== mode) {
+        return yield* Effect.fail(refused(action, OTHER_MODE))
+      }
       const payerEmail =
         checkout._tag === "Initial"
           ? Option.none<string>()
@@ -172,7 +200,7 @@ export const make = Effect.gen(function* () {
       }
       const now = yield* DateTime.now
       yield* handle(
-        terminalKey(ref),
+        terminalKey(ref, mode),
         new SimTerminal.RecordOutcome({ integrationId: pending.integrationId, outcome: settled, now }),
         {},
         known?.terminal
@@ -191,9 +219,10 @@ export const make = Effect.gen(function* () {
     push: (instruction) =>
       Effect.gen(function* () {
         const ref = { merchantId: instruction.merchantId, terminalSerial: instruction.terminalSerial }
+        const mode = modeOf(instruction.sandbox)
         const now = yield* DateTime.now
         const delivered = yield* handle(
-          terminalKey(ref),
+          terminalKey(ref, mode),
           new SimTerminal.Deliver({
             integrationId: instruction.integrationId,
             transactionId: instruction.transactionId,
@@ -237,7 +266,7 @@ export const make = Effect.gen(function* () {
         if (pending.stage !== "held" && Option.isSome(auto)) {
           yield* TerminalPayments.recordDelivery(pending.integrationId, state.lockedSince).pipe(
             Effect.flatMap((recorded) =>
-              decideOne(ref, pending, auto.value, auto.value === "approved" ? "approve" : "reject", {
+              decideOne(ref, mode, pending, auto.value, auto.value === "approved" ? "approve" : "reject", {
                 checkout: recorded,
                 terminal: delivered
               })
@@ -258,13 +287,13 @@ export const make = Effect.gen(function* () {
   ) => effect.pipe(Effect.provideService(TerminalGateway.TerminalGateway, gateway), Effect.provide(context))
 
   /**
-   * Brings the checkouts in line with the terminal after a change: missed charges are pushed again
-   * when it is reachable (R5), held ones are released when it is on and unlocked (R1), and the auto
-   * behaviours decide what waits.
+   * Brings the checkouts in line with the sandbox terminal after a sandbox control: missed charges are
+   * pushed again when it is reachable (R5), held ones are released when it is on and unlocked (R1),
+   * and the auto behaviours decide what waits (never a production charge found there).
    */
   const settle = (ref: TerminalSandbox.TerminalRef, action: TerminalSandbox.Action) =>
     Effect.gen(function* () {
-      const key = terminalKey(ref)
+      const key = terminalKey(ref, "sandbox")
       let { state } = yield* loadTerminal(key)
       if (state._tag === "OFF") return
       if (Option.isNone(SimTerminal.unreachableReason(state))) {
@@ -289,7 +318,9 @@ export const make = Effect.gen(function* () {
       const auto = behaviorOutcome(state.behavior)
       if (Option.isSome(auto)) {
         for (const p of state.pending.filter((p) => p.stage !== "held")) {
-          yield* decideOne(ref, p, auto.value, action)
+          yield* decideOne(ref, "sandbox", p, auto.value, action).pipe(
+            Effect.catchIf(isOtherMode, () => Effect.void)
+          )
         }
       }
     }).pipe(Effect.catchTag("ConcurrencyConflict", busy(action)))
@@ -305,7 +336,7 @@ export const make = Effect.gen(function* () {
     )
 
   const current = (ref: TerminalSandbox.TerminalRef, model: string) =>
-    Effect.map(loadTerminal(terminalKey(ref)), ({ state }) => view(ref, model, state))
+    Effect.map(loadTerminal(terminalKey(ref, "sandbox")), ({ state }) => view(ref, model, state))
 
   const commandFor = (
     action: TerminalSandbox.Action,
@@ -329,6 +360,7 @@ export const make = Effect.gen(function* () {
     }
   }
 
+  // The port a test key reaches: every call reads and writes the sandbox terminal only.
   const sandbox: TerminalSandbox.TerminalSandbox["Type"] = {
     state: (ref) => withGateway(Effect.flatMap(boundTerminal(ref), (t) => current(ref, t.model))),
     setBehavior: (ref, behavior, options = {}) =>
@@ -336,7 +368,7 @@ export const make = Effect.gen(function* () {
         Effect.gen(function* () {
           const terminal = yield* boundTerminal(ref)
           yield* handle(
-            terminalKey(ref),
+            terminalKey(ref, "sandbox"),
             new SimTerminal.SetBehavior({
               behavior,
               chargeNotifications: Option.fromNullable(options.chargeNotifications),
@@ -357,11 +389,11 @@ export const make = Effect.gen(function* () {
           const now = yield* DateTime.now
           const command = commandFor(action, now)
           if (Option.isSome(command)) {
-            yield* handle(terminalKey(ref), command.value).pipe(
+            yield* handle(terminalKey(ref, "sandbox"), command.value).pipe(
               Effect.catchTag("ConcurrencyConflict", busy(action))
             )
           } else {
-            const { state } = yield* loadTerminal(terminalKey(ref))
+            const { state } = yield* loadTerminal(terminalKey(ref, "sandbox"))
             if (state._tag === "OFF")
               return yield* Effect.fail(refused(action, "the terminal is powered off"))
             const target = SimTerminal.actionable(state)
@@ -375,7 +407,13 @@ export const make = Effect.gen(function* () {
                 )
               )
             }
-            yield* decideOne(ref, target.value, action === "approve" ? "approved" : "rejected", action)
+            yield* decideOne(
+              ref,
+              "sandbox",
+              target.value,
+              action === "approve" ? "approved" : "rejected",
+              action
+            )
           }
           yield* settle(ref, action)
           return yield* current(ref, terminal.model)

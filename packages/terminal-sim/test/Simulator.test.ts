@@ -12,12 +12,14 @@ import * as EventStore from "@cobro/domain/EventStore"
 import * as IdGenerator from "@cobro/domain/IdGenerator"
 import { MerchantId, TerminalSerial } from "@cobro/domain/Ids"
 import * as InMemoryEventStore from "@cobro/domain/InMemoryEventStore"
+import { Amount } from "@cobro/domain/Money"
 import * as Merchant from "@cobro/domain/Merchant"
 import * as Notification from "@cobro/domain/Notification"
 import * as TerminalCheckout from "@cobro/domain/TerminalCheckout"
 import * as TerminalPayments from "@cobro/domain/TerminalPayments"
 import * as TerminalSandbox from "@cobro/domain/TerminalSandbox"
 import * as CardData from "@cobro/terminal-sim/CardData"
+import * as SimTerminal from "@cobro/terminal-sim/SimTerminal"
 import * as Simulator from "@cobro/terminal-sim/Simulator"
 
 const MER_1 = MerchantId.make("MER_1")
@@ -379,6 +381,78 @@ describe("terminal-sim", () => {
         )
         expect(refusedReason(other)).toBe("UnknownTerminal")
       }).pipe(Effect.provide(TestLayer))
+    )
+
+    const production: TerminalPayments.Caller = { merchantId: MER_1, sandbox: false }
+    const UNTOUCHED = ["CheckoutCreated", "PushAttempted", "CheckoutSent", "SaleApproved"]
+
+    it.effect(
+      "sandbox controls reach the sandbox terminal only: a production sale on the same serial is approved at once, as on an untouched terminal, and the sandbox shows no trace of it",
+      () =>
+        Effect.gen(function* () {
+          yield* given
+          yield* behave("manual")
+          const waiting = yield* checkout("test-1")
+          const live = yield* TerminalPayments.checkout(production, body("live-1"))
+          expect(yield* tags(live.integrationId)).toEqual(UNTOUCHED)
+          const seen = yield* act("approve")
+          expect(seen.last_outcome?.integration_id).toBe(waiting.integrationId)
+          for (const control of [
+            behave("auto_reject"),
+            act("lock"),
+            act("expire_session"),
+            act("power_off")
+          ]) {
+            yield* control
+            yield* TestClock.adjust("3 minutes")
+            const next = yield* TerminalPayments.checkout(production, body("live-2"))
+            expect(yield* tags(next.integrationId)).toEqual(UNTOUCHED)
+          }
+          const state = yield* Effect.flatMap(sandbox, (s) => s.state(ref))
+          expect(JSON.stringify(state)).not.toContain("live-")
+          expect(yield* tags(live.integrationId)).toEqual(UNTOUCHED)
+        }).pipe(Effect.provide(TestLayer))
+    )
+
+    it.effect(
+      "a production charge found on the sandbox terminal (a log written before the terminals were split by mode) is never decided by a sandbox control",
+      () =>
+        Effect.gen(function* () {
+          yield* given
+          const terminal = CommandHandler.make(SimTerminal.SimTerminal)
+          // The production terminal is never controlled through the port; the log can still say manual.
+          yield* terminal(
+            Simulator.terminalKey(ref, "production"),
+            new SimTerminal.SetBehavior({
+              behavior: "manual",
+              chargeNotifications: Option.some(false),
+              now: T0
+            })
+          )
+          const live = yield* TerminalPayments.checkout(production, body("live-1"))
+          expect(live.status).toBe("SENT")
+          yield* terminal(
+            Simulator.terminalKey(ref, "sandbox"),
+            new SimTerminal.Deliver({
+              integrationId: live.integrationId,
+              transactionId: live.transactionId,
+              reference: "live-1",
+              paymentMethod: "POS",
+              currency: "COP",
+              total: Amount.make(11900),
+              now: T0
+            })
+          )
+          for (const control of [
+            act("approve"),
+            act("reject"),
+            behave("auto_reject"),
+            behave("auto_approve")
+          ]) {
+            yield* Effect.either(control)
+            expect(yield* status(live.integrationId)).toBe("SENT")
+          }
+        }).pipe(Effect.provide(TestLayer))
     )
 
     it.effect("two simulators on one event log (two server processes) see the same terminal", () =>

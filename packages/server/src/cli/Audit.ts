@@ -20,15 +20,20 @@ import * as Instant from "./Instant.js"
 import * as Output from "./Output.js"
 import * as Progress from "./Progress.js"
 
-/** The resources the command line knows: the domain's, and the simulator's terminals (`MER_…/<serial>`). */
+/**
+ * The resources the command line knows: the domain's, and the simulator's terminals (`MER_…/<serial>`
+ * for a serial's sandbox device, `MER_…:live/<serial>` for its production device).
+ */
 export const catalog = Histories.make([
   ...Histories.domainEntries,
-  Histories.entry(SimTerminal.SimTerminal, "simulated terminal", (id) => /^MER_[A-Za-z0-9]+\/./.test(id))
+  Histories.entry(SimTerminal.SimTerminal, "simulated terminal", (id) =>
+    /^MER_[A-Za-z0-9]+(:live)?\/./.test(id)
+  )
 ])
 
 const describeIds =
   "a resource id (MER_…, LNK_…, INT_…, TRX_…, RFD_…, a notification's UUID, MER_…:test:<reference_id> for an intent, " +
-  "MER_…/<serial> for a simulated terminal) or a stream id (PaymentLink-LNK_…)"
+  "MER_…/<serial> or MER_…:live/<serial> for a simulated terminal's sandbox or production device) or a stream id (PaymentLink-LNK_…)"
 
 /** The stream an id names, and its events (optionally only those recorded up to `asOf`). */
 const load = (id: string, asOf?: Date) =>

@@ -23,7 +23,7 @@ const mode = Options.choice("mode", ["test", "production"]).pipe(
 
 const id = Args.text({ name: "id" }).pipe(
   Args.withDescription(
-    "a resource id: MER_…, LNK_…, INT_…, TRX_…, RFD_…, a notification's UUID, MER_…:test:<reference_id> (an intent), MER_…/<serial> (a simulated terminal), or a stream id"
+    "a resource id: MER_…, LNK_…, INT_…, TRX_…, RFD_…, a notification's UUID, MER_…:test:<reference_id> (an intent), MER_…/<serial> or MER_…:live/<serial> (a simulated terminal's sandbox or production device), or a stream id"
   )
 )
 
