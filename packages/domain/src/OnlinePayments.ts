@@ -157,7 +157,6 @@ const decidePayment = CommandHandler.decider(Payment.Payment)
 const decideRefund = CommandHandler.decider(Refund.Refund)
 const paymentHandler = CommandHandler.make(Payment.Payment)
 const handleIntent = (id: string, command: PaymentIntent.Command) => dieOnConflict(intentHandler(id, command))
-const handlePayment = (id: string, command: Payment.Command) => dieOnConflict(paymentHandler(id, command))
 const loadMerchant = CommandHandler.load(Merchant.Merchant)
 const loadIntent = CommandHandler.load(PaymentIntent.PaymentIntent)
 const loadPayment = CommandHandler.load(Payment.Payment)
@@ -610,25 +609,43 @@ export const expirePayment = Effect.fn("OnlinePayments.expirePayment")(function*
   )
   const before = yield* load
   const now = yield* DateTime.now
-  const payment = Payment.isAbandoned(before, timeout, now)
-    ? yield* handlePayment(transactionId, new Payment.ExpirePayment({ timeout, now })).pipe(
-        Effect.map(({ state }) => state as Payment.Existing),
-        // The cardholder decided between the read and the append: the decision stands.
-        Effect.catchTags({
-          PaymentNotInState: () => load,
-          PaymentNotOverdue: () => load,
-          PaymentExpired: () => load
-        }),
-        Effect.catchTags({
-          PaymentNotFound: Effect.die,
-          PaymentAlreadyExists: Effect.die,
-          PaymentCannotBeVoided: Effect.die,
-          RefundCannotBeRequested: Effect.die,
-          UnknownRefund: Effect.die,
-          RefundReviewConflict: Effect.die
-        })
-      )
-    : before
+  if (Payment.isAbandoned(before, timeout, now)) {
+    // The expiry on the payment and the intent's release, in one commit.
+    const expired = yield* recordOutcome(
+      transactionId,
+      PaymentIntent.streamKey(before.payment.merchantId, before.payment.sandbox, before.payment.referenceId),
+      new Payment.ExpirePayment({ timeout, now }),
+      new PaymentIntent.FailPayment({ transactionId, now })
+    ).pipe(
+      Effect.map(Option.some),
+      // The cardholder decided between the read and the commit: the decision stands.
+      Effect.catchTags({
+        PaymentNotInState: () => Effect.succeedNone,
+        PaymentNotOverdue: () => Effect.succeedNone,
+        PaymentExpired: () => Effect.succeedNone
+      }),
+      Effect.catchTags({
+        PaymentNotFound: Effect.die,
+        PaymentAlreadyExists: Effect.die,
+        PaymentCannotBeVoided: Effect.die,
+        RefundCannotBeRequested: Effect.die,
+        UnknownRefund: Effect.die,
+        RefundReviewConflict: Effect.die
+      })
+    )
+    if (Option.isSome(expired)) {
+      const { intent, payment } = expired.value
+      return {
+        payment,
+        intent:
+          intent._tag !== "Initial" && Option.contains(intent.transactionId, transactionId)
+            ? Option.some(intent)
+            : Option.none()
+      } satisfies Expiry
+    }
+  }
+  // Not due, or decided meanwhile: an intent an older version's crash left PROCESSING is settled.
+  const payment = Payment.isAbandoned(before, timeout, now) ? yield* load : before
   const intent = yield* settleIntent(payment, now)
   return { payment, intent } satisfies Expiry
 })
