@@ -3,6 +3,7 @@
  * references (`reference`, `reference_id`), so those are plain non-empty strings.
  */
 import * as Schema from "effect/Schema"
+import * as SafeText from "./SafeText.js"
 
 const prefixed = <const Brand extends string>(prefix: string, brand: Brand) =>
   Schema.String.pipe(Schema.pattern(new RegExp(`^${prefix}[A-Za-z0-9]{1,64}$`)), Schema.brand(brand))
@@ -36,15 +37,16 @@ export const EventId = Schema.UUID.pipe(Schema.brand("EventId"))
 export type EventId = typeof EventId.Type
 
 /** A terminal's serial number, as the merchant binds it. */
-export const TerminalSerial = Schema.NonEmptyTrimmedString.pipe(
-  Schema.maxLength(64),
+export const TerminalSerial = SafeText.refine(Schema.NonEmptyTrimmedString.pipe(Schema.maxLength(64))).pipe(
   Schema.brand("TerminalSerial")
 )
 export type TerminalSerial = typeof TerminalSerial.Type
 
-/** The merchant's `reference_id` of a payment intent (C): unique per merchant and mode. */
-export const IntentReference = Schema.NonEmptyTrimmedString.pipe(
-  Schema.maxLength(255),
+/**
+ * The merchant's `reference_id` of a payment intent (C): unique per merchant and mode; 1 to 255
+ * characters, no NUL or unpaired surrogate (`SafeText`).
+ */
+export const IntentReference = SafeText.refine(Schema.NonEmptyTrimmedString.pipe(Schema.maxLength(255))).pipe(
   Schema.brand("IntentReference")
 )
 export type IntentReference = typeof IntentReference.Type

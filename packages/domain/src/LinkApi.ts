@@ -6,15 +6,18 @@ import type { LazyArbitrary } from "effect/Arbitrary"
 import * as Schema from "effect/Schema"
 import { Envelope } from "./Envelope.js"
 import { PaymentLinkId } from "./Ids.js"
-import { Amount, Currency, TaxLine } from "./Money.js"
+import { Amount, Currency, RequestAmount, RequestTaxLine, TaxLine } from "./Money.js"
 import { Nanos } from "./Nanos.js"
+import * as ReturnUrl from "./ReturnUrl.js"
+import * as SafeText from "./SafeText.js"
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
 
-/** An e-mail address: `local@domain.tld`, no spaces, at most 254 characters. */
+/** An e-mail address: `local@domain.tld`, no spaces or control characters, at most 254 characters. */
 export const Email = Schema.String.pipe(
   Schema.maxLength(254),
   Schema.pattern(EMAIL, { message: () => "expected an e-mail address" }),
+  Schema.filter((s) => (SafeText.isSafe(s) && !SafeText.hasControl(s)) || "expected an e-mail address"),
   Schema.annotations({
     identifier: "Email",
     arbitrary: () => (fc) =>
@@ -26,7 +29,8 @@ export const Email = Schema.String.pipe(
 )
 export type Email = typeof Email.Type
 
-const isHttpsUrl = (s: string): boolean => s.startsWith("https://") && URL.canParse(s)
+// The return-URL rule (no control characters, which the URL parser would drop silently) plus https.
+const isHttpsUrl = (s: string): boolean => s.startsWith("https://") && ReturnUrl.isReturnUrl(s)
 
 const httpsUrlArbitrary =
   (...suffixes: readonly [string, ...Array<string>]): LazyArbitrary<string> =>
@@ -95,8 +99,8 @@ export type LinkReference = typeof LinkReference.Type
 
 const codePoints = (s: string): number => [...s].length
 
-/** A link description: 2 to 100 characters (counted as Unicode code points). */
-export const LinkDescription = Schema.String.pipe(
+/** A link description: 2 to 100 characters (counted as Unicode code points), no NUL or unpaired surrogate. */
+export const LinkDescription = SafeText.SafeString.pipe(
   Schema.filter((s) => (codePoints(s) >= 2 && codePoints(s) <= 100) || "expected 2 to 100 characters"),
   Schema.annotations({
     identifier: "LinkDescription",
@@ -115,9 +119,9 @@ const opt = <S extends Schema.Schema.All>(schema: S) =>
 /** The `amount` of a link: every member optional; `total_amount` is required for CLOSE links. */
 export const LinkAmount = Schema.Struct({
   currency: opt(Currency),
-  taxes: opt(Schema.Array(TaxLine)),
-  tip_amount: opt(Amount),
-  total_amount: opt(Amount)
+  taxes: opt(Schema.Array(RequestTaxLine)),
+  tip_amount: opt(RequestAmount),
+  total_amount: opt(RequestAmount)
 })
 export type LinkAmount = typeof LinkAmount.Type
 

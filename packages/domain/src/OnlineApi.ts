@@ -2,11 +2,14 @@
  * Wire schemas of the online payments API (spec C, beta): payment intents (C1-C3), payment attempts
  * and their 3DS response (C4), the payment read (C5), banks (C6), void (C7) and refunds (C8, C9).
  */
+import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { Envelope, ErrorEnvelope } from "./Envelope.js"
 import { IntentReference } from "./Ids.js"
 import { Email } from "./LinkApi.js"
-import { Amount, Currency, TaxLine } from "./Money.js"
+import { Amount, Currency, RequestAmount, RequestTaxLine, TaxLine, toCents } from "./Money.js"
+import * as ReturnUrl from "./ReturnUrl.js"
+import { NonEmptySafeString, SafeString } from "./SafeText.js"
 
 /** Optional field that also accepts `null` as "absent"; omitted when encoded. */
 const opt = <S extends Schema.Schema.All>(schema: S) =>
@@ -36,7 +39,7 @@ export const IsoTimestamp = Schema.String.pipe(
 )
 export type IsoTimestamp = typeof IsoTimestamp.Type
 
-/** An absolute URL of any scheme (`http://localhost` is common in the sandbox). */
+/** An absolute URL of any scheme: what an intent stored before the return-URL rule may hold. */
 export const AbsoluteUrl = Schema.String.pipe(
   Schema.filter((s) => URL.canParse(s) || "expected an absolute URL"),
   Schema.annotations({
@@ -46,35 +49,73 @@ export const AbsoluteUrl = Schema.String.pipe(
 )
 export type AbsoluteUrl = typeof AbsoluteUrl.Type
 
-/** `amount` of an intent: `currency` and `total_amount` required; `tip_amount` and `taxes` optional. */
+/**
+ * `callback_url` of C1 and C3: where the payer's browser returns after 3DS or a bank redirect, so
+ * never a script or data URL, a control character or a URL without a host (`ReturnUrl.problem`).
+ * `https://`, `http://` (sandbox callbacks on `localhost`) and an app's own scheme (`myapp://return`)
+ * are accepted.
+ */
+export const CallbackUrl = Schema.String.pipe(
+  Schema.filter((s) => ReturnUrl.problem(s).pipe(Option.getOrUndefined)),
+  Schema.annotations({
+    identifier: "CallbackUrl",
+    arbitrary: () => (fc) => fc.webUrl({ validSchemes: ["https", "http"] })
+  })
+)
+export type CallbackUrl = typeof CallbackUrl.Type
+
+/**
+ * `amount` of an intent as C1 and C3 send it: `currency` and `total_amount` required; `tip_amount`
+ * and `taxes` optional; every amount a `RequestAmount`. The total includes tip and taxes, so a tip
+ * above the total, or a tip and tax values above it together, is refused.
+ */
 export const IntentAmount = Schema.Struct({
+  currency: Currency,
+  total_amount: RequestAmount,
+  tip_amount: opt(RequestAmount),
+  taxes: opt(Schema.Array(RequestTaxLine))
+}).pipe(
+  Schema.filter((a) => {
+    const total = toCents(a.total_amount)
+    const tip = toCents(a.tip_amount ?? 0)
+    if (tip > total) return { path: ["tip_amount"], message: "the tip exceeds total_amount" }
+    const taxes = (a.taxes ?? []).reduce((sum, line) => sum + toCents(line.value), 0)
+    return (
+      tip + taxes <= total || { path: ["taxes"], message: "the tax values and the tip exceed total_amount" }
+    )
+  }),
+  Schema.annotations({ identifier: "IntentAmount" })
+)
+export type IntentAmount = typeof IntentAmount.Type
+
+/** `amount` of an intent as C2, C3 and C5 answer it: the recorded amounts, without the request's bounds. */
+export const IntentAmountRead = Schema.Struct({
   currency: Currency,
   total_amount: Amount,
   tip_amount: opt(Amount),
   taxes: opt(Schema.Array(TaxLine))
 })
-export type IntentAmount = typeof IntentAmount.Type
 
 /** `metadata`: one key and its value, as the spec shows it. */
-export const Metadata = Schema.Struct({ key: Schema.String, value: Schema.String })
+export const Metadata = Schema.Struct({ key: SafeString, value: SafeString })
 export type Metadata = typeof Metadata.Type
 
 /** A customer address (`billing_address`, `shipping_address`): every member optional. */
 export const CustomerAddress = Schema.Struct({
-  street1: opt(Schema.String),
-  street2: opt(Schema.String),
-  city: opt(Schema.String),
-  postal_code: opt(Schema.String),
-  province: opt(Schema.String),
-  country_code: opt(Schema.String),
-  phone: opt(Schema.String)
+  street1: opt(SafeString),
+  street2: opt(SafeString),
+  city: opt(SafeString),
+  postal_code: opt(SafeString),
+  province: opt(SafeString),
+  country_code: opt(SafeString),
+  phone: opt(SafeString)
 })
 export type CustomerAddress = typeof CustomerAddress.Type
 
 /** `customer` of an intent: every member optional. */
 export const Customer = Schema.Struct({
-  name: opt(Schema.String),
-  phone: opt(Schema.String),
+  name: opt(SafeString),
+  phone: opt(SafeString),
   email: opt(Email),
   billing_address: opt(CustomerAddress),
   shipping_address: opt(CustomerAddress)
@@ -86,30 +127,30 @@ export type Customer = typeof Customer.Type
  * intent create lists all the members, the attempt a subset); every member optional.
  */
 export const DeviceFingerprint = Schema.Struct({
-  ip: opt(Schema.String),
-  device_type: opt(Schema.String),
-  os: opt(Schema.String),
-  browser: opt(Schema.String),
-  accept_header: opt(Schema.String),
-  user_agent: opt(Schema.String),
+  ip: opt(SafeString),
+  device_type: opt(SafeString),
+  os: opt(SafeString),
+  browser: opt(SafeString),
+  accept_header: opt(SafeString),
+  user_agent: opt(SafeString),
   java_enabled: opt(Schema.Boolean),
-  language: opt(Schema.String),
+  language: opt(SafeString),
   color_depth: opt(Schema.Int),
   screen_height: opt(Schema.Int),
   screen_width: opt(Schema.Int),
   time_zone_offset: opt(Schema.Int),
-  latitude: opt(Schema.String),
-  longitude: opt(Schema.String),
-  model: opt(Schema.String),
-  platform: opt(Schema.String)
+  latitude: opt(SafeString),
+  longitude: opt(SafeString),
+  model: opt(SafeString),
+  platform: opt(SafeString)
 })
 export type DeviceFingerprint = typeof DeviceFingerprint.Type
 
 const intentFields = {
   reference_id: IntentReference,
   amount: IntentAmount,
-  description: opt(Schema.String),
-  callback_url: opt(AbsoluteUrl),
+  description: opt(SafeString),
+  callback_url: opt(CallbackUrl),
   metadata: opt(Metadata),
   customer: opt(Customer)
 }
@@ -144,6 +185,8 @@ export type IntentStatus = typeof IntentStatus.Type
  */
 export const IntentResponse = Schema.Struct({
   ...intentFields,
+  amount: IntentAmountRead,
+  callback_url: opt(AbsoluteUrl),
   creation_date: IsoTimestamp,
   status: IntentStatus,
   test: Schema.Boolean,
@@ -153,23 +196,23 @@ export type IntentResponse = typeof IntentResponse.Type
 
 /** The payer's billing address in an attempt (its member names differ from the customer's). */
 export const PayerBillingAddress = Schema.Struct({
-  street1: opt(Schema.String),
-  street2: opt(Schema.String),
-  city: opt(Schema.String),
-  zip_code: opt(Schema.String),
-  province: opt(Schema.String),
-  country: opt(Schema.String),
-  phone: opt(Schema.String)
+  street1: opt(SafeString),
+  street2: opt(SafeString),
+  city: opt(SafeString),
+  zip_code: opt(SafeString),
+  province: opt(SafeString),
+  country: opt(SafeString),
+  phone: opt(SafeString)
 })
 export type PayerBillingAddress = typeof PayerBillingAddress.Type
 
 const payerFields = {
-  person_type: opt(Schema.String),
-  name: opt(Schema.String),
-  phone: opt(Schema.String),
+  person_type: opt(SafeString),
+  name: opt(SafeString),
+  phone: opt(SafeString),
   email: opt(Email),
-  document_type: opt(Schema.String),
-  document_number: opt(Schema.String)
+  document_type: opt(SafeString),
+  document_number: opt(SafeString)
 }
 
 /** `payer` of an attempt: every member optional (sample `person_type`: NATURAL_PERSON). */
@@ -182,9 +225,9 @@ export type AttemptPayer = typeof AttemptPayer.Type
  * 4 digits, CVC of 3 or 4 digits, at least one installment.
  */
 export const AttemptPaymentMethod = Schema.Struct({
-  name: Schema.NonEmptyString,
+  name: NonEmptySafeString,
   card_number: opt(Schema.String.pipe(Schema.pattern(/^[0-9]{12,19}$/))),
-  cardholder_name: opt(Schema.String),
+  cardholder_name: opt(SafeString),
   expiration_month: opt(Schema.String.pipe(Schema.pattern(/^(0[1-9]|1[0-2])$/))),
   expiration_year: opt(Schema.String.pipe(Schema.pattern(/^([0-9]{2}|[0-9]{4})$/))),
   installments: opt(Schema.Int.pipe(Schema.positive())),
@@ -252,7 +295,7 @@ export const PaymentResponse = Schema.Struct({
   transaction_id: Schema.String,
   reference_id: IntentReference,
   status: PaymentStatus,
-  amount: IntentAmount,
+  amount: IntentAmountRead,
   payment_method: Schema.String,
   payer: Schema.Struct(payerFields),
   attempt_date: IsoTimestamp
@@ -268,14 +311,14 @@ export const BanksResponse = Envelope(Schema.Struct({ banks: Schema.Array(Bank) 
 export type BanksResponse = typeof BanksResponse.Type
 
 /** C7 request. */
-export const VoidRequest = Schema.Struct({ transaction_id: Schema.NonEmptyString })
+export const VoidRequest = Schema.Struct({ transaction_id: NonEmptySafeString })
 export type VoidRequest = typeof VoidRequest.Type
 
 /** C8 request: `reference_id` and `transaction_id` required, `reason` optional. */
 export const RefundRequest = Schema.Struct({
   reference_id: IntentReference,
-  transaction_id: Schema.NonEmptyString,
-  reason: opt(Schema.String)
+  transaction_id: NonEmptySafeString,
+  reason: opt(SafeString)
 })
 export type RefundRequest = typeof RefundRequest.Type
 

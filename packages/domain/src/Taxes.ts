@@ -4,7 +4,7 @@
  */
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import { Amount, TaxLine } from "./Money.js"
+import { Amount, RequestAmount, type TaxLine, toCents } from "./Money.js"
 
 /** The two kinds of tax a line can carry: value-added tax and consumption tax. */
 export const TaxType = Schema.Literal("VAT", "CONSUMPTION")
@@ -17,7 +17,11 @@ const exact = { onExcessProperty: "error" } as const
  * VAT; Cobro also accepts CONSUMPTION here (decision: the link and notification tax lines carry both).
  * Extra fields make the item fit no form.
  */
-export const FullTaxItem = Schema.Struct({ type: TaxType, base: Amount, value: Amount }).annotations({
+export const FullTaxItem = Schema.Struct({
+  type: TaxType,
+  base: RequestAmount,
+  value: RequestAmount
+}).annotations({
   identifier: "FullTaxItem",
   parseOptions: exact
 })
@@ -35,7 +39,7 @@ export const LabelTaxItem = Schema.Struct({ type: TaxLabel }).annotations({
 export type LabelTaxItem = typeof LabelTaxItem.Type
 
 /** An item of the by-value form: the tax and its value; the service computes the base. */
-export const ValueTaxItem = Schema.Struct({ type: TaxType, value: Amount }).annotations({
+export const ValueTaxItem = Schema.Struct({ type: TaxType, value: RequestAmount }).annotations({
   identifier: "ValueTaxItem",
   parseOptions: exact
 })
@@ -106,7 +110,6 @@ export const LABEL_RATES: { readonly [L in TaxLabel]: { readonly type: TaxType; 
     IAC_8: { type: "CONSUMPTION", percent: 8 }
   }
 
-const toCents = (n: number): number => Math.round(n * 100)
 const fromCents = (cents: number): Amount => Amount.make(cents / 100)
 
 /**
@@ -114,14 +117,14 @@ const fromCents = (cents: number): Amount => Amount.make(cents / 100)
  * the total includes tip and taxes, and the tip is never taxed, so the taxed amount is
  * `total - tip`. Amounts are computed in hundredths and rounded half-up to 2 decimals.
  *
- * - Full: the lines as sent.
+ * - Full: the lines as sent, when their values fit in the taxed amount.
  * - Label at rate r: `base = round2((total - tip) / (1 + r))`, `value = (total - tip) - base`, so
  *   `base + value` is exactly the taxed amount.
  * - By value: one shared base, `base = (total - tip) - sum(values)`, the amount that is neither tip
  *   nor tax; each line gets that base and its own value.
  *
  * None when the amounts cannot hold (the tip exceeds the total, or the values exceed the taxed
- * amount): the caller reports AP002.
+ * amount, in any form): the caller reports AP002.
  */
 export const taxLines = (
   taxes: CheckoutTaxes,
@@ -129,8 +132,11 @@ export const taxLines = (
 ): Option.Option<ReadonlyArray<TaxLine>> => {
   const taxedCents = toCents(amounts.total) - toCents(amounts.tip)
   switch (taxes._tag) {
-    case "Full":
+    case "Full": {
+      const valueCents = taxes.lines.reduce((sum, line) => sum + toCents(line.value), 0)
+      if (taxedCents < 0 || valueCents > taxedCents) return Option.none()
       return Option.some(taxes.lines.map((line) => ({ type: line.type, base: line.base, value: line.value })))
+    }
     case "Label": {
       if (taxedCents < 0) return Option.none()
       const { percent, type } = LABEL_RATES[taxes.label]

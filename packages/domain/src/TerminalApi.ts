@@ -8,8 +8,9 @@ import * as AST from "effect/SchemaAST"
 import { Envelope } from "./Envelope.js"
 import { IntegrationId, TerminalSerial } from "./Ids.js"
 import { Email } from "./LinkApi.js"
-import { Amount } from "./Money.js"
+import { Amount, RequestAmount, toCents } from "./Money.js"
 import { CurrencyCode, FallbackNotification } from "./Notification.js"
+import * as SafeText from "./SafeText.js"
 import { CheckoutTaxes } from "./Taxes.js"
 
 /** Optional field that also accepts `null` as "absent"; omitted when encoded. */
@@ -74,7 +75,7 @@ export const DocumentType = Schema.Literal(
 export type DocumentType = typeof DocumentType.Type
 
 /** A document number: 4 to 15 characters. */
-export const DocumentNumber = Schema.String.pipe(
+export const DocumentNumber = SafeText.SafeString.pipe(
   Schema.minLength(4),
   Schema.maxLength(15),
   Schema.annotations({ identifier: "DocumentNumber" })
@@ -91,7 +92,7 @@ export type PayerDocument = typeof PayerDocument.Type
 /** `payer`: optional as a whole; an empty object is allowed. */
 export const Payer = Schema.Struct({
   email: opt(Email),
-  phone_number: opt(Schema.String),
+  phone_number: opt(SafeText.SafeString),
   document: opt(PayerDocument)
 })
 export type Payer = typeof Payer.Type
@@ -102,18 +103,18 @@ export type Payer = typeof Payer.Type
  */
 export const CheckoutAmountWire = Schema.Struct({
   currency: CurrencyCode,
-  total: opt(Amount),
-  total_amount: opt(Amount),
+  total: opt(RequestAmount),
+  total_amount: opt(RequestAmount),
   taxes: CheckoutTaxes,
-  tip: opt(Amount),
-  tip_amount: opt(Amount)
+  tip: opt(RequestAmount),
+  tip_amount: opt(RequestAmount)
 })
 
 /** `amount` decoded: one spelling, the samples' (`total_amount`, `tip_amount`). */
 export const CheckoutAmountDecoded = Schema.Struct({
   currency: CurrencyCode,
-  total_amount: Amount,
-  tip_amount: Amount,
+  total_amount: RequestAmount,
+  tip_amount: RequestAmount,
   taxes: Schema.typeSchema(CheckoutTaxes)
 })
 
@@ -125,7 +126,10 @@ export const CheckoutAmountDecoded = Schema.Struct({
  */
 export const CheckoutAmount = Schema.transformOrFail(
   CheckoutAmountWire,
-  Schema.typeSchema(CheckoutAmountDecoded),
+  // The decode below reports a tip above the total on its field; the filter keeps the type honest.
+  Schema.typeSchema(CheckoutAmountDecoded).pipe(
+    Schema.filter((a) => toCents(a.tip_amount) <= toCents(a.total_amount) || "the tip exceeds the total")
+  ),
   {
     strict: true,
     decode: (wire, _, ast) => {
@@ -162,6 +166,17 @@ export const CheckoutAmount = Schema.transformOrFail(
       if (total_amount === undefined || tip_amount === undefined) {
         return ParseResult.fail(new ParseResult.Type(ast, wire)) // unreachable: a missing value pushed an issue
       }
+      // The total includes the tip: a larger tip is a wrong value, on the spelling sent.
+      if (toCents(tip_amount) > toCents(total_amount)) {
+        const sent = wire.tip_amount !== undefined ? "tip_amount" : "tip"
+        return ParseResult.fail(
+          new ParseResult.Pointer(
+            sent,
+            wire,
+            new ParseResult.Type(ast, tip_amount, "the tip exceeds the total")
+          )
+        )
+      }
       return ParseResult.succeed({ currency: wire.currency, total_amount, tip_amount, taxes: wire.taxes })
     },
     encode: (amount) =>
@@ -179,7 +194,7 @@ export type CheckoutAmount = typeof CheckoutAmount.Type
  * The checkout `reference`, returned in the webhook as `data.metadata.reference`: 1 to 255
  * characters, not only blanks.
  */
-export const CheckoutReference = Schema.String.pipe(
+export const CheckoutReference = SafeText.SafeString.pipe(
   Schema.maxLength(255),
   Schema.pattern(/\S/, { message: () => "expected a non-blank reference" })
 )
@@ -193,10 +208,10 @@ export const CheckoutRequest = Schema.Struct({
   amount: CheckoutAmount,
   user_email: Email,
   payment_method: CheckoutPaymentMethod,
-  terminal_model: Schema.NonEmptyString,
+  terminal_model: SafeText.NonEmptySafeString,
   terminal_serial: TerminalSerial,
   reference: CheckoutReference,
-  description: opt(Schema.String),
+  description: opt(SafeText.SafeString),
   payer: opt(Payer)
 }).annotations({ identifier: "CheckoutRequest" })
 export type CheckoutRequest = typeof CheckoutRequest.Type

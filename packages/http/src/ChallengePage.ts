@@ -7,6 +7,7 @@ import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import type * as OnlinePayments from "@cobro/domain/OnlinePayments"
 import * as Payment from "@cobro/domain/Payment"
+import * as ReturnUrl from "@cobro/domain/ReturnUrl"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as PublicUrls from "./PublicUrls.js"
@@ -104,8 +105,16 @@ const RESULT: Record<Payment.Status, string> = {
   REFUNDED: "The payment was refunded."
 }
 
+/**
+ * The return address as it may be written in a link or a `Location`: an intent stored before the
+ * return-URL rule may hold a script URL or line breaks, so it is re-checked here and left out when
+ * it fails (the page shows the result instead of sending the cardholder there).
+ */
+const returnAddress = (callbackUrl: Option.Option<string>): Option.Option<string> =>
+  Option.flatMap(callbackUrl, ReturnUrl.toLocation)
+
 const returnLink = (completed: { readonly callbackUrl: Option.Option<string> }) =>
-  Option.match(completed.callbackUrl, {
+  Option.match(returnAddress(completed.callbackUrl), {
     onNone: () => `<p class="muted">You can close this page and return to the store.</p>`,
     onSome: (url) => `<p><a href="${escape(url)}" id="return">Return to the store</a></p>`
   })
@@ -152,7 +161,7 @@ ${description}${card}`
  * (GET: 303 See Other; POST: a form that submits itself), or a result page when there is none.
  */
 export const afterDecision = (completed: OnlinePayments.ChallengeCompleted) =>
-  Option.match(completed.callbackUrl, {
+  Option.match(returnAddress(completed.callbackUrl), {
     onNone: () =>
       page(
         "Payment",

@@ -15,6 +15,7 @@ import type * as EventStore from "@cobro/domain/EventStore"
 import type * as IdGenerator from "@cobro/domain/IdGenerator"
 import * as LinkPayments from "@cobro/domain/LinkPayments"
 import * as OnlinePayments from "@cobro/domain/OnlinePayments"
+import * as ReturnUrl from "@cobro/domain/ReturnUrl"
 import * as Cause from "effect/Cause"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
@@ -166,8 +167,9 @@ const afterOutcome = (
   outcome: LinkPayments.PaymentOutcome["_tag"],
   locale: Text.Locale
 ) => {
-  if (outcome === "Approved" && Option.isSome(state.link.callbackUrl))
-    return redirect(state.link.callbackUrl.value)
+  // A callback stored before the return-URL rule may not be a valid `Location`: the page instead.
+  const callback = Option.flatMap(state.link.callbackUrl, ReturnUrl.toLocation)
+  if (outcome === "Approved" && Option.isSome(callback)) return redirect(callback.value)
   if (outcome === "Declined") {
     return redirect(
       `${prefix}/${encodeURIComponent(linkId)}?declined=${encodeURIComponent(transactionId)}&lang=${locale}`

@@ -3,6 +3,7 @@
  * checked field by field, so that bad input shows the page again with a message instead of failing.
  */
 import type * as LinkPayments from "@cobro/domain/LinkPayments"
+import * as SafeText from "@cobro/domain/SafeText"
 import * as Either from "effect/Either"
 import type { ErrorKey } from "./CheckoutPageText.js"
 
@@ -152,7 +153,9 @@ export const check = (
     if (!/^[0-9]{13,19}$/.test(digits) || !luhn(digits))
       errors.push({ field: "card_number", key: "cardNumber" })
     else cardNumber = digits
-    if (fields.card_name.length < 2) errors.push({ field: "card_name", key: "cardName" })
+    const name = fields.card_name
+    if (name.length < 2 || !SafeText.isSafe(name) || SafeText.hasControl(name))
+      errors.push({ field: "card_name", key: "cardName" })
     if (!expiryOk(fields.card_expiry, context)) errors.push({ field: "card_expiry", key: "cardExpiry" })
     if (!/^[0-9]{3,4}$/.test((params.get("card_cvc") ?? "").trim())) {
       errors.push({ field: "card_cvc", key: "cardCvc" })

@@ -5,6 +5,7 @@
  * Every text that comes from a merchant or a payer is escaped.
  */
 import type * as LinkPayments from "@cobro/domain/LinkPayments"
+import * as ReturnUrl from "@cobro/domain/ReturnUrl"
 import * as Option from "effect/Option"
 import { createHash } from "node:crypto"
 import type * as Form from "./CheckoutPageForm.js"
@@ -419,7 +420,7 @@ ${link.sandbox ? sandboxHelp(locale, currency) : ""}${returnLink(view, locale)}`
 }
 
 const returnLink = (view: LinkPayments.CheckoutView, locale: Text.Locale) =>
-  Option.match(view.state.link.callbackUrl, {
+  Option.match(Option.flatMap(view.state.link.callbackUrl, ReturnUrl.toLocation), {
     onNone: () => "",
     onSome: (url) =>
       `<p class="meta"><a id="return" href="${escape(url)}">${escape(Text.messages[locale].returnToStore)}</a></p>`

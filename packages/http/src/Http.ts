@@ -16,6 +16,7 @@ import * as HealthHandlers from "./HealthHandlers.js"
 import * as Idempotency from "./Idempotency.js"
 import * as LinkHandlers from "./LinkHandlers.js"
 import * as OnlineHandlers from "./OnlineHandlers.js"
+import * as PathParams from "./PathParams.js"
 import * as PublicUrls from "./PublicUrls.js"
 import * as SandboxHandlers from "./SandboxHandlers.js"
 import * as TerminalHandlers from "./TerminalHandlers.js"
@@ -41,14 +42,17 @@ const EXTRA_ROUTES = [
 ]
 
 /**
- * Unknown paths and methods, errors and defects in the envelope, and idempotent POSTs, around every
- * route of an API (exported for tests that serve an API of their own).
+ * Path and query text checked first (`PathParams`), then unknown paths and methods, errors and
+ * defects in the envelope, and idempotent POSTs, around every route of an API (exported for tests
+ * that serve an API of their own).
  */
 export const middlewareFor = (api: HttpApi.HttpApi.Any) => {
   const routes = Fallback.routesOf(api, EXTRA_ROUTES)
-  return HttpApiBuilder.middleware((app) => Idempotency.middleware(Fallback.middleware(routes)(app)), {
-    withContext: true
-  })
+  const templates = PathParams.templatesOf(api, EXTRA_ROUTES)
+  return HttpApiBuilder.middleware(
+    (app) => PathParams.middleware(templates)(Idempotency.middleware(Fallback.middleware(routes)(app))),
+    { withContext: true }
+  )
 }
 
 const Middleware = middlewareFor(CobroApi)
@@ -58,7 +62,8 @@ export const layer = Layer.mergeAll(
   HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" }),
   HttpApiScalar.layer({ path: "/docs" }),
   CheckoutPage.layer,
-  Middleware
+  Middleware,
+  PathParams.routerConfig
 ).pipe(
   Layer.provideMerge(HttpApiBuilder.api(CobroApi).pipe(Layer.provide(Groups))),
   Layer.provide(Layer.mergeAll(Authentication.layer, Authentication.layerAdmin))

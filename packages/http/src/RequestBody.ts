@@ -8,6 +8,7 @@ import type * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpIncomingMessage from "@effect/platform/HttpIncomingMessage"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as Nanos from "@cobro/domain/Nanos"
+import * as SafeText from "@cobro/domain/SafeText"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -100,9 +101,21 @@ export const json: Effect.Effect<unknown, BodyError, HttpServerRequest.HttpServe
 )
 
 /**
+ * The 400 of a body holding text that cannot be stored (a NUL or an unpaired surrogate, in a value
+ * or a member name, declared by the schema or not), naming the first such field; none otherwise.
+ */
+export const unsafeText = (value: unknown, code: string): Errors.BadRequest | undefined => {
+  const path = SafeText.firstUnsafe(value)
+  return path === undefined
+    ? undefined
+    : Errors.BadRequest.of(code, SafeText.UNSAFE_MESSAGE, path.map(String).join("."))
+}
+
+/**
  * Reads the body and decodes it with a schema; a decoding failure is a 400 with one item per field
- * under `code` (default `ValidationError`). A group with its own error rules (A3) decodes `json`
- * itself instead.
+ * under `code` (default `ValidationError`). Text that cannot be stored is refused anywhere in the
+ * body first ({@link unsafeText}), whatever the schema says. A group with its own error rules (A3)
+ * decodes `json` itself instead.
  */
 export const decode = <A, I, R>(
   schema: Schema.Schema<A, I, R>,
@@ -113,11 +126,14 @@ export const decode = <A, I, R>(
     onExcessProperty: options.onExcessProperty ?? "ignore"
   })
   const code = options.code ?? Errors.Codes.ValidationError
-  return Effect.flatMap(json, (value) =>
-    Effect.mapError(decodeUnknown(value), (error: ParseResult.ParseError) =>
-      Errors.BadRequest.fromParseError(code, error)
-    )
-  )
+  return Effect.flatMap(json, (value) => {
+    const unsafe = unsafeText(value, code)
+    return unsafe !== undefined
+      ? Effect.fail(unsafe)
+      : Effect.mapError(decodeUnknown(value), (error: ParseResult.ParseError) =>
+          Errors.BadRequest.fromParseError(code, error)
+        )
+  })
 }
 
 /**
