@@ -150,6 +150,8 @@ export class SetWebhook extends Schema.TaggedClass<SetWebhook>()("SetWebhook", {
   mode: KeyMode,
   url: Schema.String,
   standardWebhooks: Schema.optional(Schema.Boolean),
+  /** Registered under the development rules (`COBRO_DEV_WEBHOOKS=1`): http:// for production too. */
+  development: Schema.optional(Schema.Boolean),
   now: Schema.DateTimeUtc
 }) {}
 
@@ -347,12 +349,20 @@ export class InvalidMethodBounds extends Schema.TaggedError<InvalidMethodBounds>
   max: Amount
 }) {}
 
-/** A webhook URL that is not an absolute https:// URL (http:// is also accepted for the test webhook). */
+/**
+ * A webhook URL that is not an absolute https:// URL (http:// is also accepted for the test webhook,
+ * and for both under the development rules, then `development` is true).
+ */
 export class InvalidWebhookUrl extends Schema.TaggedError<InvalidWebhookUrl>()("InvalidWebhookUrl", {
   merchantId: MerchantId,
   mode: KeyMode,
-  url: Schema.String
+  url: Schema.String,
+  development: Schema.optional(Schema.Boolean)
 }) {}
+
+/** Whether the rules that refused the URL accept http:// too (else only https://). */
+export const acceptsHttp = (error: InvalidWebhookUrl): boolean =>
+  error.mode === "test" || error.development === true
 
 export type Error =
   | MerchantNotFound
@@ -590,8 +600,16 @@ export const decide = (command: Command, state: State): Either.Either<ReadonlyAr
         ? none
         : ok(new LinkMethodRemoved({ method: c.method, at: c.now })),
     SetWebhook: (c) => {
-      if (!(c.mode === "production" ? HttpsUrl : HttpUrl).test(c.url)) {
-        return Either.left(new InvalidWebhookUrl({ merchantId, mode: c.mode, url: c.url }))
+      const development = c.development === true
+      if (!(c.mode === "production" && !development ? HttpsUrl : HttpUrl).test(c.url)) {
+        return Either.left(
+          new InvalidWebhookUrl({
+            merchantId,
+            mode: c.mode,
+            url: c.url,
+            ...(development ? { development } : {})
+          })
+        )
       }
       const standardWebhooks = c.standardWebhooks === true
       return Option.exists(

@@ -13,6 +13,7 @@ import * as Schema from "effect/Schema"
 import { streamId } from "./Aggregate.js"
 import * as CommandHandler from "./CommandHandler.js"
 import { fold } from "./Decider.js"
+import * as DevWebhooks from "./DevWebhooks.js"
 import * as EventStore from "./EventStore.js"
 import { IdGenerator } from "./IdGenerator.js"
 import { MerchantId, TerminalSerial } from "./Ids.js"
@@ -275,7 +276,8 @@ export const setPaymentMethods = Effect.fn("MerchantAdmin.setPaymentMethods")(fu
 
 /**
  * Registers the production webhook or the test webhook, replacing the one registered (M9). The
- * production URL must be https://. The test webhook may be http:// unless `allowInsecure` is false.
+ * production URL must be https://, except under `DevWebhooks` (`COBRO_DEV_WEBHOOKS=1`). The test
+ * webhook may be http:// unless `allowInsecure` is false.
  */
 export const setWebhook = Effect.fn("MerchantAdmin.setWebhook")(function* (
   merchantId: string,
@@ -293,9 +295,10 @@ export const setWebhook = Effect.fn("MerchantAdmin.setWebhook")(function* (
   }
   const now = yield* DateTime.now
   const standardWebhooks = options.standardWebhooks === true
+  const development = (yield* DevWebhooks.DevWebhooks).enabled
   yield* handle(
     merchantId,
-    new Merchant.SetWebhook({ mode, url, standardWebhooks, now }),
+    new Merchant.SetWebhook({ mode, url, standardWebhooks, ...(development ? { development } : {}), now }),
     options.metadata ?? {}
   )
   return { mode, url, standardWebhooks }

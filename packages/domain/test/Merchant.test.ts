@@ -425,6 +425,23 @@ describe("Merchant", () => {
         .when(setHook("test", "http://localhost:4000/hooks"))
         .then([hookSet("test", "http://localhost:4000/hooks")])
     })
+    it("in development (COBRO_DEV_WEBHOOKS=1) the production endpoint may be a plain http:// URL, on loopback too", () => {
+      const dev = (mode: "production" | "test", url: string) =>
+        new Merchant.SetWebhook({ mode, url, development: true, now: at(1) })
+      spec
+        .given(created())
+        .when(dev("production", "http://127.0.0.1:4000/hooks"))
+        .then([hookSet("production", "http://127.0.0.1:4000/hooks")])
+      spec
+        .given(created())
+        .when(dev("production", "https://localhost:4443/hooks"))
+        .then([hookSet("production", "https://localhost:4443/hooks")])
+      // Still an http(s) URL.
+      spec
+        .given(created())
+        .when(dev("production", "ftp://127.0.0.1/hooks"))
+        .thenFails("InvalidWebhookUrl", { mode: "production", development: true })
+    })
     it("one test webhook per merchant: registering another replaces it", () => {
       const history = [...created(), hookSet("test", "https://a.example/t")]
       spec

@@ -3,6 +3,7 @@ import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as DevWebhooks from "@cobro/domain/DevWebhooks"
 import * as IdempotencyStore from "@cobro/domain/IdempotencyStore"
 import * as IdGenerator from "@cobro/domain/IdGenerator"
 import { TerminalSerial } from "@cobro/domain/Ids"
@@ -174,6 +175,25 @@ describe("MerchantAdmin", () => {
   )
 
   it.effect(
+    "setWebhook under DevWebhooks (COBRO_DEV_WEBHOOKS=1): the production webhook may be http:// on loopback",
+    () =>
+      Effect.gen(function* () {
+        const { merchantId } = yield* MerchantAdmin.createMerchant("A")
+        const url = "http://127.0.0.1:4000/hooks"
+        expect(yield* MerchantAdmin.setWebhook(merchantId, "production", url)).toEqual({
+          mode: "production",
+          url,
+          standardWebhooks: false
+        })
+        const state = yield* MerchantAdmin.getMerchant(merchantId)
+        expect(Option.map(state.webhooks.production, (w) => w.url)).toEqual(Option.some(url))
+      }).pipe(
+        Effect.provide(TestLayer),
+        Effect.provide(Layer.succeed(DevWebhooks.DevWebhooks, { enabled: true }))
+      )
+  )
+
+  it.effect(
     "setStatus disables and enables the account; setting the status it has records nothing (M1)",
     () =>
       Effect.gen(function* () {
@@ -239,33 +259,61 @@ describe("IdempotencyStore.layerMemory", () => {
   it.effect("a key is reserved, completed, then replayed; another fingerprint is a mismatch", () =>
     Effect.gen(function* () {
       const store = yield* IdempotencyStore.IdempotencyStore
-      expect((yield* store.reserve(scope, "f1", at(0)))._tag).toBe("Reserved")
-      expect((yield* store.reserve(scope, "f1", at(1)))._tag).toBe("InProgress")
-      yield* store.complete(scope, response)
-      expect(yield* store.reserve(scope, "f1", at(2))).toEqual(
+      expect((yield* store.reserve(scope, "f1", at(0), "o1"))._tag).toBe("Reserved")
+      expect((yield* store.reserve(scope, "f1", at(1), "o1"))._tag).toBe("InProgress")
+      yield* store.complete(scope, "o1", response)
+      expect(yield* store.reserve(scope, "f1", at(2), "o1")).toEqual(
         IdempotencyStore.Reservation.Replay({ response })
       )
-      expect((yield* store.reserve(scope, "f2", at(3)))._tag).toBe("Mismatch")
-      expect((yield* store.reserve({ ...scope, merchantId: "MER_2" }, "f2", at(3)))._tag).toBe("Reserved")
+      expect((yield* store.reserve(scope, "f2", at(3), "o1"))._tag).toBe("Mismatch")
+      expect((yield* store.reserve({ ...scope, merchantId: "MER_2" }, "f2", at(3), "o1"))._tag).toBe(
+        "Reserved"
+      )
     }).pipe(Effect.provide(IdempotencyStore.layerMemory))
   )
 
   it.effect("a key is remembered for 24 hours from its first use, then it is new again", () =>
     Effect.gen(function* () {
       const store = yield* IdempotencyStore.IdempotencyStore
-      yield* store.reserve(scope, "f1", at(0))
-      yield* store.complete(scope, response)
-      expect((yield* store.reserve(scope, "f2", at(IdempotencyStore.RETENTION_MS - 1)))._tag).toBe("Mismatch")
-      expect((yield* store.reserve(scope, "f2", at(IdempotencyStore.RETENTION_MS)))._tag).toBe("Reserved")
+      yield* store.reserve(scope, "f1", at(0), "o1")
+      yield* store.complete(scope, "o1", response)
+      expect((yield* store.reserve(scope, "f2", at(IdempotencyStore.RETENTION_MS - 1), "o1"))._tag).toBe(
+        "Mismatch"
+      )
+      expect((yield* store.reserve(scope, "f2", at(IdempotencyStore.RETENTION_MS), "o1"))._tag).toBe(
+        "Reserved"
+      )
     }).pipe(Effect.provide(IdempotencyStore.layerMemory))
   )
 
   it.effect("a released key can be used again at once", () =>
     Effect.gen(function* () {
       const store = yield* IdempotencyStore.IdempotencyStore
-      yield* store.reserve(scope, "f1", at(0))
-      yield* store.release(scope)
-      expect((yield* store.reserve(scope, "f2", at(1)))._tag).toBe("Reserved")
+      yield* store.reserve(scope, "f1", at(0), "o1")
+      yield* store.release(scope, "o1")
+      expect((yield* store.reserve(scope, "f2", at(1), "o1"))._tag).toBe("Reserved")
     }).pipe(Effect.provide(IdempotencyStore.layerMemory))
+  )
+
+  it.effect(
+    "a running key's lease lapses 30 seconds after its last renewal, then the key is new; a stale owner records nothing",
+    () =>
+      Effect.gen(function* () {
+        const store = yield* IdempotencyStore.IdempotencyStore
+        const lease = IdempotencyStore.LEASE_MS
+        yield* store.reserve(scope, "f1", at(0), "o1")
+        expect((yield* store.reserve(scope, "f1", at(lease - 1), "o2"))._tag).toBe("InProgress")
+        expect(yield* store.renew(scope, "o1", at(lease - 1))).toBe(true)
+        expect((yield* store.reserve(scope, "f1", at(2 * lease - 2), "o2"))._tag).toBe("InProgress")
+        expect((yield* store.reserve(scope, "f2", at(2 * lease - 1), "o2"))._tag).toBe("Reserved")
+        expect(yield* store.renew(scope, "o1", at(2 * lease))).toBe(false)
+        expect(yield* store.complete(scope, "o1", response)).toBe(false)
+        yield* store.release(scope, "o1")
+        expect((yield* store.reserve(scope, "f2", at(2 * lease), "o3"))._tag).toBe("InProgress")
+        expect(yield* store.complete(scope, "o2", response)).toBe(true)
+        expect(yield* store.reserve(scope, "f2", at(2 * lease), "o3")).toEqual(
+          IdempotencyStore.Reservation.Replay({ response })
+        )
+      }).pipe(Effect.provide(IdempotencyStore.layerMemory))
   )
 })

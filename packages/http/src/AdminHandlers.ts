@@ -51,9 +51,7 @@ export const fromMerchantError = (
     case "InvalidWebhookUrl":
       return Errors.BadRequest.of(
         V,
-        error.mode === "production"
-          ? "the production webhook must be an https:// URL"
-          : "the test webhook must be an http:// or https:// URL",
+        `the ${error.mode} webhook must be an ${Merchant.acceptsHttp(error) ? "http:// or https://" : "https://"} URL`,
         "url"
       )
     case "MerchantAlreadyExists":

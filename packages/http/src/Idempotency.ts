@@ -3,6 +3,9 @@
  * key with the same method, path and body within 24 hours gets the first response again, byte for
  * byte; the same key with another request, or while the first is still running, is a 409. Keys are
  * scoped to the merchant and mode of the request's key (admin requests share one admin scope).
+ * A running request renews its key's lease (`IdempotencyStore.LEASE_MS`) every
+ * `RENEW_EVERY_MS`: a retry cannot run beside it, and after a crash the key is free once the lease
+ * lapses (S-8).
  */
 import type * as HttpApp from "@effect/platform/HttpApp"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
@@ -13,6 +16,7 @@ import * as MerchantDirectory from "@cobro/domain/MerchantDirectory"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Authentication from "./Authentication.js"
@@ -75,6 +79,29 @@ const replay = (response: IdempotencyStore.StoredResponse) =>
     headers: { [REPLAYED_HEADER]: "true" }
   })
 
+/**
+ * Renews the owner's lease while its request runs (the caller interrupts it when the request is
+ * answered). A failed renewal is retried at the next tick; a key taken by another owner ends it.
+ */
+const renewLease = (
+  store: IdempotencyStore.IdempotencyStore["Type"],
+  scope: IdempotencyStore.Scope,
+  owner: string
+) =>
+  Effect.gen(function* () {
+    for (;;) {
+      yield* Effect.sleep(IdempotencyStore.RENEW_EVERY_MS)
+      const renewed = yield* DateTime.now.pipe(
+        Effect.flatMap((now) => store.renew(scope, owner, now)),
+        Effect.catchAllCause((cause) =>
+          Effect.as(Effect.logWarning("Idempotency-Key: the lease could not be renewed", cause), true)
+        )
+      )
+      // Lost: another request took the key (completion then records nothing, and says so).
+      if (!renewed) return
+    }
+  })
+
 const conflict = (code: string, message: string) => Errors.toResponse(Errors.Conflict.of(code, message))
 
 /** The body of a response when it can be recorded (text or bytes), else none. */
@@ -124,7 +151,9 @@ export const middleware = <E, R>(
     const store = yield* IdempotencyStore.IdempotencyStore
     const scope: IdempotencyStore.Scope = { ...owner.value, key }
     const print = yield* fingerprint(request.method, request.url, body.right)
-    const reservation = yield* store.reserve(scope, print, yield* DateTime.now)
+    // This request's claim on the key: only it may renew, complete or release the reservation.
+    const reservationOwner = globalThis.crypto.randomUUID()
+    const reservation = yield* store.reserve(scope, print, yield* DateTime.now, reservationOwner)
     switch (reservation._tag) {
       case "Replay":
         return replay(reservation.response)
@@ -141,19 +170,34 @@ export const middleware = <E, R>(
       case "Reserved":
         break
     }
-    const exit = yield* Effect.exit(app).pipe(Effect.onInterrupt(() => store.release(scope)))
+    // Interruptible whatever the region the server runs the app in: it ends when the request is answered.
+    const lease = yield* Effect.fork(Effect.interruptible(renewLease(store, scope, reservationOwner)))
+    const exit = yield* Effect.exit(app).pipe(
+      Effect.ensuring(Fiber.interrupt(lease)),
+      Effect.onInterrupt(() => store.release(scope, reservationOwner))
+    )
     const kept =
       Exit.isSuccess(exit) && exit.value.status < 500
         ? Option.map(recordable(exit.value), (text) => ({ response: exit.value, text }))
         : Option.none()
     yield* Option.match(kept, {
-      onNone: () => store.release(scope),
+      onNone: () => store.release(scope, reservationOwner),
       onSome: ({ response, text }) =>
-        store.complete(scope, {
-          status: response.status,
-          contentType: response.headers["content-type"] ?? contentTypeOf(response),
-          body: text
-        })
+        store
+          .complete(scope, reservationOwner, {
+            status: response.status,
+            contentType: response.headers["content-type"] ?? contentTypeOf(response),
+            body: text
+          })
+          .pipe(
+            Effect.tap((recorded) =>
+              recorded
+                ? Effect.void
+                : Effect.logWarning(
+                    "Idempotency-Key: the key's lease lapsed while its request ran; its answer is not kept"
+                  )
+            )
+          )
     })
     return yield* exit
   })

@@ -1,5 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
+import * as DevWebhooks from "@cobro/domain/DevWebhooks"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as FastCheck from "effect/FastCheck"
 import * as TestClock from "./support/TestClock.js"
 import * as TestApp from "./support/TestApp.js"
@@ -382,6 +384,29 @@ describe("admin API", () => {
           expect(reply.json.errors[0]).toMatchObject({ code: "ValidationError", field: "url" })
         })
       )
+    )
+
+    it.live(
+      "with COBRO_DEV_WEBHOOKS=1 the production webhook may be http:// on loopback (200); ftp:// is still 400 on url",
+      () =>
+        Effect.gen(function* () {
+          const m = yield* TestApp.createMerchant()
+          const path = `${merchantPath(m.merchantId)}/webhook`
+          const url = "http://127.0.0.1:4000/hooks"
+          const reply = yield* TestApp.admin("PUT", path, { url, mode: "production" })
+          expect(reply.status, reply.text).toBe(200)
+          expect(reply.json).toEqual({ url, mode: "production", standard_webhooks: false })
+          const ftp = yield* TestApp.admin("PUT", path, { url: "ftp://127.0.0.1/hooks", mode: "production" })
+          expect(ftp.status).toBe(400)
+          expect(ftp.json.errors[0]).toMatchObject({
+            code: "ValidationError",
+            field: "url",
+            message: "the production webhook must be an http:// or https:// URL"
+          })
+        }).pipe(
+          Effect.provide(TestApp.layer()),
+          Effect.provide(Layer.succeed(DevWebhooks.DevWebhooks, { enabled: true }))
+        )
     )
 
     it.live("DELETE webhook without a valid mode is 400 on mode", () =>

@@ -2,15 +2,24 @@ import { describe, expect, it } from "@effect/vitest"
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as EventStore from "@cobro/domain/EventStore"
+import * as IdempotencyStore from "@cobro/domain/IdempotencyStore"
 import * as InMemoryEventStore from "@cobro/domain/InMemoryEventStore"
+import * as Chunk from "effect/Chunk"
+import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
+import * as TestClock from "effect/TestClock"
 import * as Http from "../src/Http.js"
+import * as Idempotency from "../src/Idempotency.js"
 import * as Readiness from "../src/Readiness.js"
 import * as ProbeApi from "./support/ProbeApi.js"
 import * as TestApp from "./support/TestApp.js"
+import * as VirtualClock from "./support/TestClock.js"
+
+/** A pause in real time (the test clock moves only when told). */
+const realPause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
 
 const run = <A, E>(effect: Effect.Effect<A, E, any>) =>
   Effect.provide(effect, ProbeApi.layer()) as Effect.Effect<A, E>
@@ -225,6 +234,83 @@ describe("Idempotency-Key", () => {
         expect((yield* Fiber.join(slow)).status).toBe(201)
       })
     )
+  )
+
+  it.effect(
+    "after a crash the key is free once its 30-second lease lapses: the retry runs, it is not 409 for 24 hours",
+    () =>
+      Effect.gen(function* () {
+        const m = yield* TestApp.createMerchant()
+        const body = { n: 0 }
+        // A request reserved the key, then its process died (kill -9): nothing completes or releases it.
+        const store = yield* IdempotencyStore.IdempotencyStore
+        const print = yield* Idempotency.fingerprint("POST", "/payments/probe/count", JSON.stringify(body))
+        const scope = { merchantId: m.merchantId, mode: "test", key: "crashed" }
+        expect(yield* store.reserve(scope, print, yield* DateTime.now, "dead-owner")).toEqual(
+          IdempotencyStore.Reservation.Reserved()
+        )
+        const retry = () =>
+          TestApp.send("POST", "/payments/probe/count", {
+            key: m.terminal.test,
+            body,
+            idempotencyKey: "crashed"
+          })
+        yield* TestClock.adjust(IdempotencyStore.LEASE_MS - 1)
+        const early = yield* retry()
+        expect(early.status).toBe(409)
+        expect(early.json.errors[0].code).toBe("IdempotencyKeyInUse")
+        yield* TestClock.adjust(1)
+        const before = yield* Ref.get(ProbeApi.calls)
+        const after = yield* retry()
+        expect(after.status, after.text).toBe(201)
+        expect(after.headers["idempotent-replayed"]).toBeUndefined()
+        expect(yield* Ref.get(ProbeApi.calls)).toBe(before + 1)
+        // The retry's answer is the key's answer now.
+        const replayed = yield* retry()
+        expect(replayed.headers["idempotent-replayed"]).toBe("true")
+        expect(replayed.text).toBe(after.text)
+      }).pipe(Effect.provide(ProbeApi.layer({ clock: VirtualClock.layerNotVirtual })))
+  )
+
+  it.effect(
+    "a request still running past its lease renews it: a retry meanwhile is 409 IdempotencyKeyInUse and runs nothing, then replays its answer",
+    () =>
+      Effect.gen(function* () {
+        const m = yield* TestApp.createMerchant()
+        const body = { n: 3 * IdempotencyStore.LEASE_MS }
+        const send = () =>
+          TestApp.send("POST", "/payments/probe/count", {
+            key: m.terminal.test,
+            body,
+            idempotencyKey: "slow"
+          })
+        const slow = yield* Effect.fork(send())
+        // Wait (in real time) until the request sleeps on the test clock, beside its lease's renewal.
+        for (let i = 0; i < 500 && Chunk.size(yield* TestClock.sleeps()) < 2; i++) {
+          yield* Effect.promise(() => realPause(10))
+        }
+        const calls = yield* Ref.get(ProbeApi.calls)
+        for (let elapsed = 0; elapsed < 2 * IdempotencyStore.LEASE_MS; elapsed += 15_000) {
+          yield* TestClock.adjust(15_000)
+          // A retry that ran would sleep on the test clock: give it 5 real seconds to answer 409.
+          const during = yield* Effect.raceFirst(
+            send(),
+            Effect.promise(() => realPause(5000)).pipe(
+              Effect.as({ status: "ran the request", json: undefined })
+            )
+          )
+          expect(during.status).toBe(409)
+          expect(during.json.errors[0].code).toBe("IdempotencyKeyInUse")
+        }
+        expect(yield* Ref.get(ProbeApi.calls)).toBe(calls)
+        yield* TestClock.adjust(IdempotencyStore.LEASE_MS)
+        const first = yield* Fiber.join(slow)
+        expect(first.status).toBe(201)
+        const replayed = yield* send()
+        expect(replayed.headers["idempotent-replayed"]).toBe("true")
+        expect(replayed.text).toBe(first.text)
+        expect(yield* Ref.get(ProbeApi.calls)).toBe(calls)
+      }).pipe(Effect.provide(ProbeApi.layer({ clock: VirtualClock.layerNotVirtual })))
   )
 
   it.live("keys are scoped per merchant and mode: the same key of two merchants runs twice", () =>

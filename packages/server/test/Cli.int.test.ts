@@ -227,6 +227,41 @@ describe("cobro on PGlite (DATA_DIR)", () => {
 const breaksOf = (result: Cli.Result) =>
   JSON.parse(result.stdout).breaks as Array<{ streamId: string; version: number; kind: string }>
 
+describe("cobro webhook set and COBRO_DEV_WEBHOOKS", () => {
+  it.scopedLive(
+    "with COBRO_DEV_WEBHOOKS=1 the production webhook may be http:// on loopback; without it, it must be https://",
+    () =>
+      Effect.gen(function* () {
+        const dir = yield* ServerProcess.tempDir
+        const env = { DATA_DIR: Path.join(dir, "data") }
+        const created = JSON.parse(
+          ok(yield* Cli.run(["merchant", "create", "--name", "Dev", "--json"], env)).stdout
+        )
+        const url = "http://127.0.0.1:4000/hooks"
+        const set = [
+          "webhook",
+          "set",
+          "--merchant",
+          created.merchant_id,
+          "--mode",
+          "production",
+          "--url",
+          url
+        ]
+        const refused = yield* Cli.run(set, env)
+        expect(refused.code).toBe(2)
+        expect(refused.stderr).toMatch(/the production webhook must be an https:\/\/ URL/)
+        const accepted = ok(yield* Cli.run([...set, "--json"], { ...env, COBRO_DEV_WEBHOOKS: "1" }))
+        expect(JSON.parse(accepted.stdout)).toStrictEqual({
+          url,
+          mode: "production",
+          standard_webhooks: false
+        })
+      }),
+    timeout
+  )
+})
+
 describe("cobro audit verify on PostgreSQL (DATABASE_URL)", () => {
   it.scopedLive(
     "clean on an untouched log; names exactly the stream and version of a row altered with SQL, and of rows deleted",

@@ -231,6 +231,56 @@ describe("terminal sale to signed webhook, through the composed server", () => {
   )
 })
 
+describe("production notifications in development (COBRO_DEV_WEBHOOKS=1)", () => {
+  it.scopedLive(
+    "a production sale is notified to a production webhook at http://127.0.0.1, signed with the production secret",
+    () =>
+      Effect.gen(function* () {
+        const hook = yield* receiver
+        const dir = yield* ServerProcess.tempDir
+        const server = yield* ServerProcess.start({
+          DATA_DIR: Path.join(dir, "data"),
+          COBRO_DEV_WEBHOOKS: "1"
+        })
+        const created = yield* admin(server, "POST", "/admin/v1/merchants", { name: "Tienda Tres" })
+        const merchantId: string = created.json.merchant_id
+        const keys = created.json.keys.terminal_api.production
+        const base = `/admin/v1/merchants/${merchantId}`
+        const steps = [
+          yield* admin(server, "POST", `${base}/terminals`, {
+            terminal_model: "SMART_PRO",
+            terminal_serial: "SN-DEV",
+            name: "Caja"
+          }),
+          yield* admin(server, "PATCH", `${base}/terminals/SN-DEV`, { api_enabled: true }),
+          yield* admin(server, "PUT", `${base}/payment-methods`, { terminal: { POS: true } }),
+          yield* admin(server, "PUT", `${base}/webhook`, { url: hook.url, mode: "production" })
+        ]
+        expect(
+          steps.map((step) => step.status),
+          steps.map((step) => step.text).join("\n")
+        ).toStrictEqual([201, 200, 200, 200])
+        const checkout = yield* withKey(
+          server,
+          keys.identity_key,
+          "POST",
+          "/payments/app-checkout",
+          sale("SN-DEV")
+        )
+        expect(checkout.status, checkout.text).toBe(201)
+        for (let i = 0; i < 150 && hook.received.length === 0; i++) yield* Effect.sleep("200 millis")
+        expect(hook.received.length, server.output()).toBeGreaterThan(0)
+        const delivered = hook.received[0]!
+        expect(JSON.parse(delivered.body)).toMatchObject({
+          type: "SALE_APPROVED",
+          data: { merchant_id: merchantId }
+        })
+        expect(verifySignature(delivered.body, delivered.signature, keys.secret_key)).toBe(true)
+        expect((yield* Effect.promise(() => server.stop())).code).toBe(0)
+      })
+  )
+})
+
 describe("two server processes on one PostgreSQL", () => {
   it.scopedLive(
     "a merchant created on one node is served by the other: keys, links, rotation and the clock",

@@ -427,6 +427,16 @@ const createSetBasedAppendBatchFunction = Effect.gen(function* () {
     END $$;`)
 })
 
+/**
+ * Leases of running `Idempotency-Key`s (S-8): `owner` names the reservation (one request),
+ * `lease_expires_at` is when an unrenewed reservation stops holding its key. Rows written before this
+ * migration have neither, and hold their key until `expires_at`, as they did.
+ */
+const addIdempotencyLeases = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`ALTER TABLE cobro_idempotency ADD COLUMN owner text, ADD COLUMN lease_expires_at timestamptz`
+})
+
 /** Every migration, by `<id>_<name>`, in the form `Migrator.fromRecord` reads. */
 export const migrations: Record<string, Effect.Effect<void, SqlError, SqlClient.SqlClient>> = {
   "1_create_event_log": createEvents,
@@ -434,7 +444,8 @@ export const migrations: Record<string, Effect.Effect<void, SqlError, SqlClient.
   "3_idempotency_and_key_lookup": createIdempotencyAndKeyIndexes,
   "4_append_new_stream_function": createAppendNewFunction,
   "5_append_batch_function": createAppendBatchFunction,
-  "6_append_batch_set_based": createSetBasedAppendBatchFunction
+  "6_append_batch_set_based": createSetBasedAppendBatchFunction,
+  "7_idempotency_leases": addIdempotencyLeases
 }
 
 const runMigrator = Migrator.make({})

@@ -1,7 +1,7 @@
 /**
  * The domain's `IdempotencyStore` over PostgreSQL or PGlite: the `Idempotency-Key`s of POST requests
- * (beyond the spec, as Stripe has them) in table `cobro_idempotency` (migration
- * `3_idempotency_and_key_lookup`), shared by every node.
+ * (beyond the spec, as Stripe has them) in table `cobro_idempotency` (migrations
+ * `3_idempotency_and_key_lookup` and `7_idempotency_leases`), shared by every node.
  */
 import * as IdempotencyStore from "@cobro/domain/IdempotencyStore"
 import * as SqlClient from "@effect/sql/SqlClient"
@@ -25,34 +25,49 @@ const maxAttempts = 8
 /**
  * Builds the store over the `SqlClient` in context. Time is the caller's `now` (the server may run a
  * virtual clock), never the database's. `reserve` is an `INSERT … ON CONFLICT DO UPDATE … WHERE
- * expired`: of concurrent reservations of a free key exactly one inserts (or takes over the
- * expired row), the others wait for its row lock and then read the row it left.
+ * free` (expired, or running with its lease lapsed): of concurrent reservations of a free key
+ * exactly one inserts (or takes over the row), the others wait for its row lock and then read the
+ * row it left. `renew`, `complete` and `release` act only on the row their owner still holds, so a
+ * renewal racing a takeover is decided by the same row lock: one of the two wins.
  */
 export const make = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
 
-  const reserveOnce = (scope: IdempotencyStore.Scope, fingerprint: string, now: DateTime.Utc) => {
+  const leaseEnd = (now: DateTime.Utc) =>
+    DateTime.formatIso(DateTime.add(now, { millis: IdempotencyStore.LEASE_MS }))
+
+  const reserveOnce = (
+    scope: IdempotencyStore.Scope,
+    fingerprint: string,
+    now: DateTime.Utc,
+    owner: string
+  ) => {
     const createdAt = DateTime.formatIso(now)
     const expiresAt = DateTime.formatIso(DateTime.add(now, { millis: IdempotencyStore.RETENTION_MS }))
     return Effect.gen(function* () {
       const taken = yield* sql<{ reserved: boolean }>`
         INSERT INTO cobro_idempotency AS i
-          (merchant_id, mode, key, fingerprint, state, status, content_type, body, created_at, expires_at)
+          (merchant_id, mode, key, fingerprint, state, status, content_type, body, created_at, expires_at,
+           owner, lease_expires_at)
         VALUES (${scope.merchantId}, ${scope.mode}, ${scope.key}, ${fingerprint}, 'in_progress', NULL, NULL, NULL,
-          ${createdAt}::timestamptz, ${expiresAt}::timestamptz)
+          ${createdAt}::timestamptz, ${expiresAt}::timestamptz, ${owner}, ${leaseEnd(now)}::timestamptz)
         ON CONFLICT (merchant_id, mode, key) DO UPDATE SET fingerprint = EXCLUDED.fingerprint,
           state = 'in_progress', status = NULL, content_type = NULL, body = NULL,
-          created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at
+          created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at,
+          owner = EXCLUDED.owner, lease_expires_at = EXCLUDED.lease_expires_at
         WHERE i.expires_at <= EXCLUDED.created_at
+          OR (i.state = 'in_progress' AND i.lease_expires_at <= EXCLUDED.created_at)
         RETURNING true AS reserved`
       if (taken.length > 0) return IdempotencyStore.Reservation.Reserved()
-      // The key is taken and current as of the upsert; read what holds it.
+      // The key is held as of the upsert; read what holds it.
       const rows = yield* sql<Row>`
-        SELECT fingerprint, state, status, content_type, body, expires_at <= ${createdAt}::timestamptz AS expired
+        SELECT fingerprint, state, status, content_type, body,
+          expires_at <= ${createdAt}::timestamptz
+            OR (state = 'in_progress' AND lease_expires_at <= ${createdAt}::timestamptz) AS expired
         FROM cobro_idempotency
         WHERE merchant_id = ${scope.merchantId} AND mode = ${scope.mode} AND key = ${scope.key}`
       const row = rows[0]
-      // Released (or expired) between the two statements: try again.
+      // Released (or freed) between the two statements: try again.
       if (row === undefined || row.expired) return undefined
       if (row.fingerprint !== fingerprint) return IdempotencyStore.Reservation.Mismatch()
       if (row.state === "in_progress" || row.status === null || row.body === null) {
@@ -67,10 +82,11 @@ export const make = Effect.gen(function* () {
   const reserve = Effect.fn("PgIdempotencyStore.reserve")(function* (
     scope: IdempotencyStore.Scope,
     fingerprint: string,
-    now: DateTime.Utc
+    now: DateTime.Utc,
+    owner: string
   ) {
     for (let attempt = 1; attempt <= maxAttempts; attempt++) {
-      const found = yield* reserveOnce(scope, fingerprint, now)
+      const found = yield* reserveOnce(scope, fingerprint, now, owner)
       if (found !== undefined) {
         yield* Effect.annotateCurrentSpan({ outcome: found._tag, attempt })
         return found
@@ -81,26 +97,45 @@ export const make = Effect.gen(function* () {
     )
   }, Effect.orDie)
 
+  const renew = Effect.fn("PgIdempotencyStore.renew")(function* (
+    scope: IdempotencyStore.Scope,
+    owner: string,
+    now: DateTime.Utc
+  ) {
+    const renewed = yield* sql`
+      UPDATE cobro_idempotency SET lease_expires_at = ${leaseEnd(now)}::timestamptz
+      WHERE merchant_id = ${scope.merchantId} AND mode = ${scope.mode} AND key = ${scope.key}
+        AND owner = ${owner} AND state = 'in_progress'
+      RETURNING 1`
+    return renewed.length > 0
+  }, Effect.orDie)
+
   const complete = Effect.fn("PgIdempotencyStore.complete")(function* (
     scope: IdempotencyStore.Scope,
+    owner: string,
     response: IdempotencyStore.StoredResponse
   ) {
-    yield* sql`
+    const completed = yield* sql`
       UPDATE cobro_idempotency
       SET state = 'completed', status = ${response.status}, content_type = ${response.contentType ?? null},
         body = ${response.body}
       WHERE merchant_id = ${scope.merchantId} AND mode = ${scope.mode} AND key = ${scope.key}
-        AND state = 'in_progress'`
+        AND owner = ${owner} AND state = 'in_progress'
+      RETURNING 1`
+    return completed.length > 0
   }, Effect.orDie)
 
-  const release = Effect.fn("PgIdempotencyStore.release")(function* (scope: IdempotencyStore.Scope) {
+  const release = Effect.fn("PgIdempotencyStore.release")(function* (
+    scope: IdempotencyStore.Scope,
+    owner: string
+  ) {
     yield* sql`
       DELETE FROM cobro_idempotency
       WHERE merchant_id = ${scope.merchantId} AND mode = ${scope.mode} AND key = ${scope.key}
-        AND state = 'in_progress'`
+        AND owner = ${owner} AND state = 'in_progress'`
   }, Effect.orDie)
 
-  return IdempotencyStore.IdempotencyStore.of({ reserve, complete, release })
+  return IdempotencyStore.IdempotencyStore.of({ reserve, renew, complete, release })
 })
 
 /**

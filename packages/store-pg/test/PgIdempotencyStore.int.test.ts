@@ -13,7 +13,7 @@ import { randomUUID } from "node:crypto"
 import * as PgIdempotencyStore from "../src/PgIdempotencyStore.js"
 import * as Databases from "./support/Databases.js"
 
-const { Reservation, RETENTION_MS } = IdempotencyStore
+const { LEASE_MS, Reservation, RETENTION_MS } = IdempotencyStore
 
 const t0 = DateTime.unsafeMake("2024-03-01T12:00:00Z")
 const later = (millis: number) => DateTime.add(t0, { millis })
@@ -30,11 +30,24 @@ const freshScope = (
 
 const store = IdempotencyStore.IdempotencyStore
 
-const reserve = (scope: IdempotencyStore.Scope, fingerprint: string, now: DateTime.Utc = t0) =>
-  Effect.flatMap(store, (s) => s.reserve(scope, fingerprint, now))
-const complete = (scope: IdempotencyStore.Scope, response: IdempotencyStore.StoredResponse) =>
-  Effect.flatMap(store, (s) => s.complete(scope, response))
-const release = (scope: IdempotencyStore.Scope) => Effect.flatMap(store, (s) => s.release(scope))
+/** The owner of the tests that run one request at a time. */
+const OWNER = "owner-1"
+
+const reserve = (
+  scope: IdempotencyStore.Scope,
+  fingerprint: string,
+  now: DateTime.Utc = t0,
+  owner: string = OWNER
+) => Effect.flatMap(store, (s) => s.reserve(scope, fingerprint, now, owner))
+const complete = (
+  scope: IdempotencyStore.Scope,
+  response: IdempotencyStore.StoredResponse,
+  owner: string = OWNER
+) => Effect.flatMap(store, (s) => s.complete(scope, owner, response))
+const release = (scope: IdempotencyStore.Scope, owner: string = OWNER) =>
+  Effect.flatMap(store, (s) => s.release(scope, owner))
+const renew = (scope: IdempotencyStore.Scope, now: DateTime.Utc, owner: string = OWNER) =>
+  Effect.flatMap(store, (s) => s.renew(scope, owner, now))
 
 const created: IdempotencyStore.StoredResponse = {
   status: 201,
@@ -115,11 +128,90 @@ const idempotencySuite = (
           expect(yield* reserve(scope, "fp-2", later(2 * RETENTION_MS - 1))).toEqual(
             Reservation.Replay({ response: again })
           )
-          // A reservation whose request never finished expires too.
+          // A reservation renewed all along, whose request never finished, expires at 24 hours too.
           const stuck = freshScope()
           yield* reserve(stuck, "fp", t0)
-          expect(yield* reserve(stuck, "fp", later(RETENTION_MS - 1))).toEqual(Reservation.InProgress())
-          expect(yield* reserve(stuck, "fp", later(RETENTION_MS))).toEqual(Reservation.Reserved())
+          yield* renew(stuck, later(RETENTION_MS - 2))
+          expect(yield* reserve(stuck, "fp", later(RETENTION_MS - 1), "retry")).toEqual(
+            Reservation.InProgress()
+          )
+          expect(yield* reserve(stuck, "fp", later(RETENTION_MS), "retry")).toEqual(Reservation.Reserved())
+        })
+    )
+
+    it.effect(
+      "Idempotency-Key: a crashed request's key (its lease not renewed) is free once the 30-second lease lapses, not after 24 hours; the crashed owner's late answer records nothing",
+      () =>
+        Effect.gen(function* () {
+          const scope = freshScope()
+          expect(yield* reserve(scope, "fp", t0, "crashed")).toEqual(Reservation.Reserved())
+          expect(yield* reserve(scope, "fp", later(LEASE_MS - 1), "retry")).toEqual(Reservation.InProgress())
+          // A lapsed reservation is as absent: the retry takes the key, whatever its body.
+          expect(yield* reserve(scope, "other", later(LEASE_MS), "retry")).toEqual(Reservation.Reserved())
+          // The first owner was only slow after all: its answer and its release change nothing.
+          expect(
+            yield* complete(scope, { status: 500, contentType: undefined, body: "late" }, "crashed")
+          ).toBe(false)
+          yield* release(scope, "crashed")
+          expect(yield* renew(scope, later(LEASE_MS + 1), "crashed")).toBe(false)
+          expect(yield* reserve(scope, "other", later(LEASE_MS + 2), "third")).toEqual(
+            Reservation.InProgress()
+          )
+          expect(yield* complete(scope, created, "retry")).toBe(true)
+          expect(yield* reserve(scope, "other", later(LEASE_MS + 3), "third")).toEqual(
+            Reservation.Replay({ response: created })
+          )
+        })
+    )
+
+    it.effect(
+      "Idempotency-Key: a running request that renews its lease keeps its key past 30 seconds: a retry is InProgress until it answers",
+      () =>
+        Effect.gen(function* () {
+          const scope = freshScope()
+          expect(yield* reserve(scope, "fp", t0, "slow")).toEqual(Reservation.Reserved())
+          // Renewed every third of a lease, for four leases.
+          for (let at = LEASE_MS / 3; at <= 4 * LEASE_MS; at += LEASE_MS / 3) {
+            expect(yield* renew(scope, later(at), "slow")).toBe(true)
+            expect(yield* reserve(scope, "fp", later(at + LEASE_MS / 6), "retry")).toEqual(
+              Reservation.InProgress()
+            )
+          }
+          expect(yield* complete(scope, created, "slow")).toBe(true)
+          expect(yield* reserve(scope, "fp", later(10 * LEASE_MS), "retry")).toEqual(
+            Reservation.Replay({ response: created })
+          )
+          // A completed key has no lease to renew.
+          expect(yield* renew(scope, later(10 * LEASE_MS), "slow")).toBe(false)
+        })
+    )
+
+    it.effect(
+      "a renewal and a retry racing at the end of the lease, on two connections: exactly one of them owns the key, and only the owner's answer is kept",
+      () =>
+        Effect.gen(function* () {
+          for (let round = 0; round < 20; round++) {
+            const scope = freshScope()
+            yield* reserve(scope, "fp", t0, "first")
+            const at = later(LEASE_MS + round)
+            const [renewed, retried] = yield* Effect.all(
+              [renew(scope, at, "first"), reserve(scope, "fp", at, "retry")],
+              { concurrency: "unbounded" }
+            )
+            // Never both: a retry taking over the key of a request that still runs.
+            expect([renewed, retried._tag]).toEqual(renewed ? [true, "InProgress"] : [false, "Reserved"])
+            const owner = renewed ? "first" : "retry"
+            const loser = renewed ? "retry" : "first"
+            const answer = { status: 201, contentType: "application/json", body: `{"by":"${owner}"}` }
+            const [kept, dropped] = yield* Effect.all(
+              [complete(scope, answer, owner), complete(scope, { ...answer, body: "{}" }, loser)],
+              { concurrency: "unbounded" }
+            )
+            expect([kept, dropped]).toEqual([true, false])
+            expect(yield* reserve(scope, "fp", later(2 * LEASE_MS), "third")).toEqual(
+              Reservation.Replay({ response: answer })
+            )
+          }
         })
     )
 
@@ -130,17 +222,22 @@ const idempotencySuite = (
           const scope = freshScope()
           const past = DateTime.unsafeMake("2001-01-01T00:00:00Z")
           expect(yield* reserve(scope, "fp", past)).toEqual(Reservation.Reserved())
-          expect(yield* reserve(scope, "fp", DateTime.add(past, { hours: 23 }))).toEqual(
+          expect(yield* reserve(scope, "fp", DateTime.add(past, { seconds: 20 }))).toEqual(
             Reservation.InProgress()
           )
           const sql = yield* SqlClient.SqlClient
-          const [row] = yield* sql<{ created_at: Date; expires_at: Date }>`
-          SELECT created_at, expires_at FROM cobro_idempotency
+          const [row] = yield* sql<{ created_at: Date; expires_at: Date; lease_expires_at: Date }>`
+          SELECT created_at, expires_at, lease_expires_at FROM cobro_idempotency
           WHERE merchant_id = ${scope.merchantId} AND mode = ${scope.mode} AND key = ${scope.key}`
           expect(row).toEqual({
             created_at: new Date("2001-01-01T00:00:00Z"),
-            expires_at: new Date("2001-01-02T00:00:00Z")
+            expires_at: new Date("2001-01-02T00:00:00Z"),
+            lease_expires_at: new Date("2001-01-01T00:00:30Z")
           })
+          yield* complete(scope, created)
+          expect(yield* reserve(scope, "fp", DateTime.add(past, { hours: 23 }))).toEqual(
+            Reservation.Replay({ response: created })
+          )
         })
     )
 
@@ -234,14 +331,16 @@ const idempotencySuite = (
         const fresh = freshScope(merchantId)
         yield* reserve(old, "fp", DateTime.unsafeMake("1990-01-01T00:00:00Z"))
         yield* reserve(fresh, "fp", DateTime.unsafeMake("1990-01-02T12:00:00Z"))
+        yield* complete(fresh, created)
         expect(yield* PgIdempotencyStore.purgeExpired(DateTime.unsafeMake("1990-01-02T12:00:00Z"))).toBe(1)
         expect(yield* reserve(fresh, "fp", DateTime.unsafeMake("1990-01-02T13:00:00Z"))).toEqual(
-          Reservation.InProgress()
+          Reservation.Replay({ response: created })
         )
       })
     )
 
     it.effect.prop(
+      // Steps also renew, and act as the owner or a stale one (issue 17: leases).
       "for random sequences of reserve, complete, release and time, the store agrees with a model of the port",
       [
         FastCheck.array(
@@ -252,12 +351,17 @@ const idempotencySuite = (
             }),
             FastCheck.record({
               _tag: FastCheck.constant("complete" as const),
-              status: FastCheck.integer({ min: 200, max: 499 })
+              status: FastCheck.integer({ min: 200, max: 499 }),
+              stale: FastCheck.boolean()
             }),
-            FastCheck.record({ _tag: FastCheck.constant("release" as const) }),
+            FastCheck.record({ _tag: FastCheck.constant("release" as const), stale: FastCheck.boolean() }),
+            FastCheck.record({ _tag: FastCheck.constant("renew" as const), stale: FastCheck.boolean() }),
             FastCheck.record({
               _tag: FastCheck.constant("advance" as const),
-              hours: FastCheck.integer({ min: 1, max: 30 })
+              millis: FastCheck.oneof(
+                FastCheck.integer({ min: 1, max: 40 }).map((seconds) => seconds * 1000),
+                FastCheck.integer({ min: 1, max: 30 }).map((hours) => hours * 60 * 60 * 1000)
+              )
             })
           ),
           { minLength: 1, maxLength: 25 }
@@ -270,50 +374,78 @@ const idempotencySuite = (
             | undefined
             | {
                 fingerprint: string
+                owner: string
                 response: IdempotencyStore.StoredResponse | undefined
                 expiresAt: number
+                leaseUntil: number
               }
           let model: Model = undefined
           let now = DateTime.toEpochMillis(t0)
-          const live = () => (model !== undefined && model.expiresAt > now ? model : undefined)
-          for (const step of steps) {
+          // The owner of the last reservation taken: the request that runs now, if any.
+          let current = "nobody"
+          const live = () =>
+            model !== undefined &&
+            model.expiresAt > now &&
+            (model.response !== undefined || model.leaseUntil > now)
+              ? model
+              : undefined
+          const running = (owner: string) =>
+            model !== undefined && model.owner === owner && model.response === undefined
+          for (const [i, step] of steps.entries()) {
             switch (step._tag) {
               case "reserve": {
-                const current = live()
+                const found = live()
                 const expected =
-                  current === undefined
+                  found === undefined
                     ? Reservation.Reserved()
-                    : current.fingerprint !== step.fingerprint
+                    : found.fingerprint !== step.fingerprint
                       ? Reservation.Mismatch()
-                      : current.response === undefined
+                      : found.response === undefined
                         ? Reservation.InProgress()
-                        : Reservation.Replay({ response: current.response })
-                expect(yield* reserve(scope, step.fingerprint, DateTime.unsafeMake(now))).toEqual(expected)
-                if (current === undefined) {
+                        : Reservation.Replay({ response: found.response })
+                const owner = `owner-${i}`
+                expect(yield* reserve(scope, step.fingerprint, DateTime.unsafeMake(now), owner)).toEqual(
+                  expected
+                )
+                if (found === undefined) {
+                  current = owner
                   model = {
                     fingerprint: step.fingerprint,
+                    owner,
                     response: undefined,
-                    expiresAt: now + RETENTION_MS
+                    expiresAt: now + RETENTION_MS,
+                    leaseUntil: now + LEASE_MS
                   }
                 }
                 break
               }
               case "complete": {
+                const owner = step.stale ? "stale" : current
                 const response = {
                   status: step.status,
                   contentType: "application/json",
                   body: `{"n":${now}}`
                 }
-                yield* complete(scope, response)
-                if (model !== undefined && model.response === undefined) model = { ...model, response }
+                const recorded = running(owner)
+                expect(yield* complete(scope, response, owner)).toBe(recorded)
+                if (recorded) model = { ...model!, response }
                 break
               }
-              case "release":
-                yield* release(scope)
-                if (model !== undefined && model.response === undefined) model = undefined
+              case "release": {
+                const owner = step.stale ? "stale" : current
+                yield* release(scope, owner)
+                if (running(owner)) model = undefined
                 break
+              }
+              case "renew": {
+                const owner = step.stale ? "stale" : current
+                const renewed = running(owner)
+                expect(yield* renew(scope, DateTime.unsafeMake(now), owner)).toBe(renewed)
+                if (renewed) model = { ...model!, leaseUntil: now + LEASE_MS }
+                break
+              }
               case "advance":
-                now += step.hours * 60 * 60 * 1000
+                now += step.millis
                 break
             }
           }

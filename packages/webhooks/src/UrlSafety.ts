@@ -1,8 +1,10 @@
 /**
  * Where webhooks may go (issue 5, Safety): production URLs are `https://` and never reach loopback,
  * private, link-local or other non-public addresses, checked on the addresses DNS actually returns
- * (the connection uses the checked answer, so a rebinding DNS cannot slip past). In development
- * (`COBRO_DEV_WEBHOOKS=1`, passed in by the server) `http://` and loopback targets are allowed.
+ * (the connection uses the checked answer, so a rebinding DNS cannot slip past). An IPv6 address
+ * that carries an IPv4 address (mapped, compatible, 6to4, Teredo, NAT64) is judged by it too. In
+ * development (`COBRO_DEV_WEBHOOKS=1`, passed in by the server) `http://` and loopback targets are
+ * allowed.
  */
 import * as Dns from "node:dns"
 import * as Net from "node:net"
@@ -45,33 +47,80 @@ for (const [net, prefix] of [
   ["::", 128], // unspecified
   ["fc00::", 7], // unique local
   ["fe80::", 10], // link-local
+  ["fec0::", 10], // site-local (deprecated, still routed inside some networks)
   ["ff00::", 8], // multicast
   ["2001:db8::", 32], // documentation
+  ["3fff::", 20], // documentation
+  ["2001:2::", 48], // benchmarking
   ["100::", 64] // discard
 ] as const) {
   nonPublic.addSubnet(net, prefix, "ipv6")
 }
 
-/** The IPv4 address embedded in an IPv4-mapped (`::ffff:a.b.c.d`) or NAT64 (`64:ff9b::`) IPv6 address. */
-const embeddedIpv4 = (address: string): string | undefined => {
-  const lower = address.toLowerCase()
-  const dotted = /^(?:::ffff:|64:ff9b::)(\d+\.\d+\.\d+\.\d+)$/.exec(lower)
-  if (dotted) return dotted[1]
-  const hex = /^(?:::ffff:|64:ff9b::)([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(lower)
-  if (!hex) return undefined
-  const hi = parseInt(hex[1]!, 16)
-  const lo = parseInt(hex[2]!, 16)
-  return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`
+/** The eight 16-bit groups of a valid IPv6 address (a zone, `%eth0`, is ignored). */
+const groupsOf = (address: string): ReadonlyArray<number> => {
+  let text = address.toLowerCase().replace(/%.*$/, "")
+  // A trailing dotted quad is two groups.
+  const quad = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text)
+  if (quad) {
+    const [a, b, c, d] = quad.slice(1).map(Number) as [number, number, number, number]
+    text = `${text.slice(0, quad.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`
+  }
+  const [head, tail] = text.split("::") as [string, string | undefined]
+  const parse = (part: string | undefined) => (part ? part.split(":").map((g) => parseInt(g, 16)) : [])
+  const left = parse(head)
+  const right = parse(tail)
+  return [...left, ...Array<number>(8 - left.length - right.length).fill(0), ...right]
 }
+
+/** The IPv4 address of two 16-bit groups. */
+const ipv4Of = (hi: number, lo: number): string => `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`
+
+/**
+ * The IPv4 addresses an IPv6 address carries, which a packet to it may reach: IPv4-mapped
+ * (`::ffff:0:0/96`), IPv4-translated (`::ffff:0:0:0/96`), IPv4-compatible (`::/96` but `::` and
+ * `::1`), 6to4 (`2002::/16`, bits 16–47), Teredo (`2001::/32`: the server in bits 32–63, the client
+ * inverted in the last 32 bits), NAT64 (`64:ff9b::/96` and the local-use `64:ff9b:1::/48`, the
+ * last 32 bits, as DNS64 synthesizes them).
+ */
+const embeddedIpv4s = (address: string): ReadonlyArray<string> => {
+  const g = groupsOf(address)
+  const zeros = (from: number, to: number) => g.slice(from, to).every((x) => x === 0)
+  const last = ipv4Of(g[6]!, g[7]!)
+  if (zeros(0, 5) && g[5] === 0xffff) return [last]
+  if (zeros(0, 4) && g[4] === 0xffff && g[5] === 0) return [last]
+  if (zeros(0, 6)) return g[6] === 0 && g[7]! <= 1 ? [] : [last]
+  if (g[0] === 0x2002) return [ipv4Of(g[1]!, g[2]!)]
+  if (g[0] === 0x2001 && g[1] === 0) return [ipv4Of(g[2]!, g[3]!), ipv4Of(g[6]! ^ 0xffff, g[7]! ^ 0xffff)]
+  if (g[0] === 0x64 && g[1] === 0xff9b && (zeros(2, 6) || g[2] === 1)) return [last]
+  return []
+}
+
+/** How an address is judged, from the most to the least restricted. */
+const verdicts = ["non-public", "loopback", "public"] as const
+type Verdict = (typeof verdicts)[number]
+
+const verdictOf = (ip: string, type: "ipv4" | "ipv6"): Verdict =>
+  loopback.check(ip, type) ? "loopback" : nonPublic.check(ip, type) ? "non-public" : "public"
 
 /** Why an address may not be a webhook target, or `undefined` when it may. */
 export const addressProblem = (address: string, policy: Policy): string | undefined => {
   const family = Net.isIP(address)
   if (family === 0) return `not an IP address: ${address}`
-  const v4 = family === 6 ? embeddedIpv4(address) : address
-  const [ip, type] = v4 !== undefined ? ([v4, "ipv4"] as const) : ([address, "ipv6"] as const)
-  if (loopback.check(ip, type)) return policy.dev ? undefined : `loopback address ${address}`
-  if (nonPublic.check(ip, type)) return `non-public address ${address}`
+  // An address is as restricted as the most restricted address it reaches.
+  const judged: ReadonlyArray<readonly [Verdict, string | undefined]> =
+    family === 4
+      ? [[verdictOf(address, "ipv4"), undefined]]
+      : [
+          [verdictOf(address, "ipv6"), undefined],
+          ...embeddedIpv4s(address).map((v4) => [verdictOf(v4, "ipv4"), v4] as const)
+        ]
+  const [verdict, via] = judged.reduce((worst, next) =>
+    verdicts.indexOf(next[0]) < verdicts.indexOf(worst[0]) ? next : worst
+  )
+  const what = via === undefined ? address : `${address} (which carries ${via})`
+  if (verdict === "loopback") return policy.dev ? undefined : `loopback address ${what}`
+  if (verdict === "non-public") return `non-public address ${what}`
   return undefined
 }
 

@@ -84,8 +84,11 @@ const ButtonProbeLive = HttpApiBuilder.group(ProbeApi, "buttonProbe", (handlers)
     .handle("fail", () => Effect.fail(Errors.InternalServerError.of()))
 )
 
-/** The probe API served on a socket next to the real app's ports. */
-export const layer = () =>
+/**
+ * The probe API served on a socket next to the real app's ports; `clock` as in `TestApp.TestPorts`
+ * (e.g. `TestClock.layerNotVirtual` to run on the test's own `TestClock`).
+ */
+export const layer = (options: { readonly clock?: Layer.Layer<any> } = {}) =>
   HttpApiBuilder.serve().pipe(
     Layer.provide(
       Layer.mergeAll(Http.middlewareFor(ProbeApi)).pipe(
@@ -97,6 +100,6 @@ export const layer = () =>
         Layer.provide(Layer.mergeAll(Authentication.layer, Authentication.layerAdmin))
       )
     ),
-    Layer.provideMerge(TestApp.TestPorts()),
+    Layer.provideMerge(TestApp.TestPorts(options)),
     Layer.provideMerge(NodeHttpServer.layerTest)
   )

@@ -4,7 +4,7 @@
  * with the admin API's JSON bodies under `--json` and a readable summary otherwise.
  */
 import { TerminalSerial } from "@cobro/domain/Ids"
-import type * as Merchant from "@cobro/domain/Merchant"
+import * as Merchant from "@cobro/domain/Merchant"
 import * as MerchantAdmin from "@cobro/domain/MerchantAdmin"
 import type { Integration, KeyMode } from "@cobro/domain/SigningKey"
 import * as AdminEndpoints from "@cobro/http/AdminEndpoints"
@@ -39,9 +39,7 @@ export const describeMerchantError = (merchantId: string, error: Merchant.Error)
     case "InvalidMethodBounds":
       return `the bounds of ${error.method} are invalid: min must not exceed max`
     case "InvalidWebhookUrl":
-      return error.mode === "production"
-        ? `the production webhook must be an https:// URL, not '${error.url}'`
-        : `the test webhook must be an http:// or https:// URL, not '${error.url}'`
+      return `the ${error.mode} webhook must be an ${Merchant.acceptsHttp(error) ? "http:// or https://" : "https://"} URL, not '${error.url}'`
     case "MerchantNotInState":
       return `merchant ${merchantId} is ${error.status}: it does not allow ${error.command}`
     case "MerchantAlreadyExists":

@@ -68,13 +68,15 @@ export const layerLog: Layer.Layer<
 
 /**
  * The admin use cases' services: the server's store (migrated, its tables set up, the sealing key
- * checked against the database's, the sandbox clock when `COBRO_CLOCK=virtual`), its key vault and
- * its id generator.
+ * checked against the database's, the sandbox clock when `COBRO_CLOCK=virtual`), its key vault, its
+ * id generator and its webhook rules (`COBRO_DEV_WEBHOOKS`).
  */
 export const layerAdmin = Layer.unwrapEffect(
   Effect.map(Server.settings, (settings) =>
-    Layer.mergeAll(NodeKeyVault.layer(settings.sealingKey.key), Ids.layerRandom).pipe(
-      Layer.provideMerge(Server.layerStore(settings, { poolSize }))
-    )
+    Layer.mergeAll(
+      NodeKeyVault.layer(settings.sealingKey.key),
+      Ids.layerRandom,
+      Server.layerDevWebhooks(settings)
+    ).pipe(Layer.provideMerge(Server.layerStore(settings, { poolSize })))
   )
 )
