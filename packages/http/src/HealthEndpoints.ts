@@ -1,6 +1,7 @@
 /**
  * Health endpoints for orchestrators (issue 4 "Running it"): `GET /health` answers while the process
- * runs; `GET /ready` answers 200 when the store answers, 503 otherwise. No key is needed.
+ * runs; `GET /ready` answers 200 when the store answers and no background worker has been down too
+ * long, else 503 with a `NotReady` item per reason. No key is needed.
  */
 import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"

@@ -3,6 +3,7 @@
  * every port's adapter, the HTTP server with a graceful shutdown, and the start-up banner.
  */
 import * as Acquirer from "@cobro/domain/Acquirer"
+import * as DevWebhooks from "@cobro/domain/DevWebhooks"
 import * as Authentication from "@cobro/http/Authentication"
 import * as Http from "@cobro/http/Http"
 import * as PublicUrls from "@cobro/http/PublicUrls"
@@ -24,7 +25,6 @@ import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import type * as ConfigError from "effect/ConfigError"
 import * as Console from "effect/Console"
 import * as DateTime from "effect/DateTime"
-import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -39,6 +39,7 @@ import * as PaymentTimeouts from "./PaymentTimeouts.js"
 import * as NodeKeyVault from "./NodeKeyVault.js"
 import * as SealingKey from "./SealingKey.js"
 import * as Store from "./Store.js"
+import * as Supervisor from "./Supervisor.js"
 import * as VirtualClock from "./VirtualClock.js"
 
 /** The configuration with what start-up adds: the admin token and the sealing key. */
@@ -119,10 +120,28 @@ export const layerStore = (settings: Settings, options: { readonly poolSize?: nu
   )
 }
 
+/** `COBRO_DEV_WEBHOOKS=1`: registration accepts http:// for both modes (the transport then allows it too). */
+export const layerDevWebhooks = (settings: Settings) =>
+  Layer.succeed(DevWebhooks.DevWebhooks, { enabled: settings.config.devWebhooks })
+
+/**
+ * `/ready`: the event store answers, and no background worker has been down longer than the
+ * supervisor's bound (`COBRO_WORKER_DOWN_BOUND`); a 503 names each reason.
+ */
+export const layerReadiness = Layer.effect(
+  Readiness.Readiness,
+  Effect.gen(function* () {
+    const store = yield* Readiness.eventStore
+    const supervisor = yield* Supervisor.Supervisor
+    return { check: Readiness.all([store, supervisor.readiness]) }
+  })
+)
+
 /**
  * The adapters of the domain's ports and what the HTTP layer needs beside them (`Http.HttpRequirements`),
  * over the store: keys, ids, the sandbox acquirer, the PostgreSQL/PGlite directory, idempotency keys,
- * notification log and delivery queue, the simulated terminals, the webhook transport.
+ * notification log and delivery queue, the simulated terminals, the webhook transport; and the
+ * background workers' `Supervisor`, which `/ready` reads.
  */
 export const layerPorts = (settings: Settings) =>
   Layer.mergeAll(
@@ -133,9 +152,10 @@ export const layerPorts = (settings: Settings) =>
     PgNotificationLog.layer,
     PgDeliveryQueue.layer,
     HttpTransport.layer({ dev: settings.config.devWebhooks }),
-    Readiness.layerFromEventStore,
+    layerReadiness,
     Simulator.layer,
     Layer.succeed(Authentication.AdminToken, settings.adminToken),
+    layerDevWebhooks(settings),
     PublicUrls.layer({
       ...Option.match(settings.config.publicUrl, {
         onNone: () => ({}),
@@ -146,35 +166,21 @@ export const layerPorts = (settings: Settings) =>
         onSome: (checkoutUrl) => ({ checkoutUrl })
       })
     })
-  ).pipe(Layer.provideMerge(Ids.layerRandom))
+  ).pipe(Layer.provideMerge(Ids.layerRandom), Layer.provideMerge(Supervisor.layerConfig))
 
 /** How often expired idempotency keys are deleted (they already behave as absent). */
 export const purgeInterval = "1 hour"
-
-/** How long a failed background worker waits before it starts again. */
-export const restartDelay: Duration.DurationInput = "5 seconds"
-
-/** Runs `worker` in a fiber of the layer's scope for ever, restarted (and logged) after a failure. */
-const supervised = <E, R>(name: string, worker: Effect.Effect<unknown, E, R>) =>
-  Layer.scopedDiscard(
-    worker.pipe(
-      Effect.catchAllCause((cause) =>
-        Effect.logError(`${name} stopped; restarting`, cause).pipe(
-          Effect.zipRight(Effect.sleep(restartDelay))
-        )
-      ),
-      Effect.forever,
-      Effect.forkScoped
-    )
-  )
 
 /** This process as a webhook dispatcher: unique, and readable in the lease table. */
 const dispatcherOwner = `${Os.hostname()}:${process.pid}:${randomBytes(4).toString("hex")}`
 
 /**
- * Background work: the read models' runners; the webhook notifier (a log consumer whose checkpoint
- * commits with the deliveries it schedules) and dispatcher (leases shared with the other nodes);
- * the link expiry sweeper; the abandoned payments' timeouts; the idempotency purge.
+ * Background work, each a worker under the `Supervisor` (logged and restarted with backoff when it
+ * fails, and named by `/ready` when down too long): the read models' runners with the webhook
+ * notifier (a log consumer whose checkpoint commits with the deliveries it schedules); the webhook
+ * dispatcher (leases shared with the other nodes); the link expiry sweeper; the abandoned payments'
+ * timeouts; the idempotency purge. (The simulated terminals have no worker of their own: they act
+ * when a request or a sandbox action calls them.)
  */
 export const layerBackground = Layer.mergeAll(
   Store.layerConsumers(
@@ -182,16 +188,16 @@ export const layerBackground = Layer.mergeAll(
       Subscription.makeBatch(Notifier.CONSUMER_NAME, handleBatch)
     ])
   ),
-  supervised(
+  Supervisor.worker(
     "Webhook dispatcher",
     // Woken by the log's appends: a notification scheduled is claimed within moments, not a poll.
     Effect.flatMap(LogNotifications.LogNotifications, (notifications) =>
       Dispatcher.run({ owner: dispatcherOwner, wakeups: notifications.appended })
     )
   ),
-  supervised("Link expiry", LinkExpiry.run()),
-  supervised("Payment timeouts", PaymentTimeouts.run()),
-  supervised(
+  Supervisor.worker("Link expiry", LinkExpiry.run()),
+  Supervisor.worker("Payment timeouts", PaymentTimeouts.run()),
+  Supervisor.worker(
     "Idempotency purge",
     DateTime.now.pipe(
       Effect.flatMap(PgIdempotencyStore.purgeExpired),

@@ -22,6 +22,7 @@ import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import * as Path from "node:path"
 import type * as Config from "./Config.js"
+import * as Supervisor from "./Supervisor.js"
 import * as VirtualClock from "./VirtualClock.js"
 
 /** The database connection and its wake-ups, whichever database it is. */
@@ -116,12 +117,16 @@ export const layerSetup = (
 /** How long a log consumer whose batch failed waits before it starts again. */
 export const projectionRestartDelay: Duration.DurationInput = "5 seconds"
 
+/** The name of the log consumers' worker under the `Supervisor`. */
+export const CONSUMERS_WORKER = "Log consumers"
+
 /**
  * Runs the projections and `others` (log consumers whose checkpoint commits with their writes, as
- * the webhook notifier) in a fiber of the layer's scope, with one reader of the log for all of them
- * (`Subscription.runAll`): each page is read and decoded once, not once per consumer. Their tables
- * exist already ({@link layerSetup}). A consumer that fails rests for {@link projectionRestartDelay}
- * and starts again from its checkpoint; the others go on. On several nodes each consumer's
+ * the webhook notifier) for the layer's lifetime under the `Supervisor`, with one reader of the log
+ * for all of them (`Subscription.runAll`): each page is read and decoded once, not once per consumer.
+ * Their tables exist already ({@link layerSetup}). A consumer that fails rests for
+ * {@link projectionRestartDelay} and starts again from its checkpoint; the others go on. Should the
+ * group itself stop, the supervisor logs why and starts it again. On several nodes each consumer's
  * transaction takes its checkpoint's lock, so every event applies once.
  */
 export const layerConsumers = <R>(
@@ -130,13 +135,16 @@ export const layerConsumers = <R>(
 ): Layer.Layer<
   never,
   never,
-  SqlClient.SqlClient | EventStore.EventStore | LogNotifications.LogNotifications | R
+  SqlClient.SqlClient | EventStore.EventStore | LogNotifications.LogNotifications | Supervisor.Supervisor | R
 > =>
-  Layer.scopedDiscard(
-    Effect.flatMap(others, (consumers) =>
-      Subscription.runAll<R | SqlClient.SqlClient>([...list.map(Projection.consumer), ...consumers], {
-        retryDelay: projectionRestartDelay
-      }).pipe(Effect.forkScoped)
+  Layer.unwrapEffect(
+    Effect.map(others, (consumers) =>
+      Supervisor.worker(
+        CONSUMERS_WORKER,
+        Subscription.runAll<R | SqlClient.SqlClient>([...list.map(Projection.consumer), ...consumers], {
+          retryDelay: projectionRestartDelay
+        })
+      )
     )
   )
 

@@ -10,6 +10,7 @@ import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import * as Stream from "effect/Stream"
 import * as LogNotifications from "./LogNotifications.js"
@@ -270,13 +271,24 @@ export const catchUp = <E, R>(
 ): Effect.Effect<number, E, R | EventStore.EventStore | SqlClient.SqlClient> =>
   Effect.map(catchUpFrom(consumer, options, undefined), (done) => done.count)
 
+/** The database's own words for a failure (a `SqlError`'s `cause`, which `Cause.pretty` omits), if any. */
+const driverMessage = (cause: Cause.Cause<unknown>): string => {
+  const message = (Cause.squash(cause) as { cause?: { message?: unknown } } | undefined)?.cause?.message
+  return typeof message === "string" ? ` (${message})` : ""
+}
+
 /**
  * Runs `catchUp` for ever: at once, then after each wake-up of the log (`LogNotifications`) or
  * `pollInterval`, never sooner than `batchInterval` after the last run: an idle consumer reacts to
  * the next append at once, a busy one lets the events of many appends share a batch. The pauses use
  * wall-clock time, not the Clock in context: a test's virtual clock must not stall consumers.
+ *
+ * A catch-up that dies (the database unreachable, its connection terminated under a read) is logged
+ * with its cause and tried again at the next wake-up or poll: a dropped connection must not stop
+ * the consumers for good. Only the handlers' own errors end the loop.
  */
 const forEverWoken = <E, R>(
+  name: string,
   options: Options | undefined,
   catchUp: Effect.Effect<void, E, R>
 ): Effect.Effect<never, E, R | LogNotifications.LogNotifications> =>
@@ -293,9 +305,19 @@ const forEverWoken = <E, R>(
         Effect.sleep(options?.batchInterval ?? defaultBatchInterval),
         Clock.make()
       )
+      const attempt = catchUp.pipe(
+        Effect.catchAllCause((cause) =>
+          Cause.isInterruptedOnly(cause) || Option.isSome(Cause.failureOption(cause))
+            ? Effect.failCause(cause)
+            : Effect.logWarning(
+                `${name}: reading the log failed${driverMessage(cause)}; trying again at the next wake-up`,
+                cause
+              )
+        )
+      )
       while (true) {
         yield* Queue.takeAll(wake)
-        yield* catchUp
+        yield* attempt
         yield* pause
         yield* Queue.take(wake).pipe(Effect.timeoutOption(pollInterval))
       }
@@ -318,6 +340,7 @@ export const run = <E, R>(
     // Where this runner's last batch left the checkpoint: the next reads start there.
     let reached: EventStore.Checkpoint | undefined = undefined
     return forEverWoken(
+      `consumer ${consumer.name}`,
       options,
       Effect.map(catchUpFrom(consumer, options, reached), (done) => {
         reached = done.reached
@@ -471,7 +494,8 @@ export const catchUpAll = <R>(
  * them, instead of once per consumer. Each consumer keeps its own checkpoint and transaction, so
  * each still applies every event once, also beside other runners of it on other nodes. A consumer
  * whose batch fails (its handler's error or a defect) is logged and tried again after `retryDelay`
- * from its saved checkpoint, while the others go on; so this never fails.
+ * from its saved checkpoint, while the others go on; a page read for the group that dies (a dropped
+ * connection) is logged and read again at the next wake-up or poll; so this never fails.
  */
 export const runAll = <R>(
   consumers: ReadonlyArray<Consumer<unknown, R>>,
@@ -486,6 +510,7 @@ export const runAll = <R>(
     // The group's consumers rest by wall-clock time too (see `forEverWoken`).
     const stepOnce = Effect.withClock(stepGroup(members, options), Clock.make())
     return forEverWoken(
+      "log consumers",
       options,
       Effect.gen(function* () {
         while (yield* stepOnce) {

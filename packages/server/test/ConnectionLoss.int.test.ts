@@ -1,0 +1,230 @@
+/**
+ * The server process on PostgreSQL while its database connections are terminated under load
+ * (`pg_terminate_backend`, issue 17): everything in the background catches up without a restart.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Http from "node:http"
+import type * as Net from "node:net"
+import * as Pg from "pg"
+import * as ServerProcess from "./support/ServerProcess.js"
+
+type Server = ServerProcess.RunningServer
+
+const admin = (server: Server, method: string, path: string, body?: unknown) =>
+  ServerProcess.call(server, method, path, {
+    headers: { authorization: `Bearer ${server.adminToken}` },
+    ...(body === undefined ? {} : { body })
+  })
+
+const withKey = (server: Server, key: string, method: string, path: string, body?: unknown) =>
+  ServerProcess.call(server, method, path, {
+    headers: { authorization: `x-api-key ${key}` },
+    ...(body === undefined ? {} : { body })
+  })
+
+/** A local webhook receiver that answers 200 and keeps the bodies, closed with the scope. */
+const receiver = Effect.acquireRelease(
+  Effect.promise(
+    () =>
+      new Promise<{ url: string; bodies: Array<any>; server: Http.Server }>((resolve) => {
+        const bodies: Array<any> = []
+        const server = Http.createServer((req, res) => {
+          let body = ""
+          req.on("data", (chunk) => (body += chunk))
+          req.on("end", () => {
+            bodies.push(JSON.parse(body))
+            res.writeHead(200).end("ok")
+          })
+        })
+        server.listen(0, "127.0.0.1", () =>
+          resolve({
+            url: `http://127.0.0.1:${(server.address() as Net.AddressInfo).port}/hook`,
+            bodies,
+            server
+          })
+        )
+      })
+  ),
+  ({ server }) => Effect.promise(() => new Promise<void>((resolve) => server.close(() => resolve())))
+)
+
+/** A connection of the test's own to the server's database, ended with the scope. */
+const connect = (url: string) =>
+  Effect.acquireRelease(
+    Effect.promise(async () => {
+      const client = new Pg.Client({ connectionString: url })
+      client.on("error", () => {})
+      await client.connect()
+      return client
+    }),
+    (client) => Effect.promise(() => client.end().catch(() => undefined))
+  )
+
+const sale = (reference: string) => ({
+  amount: {
+    currency: "COP",
+    total_amount: 11900,
+    taxes: [{ type: "VAT", base: 10000, value: 1900 }],
+    tip_amount: 0
+  },
+  user_email: "seller@shop.co",
+  payment_method: "POS",
+  terminal_model: "SMART_PRO",
+  terminal_serial: "SN-DROP",
+  reference
+})
+
+/** Polls `attempt` (real time) until `done`, or fails with `what` and the last result after `millis`. */
+const within = <A>(
+  millis: number,
+  what: (last: A) => string,
+  attempt: Effect.Effect<A>,
+  done: (a: A) => boolean
+) =>
+  Effect.gen(function* () {
+    const deadline = Date.now() + millis
+    while (true) {
+      const last = yield* attempt
+      if (done(last)) return last
+      if (Date.now() > deadline) return yield* Effect.dieMessage(`after ${millis} ms: ${what(last)}`)
+      yield* Effect.sleep("250 millis")
+    }
+  })
+
+describe("the server when PostgreSQL drops its connections", () => {
+  it.scopedLive(
+    "after its connections are terminated under load, every consumer checkpoint reaches the log's head, A4 lists every sale, every webhook is delivered and the link sweeper still runs, without a restart",
+    () =>
+      Effect.gen(function* () {
+        const hook = yield* receiver
+        const url = yield* ServerProcess.postgresDatabase
+        const server = yield* ServerProcess.start({
+          DATABASE_URL: url,
+          COBRO_SEALING_KEY: ServerProcess.newSealingKey(),
+          COBRO_CLOCK: "virtual",
+          COBRO_DEV_WEBHOOKS: "1",
+          ADMIN_TOKEN: "drop-admin-token"
+        })
+        const created = yield* admin(server, "POST", "/admin/v1/merchants", { name: "Tienda Caída" })
+        expect(created.status, created.text).toBe(201)
+        const merchantId: string = created.json.merchant_id
+        const terminalKey: string = created.json.keys.terminal_api.test.identity_key
+        const buttonKey: string = created.json.keys.payment_button.test.identity_key
+        const base = `/admin/v1/merchants/${merchantId}`
+        const steps = [
+          yield* admin(server, "POST", `${base}/terminals`, {
+            terminal_model: "SMART_PRO",
+            terminal_serial: "SN-DROP",
+            name: "Caja"
+          }),
+          yield* admin(server, "PATCH", `${base}/terminals/SN-DROP`, { api_enabled: true }),
+          yield* admin(server, "PUT", `${base}/payment-methods`, {
+            terminal: { POS: true },
+            link: { CREDIT_CARD: { min: 1000, max: 5000000 } }
+          }),
+          yield* admin(server, "PUT", `${base}/webhook`, { url: hook.url, mode: "test" })
+        ]
+        expect(steps.map((step) => step.status)).toStrictEqual([201, 200, 200, 200])
+        // A link due in a minute of the virtual clock: the sweeper expires it once the clock passes that.
+        const now = yield* admin(server, "POST", "/admin/v1/clock/advance", { seconds: 0 })
+        const expiresAt = BigInt(Date.parse(now.json.now) + 60_000) * 1_000_000n
+        const link = yield* withKey(server, buttonKey, "POST", "/online/link/v1", {
+          amount_type: "CLOSE",
+          amount: { total_amount: 50_000 },
+          expiration_date: expiresAt.toString()
+        })
+        expect(link.status, link.text).toBe(201)
+
+        // Sales from two clients while every connection of the server is cut, again and again.
+        const db = yield* connect(url)
+        const sold: Array<string> = []
+        let selling = true
+        const seller = (n: number) =>
+          Effect.gen(function* () {
+            for (let i = 0; selling; i++) {
+              const reference = `drop-${n}-${i}`
+              const reply = yield* withKey(
+                server,
+                terminalKey,
+                "POST",
+                "/payments/app-checkout",
+                sale(reference)
+              )
+              if (reply.status === 201) sold.push(reference)
+            }
+          })
+        const sellers = yield* Effect.fork(Effect.all([seller(1), seller(2)], { concurrency: 2 }))
+        let terminated = 0
+        for (let round = 0; round < 12; round++) {
+          yield* Effect.sleep("400 millis")
+          const result = yield* Effect.promise(() =>
+            db.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+                      WHERE datname = current_database() AND pid <> pg_backend_pid()`)
+          )
+          terminated += result.rowCount ?? 0
+        }
+        selling = false
+        yield* sellers.await
+        expect(terminated).toBeGreaterThan(12)
+        expect(sold.length).toBeGreaterThan(10)
+
+        // Every consumer's checkpoint reaches the head of the log (nothing is appended meanwhile
+        // once the deliveries are recorded).
+        const behind = Effect.promise(() =>
+          db.query(`SELECT c.name, c.global_position::text AS at, (SELECT max(global_position) FROM cobro_events)::text AS head
+                    FROM cobro_checkpoints c`)
+        ).pipe(Effect.map((result) => result.rows.filter((row) => row.at !== row.head)))
+        const lagging = yield* within<ReadonlyArray<unknown>>(
+          30_000,
+          (rows) => `consumers behind the log's head: ${JSON.stringify(rows)}`,
+          Effect.zipRight(
+            // The webhook deliveries first: they append their attempts, which the consumers then read.
+            within(
+              30_000,
+              (bodies) =>
+                `webhooks delivered for ${new Set(bodies.map((b) => b.data.metadata.reference)).size} of ${sold.length} sales`,
+              Effect.sync(() => hook.bodies),
+              (bodies) =>
+                sold.every((ref) =>
+                  bodies.some((b) => b.type === "SALE_APPROVED" && b.data.metadata.reference === ref)
+                )
+            ),
+            behind
+          ),
+          (rows) => rows.length === 0
+        )
+        expect(lagging).toEqual([])
+
+        // A4 lists the approval of every sale.
+        for (const reference of sold) {
+          const listed = yield* withKey(
+            server,
+            terminalKey,
+            "GET",
+            `/payments/webhook/notifications/${reference}?is_external_reference=true`
+          )
+          expect(listed.status, listed.text).toBe(200)
+          expect(listed.json.notifications.length, `${reference}: ${listed.text}`).toBeGreaterThan(0)
+        }
+
+        // The link sweeper still runs: past the link's expiry it records LinkExpired.
+        yield* admin(server, "POST", "/admin/v1/clock/advance", { seconds: 120 })
+        yield* within(
+          20_000,
+          () => "no LinkExpired in the log",
+          Effect.promise(() =>
+            db.query(`SELECT count(*)::int AS n FROM cobro_events WHERE type = 'LinkExpired'`)
+          ).pipe(Effect.map((result) => result.rows[0].n as number)),
+          (n) => n === 1
+        )
+
+        const ready = yield* ServerProcess.call(server, "GET", "/ready")
+        expect(ready.status, ready.text).toBe(200)
+        // The same process all along.
+        expect(server.output()).not.toContain("Cobro stopped")
+        expect((yield* Effect.promise(() => server.stop())).code).toBe(0)
+      }),
+    120_000
+  )
+})
