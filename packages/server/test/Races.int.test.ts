@@ -37,7 +37,10 @@ const cardAttempt = (reference_id: string) => ({
 /** A server on a fresh PostgreSQL database, and a merchant's test payment-button key. */
 const serverWithMerchant = Effect.gen(function* () {
   const url = yield* ServerProcess.postgresDatabase
-  const server = yield* ServerProcess.start({ DATABASE_URL: url, COBRO_SEALING_KEY: ServerProcess.newSealingKey() })
+  const server = yield* ServerProcess.start({
+    DATABASE_URL: url,
+    COBRO_SEALING_KEY: ServerProcess.newSealingKey()
+  })
   const created = yield* admin(server, "POST", "/admin/v1/merchants", { name: "Tienda" })
   expect(created.status, created.text).toBe(201)
   const key: string = created.json.keys.payment_button.test.identity_key
@@ -102,8 +105,14 @@ describe("races on real PostgreSQL", () => {
             concurrency: "unbounded"
           })
           const refunds = replies.slice(0, 5).map((r) => r.status)
-          expect(refunds.filter((s) => s === 204), JSON.stringify(refunds)).toHaveLength(1)
-          expect(refunds.filter((s) => s === 409), JSON.stringify(refunds)).toHaveLength(4)
+          expect(
+            refunds.filter((s) => s === 204),
+            JSON.stringify(refunds)
+          ).toHaveLength(1)
+          expect(
+            refunds.filter((s) => s === 409),
+            JSON.stringify(refunds)
+          ).toHaveLength(4)
           for (const read of replies.slice(5)) expect([200, 404], read.text).toContain(read.status)
           const status = yield* withKey(server, key, "GET", `/v1/payment/refund/${transactionId}`)
           expect(status.status, status.text).toBe(200)
