@@ -12,6 +12,7 @@ import { streamId as streamIdOf } from "./Aggregate.js"
 import { fold } from "./Decider.js"
 import * as EventStore from "./EventStore.js"
 import { IdGenerator } from "./IdGenerator.js"
+import * as KnownStates from "./KnownStates.js"
 
 /** The result of a handled command. */
 export interface Handled<Event, State> {
@@ -68,6 +69,44 @@ export const load = <C extends { _tag: string }, E extends { _tag: string }, S e
   return Effect.fn(`${aggregate.name}.load`)(function* (id: string, options?: EventStore.ReadStreamOptions) {
     const store = yield* EventStore.EventStore
     return fromRecords(yield* store.readStream(streamIdOf(aggregate, id), options))
+  })
+}
+
+/**
+ * Loads an aggregate's current state and version for a hot path, through `KnownStates`: when the
+ * process already holds a state of the stream, only the events after its version are read and folded
+ * onto it; otherwise the stream is replayed, and the result kept. Either way the store is read, so
+ * the state is as fresh as {@link load}'s, and the CPU of a load does not grow with the stream's age.
+ */
+export const loadCurrent = <
+  C extends { _tag: string },
+  E extends { _tag: string },
+  S extends { _tag: string },
+  Err
+>(
+  aggregate: Aggregate<C, E, S, Err>
+) => {
+  const decodeEvent = Schema.decodeUnknownSync(aggregate.Event)
+  return Effect.fnUntraced(function* (id: string) {
+    const store = yield* EventStore.EventStore
+    const cache = yield* KnownStates.KnownStates
+    const streamId = streamIdOf(aggregate, id)
+    const kept = cache.get(streamId) as Known<S> | undefined
+    const recorded = yield* store.readStream(
+      streamId,
+      kept === undefined ? undefined : { fromVersion: kept.version + 1 }
+    )
+    if (recorded.length === 0) return kept ?? fresh(aggregate)
+    const known: Known<S> = {
+      state: fold(
+        aggregate,
+        recorded.map((r) => decodeEvent(r.data)),
+        kept?.state ?? aggregate.initialState
+      ),
+      version: recorded[recorded.length - 1]!.streamVersion
+    }
+    cache.set(streamId, known)
+    return known
   })
 }
 

@@ -45,7 +45,8 @@ export class NoWebhookRegistered extends Schema.TaggedError<NoWebhookRegistered>
 }) {}
 
 const loadDelivery = CommandHandler.load(WebhookDelivery.WebhookDelivery)
-const loadMerchant = CommandHandler.load(Merchant.Merchant)
+// The merchant is read by nearly every request: only the events since the state last read are folded.
+const loadMerchant = CommandHandler.loadCurrent(Merchant.Merchant)
 const handleDelivery = CommandHandler.make(WebhookDelivery.WebhookDelivery)
 
 const attemptView = (a: WebhookDelivery.AttemptSucceeded | WebhookDelivery.AttemptFailed): AttemptView =>

@@ -71,7 +71,8 @@ export class LinkPaymentExpired extends Schema.TaggedError<LinkPaymentExpired>()
 // Loading
 // ---------------------------------------------------------------------------------------------
 
-const loadMerchant = CommandHandler.load(Merchant.Merchant)
+// The merchant is read by nearly every request: only the events since the state last read are folded.
+const loadMerchant = CommandHandler.loadCurrent(Merchant.Merchant)
 const loadLink = CommandHandler.load(PaymentLink.PaymentLink)
 const handleLink = CommandHandler.make(PaymentLink.PaymentLink)
 

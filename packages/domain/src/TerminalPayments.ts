@@ -27,7 +27,8 @@ export interface Caller {
   readonly sandbox: boolean
 }
 
-const loadMerchant = CommandHandler.load(Merchant.Merchant)
+// The merchant is read by nearly every request: only the events since the state last read are folded.
+const loadMerchant = CommandHandler.loadCurrent(Merchant.Merchant)
 const loadCheckout = CommandHandler.load(TerminalCheckout.TerminalCheckout)
 const handleCheckout = CommandHandler.make(TerminalCheckout.TerminalCheckout)
 

@@ -10,9 +10,17 @@
  * `BENCH_WARMUP` (seconds before a target's first round of an endpoint, default 2), `BENCH_ROUNDS`
  * (default 1; targets alternate their order by round), `BENCH_CONNECTIONS` (default 16),
  * `BENCH_ENDPOINTS` (comma-separated subset of A3,B2,B3), `BENCH_TARGETS` (subset of floor,cobro;
- * `cobro` alone for profiling), `BENCH_SETTLE_MS` (pause around each measured phase, default 1000).
+ * `cobro` alone for profiling), `BENCH_SETTLE_MS` (pause around each measured phase, default 1000),
+ * `BENCH_MERCHANT_EVENTS` (events added to Cobro's merchant before the rounds, default 0: an old
+ * account's history), `BENCH_STATE_CACHE` (`off`: Cobro without its cache of known states, every
+ * merchant read a replay).
  */
+import * as CommandHandler from "@cobro/domain/CommandHandler"
+import * as KnownStates from "@cobro/domain/KnownStates"
+import * as Merchant from "@cobro/domain/Merchant"
+import { amount } from "@cobro/domain/Money"
 import * as Server from "@cobro/server/Server"
+import * as DateTime from "effect/DateTime"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -86,6 +94,8 @@ const printSpans = (label: string) => {
 
 /** After each measured phase: time for background work (simulator, projections, notifier) to settle. */
 const settleMillis = env("BENCH_SETTLE_MS", 1000)
+const merchantEvents = env("BENCH_MERCHANT_EVENTS", 0)
+const stateCache = process.env["BENCH_STATE_CACHE"] !== "off"
 
 const baseUrl = process.env["DATABASE_URL"] ?? "postgres://postgres@127.0.0.1:5432/postgres"
 const withDatabase = (name: string) => {
@@ -234,13 +244,14 @@ const cobro = async (databaseUrl: string, poolSize?: number): Promise<Target> =>
     )
   )
   // `Server.layer` without the banner: the same store, ports, background work, app and HTTP server.
-  const ports = Server.layerPorts(settings).pipe(
-    Layer.provideMerge(Server.layerStore(settings, poolSize === undefined ? {} : { poolSize }))
-  )
+  const ports = Layer.merge(
+    Server.layerPorts(settings),
+    stateCache ? Layer.empty : Layer.succeed(KnownStates.KnownStates, KnownStates.none)
+  ).pipe(Layer.provideMerge(Server.layerStore(settings, poolSize === undefined ? {} : { poolSize })))
   const layer = Server.layerApp.pipe(
     Layer.provideMerge(Server.layerHttpServer(settings.config)),
     Layer.provide(Server.layerBackground),
-    Layer.provide(ports)
+    Layer.provideMerge(ports)
   )
   const runtime = ManagedRuntime.make(
     trace ? layer.pipe(Layer.provide(Layer.setTracer(timingTracer))) : layer
@@ -281,6 +292,25 @@ const cobro = async (databaseUrl: string, poolSize?: number): Promise<Target> =>
     }),
     200
   )
+  if (merchantEvents > 0) {
+    // An old account: its stream grows by `merchantEvents` link bounds set one after the other.
+    const handle = CommandHandler.make(Merchant.Merchant)
+    await runtime.runPromise(
+      Effect.gen(function* () {
+        let known: CommandHandler.Known<Merchant.State> | undefined = undefined
+        for (let i = 0; i < merchantEvents; i++) {
+          const command = new Merchant.SetLinkMethod({
+            method: "CREDIT_CARD",
+            min: amount(1000),
+            max: amount(5_000_000 - (i % 2)),
+            now: yield* DateTime.now
+          })
+          known = yield* Effect.orDie(handle(merchantId, command, {}, known))
+        }
+      })
+    )
+    console.log(`the merchant's stream has ${merchantEvents} more events`)
+  }
   // The keys are found through a read model: wait for the projection to catch up.
   for (let i = 0; ; i++) {
     const reply = await call(url, "GET", "/online/link/v1/payment_methods", `x-api-key ${buttonKey}`)
@@ -609,23 +639,40 @@ const floor = async (databaseUrl: string): Promise<Target> => {
 // The load generator: undici, `connections` keep-alive connections, one request in flight on each
 // ---------------------------------------------------------------------------------------------
 
+/** A PostgreSQL process's CPU seconds from `/proc/<pid>/stat`: its own, and its reaped children's. */
+const procCpu = (pid: string) => {
+  const stat = Fs.readFileSync(`/proc/${pid}/stat`, "utf8")
+  const close = stat.lastIndexOf(")")
+  const fields = stat.slice(close + 2).split(" ")
+  return {
+    name: stat.slice(stat.indexOf("(") + 1, close),
+    parent: fields[1]!,
+    own: (Number(fields[11]) + Number(fields[12])) / 100, // utime + stime, USER_HZ
+    children: (Number(fields[13]) + Number(fields[14])) / 100 // cutime + cstime
+  }
+}
+
 /**
- * CPU seconds used so far by the PostgreSQL backends connected to `database` (from /proc; Linux).
- * Per request, with the Node process's own CPU, it holds up on a shared machine where requests/s
- * do not: other work on the machine slows a target down but does not add to its CPU.
+ * CPU seconds used so far by the PostgreSQL backends connected to `database`, and by every backend of
+ * the server that has exited (from /proc; Linux). A backend that ends during a phase (a pool closing
+ * an idle connection) takes its CPU with it out of the live sum, but the postmaster, which reaps it,
+ * adds it to its children's time: the difference of two readings counts it exactly once, whenever it
+ * started and ended. The exited part is the whole server's (no other database is busy during a phase;
+ * autovacuum workers count, as work the writes caused). Per request, with the Node process's own CPU,
+ * it holds up on a shared machine where requests/s do not.
  */
 const databaseCpu = (database: string) => {
   let total = 0
   for (const pid of Fs.readdirSync("/proc")) {
     if (!/^\d+$/.test(pid)) continue
     try {
-      const stat = Fs.readFileSync(`/proc/${pid}/stat`, "utf8")
-      const close = stat.lastIndexOf(")")
-      if (stat.slice(stat.indexOf("(") + 1, close) !== "postgres") continue
-      const title = Fs.readFileSync(`/proc/${pid}/cmdline`, "utf8")
-      if (!title.includes(` ${database} `)) continue
-      const fields = stat.slice(close + 2).split(" ")
-      total += (Number(fields[11]) + Number(fields[12])) / 100 // USER_HZ
+      const cpu = procCpu(pid)
+      if (cpu.name !== "postgres") continue
+      if (procCpu(cpu.parent).name !== "postgres") {
+        total += cpu.children // the postmaster: every backend it reaped so far
+        continue
+      }
+      if (Fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(` ${database} `)) total += cpu.own
     } catch {
       // the process is gone
     }
@@ -633,10 +680,37 @@ const databaseCpu = (database: string) => {
   return total
 }
 
+/**
+ * Statements and transactions this process sends to PostgreSQL, counted as each `pg` client sends
+ * them (every target and its background workers share the one `pg` module; the load generator
+ * speaks HTTP). A statement is a round trip (`BEGIN` and `COMMIT` included); a transaction is an
+ * explicit `BEGIN` or a statement sent outside one (it commits on its own).
+ */
+const sent = { statements: 0, transactions: 0 }
+{
+  const inTransaction = new WeakSet<object>()
+  const query = Pg.Client.prototype.query as (...args: Array<unknown>) => unknown
+  Pg.Client.prototype.query = function (this: Pg.Client, ...args: Array<unknown>) {
+    const first = args[0] as string | { text?: unknown } | undefined
+    const text = typeof first === "string" ? first : typeof first?.text === "string" ? first.text : ""
+    const head = text.trimStart().slice(0, 8).toUpperCase()
+    sent.statements++
+    if (head.startsWith("BEGIN") || head.startsWith("START")) {
+      inTransaction.add(this)
+      sent.transactions++
+    } else if (head.startsWith("COMMIT") || head.startsWith("ROLLBACK") || head.startsWith("END")) {
+      inTransaction.delete(this)
+    } else if (!inTransaction.has(this)) sent.transactions++
+    return query.apply(this, args)
+  } as typeof Pg.Client.prototype.query
+}
+
 interface Tally {
   /** Microseconds of CPU: this process (server, workers and load generator) and the database's backends. */
   nodeCpu: number
   databaseCpu: number
+  statements: number
+  transactions: number
   requests: number
   seconds: number
   latencies: Array<number>
@@ -658,6 +732,7 @@ const load = async (
   const pool = new Pool(target.url, { connections, pipelining: 1, keepAliveTimeout: 60_000 })
   const node0 = process.cpuUsage()
   const database0 = database === undefined ? 0 : databaseCpu(database)
+  const sent0 = { ...sent }
   const latencies: Array<number> = []
   let done = 0
   const start = performance.now()
@@ -699,6 +774,8 @@ const load = async (
     const node = process.cpuUsage(node0)
     tally.nodeCpu += node.user + node.system
     if (database !== undefined) tally.databaseCpu += (databaseCpu(database) - database0) * 1e6
+    tally.statements += sent.statements - sent0.statements
+    tally.transactions += sent.transactions - sent0.transactions
     tally.requests += done
     tally.seconds += elapsed
     tally.latencies.push(...latencies)
@@ -717,6 +794,9 @@ interface Result {
   /** CPU per request, µs: this process (server and load generator) and the database's backends. */
   readonly node_cpu_us_per_request: number
   readonly db_cpu_us_per_request: number
+  /** Sent to PostgreSQL per request, on the request path and by the background workers (counted). */
+  readonly statements_per_request: number
+  readonly transactions_per_request: number
 }
 
 const percentile = (sorted: ReadonlyArray<number>, p: number) =>
@@ -755,6 +835,8 @@ const main = async () => {
       const tallies = targets.map((): Tally => ({
         nodeCpu: 0,
         databaseCpu: 0,
+        statements: 0,
+        transactions: 0,
         requests: 0,
         seconds: 0,
         latencies: [],
@@ -797,7 +879,9 @@ const main = async () => {
           p99_ms: Number(percentile(tally.latencies, 99).toFixed(2)),
           ratio_to_floor: floorRate === undefined ? null : Number((rate / floorRate).toFixed(3)),
           node_cpu_us_per_request: Math.round(tally.nodeCpu / Math.max(1, tally.requests)),
-          db_cpu_us_per_request: Math.round(tally.databaseCpu / Math.max(1, tally.requests))
+          db_cpu_us_per_request: Math.round(tally.databaseCpu / Math.max(1, tally.requests)),
+          statements_per_request: Number((tally.statements / Math.max(1, tally.requests)).toFixed(2)),
+          transactions_per_request: Number((tally.transactions / Math.max(1, tally.requests)).toFixed(2))
         }
         results.push(result)
         perRound.set(`${target.name} ${endpoint.name}`, tally.perRound)
@@ -826,6 +910,12 @@ const main = async () => {
           : ` (${((floor.node_cpu_us_per_request + floor.db_cpu_us_per_request) / total).toFixed(3)})`
       console.log(
         `${r.target} ${r.endpoint}: ${r.node_cpu_us_per_request} + ${r.db_cpu_us_per_request} = ${total}${ratio}`
+      )
+    }
+    console.log("\nSent to PostgreSQL per request (request path and background workers, counted):")
+    for (const r of results) {
+      console.log(
+        `${r.target} ${r.endpoint}: ${r.statements_per_request} statements, ${r.transactions_per_request} transactions`
       )
     }
   } finally {

@@ -38,6 +38,7 @@ import * as LinkExpiry from "./LinkExpiry.js"
 import * as PaymentTimeouts from "./PaymentTimeouts.js"
 import * as NodeKeyVault from "./NodeKeyVault.js"
 import * as SealingKey from "./SealingKey.js"
+import * as StateCache from "./StateCache.js"
 import * as Store from "./Store.js"
 import * as Supervisor from "./Supervisor.js"
 import * as VirtualClock from "./VirtualClock.js"
@@ -140,7 +141,8 @@ export const layerReadiness = Layer.effect(
 /**
  * The adapters of the domain's ports and what the HTTP layer needs beside them (`Http.HttpRequirements`),
  * over the store: keys, ids, the sandbox acquirer, the PostgreSQL/PGlite directory, idempotency keys,
- * notification log and delivery queue, the simulated terminals, the webhook transport; and the
+ * notification log and delivery queue, the simulated terminals, the webhook transport, the cache of
+ * known states (the merchant's, read by nearly every request); and the
  * background workers' `Supervisor`, which `/ready` reads.
  */
 export const layerPorts = (settings: Settings) =>
@@ -156,6 +158,7 @@ export const layerPorts = (settings: Settings) =>
     Simulator.layer,
     Layer.succeed(Authentication.AdminToken, settings.adminToken),
     layerDevWebhooks(settings),
+    StateCache.layer(),
     PublicUrls.layer({
       ...Option.match(settings.config.publicUrl, {
         onNone: () => ({}),

@@ -1,0 +1,39 @@
+/**
+ * The server's cache of known states (`KnownStates`): the states of the `capacity` streams read most
+ * recently, each with its version. A load reads the events after the kept version and folds them on
+ * (`CommandHandler.loadCurrent`), so a kept state never makes a decision stale; it only saves the
+ * replay. Per process: every node keeps its own.
+ */
+import * as KnownStates from "@cobro/domain/KnownStates"
+import * as Layer from "effect/Layer"
+
+/** How many streams the server keeps states of: one per merchant, with room to spare. */
+export const DEFAULT_CAPACITY = 10_000
+
+/** A cache of at most `capacity` states, the least recently used dropped first. */
+export const make = (capacity: number = DEFAULT_CAPACITY): KnownStates.Cache => {
+  // A Map iterates in insertion order: re-inserting on each use keeps the least recent first.
+  const entries = new Map<string, KnownStates.Entry>()
+  return {
+    get: (streamId) => {
+      const entry = entries.get(streamId)
+      if (entry !== undefined) {
+        entries.delete(streamId)
+        entries.set(streamId, entry)
+      }
+      return entry
+    },
+    set: (streamId, entry) => {
+      const kept = entries.get(streamId)
+      // Two requests may fold the same stream at once: the later version wins.
+      if (kept !== undefined && kept.version >= entry.version) return
+      entries.delete(streamId)
+      entries.set(streamId, entry)
+      if (entries.size > capacity) entries.delete(entries.keys().next().value!)
+    }
+  }
+}
+
+/** The cache as the `KnownStates` of the layers it is provided to. */
+export const layer = (capacity: number = DEFAULT_CAPACITY) =>
+  Layer.succeed(KnownStates.KnownStates, make(capacity))
