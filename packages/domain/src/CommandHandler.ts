@@ -293,6 +293,41 @@ export const decider = <
 }
 
 /**
+ * Makes the decider of several commands in a row on one aggregate: each is decided on the state the
+ * previous one left, and all their events form one decision (one append: every command is recorded
+ * or none). The first refusal is the result. For a use case whose steps on one stream need no
+ * external call between them (a checkout created and its push claimed).
+ */
+export const deciderOfAll = <
+  C extends { _tag: string },
+  E extends { _tag: string },
+  S extends { _tag: string },
+  Err
+>(
+  aggregate: Aggregate<C, E, S, Err>
+) => {
+  const toAppend = appendOf(aggregate)
+  return Effect.fnUntraced(function* (
+    id: string,
+    commands: ReadonlyArray<C>,
+    known: Known<S>,
+    metadata: EventStore.EventMetadata = {}
+  ) {
+    let state = known.state
+    const events: Array<E> = []
+    for (const command of commands) {
+      const decided = yield* aggregate.decide(command, state)
+      state = fold(aggregate, decided, state)
+      events.push(...decided)
+    }
+    return {
+      handled: { events, state, version: known.version + events.length },
+      append: events.length === 0 ? undefined : yield* toAppend(id, events, metadata, known.version)
+    } as Decided<E, S>
+  })
+}
+
+/**
  * Writes the decisions of one use case on several aggregates with one `appendBatch`: all of them or
  * none. A `ConcurrencyConflict` on any stream fails the whole commit; nothing was written.
  */

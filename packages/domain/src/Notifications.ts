@@ -681,7 +681,8 @@ export const toSchedule = (
     }
     const command = plan.value.right
     if (command.url === undefined) {
-      yield* Effect.logInfo("no webhook registered: notification recorded for A4, not sent").pipe(
+      // DEBUG, not INFO: under load a line per sale is a write per sale to stdout.
+      yield* Effect.logDebug("no webhook registered: notification recorded for A4, not sent").pipe(
         Effect.annotateLogs({
           merchantId: command.merchantId,
           sandbox: command.sandbox,

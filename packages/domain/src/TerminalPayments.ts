@@ -31,6 +31,7 @@ export interface Caller {
 const loadMerchant = CommandHandler.loadCurrent(Merchant.Merchant)
 const loadCheckout = CommandHandler.load(TerminalCheckout.TerminalCheckout)
 const handleCheckout = CommandHandler.make(TerminalCheckout.TerminalCheckout)
+const decideCheckoutAll = CommandHandler.deciderOfAll(TerminalCheckout.TerminalCheckout)
 
 const now = DateTime.now
 
@@ -149,32 +150,39 @@ export const checkout = Effect.fn("TerminalPayments.checkout")(function* (caller
         })
     )
   )
-  const created = yield* handleCheckout(
+  const at = yield* now
+  // The checkout and the claim of its first push are one append: the terminal is called after it.
+  const created = yield* decideCheckoutAll(
     integrationId,
-    new TerminalCheckout.CreateCheckout({
-      integrationId,
-      transactionId,
-      merchantId: caller.merchantId,
-      sandbox: caller.sandbox,
-      terminalSerial: request.terminal_serial,
-      terminalModel: request.terminal_model,
-      reference: request.reference,
-      amount: new TerminalCheckout.CheckoutAmount({
-        currency: request.amount.currency,
-        total: request.amount.total_amount,
-        tip: request.amount.tip_amount,
-        taxes
+    [
+      new TerminalCheckout.CreateCheckout({
+        integrationId,
+        transactionId,
+        merchantId: caller.merchantId,
+        sandbox: caller.sandbox,
+        terminalSerial: request.terminal_serial,
+        terminalModel: request.terminal_model,
+        reference: request.reference,
+        amount: new TerminalCheckout.CheckoutAmount({
+          currency: request.amount.currency,
+          total: request.amount.total_amount,
+          tip: request.amount.tip_amount,
+          taxes
+        }),
+        paymentMethod: request.payment_method,
+        userEmail: request.user_email,
+        description: Option.fromNullable(request.description),
+        payer,
+        now: at
       }),
-      paymentMethod: request.payment_method,
-      userEmail: request.user_email,
-      description: Option.fromNullable(request.description),
-      payer,
-      now: yield* now
-    }),
-    {},
+      new TerminalCheckout.AttemptPush({ now: at })
+    ],
     CommandHandler.fresh(TerminalCheckout.TerminalCheckout)
-  ).pipe(Effect.mapError((e) => unmapped(`${e._tag} while creating the checkout`)))
-  const status = yield* push(integrationId, created).pipe(
+  ).pipe(
+    Effect.tap((decided) => CommandHandler.commit([decided])),
+    Effect.mapError((e) => unmapped(`${e._tag} while creating the checkout`))
+  )
+  const status = yield* deliver(integrationId, created.handled).pipe(
     Effect.mapError((e) => unmapped(`${e._tag} while pushing the checkout`))
   )
   return { integrationId, transactionId, status } satisfies CheckoutCreated
@@ -183,8 +191,8 @@ export const checkout = Effect.fn("TerminalPayments.checkout")(function* (caller
 /**
  * Pushes a checkout to its terminal: claims the push (`AttemptPush`, so that a cancel cannot race it,
  * R3), calls the gateway, and records the delivery (SENT, or HELD on a terminal locked for more than
- * 2 minutes, R1) or the failure (UNREACHABLE, R5). Used by A3 and to push an UNREACHABLE checkout
- * again once its terminal is back. Returns the checkout's status afterwards. `known`: the checkout as
+ * 2 minutes, R1) or the failure (UNREACHABLE, R5). Used to push an UNREACHABLE checkout again once
+ * its terminal is back (A3 writes the checkout and its first claim in one append, then delivers). Returns the checkout's status afterwards. `known`: the checkout as
  * the caller just left it, to claim the push without reading the stream again.
  */
 export const push = Effect.fn("TerminalPayments.push")(function* (
@@ -197,6 +205,11 @@ export const push = Effect.fn("TerminalPayments.push")(function* (
     {},
     known
   )
+  return yield* deliver(integrationId, claimed)
+})
+
+/** Calls the gateway for a checkout whose push is claimed, and records the delivery or the failure. */
+const deliver = Effect.fnUntraced(function* (integrationId: IntegrationId, claimed: KnownCheckout) {
   if (claimed.state._tag === "Initial") return yield* new TerminalCheckout.CheckoutNotFound()
   const checkout = claimed.state.checkout
   const gateway = yield* TerminalGateway

@@ -219,6 +219,36 @@ describe("TerminalPayments", () => {
     )
 
     it.effect(
+      "A3 writes the checkout and the claim of its push in one append, before the terminal is called",
+      () =>
+        Effect.gen(function* () {
+          yield* given()
+          const writes: Array<ReadonlyArray<string>> = []
+          const created = yield* TerminalPayments.checkout(production, body()).pipe(
+            Effect.provideServiceEffect(
+              EventStore.EventStore,
+              Effect.map(EventStore.EventStore, (store) => ({
+                ...store,
+                append: (streamId, events, expected) => {
+                  if (streamId.startsWith("TerminalCheckout-")) writes.push(events.map((e) => e.type))
+                  return store.append(streamId, events, expected)
+                },
+                appendBatch: (items) => {
+                  for (const item of items) {
+                    if (item.streamId.startsWith("TerminalCheckout-"))
+                      writes.push(item.events.map((e) => e.type))
+                  }
+                  return store.appendBatch(items)
+                }
+              }))
+            )
+          )
+          expect(created.status).toBe("SENT")
+          expect(writes).toEqual([["CheckoutCreated", "PushAttempted"], ["CheckoutSent"]])
+        }).pipe(Effect.provide(TestLayer))
+    )
+
+    it.effect(
       "A3 records the checkout as the merchant sent it, with the tax lines computed from a label",
       () =>
         Effect.gen(function* () {
