@@ -253,46 +253,6 @@ export interface Decided<E, S> {
 }
 
 /**
- * Makes the decider of one aggregate for a use case that decides on several: `decide(id, command,
- * known, metadata)` decides on the state the caller read, without writing. Stale is safe: the
- * append's expected version makes {@link commit} fail with `ConcurrencyConflict`, and the use case,
- * wrapped in {@link retryOnConflict}, reads and decides again.
- */
-export const decider = <
-  C extends { _tag: string },
-  E extends { _tag: string },
-  S extends { _tag: string },
-  Err
->(
-  aggregate: Aggregate<C, E, S, Err>
-) => {
-  const toAppend = appendOf(aggregate)
-  return Effect.fnUntraced(function* (
-    id: string,
-    command: C,
-    known: Known<S>,
-    metadata: EventStore.EventMetadata = {}
-  ) {
-    const events = yield* aggregate.decide(command, known.state)
-    if (events.length === 0) {
-      return {
-        handled: { events, state: known.state, version: known.version },
-        append: undefined
-      } as Decided<E, S>
-    }
-    const append = yield* toAppend(id, events, metadata, known.version)
-    return {
-      handled: {
-        events,
-        state: fold(aggregate, events, known.state),
-        version: known.version + events.length
-      },
-      append
-    } as Decided<E, S>
-  })
-}
-
-/**
  * Makes the decider of several commands in a row on one aggregate: each is decided on the state the
  * previous one left, and all their events form one decision (one append: every command is recorded
  * or none). The first refusal is the result. For a use case whose steps on one stream need no
@@ -325,6 +285,25 @@ export const deciderOfAll = <
       append: events.length === 0 ? undefined : yield* toAppend(id, events, metadata, known.version)
     } as Decided<E, S>
   })
+}
+
+/**
+ * Makes the decider of one aggregate for a use case that decides on several: `decide(id, command,
+ * known, metadata)` decides on the state the caller read, without writing. Stale is safe: the
+ * append's expected version makes {@link commit} fail with `ConcurrencyConflict`, and the use case,
+ * wrapped in {@link retryOnConflict}, reads and decides again.
+ */
+export const decider = <
+  C extends { _tag: string },
+  E extends { _tag: string },
+  S extends { _tag: string },
+  Err
+>(
+  aggregate: Aggregate<C, E, S, Err>
+) => {
+  const all = deciderOfAll(aggregate)
+  return (id: string, command: C, known: Known<S>, metadata: EventStore.EventMetadata = {}) =>
+    all(id, [command], known, metadata)
 }
 
 /**

@@ -6,8 +6,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Fs from "node:fs"
-import * as Http from "node:http"
-import type * as Net from "node:net"
 import * as Path from "node:path"
 import * as Cli from "./support/CliProcess.js"
 import * as ServerProcess from "./support/ServerProcess.js"
@@ -359,38 +357,12 @@ describe("cobro audit verify on PostgreSQL (DATABASE_URL)", () => {
   )
 })
 
-/** A local webhook receiver that answers 200. */
-const receiver = Effect.acquireRelease(
-  Effect.promise(
-    () =>
-      new Promise<{ url: string; received: Array<string>; server: Http.Server }>((resolve) => {
-        const received: Array<string> = []
-        const server = Http.createServer((req, res) => {
-          let body = ""
-          req.on("data", (chunk) => (body += chunk))
-          req.on("end", () => {
-            received.push(body)
-            res.writeHead(200).end("ok")
-          })
-        })
-        server.listen(0, "127.0.0.1", () =>
-          resolve({
-            url: `http://127.0.0.1:${(server.address() as Net.AddressInfo).port}/hook`,
-            received,
-            server
-          })
-        )
-      })
-  ),
-  ({ server }) => Effect.promise(() => new Promise<void>((resolve) => server.close(() => resolve())))
-)
-
 describe("cobro admin and rebuild next to a running server on PostgreSQL", () => {
   it.scopedLive(
     "keys from cobro merchant create and keys rotate work against the API; audit rebuild leaves every answer the same",
     () =>
       Effect.gen(function* () {
-        const hook = yield* receiver
+        const hook = yield* ServerProcess.webhookReceiver
         const url = yield* ServerProcess.postgresDatabase
         const env = { DATABASE_URL: url, COBRO_SEALING_KEY: ServerProcess.newSealingKey() }
         const server = yield* ServerProcess.start({
@@ -485,7 +457,7 @@ describe("cobro admin and rebuild next to a running server on PostgreSQL", () =>
         expect((yield* call(buttonKey, "GET", `/online/link/v1/${linkId}`)).status).toBe(401)
         const newKey: string = rotated.identity_key
 
-        const paymentId: string = JSON.parse(hook.received[0]!).data.payment_id
+        const paymentId: string = JSON.parse(hook.received[0]!.body).data.payment_id
         const answers = Effect.all(
           [
             call(newKey, "GET", `/online/link/v1/${linkId}`),
@@ -498,7 +470,7 @@ describe("cobro admin and rebuild next to a running server on PostgreSQL", () =>
             call(
               "Bearer cli-test",
               "GET",
-              `/admin/v1/notifications/${JSON.parse(hook.received[0]!).id}/attempts`
+              `/admin/v1/notifications/${JSON.parse(hook.received[0]!.body).id}/attempts`
             )
           ].map((answer) => Effect.map(answer, (r) => ({ status: r.status, body: r.text }))),
           { concurrency: 1 }

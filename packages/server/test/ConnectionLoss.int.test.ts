@@ -4,50 +4,11 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as Http from "node:http"
-import type * as Net from "node:net"
 import * as Pg from "pg"
 import * as ServerProcess from "./support/ServerProcess.js"
 
-type Server = ServerProcess.RunningServer
-
-const admin = (server: Server, method: string, path: string, body?: unknown) =>
-  ServerProcess.call(server, method, path, {
-    headers: { authorization: `Bearer ${server.adminToken}` },
-    ...(body === undefined ? {} : { body })
-  })
-
-const withKey = (server: Server, key: string, method: string, path: string, body?: unknown) =>
-  ServerProcess.call(server, method, path, {
-    headers: { authorization: `x-api-key ${key}` },
-    ...(body === undefined ? {} : { body })
-  })
-
-/** A local webhook receiver that answers 200 and keeps the bodies, closed with the scope. */
-const receiver = Effect.acquireRelease(
-  Effect.promise(
-    () =>
-      new Promise<{ url: string; bodies: Array<any>; server: Http.Server }>((resolve) => {
-        const bodies: Array<any> = []
-        const server = Http.createServer((req, res) => {
-          let body = ""
-          req.on("data", (chunk) => (body += chunk))
-          req.on("end", () => {
-            bodies.push(JSON.parse(body))
-            res.writeHead(200).end("ok")
-          })
-        })
-        server.listen(0, "127.0.0.1", () =>
-          resolve({
-            url: `http://127.0.0.1:${(server.address() as Net.AddressInfo).port}/hook`,
-            bodies,
-            server
-          })
-        )
-      })
-  ),
-  ({ server }) => Effect.promise(() => new Promise<void>((resolve) => server.close(() => resolve())))
-)
+const admin = ServerProcess.asAdmin
+const withKey = ServerProcess.withKey
 
 /** A connection of the test's own to the server's database, ended with the scope. */
 const connect = (url: string) =>
@@ -97,7 +58,7 @@ describe("the server when PostgreSQL drops its connections", () => {
     "after its connections are terminated under load, every consumer checkpoint reaches the log's head, A4 lists every sale, every webhook is delivered and the link sweeper still runs, without a restart",
     () =>
       Effect.gen(function* () {
-        const hook = yield* receiver
+        const hook = yield* ServerProcess.webhookReceiver
         const url = yield* ServerProcess.postgresDatabase
         const server = yield* ServerProcess.start({
           DATABASE_URL: url,
@@ -184,7 +145,7 @@ describe("the server when PostgreSQL drops its connections", () => {
               30_000,
               (bodies) =>
                 `webhooks delivered for ${new Set(bodies.map((b) => b.data.metadata.reference)).size} of ${sold.length} sales`,
-              Effect.sync(() => hook.bodies),
+              Effect.sync(() => hook.received.map((r) => JSON.parse(r.body))),
               (bodies) =>
                 sold.every((ref) =>
                   bodies.some((b) => b.type === "SALE_APPROVED" && b.data.metadata.reference === ref)

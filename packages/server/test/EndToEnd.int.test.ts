@@ -6,8 +6,6 @@ import { verifySignature } from "@cobro/webhooks/Signature"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import { createHmac } from "node:crypto"
-import * as Http from "node:http"
-import type * as Net from "node:net"
 import * as Path from "node:path"
 import * as ServerProcess from "./support/ServerProcess.js"
 
@@ -127,45 +125,6 @@ describe("the service end to end on PGlite", () => {
   )
 })
 
-/** A local webhook receiver that answers 200 and keeps what it got, closed with the scope. */
-const receiver = Effect.acquireRelease(
-  Effect.promise(
-    () =>
-      new Promise<{
-        url: string
-        received: Array<{ body: string; signature: string | undefined; headers: Http.IncomingHttpHeaders }>
-        server: Http.Server
-      }>((resolve) => {
-        const received: Array<{
-          body: string
-          signature: string | undefined
-          headers: Http.IncomingHttpHeaders
-        }> = []
-        const server = Http.createServer((req, res) => {
-          let body = ""
-          req.on("data", (chunk) => (body += chunk))
-          req.on("end", () => {
-            const signature = req.headers["x-service-signature"]
-            received.push({
-              body,
-              signature: typeof signature === "string" ? signature : undefined,
-              headers: req.headers
-            })
-            res.writeHead(200).end("ok")
-          })
-        })
-        server.listen(0, "127.0.0.1", () =>
-          resolve({
-            url: `http://127.0.0.1:${(server.address() as Net.AddressInfo).port}/hook`,
-            received,
-            server
-          })
-        )
-      })
-  ),
-  ({ server }) => Effect.promise(() => new Promise<void>((resolve) => server.close(() => resolve())))
-)
-
 const sale = (serial: string) => ({
   amount: {
     currency: "COP",
@@ -185,7 +144,7 @@ describe("terminal sale to signed webhook, through the composed server", () => {
     "a sandbox sale on a simulated terminal is notified to the test webhook, signed with the empty key (COBRO_DEV_WEBHOOKS=1), with the Standard Webhooks headers the endpoint asked for",
     () =>
       Effect.gen(function* () {
-        const hook = yield* receiver
+        const hook = yield* ServerProcess.webhookReceiver
         const dir = yield* ServerProcess.tempDir
         const server = yield* ServerProcess.start({
           DATA_DIR: Path.join(dir, "data"),
@@ -218,7 +177,7 @@ describe("terminal sale to signed webhook, through the composed server", () => {
         const delivered = hook.received[0]!
         expect(JSON.parse(delivered.body).type).toBe("SALE_APPROVED")
         expect(JSON.parse(delivered.body).data.merchant_id).toBe(merchantId)
-        expect(verifySignature(delivered.body, delivered.signature, "")).toBe(true)
+        expect(verifySignature(delivered.body, delivered.headers["x-service-signature"], "")).toBe(true)
         // Standard Webhooks: v1, Base64 HMAC-SHA256 of "id.timestamp.body", keyed with the same (empty) secret.
         const { "webhook-id": id, "webhook-timestamp": timestamp } = delivered.headers
         expect(id).toBe(JSON.parse(delivered.body).id)
@@ -236,7 +195,7 @@ describe("production notifications in development (COBRO_DEV_WEBHOOKS=1)", () =>
     "a production sale is notified to a production webhook at http://127.0.0.1, signed with the production secret",
     () =>
       Effect.gen(function* () {
-        const hook = yield* receiver
+        const hook = yield* ServerProcess.webhookReceiver
         const dir = yield* ServerProcess.tempDir
         const server = yield* ServerProcess.start({
           DATA_DIR: Path.join(dir, "data"),
@@ -275,7 +234,9 @@ describe("production notifications in development (COBRO_DEV_WEBHOOKS=1)", () =>
           type: "SALE_APPROVED",
           data: { merchant_id: merchantId }
         })
-        expect(verifySignature(delivered.body, delivered.signature, keys.secret_key)).toBe(true)
+        expect(
+          verifySignature(delivered.body, delivered.headers["x-service-signature"], keys.secret_key)
+        ).toBe(true)
         expect((yield* Effect.promise(() => server.stop())).code).toBe(0)
       })
   )

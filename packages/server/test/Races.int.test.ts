@@ -7,19 +7,8 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as ServerProcess from "./support/ServerProcess.js"
 
-type Server = ServerProcess.RunningServer
-
-const admin = (server: Server, method: string, path: string, body?: unknown) =>
-  ServerProcess.call(server, method, path, {
-    headers: { authorization: `Bearer ${server.adminToken}` },
-    ...(body === undefined ? {} : { body })
-  })
-
-const withKey = (server: Server, key: string, method: string, path: string, body?: unknown) =>
-  ServerProcess.call(server, method, path, {
-    headers: { authorization: `x-api-key ${key}` },
-    ...(body === undefined ? {} : { body })
-  })
+const admin = ServerProcess.asAdmin
+const withKey = ServerProcess.withKey
 
 const intent = (reference_id: string, total_amount: number) => ({
   reference_id,

@@ -10,6 +10,7 @@ import * as Redacted from "effect/Redacted"
 import { type ChildProcess, spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import * as Fs from "node:fs"
+import * as Http from "node:http"
 import * as Net from "node:net"
 import * as Os from "node:os"
 import * as Path from "node:path"
@@ -209,3 +210,49 @@ export const call = (
     }
     return { status: response.status, text, json: json as any }
   })
+
+/** A call with the server's admin token. */
+export const asAdmin = (server: RunningServer, method: string, path: string, body?: unknown) =>
+  call(server, method, path, {
+    headers: { authorization: `Bearer ${server.adminToken}` },
+    ...(body === undefined ? {} : { body })
+  })
+
+/** A call with a merchant's identity key. */
+export const withKey = (server: RunningServer, key: string, method: string, path: string, body?: unknown) =>
+  call(server, method, path, {
+    headers: { authorization: `x-api-key ${key}` },
+    ...(body === undefined ? {} : { body })
+  })
+
+/** A request a {@link webhookReceiver} received. */
+export interface Received {
+  readonly body: string
+  readonly headers: Http.IncomingHttpHeaders
+}
+
+/** A local webhook receiver on a free port that answers 200 and keeps what it received; closed with the scope. */
+export const webhookReceiver = Effect.acquireRelease(
+  Effect.promise(
+    () =>
+      new Promise<{ url: string; received: Array<Received>; server: Http.Server }>((resolve) => {
+        const received: Array<Received> = []
+        const server = Http.createServer((req, res) => {
+          let body = ""
+          req.on("data", (chunk) => (body += chunk))
+          req.on("end", () => {
+            received.push({ body, headers: req.headers })
+            res.writeHead(200).end("ok")
+          })
+        })
+        server.listen(0, "127.0.0.1", () =>
+          resolve({
+            url: `http://127.0.0.1:${(server.address() as Net.AddressInfo).port}/hook`,
+            received,
+            server
+          })
+        )
+      })
+  ),
+  ({ server }) => Effect.promise(() => new Promise<void>((resolve) => server.close(() => resolve())))
+)
