@@ -5,9 +5,6 @@
  * 400, never reach the store as a 500, and never change what is stored.
  */
 import * as EventStore from "@cobro/domain/EventStore"
-import * as Nanos from "@cobro/domain/Nanos"
-import * as HttpClient from "@effect/platform/HttpClient"
-import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as FastCheck from "effect/FastCheck"
@@ -19,40 +16,7 @@ import * as ServerProcess from "./support/ServerProcess.js"
 
 const ADMIN_TOKEN = "bad-input-admin-token"
 
-interface Reply {
-  readonly status: number
-  readonly text: string
-  readonly json: any
-}
-
-const send = (
-  method: "GET" | "POST" | "PUT" | "PATCH",
-  path: string,
-  options: { readonly body?: unknown; readonly key?: string; readonly admin?: boolean } = {}
-) =>
-  Effect.gen(function* () {
-    const client = yield* HttpClient.HttpClient
-    let request = HttpClientRequest.make(method)(path)
-    if (options.body !== undefined) {
-      request = HttpClientRequest.bodyText(
-        request,
-        typeof options.body === "string" ? options.body : JSON.stringify(options.body),
-        "application/json"
-      )
-    }
-    if (options.key !== undefined)
-      request = HttpClientRequest.setHeader(request, "authorization", `x-api-key ${options.key}`)
-    if (options.admin === true) request = HttpClientRequest.bearerToken(request, ADMIN_TOKEN)
-    const response = yield* client.execute(request)
-    const text = yield* response.text
-    const parsed = Nanos.parseJsonExact(text)
-    const reply: Reply = {
-      status: response.status,
-      text,
-      json: parsed._tag === "Right" ? parsed.right : undefined
-    }
-    return reply
-  }).pipe(Effect.orDie)
+const send = Nodes.sender(ADMIN_TOKEN)
 
 const logSize = Effect.flatMap(EventStore.EventStore, (store) =>
   Effect.map(store.readAll({ limit: 1_000_000 }), (events) => events.length)

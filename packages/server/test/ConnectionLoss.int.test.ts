@@ -22,19 +22,7 @@ const connect = (url: string) =>
     (client) => Effect.promise(() => client.end().catch(() => undefined))
   )
 
-const sale = (reference: string) => ({
-  amount: {
-    currency: "COP",
-    total_amount: 11900,
-    taxes: [{ type: "VAT", base: 10000, value: 1900 }],
-    tip_amount: 0
-  },
-  user_email: "seller@shop.co",
-  payment_method: "POS",
-  terminal_model: "SMART_PRO",
-  terminal_serial: "SN-DROP",
-  reference
-})
+const sale = (reference: string) => ServerProcess.terminalSale("SN-DROP", reference)
 
 /** Polls `attempt` (real time) until `done`, or fails with `what` and the last result after `millis`. */
 const within = <A>(

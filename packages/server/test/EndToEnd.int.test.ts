@@ -125,19 +125,7 @@ describe("the service end to end on PGlite", () => {
   )
 })
 
-const sale = (serial: string) => ({
-  amount: {
-    currency: "COP",
-    total_amount: 11900,
-    taxes: [{ type: "VAT", base: 10000, value: 1900 }],
-    tip_amount: 0
-  },
-  user_email: "seller@shop.co",
-  payment_method: "POS",
-  terminal_model: "SMART_PRO",
-  terminal_serial: serial,
-  reference: "order-42"
-})
+const sale = (serial: string) => ServerProcess.terminalSale(serial)
 
 describe("terminal sale to signed webhook, through the composed server", () => {
   it.scopedLive(

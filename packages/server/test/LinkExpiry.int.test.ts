@@ -5,11 +5,8 @@
  * nodes sweeping the same links at once.
  */
 import * as EventStore from "@cobro/domain/EventStore"
-import * as Nanos from "@cobro/domain/Nanos"
 import * as Subscription from "@cobro/store-pg/Subscription"
 import * as Notifier from "@cobro/webhooks/Notifier"
-import * as HttpClient from "@effect/platform/HttpClient"
-import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import { describe, expect, it } from "@effect/vitest"
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
@@ -33,36 +30,7 @@ const settingsFor = (database: Config.Database, sealingKey: Buffer) =>
 const node = (settings: Server.Settings) => Nodes.node(settings, sweeper)
 const nodeWithHttp = (settings: Server.Settings) => Nodes.nodeWithHttp(settings, sweeper)
 
-interface Reply {
-  readonly status: number
-  readonly json: any
-}
-
-/** A request to the node; the body is sent as given when it is a string (exact nanoseconds). */
-const send = (
-  method: "GET" | "POST" | "PUT",
-  path: string,
-  options: { readonly body?: unknown; readonly key?: string; readonly admin?: boolean } = {}
-) =>
-  Effect.gen(function* () {
-    const client = yield* HttpClient.HttpClient
-    let request = HttpClientRequest.make(method)(path)
-    if (options.body !== undefined) {
-      request = HttpClientRequest.bodyText(
-        request,
-        typeof options.body === "string" ? options.body : JSON.stringify(options.body),
-        "application/json"
-      )
-    }
-    if (options.key !== undefined)
-      request = HttpClientRequest.setHeader(request, "authorization", `x-api-key ${options.key}`)
-    if (options.admin === true) request = HttpClientRequest.bearerToken(request, ADMIN_TOKEN)
-    const response = yield* client.execute(request)
-    const text = yield* response.text
-    const parsed = Nanos.parseJsonExact(text)
-    const reply: Reply = { status: response.status, json: parsed._tag === "Right" ? parsed.right : undefined }
-    return reply
-  }).pipe(Effect.orDie)
+const send = Nodes.sender(ADMIN_TOKEN)
 
 /** A merchant with CREDIT_CARD link payments and a test webhook; returns its test button key. */
 const givenMerchant = Effect.gen(function* () {

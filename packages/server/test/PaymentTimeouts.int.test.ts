@@ -7,10 +7,7 @@
  * PostgreSQL with two nodes sweeping the same payments at once.
  */
 import * as EventStore from "@cobro/domain/EventStore"
-import * as Nanos from "@cobro/domain/Nanos"
 import * as Payment from "@cobro/domain/Payment"
-import * as HttpClient from "@effect/platform/HttpClient"
-import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import { describe, expect, it } from "@effect/vitest"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -35,55 +32,7 @@ const settingsFor = (database: Config.Database, sealingKey: Buffer) =>
 const node = (settings: Server.Settings) => Nodes.node(settings, sweeper)
 const nodeWithHttp = (settings: Server.Settings) => Nodes.nodeWithHttp(settings, sweeper)
 
-interface Reply {
-  readonly status: number
-  readonly json: any
-  readonly text: string
-  readonly location: string | undefined
-}
-
-/** A request to the node: JSON (sent as given when a string), or a form with `form`. */
-const send = (
-  method: "GET" | "POST" | "PUT",
-  path: string,
-  options: {
-    readonly body?: unknown
-    readonly form?: Record<string, string>
-    readonly key?: string
-    readonly admin?: boolean
-  } = {}
-) =>
-  Effect.gen(function* () {
-    const client = yield* HttpClient.HttpClient
-    let request = HttpClientRequest.make(method)(path)
-    if (options.body !== undefined) {
-      request = HttpClientRequest.bodyText(
-        request,
-        typeof options.body === "string" ? options.body : JSON.stringify(options.body),
-        "application/json"
-      )
-    }
-    if (options.form !== undefined) {
-      request = HttpClientRequest.bodyText(
-        request,
-        new URLSearchParams(options.form).toString(),
-        "application/x-www-form-urlencoded"
-      )
-    }
-    if (options.key !== undefined)
-      request = HttpClientRequest.setHeader(request, "authorization", `x-api-key ${options.key}`)
-    if (options.admin === true) request = HttpClientRequest.bearerToken(request, ADMIN_TOKEN)
-    const response = yield* client.execute(request)
-    const text = yield* response.text
-    const parsed = Nanos.parseJsonExact(text)
-    const reply: Reply = {
-      status: response.status,
-      json: parsed._tag === "Right" ? parsed.right : undefined,
-      text,
-      location: response.headers["location"]
-    }
-    return reply
-  }).pipe(Effect.orDie)
+const send = Nodes.sender(ADMIN_TOKEN)
 
 /** A merchant with card and PSE link methods and a test webhook; returns its test button key. */
 const givenMerchant = Effect.gen(function* () {

@@ -3,6 +3,9 @@
  * `layerPorts`, `layerBackground`, the HTTP app), on the virtual clock, with one more worker of the
  * test's (a sweeper polling faster than the server's own).
  */
+import * as Nanos from "@cobro/domain/Nanos"
+import * as HttpClient from "@effect/platform/HttpClient"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -55,3 +58,55 @@ export const nodeWithHttp = (settings: Server.Settings, worker: Worker) =>
     Layer.provide(Server.layerBackground),
     Layer.provideMerge(ports(settings))
   )
+
+/** An answer of a node: its status, body as text and as exact JSON (when JSON), and `Location`. */
+export interface Reply {
+  readonly status: number
+  readonly text: string
+  readonly json: any
+  readonly location: string | undefined
+}
+
+/** What a request sends: JSON (a string is sent as given: exact nanoseconds), or a form; and its credential. */
+export interface RequestOptions {
+  readonly body?: unknown
+  readonly form?: Record<string, string>
+  readonly key?: string
+  readonly admin?: boolean
+}
+
+/** Makes the request function of a node whose admin token is `adminToken` (through the `HttpClient` in context). */
+export const sender =
+  (adminToken: string) =>
+  (method: "GET" | "POST" | "PUT" | "PATCH", path: string, options: RequestOptions = {}) =>
+    Effect.gen(function* () {
+      const client = yield* HttpClient.HttpClient
+      let request = HttpClientRequest.make(method)(path)
+      if (options.body !== undefined) {
+        request = HttpClientRequest.bodyText(
+          request,
+          typeof options.body === "string" ? options.body : JSON.stringify(options.body),
+          "application/json"
+        )
+      }
+      if (options.form !== undefined) {
+        request = HttpClientRequest.bodyText(
+          request,
+          new URLSearchParams(options.form).toString(),
+          "application/x-www-form-urlencoded"
+        )
+      }
+      if (options.key !== undefined)
+        request = HttpClientRequest.setHeader(request, "authorization", `x-api-key ${options.key}`)
+      if (options.admin === true) request = HttpClientRequest.bearerToken(request, adminToken)
+      const response = yield* client.execute(request)
+      const text = yield* response.text
+      const parsed = Nanos.parseJsonExact(text)
+      const reply: Reply = {
+        status: response.status,
+        text,
+        json: parsed._tag === "Right" ? parsed.right : undefined,
+        location: response.headers["location"]
+      }
+      return reply
+    }).pipe(Effect.orDie)

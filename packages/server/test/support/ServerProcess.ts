@@ -256,3 +256,18 @@ export const webhookReceiver = Effect.acquireRelease(
   ),
   ({ server }) => Effect.promise(() => new Promise<void>((resolve) => server.close(() => resolve())))
 )
+
+/** An A3 body: a COP 11,900 sale (VAT 1,900) on a SMART_PRO terminal. */
+export const terminalSale = (serial: string, reference = "order-42") => ({
+  amount: {
+    currency: "COP",
+    total_amount: 11900,
+    taxes: [{ type: "VAT", base: 10000, value: 1900 }],
+    tip_amount: 0
+  },
+  user_email: "seller@shop.co",
+  payment_method: "POS",
+  terminal_model: "SMART_PRO",
+  terminal_serial: serial,
+  reference
+})
