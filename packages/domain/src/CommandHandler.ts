@@ -111,6 +111,30 @@ export const loadCurrent = <
 }
 
 /**
+ * Loads an aggregate's state for a decision that is written with an expected version ({@link commit}),
+ * without reading when this process knows the stream's state already (`KnownStates`: it wrote or read
+ * it last); else as {@link loadCurrent}. A state another writer has moved on makes the commit conflict;
+ * the commit then forgets it, so the retry ({@link retryOnConflict}) reads. For streams this process
+ * writes in a row (a checkout it has just created, then records the terminal's answer on), never for
+ * a decision that writes nothing or that commits without the stream.
+ */
+export const loadKnown = <
+  C extends { _tag: string },
+  E extends { _tag: string },
+  S extends { _tag: string },
+  Err
+>(
+  aggregate: Aggregate<C, E, S, Err>
+) => {
+  const current = loadCurrent(aggregate)
+  return (id: string): Effect.Effect<Known<S>, never, EventStore.EventStore> =>
+    Effect.flatMap(KnownStates.KnownStates, (cache) => {
+      const kept = cache.get(streamIdOf(aggregate, id)) as Known<S> | undefined
+      return kept === undefined ? current(id) : Effect.succeed(kept)
+    })
+}
+
+/**
  * Loads several aggregates of one kind with one read of the store (`readStreams`): for a writer
  * about to act on many of them at once (the dispatcher's claimed deliveries). Each id's state and
  * version, as `load` gives them.
@@ -308,18 +332,29 @@ export const decider = <
 
 /**
  * Writes the decisions of one use case on several aggregates with one `appendBatch`: all of them or
- * none. A `ConcurrencyConflict` on any stream fails the whole commit; nothing was written.
+ * none. A `ConcurrencyConflict` on any stream fails the whole commit; nothing was written, and the
+ * conflicting stream's kept state (`KnownStates`) is forgotten, so that a retry reads it. Once
+ * written, each stream's new state is kept ({@link loadKnown} then decides on it without a read).
  */
 export const commit = (
   decisions: ReadonlyArray<Decided<unknown, unknown>>
 ): Effect.Effect<void, EventStore.ConcurrencyConflict, EventStore.EventStore> => {
-  const appends = decisions.flatMap((d) => (d.append === undefined ? [] : [d.append]))
-  if (appends.length === 0) return Effect.void
+  const written = decisions.filter((d) => d.append !== undefined)
+  if (written.length === 0) return Effect.void
   return Effect.flatMap(EventStore.EventStore, (store) =>
-    store.appendBatch(appends).pipe(
-      // Fresh UUIDs cannot collide with stored ones; if they do, the id generator is broken.
-      Effect.catchTag("EventIdReused", Effect.die),
-      Effect.asVoid
+    Effect.flatMap(KnownStates.KnownStates, (cache) =>
+      store.appendBatch(written.map((d) => d.append!)).pipe(
+        // Fresh UUIDs cannot collide with stored ones; if they do, the id generator is broken.
+        Effect.catchTag("EventIdReused", Effect.die),
+        Effect.tapError((conflict) => Effect.sync(() => cache.forget(conflict.streamId))),
+        Effect.zipRight(
+          Effect.sync(() => {
+            for (const d of written) {
+              cache.set(d.append!.streamId, { state: d.handled.state, version: d.handled.version })
+            }
+          })
+        )
+      )
     )
   )
 }

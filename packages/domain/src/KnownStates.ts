@@ -1,10 +1,11 @@
 /**
- * States this process has already folded, each with the stream version it was folded at, so that a
- * hot path reads and folds only the events appended since (`CommandHandler.loadCurrent`) instead of
- * replaying the whole stream: the merchant, read by nearly every request, is the first user. A
- * state kept here is never used as it is: the events after its version are always read, so a
- * cached load is exactly as fresh as a full one. The default keeps nothing; the server provides a
- * bounded cache.
+ * States this process has already folded or written, each with the stream version it was at, so that
+ * a hot path reads and folds only the events appended since (`CommandHandler.loadCurrent`) instead of
+ * replaying the whole stream (the merchant, read by nearly every request), or, for a decision that
+ * is written with an expected version, does not read at all (`CommandHandler.loadKnown`: a stale
+ * state costs a conflict and a retry that reads, never a wrong decision). `CommandHandler.commit`
+ * keeps the states it writes and forgets a stream whose append conflicted. The default keeps
+ * nothing; the server provides a bounded cache.
  */
 import * as Context from "effect/Context"
 
@@ -19,10 +20,12 @@ export interface Cache {
   readonly get: (streamId: string) => Entry | undefined
   /** Keeps `entry` unless a later version of the stream is kept already. */
   readonly set: (streamId: string, entry: Entry) => void
+  /** Drops what is kept of a stream (its append conflicted: another writer moved it on). */
+  readonly forget: (streamId: string) => void
 }
 
 /** A cache that keeps nothing: every load replays its stream. */
-export const none: Cache = { get: () => undefined, set: () => {} }
+export const none: Cache = { get: () => undefined, set: () => {}, forget: () => {} }
 
 /** The cache of known states; by default {@link none}. */
 export class KnownStates extends Context.Reference<KnownStates>()("@cobro/domain/KnownStates", {

@@ -34,7 +34,13 @@ export class TerminalUnreachable extends Schema.TaggedError<TerminalUnreachable>
  * locked for more than 2 minutes, it holds the payment until unlocked (R1).
  */
 export class Delivered extends Schema.Class<Delivered>("Delivered")({
-  lockedSince: Schema.OptionFromUndefinedOr(Schema.DateTimeUtc)
+  lockedSince: Schema.OptionFromUndefinedOr(Schema.DateTimeUtc),
+  /**
+   * The terminal's acknowledgement is on the checkout already: a terminal that answers in process
+   * (the simulator) records it, and any outcome it decides at once, with its own state in one
+   * commit. The caller then records nothing more.
+   */
+  recorded: Schema.optionalWith(Schema.Boolean, { default: () => false })
 }) {}
 
 /** The terminal gateway port. */

@@ -30,6 +30,8 @@ export interface Caller {
 // The merchant is read by nearly every request: only the events since the state last read are folded.
 const loadMerchant = CommandHandler.loadCurrent(Merchant.Merchant)
 const loadCheckout = CommandHandler.load(TerminalCheckout.TerminalCheckout)
+// A checkout this process has just written is decided on as written: its next append checks the version.
+const loadKnownCheckout = CommandHandler.loadKnown(TerminalCheckout.TerminalCheckout)
 const handleCheckout = CommandHandler.make(TerminalCheckout.TerminalCheckout)
 const decideCheckoutAll = CommandHandler.deciderOfAll(TerminalCheckout.TerminalCheckout)
 
@@ -229,6 +231,10 @@ const deliver = Effect.fnUntraced(function* (integrationId: IntegrationId, claim
       })
     )
     .pipe(Effect.either)
+  if (Either.isRight(delivered) && delivered.right.recorded) {
+    const { state } = yield* loadKnownCheckout(integrationId)
+    return state._tag === "Initial" ? ("PENDING" as const) : state._tag
+  }
   const recorded = yield* Either.match(delivered, {
     onLeft: (unreachable) =>
       Effect.flatMap(now, (at) =>
@@ -286,6 +292,52 @@ export const approveSale = Effect.fn("TerminalPayments.approveSale")(function* (
     integrationId,
     new TerminalCheckout.ApproveSale({ transactionId, sale, now: yield* now }),
     {},
+    known
+  )
+})
+
+/**
+ * The checkout as this process last wrote or read it, without a read when it has it
+ * (`CommandHandler.loadKnown`): for a decision committed with the checkout's expected version.
+ */
+export const knownCheckout = (integrationId: IntegrationId) => loadKnownCheckout(integrationId)
+
+/** What a terminal answers at once when it takes a charge: it approves the sale, or rejects it. */
+export type ImmediateOutcome =
+  | { readonly _tag: "Approve"; readonly sale: TerminalCheckout.Sale }
+  | {
+      readonly _tag: "Reject"
+      readonly reason: string
+      readonly card: Option.Option<TerminalCheckout.Card>
+    }
+
+/**
+ * The terminal's acknowledgement and the outcome it decided at once (an automatic behaviour), decided
+ * together on `known` (usually {@link knownCheckout}), and not written: the terminal's
+ * adapter commits them with its own decisions (`CommandHandler.commit`), so that nothing records an
+ * outcome on one side only. Fails as the commands do (the checkout moved on: a cancel, another answer).
+ */
+export const decideAnswer = Effect.fnUntraced(function* (
+  integrationId: IntegrationId,
+  transactionId: TransactionId,
+  lockedSince: Option.Option<DateTime.Utc>,
+  outcome: ImmediateOutcome,
+  known: KnownCheckout
+) {
+  const at = yield* now
+  return yield* decideCheckoutAll(
+    integrationId,
+    [
+      new TerminalCheckout.RecordDelivery({ lockedSince, now: at }),
+      outcome._tag === "Approve"
+        ? new TerminalCheckout.ApproveSale({ transactionId, sale: outcome.sale, now: at })
+        : new TerminalCheckout.RejectSale({
+            transactionId,
+            reason: outcome.reason,
+            card: outcome.card,
+            now: at
+          })
+    ],
     known
   )
 })

@@ -27,7 +27,11 @@ const loadCurrent = CommandHandler.loadCurrent(Merchant.Merchant)
 /** A cache that keeps every state, as the server's does for a merchant it has seen. */
 const keepAll = (): KnownStates.Cache => {
   const entries = new Map<string, KnownStates.Entry>()
-  return { get: (id) => entries.get(id), set: (id, entry) => void entries.set(id, entry) }
+  return {
+    get: (id) => entries.get(id),
+    set: (id, entry) => void entries.set(id, entry),
+    forget: (id) => void entries.delete(id)
+  }
 }
 
 /** The in-memory store, recording the `fromVersion` of each read of a stream. */
@@ -127,5 +131,48 @@ describe("loads through known states", () => {
       yield* loadCurrent(MER_1)
       expect(reads).toEqual([undefined, undefined])
     }).pipe(Effect.provide(Layer.mergeAll(recordingStore, IdGenerator.layerSequential)))
+  )
+})
+
+describe("decisions on known states (loadKnown, commit)", () => {
+  const decide = CommandHandler.decider(Merchant.Merchant)
+  const loadKnown = CommandHandler.loadKnown(Merchant.Merchant)
+  const setMin = (min: number) =>
+    new Merchant.SetLinkMethod({ method: "CREDIT_CARD", min: amount(min), max: amount(1000), now })
+  /** Decides `command` on the kept state and commits it, retrying from fresh reads on conflict. */
+  const decideAndCommit = (command: Merchant.Command) =>
+    CommandHandler.retryOnConflict(
+      Effect.gen(function* () {
+        const decided = yield* decide(MER_1, command, yield* loadKnown(MER_1))
+        yield* CommandHandler.commit([decided])
+        return decided.handled
+      })
+    )
+
+  it.effect(
+    "a committed state is decided on again without a read; once another writer moves the stream on, the commit conflicts, forgets it, and the retry reads and decides on what is stored",
+    () =>
+      Effect.gen(function* () {
+        const reads = yield* Reads
+        yield* handle(MER_1, new Merchant.CreateMerchant({ merchantId: MER_1, name: "Tienda", now }))
+        reads.length = 0
+        const first = yield* decideAndCommit(setMin(5))
+        expect(reads).toEqual([undefined]) // nothing kept yet: a replay
+        reads.length = 0
+        const second = yield* decideAndCommit(setMin(6))
+        expect(reads).toEqual([]) // the state the first commit wrote
+        expect(second.version).toBe(first.version + 1)
+        // Another writer (another node) disables the account behind the kept state's back.
+        yield* handle(MER_1, new Merchant.DisableMerchant({ now }))
+        reads.length = 0
+        const third = yield* decideAndCommit(setMin(7))
+        expect(reads).toEqual([undefined]) // the conflict forgot the kept state; the retry replayed
+        expect(third.version).toBe(second.version + 2)
+        expect(third.state).toEqual((yield* replay(MER_1)).state)
+        expect(third.state._tag).toBe("DISABLED")
+      }).pipe(
+        Effect.provide(Layer.mergeAll(recordingStore, IdGenerator.layerSequential)),
+        Effect.provideService(KnownStates.KnownStates, keepAll())
+      )
   )
 })

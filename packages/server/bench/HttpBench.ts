@@ -96,6 +96,19 @@ const printSpans = (label: string) => {
 const settleMillis = env("BENCH_SETTLE_MS", 1000)
 const merchantEvents = env("BENCH_MERCHANT_EVENTS", 0)
 const stateCache = process.env["BENCH_STATE_CACHE"] !== "off"
+/** `BENCH_TRACING=on`: Cobro with Effect's default tracer on (the server turns tracing off, `Server.layerTracingOff`). */
+const tracingOn = process.env["BENCH_TRACING"] === "on"
+/**
+ * `BENCH_RATES` (`A3:50,B2:50,B3:50`): after the closed loops, each target gets each endpoint at this
+ * fixed offered rate (requests/s, open loop) for `BENCH_RATE_SECONDS` (5); `0` skips an endpoint.
+ */
+const fixedRates = new Map(
+  (process.env["BENCH_RATES"] ?? "A3:50,B2:50,B3:50").split(",").map((pair) => {
+    const [name, rate] = pair.split(":")
+    return [name ?? "", Number(rate ?? 0)] as const
+  })
+)
+const rateSeconds = env("BENCH_RATE_SECONDS", 5)
 
 const baseUrl = process.env["DATABASE_URL"] ?? "postgres://postgres@127.0.0.1:5432/postgres"
 const withDatabase = (name: string) => {
@@ -254,7 +267,11 @@ const cobro = async (databaseUrl: string, poolSize?: number): Promise<Target> =>
     Layer.provideMerge(ports)
   )
   const runtime = ManagedRuntime.make(
-    trace ? layer.pipe(Layer.provide(Layer.setTracer(timingTracer))) : layer
+    trace
+      ? layer.pipe(Layer.provide(Layer.setTracer(timingTracer)))
+      : tracingOn
+        ? layer
+        : layer.pipe(Layer.provide(Server.layerTracingOff))
   )
   const server = await runtime.runPromise(HttpServer.HttpServer)
   const address = server.address
@@ -687,6 +704,8 @@ const databaseCpu = (database: string) => {
  * explicit `BEGIN` or a statement sent outside one (it commits on its own).
  */
 const sent = { statements: 0, transactions: 0 }
+/** `BENCH_STATEMENTS=1`: each statement's text counted, printed per target and endpoint (on stderr). */
+const statementTexts = process.env["BENCH_STATEMENTS"] === "1" ? new Map<string, number>() : undefined
 {
   const inTransaction = new WeakSet<object>()
   const query = Pg.Client.prototype.query as (...args: Array<unknown>) => unknown
@@ -695,6 +714,10 @@ const sent = { statements: 0, transactions: 0 }
     const text = typeof first === "string" ? first : typeof first?.text === "string" ? first.text : ""
     const head = text.trimStart().slice(0, 8).toUpperCase()
     sent.statements++
+    if (statementTexts !== undefined) {
+      const key = text.replace(/\s+/g, " ").slice(0, 140)
+      statementTexts.set(key, (statementTexts.get(key) ?? 0) + 1)
+    }
     if (head.startsWith("BEGIN") || head.startsWith("START")) {
       inTransaction.add(this)
       sent.transactions++
@@ -733,6 +756,7 @@ const load = async (
   const node0 = process.cpuUsage()
   const database0 = database === undefined ? 0 : databaseCpu(database)
   const sent0 = { ...sent }
+  if (tally !== undefined) statementTexts?.clear()
   const latencies: Array<number> = []
   let done = 0
   const start = performance.now()
@@ -780,6 +804,100 @@ const load = async (
     tally.seconds += elapsed
     tally.latencies.push(...latencies)
     tally.perRound.push(Math.round(done / elapsed))
+    if (statementTexts !== undefined) {
+      const top = [...statementTexts].sort((a, b) => b[1] - a[1]).slice(0, 25)
+      console.error(`${target.name} ${endpoint.name}: statements per request`)
+      for (const [text, n] of top) console.error(`  ${(n / Math.max(1, done)).toFixed(2)}  ${text}`)
+    }
+  }
+}
+
+/** What an open-loop phase at a fixed offered rate measured. */
+interface AtRate {
+  readonly target: string
+  readonly endpoint: string
+  readonly offered_per_s: number
+  readonly completed_per_s: number
+  readonly p50_ms: number
+  readonly p99_ms: number
+  readonly node_cpu_us_per_request: number
+  readonly db_cpu_us_per_request: number
+  readonly statements_per_request: number
+}
+
+/**
+ * Offers `rate` requests per second for `duration` seconds, whatever the responses' pace (open loop):
+ * request _i_ is due at start + _i_/`rate`, and its latency runs from when it was due, so a server
+ * that falls behind sees its queueing counted (no coordinated omission). A3 request _i_ uses terminal
+ * _i_ mod `BENCH_CONNECTIONS`.
+ */
+const atRate = async (
+  target: Target,
+  endpoint: Endpoint,
+  rate: number,
+  duration: number,
+  database: string
+): Promise<AtRate> => {
+  const pool = new Pool(target.url, { connections: 256, pipelining: 1, keepAliveTimeout: 60_000 })
+  const node0 = process.cpuUsage()
+  const database0 = databaseCpu(database)
+  const sent0 = { ...sent }
+  const latencies: Array<number> = []
+  const total = Math.max(1, Math.round(rate * duration))
+  const start = performance.now()
+  let failures = 0
+  let firstFailure: string | undefined
+  try {
+    const inFlight: Array<Promise<void>> = []
+    for (let i = 0; i < total; i++) {
+      const due = start + (i * 1000) / rate
+      const wait = due - performance.now()
+      if (wait > 0) await sleep(wait)
+      const { method, path, key, body } = endpoint.request(target, counter++, i % connections)
+      inFlight.push(
+        pool
+          .request({
+            method: method as "GET" | "POST",
+            path,
+            headers:
+              body === undefined
+                ? { authorization: `x-api-key ${key}` }
+                : { authorization: `x-api-key ${key}`, "content-type": "application/json" },
+            ...(body === undefined ? {} : { body })
+          })
+          .then(async (response) => {
+            const text = await response.body.text()
+            latencies.push(performance.now() - due)
+            if (response.statusCode !== endpoint.expect) {
+              failures++
+              firstFailure ??= `${response.statusCode} ${text}`
+            }
+          })
+      )
+    }
+    await Promise.all(inFlight)
+  } finally {
+    await pool.close()
+  }
+  const elapsed = (performance.now() - start) / 1000
+  const node = process.cpuUsage(node0)
+  if (failures > 0) {
+    process.exitCode = 1
+    console.error(
+      `${target.name} ${endpoint.name} at ${rate}/s: ${failures} failures; first: ${firstFailure}`
+    )
+  }
+  latencies.sort((a, b) => a - b)
+  return {
+    target: target.name,
+    endpoint: `${endpoint.name} ${endpoint.label}`,
+    offered_per_s: rate,
+    completed_per_s: Math.round(total / elapsed),
+    p50_ms: Number(percentile(latencies, 50).toFixed(2)),
+    p99_ms: Number(percentile(latencies, 99).toFixed(2)),
+    node_cpu_us_per_request: Math.round((node.user + node.system) / total),
+    db_cpu_us_per_request: Math.round(((databaseCpu(database) - database0) * 1e6) / total),
+    statements_per_request: Number(((sent.statements - sent0.statements) / total).toFixed(2))
   }
 }
 
@@ -830,6 +948,7 @@ const main = async () => {
       await load(target, b2, 0.5)
     }
     const results: Array<Result> = []
+    const atRates: Array<AtRate> = []
     const perRound = new Map<string, Array<number>>()
     for (const endpoint of endpoints.filter((e) => endpointsWanted.includes(e.name))) {
       const tallies = targets.map((): Tally => ({
@@ -854,6 +973,15 @@ const main = async () => {
           await load(target, endpoint, seconds, tallies[index]!, database)
           if (target.name !== "floor") printSpans(`${endpoint.name} round ${round}`)
           await sleep(settleMillis)
+        }
+      }
+      const rate = fixedRates.get(endpoint.name) ?? 0
+      if (rate > 0) {
+        for (const { target, database } of targets) {
+          await sleep(settleMillis)
+          const measured = await atRate(target, endpoint, rate, rateSeconds, database)
+          atRates.push(measured)
+          console.log(JSON.stringify(measured))
         }
       }
       const floorRate = (() => {
@@ -916,6 +1044,21 @@ const main = async () => {
     for (const r of results) {
       console.log(
         `${r.target} ${r.endpoint}: ${r.statements_per_request} statements, ${r.transactions_per_request} transactions`
+      )
+    }
+    if (atRates.length > 0) {
+      console.log(
+        "\nAt a fixed offered rate (open loop, latency from when each request was due; CPU µs per request, node + db):"
+      )
+      for (const r of atRates) {
+        console.log(
+          `${r.target} ${r.endpoint} at ${r.offered_per_s}/s (${r.completed_per_s}/s done): p50 ${r.p50_ms} ms, p99 ${r.p99_ms} ms, ` +
+            `CPU ${r.node_cpu_us_per_request} + ${r.db_cpu_us_per_request}, ${r.statements_per_request} statements`
+        )
+      }
+      Fs.writeFileSync(
+        Path.resolve(import.meta.dirname, "../../../bench/results/http-rate.json"),
+        atRates.map((r) => JSON.stringify(r)).join("\n") + "\n"
       )
     }
   } finally {

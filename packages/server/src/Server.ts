@@ -20,6 +20,7 @@ import * as Dispatcher from "@cobro/webhooks/Dispatcher"
 import * as HttpTransport from "@cobro/webhooks/HttpTransport"
 import * as Notifier from "@cobro/webhooks/Notifier"
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpMiddleware from "@effect/platform/HttpMiddleware"
 import * as HttpServer from "@effect/platform/HttpServer"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import type * as ConfigError from "effect/ConfigError"
@@ -244,6 +245,17 @@ const layerBanner = (settings: Settings) =>
 /** The HTTP application: every endpoint of `@cobro/http`, its OpenAPI document and docs. */
 export const layerApp = HttpApiBuilder.serve().pipe(Layer.provide(Http.layer))
 
+/**
+ * Tracing off: the server exports spans nowhere, so the spans of `Effect.fn` and of the HTTP tracer
+ * middleware would be built for nothing on every request. Provided beneath the server's layers (its
+ * requests and its workers inherit it); a program that embeds the layers with a tracer of its own
+ * leaves it out.
+ */
+export const layerTracingOff = Layer.mergeAll(
+  Layer.setTracerEnabled(false),
+  HttpMiddleware.withTracerDisabledWhen(Layer.empty, () => true)
+)
+
 /** The whole server for `Layer.launch`: listens, serves, prints the banner, shuts down gracefully. */
 export const layer = (settings: Settings) => {
   const store = layerStore(settings)
@@ -252,6 +264,7 @@ export const layer = (settings: Settings) => {
     Layer.provide(layerApp),
     Layer.provide(layerHttpServer(settings.config)),
     Layer.provide(layerBackground),
-    Layer.provide(ports)
+    Layer.provide(ports),
+    Layer.provide(layerTracingOff)
   )
 }

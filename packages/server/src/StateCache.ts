@@ -1,8 +1,7 @@
 /**
- * The server's cache of known states (`KnownStates`): the states of the `capacity` streams read most
- * recently, each with its version. A load reads the events after the kept version and folds them on
- * (`CommandHandler.loadCurrent`), so a kept state never makes a decision stale; it only saves the
- * replay. Per process: every node keeps its own.
+ * The server's cache of known states (`KnownStates`): the states of the `capacity` streams read or
+ * written most recently, each with its version. Per process: every node keeps its own; a state
+ * another node has moved on costs a conflict and a read, never a wrong decision.
  */
 import * as KnownStates from "@cobro/domain/KnownStates"
 import * as Layer from "effect/Layer"
@@ -30,6 +29,9 @@ export const make = (capacity: number = DEFAULT_CAPACITY): KnownStates.Cache => 
       entries.delete(streamId)
       entries.set(streamId, entry)
       if (entries.size > capacity) entries.delete(entries.keys().next().value!)
+    },
+    forget: (streamId) => {
+      entries.delete(streamId)
     }
   }
 }

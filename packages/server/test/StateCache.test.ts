@@ -23,4 +23,15 @@ describe("the server's cache of known states", () => {
     cache.set("Merchant-MER_1", { state: "v6", version: 6 })
     expect(cache.get("Merchant-MER_1")).toEqual({ state: "v6", version: 6 })
   })
+
+  it("forgets a stream on demand (its append conflicted): nothing is kept of it, and any version may be kept again", () => {
+    const cache = StateCache.make(10)
+    cache.set("Merchant-MER_1", { state: "v5", version: 5 })
+    cache.set("Merchant-MER_2", { state: "other", version: 1 })
+    cache.forget("Merchant-MER_1")
+    expect(cache.get("Merchant-MER_1")).toBeUndefined()
+    expect(cache.get("Merchant-MER_2")).toEqual({ state: "other", version: 1 })
+    cache.set("Merchant-MER_1", { state: "v4", version: 4 })
+    expect(cache.get("Merchant-MER_1")).toEqual({ state: "v4", version: 4 })
+  })
 })

@@ -215,24 +215,101 @@ export const make = Effect.gen(function* () {
         ? Option.some("rejected")
         : Option.none()
 
+  const decideTerminal = CommandHandler.deciderOfAll(SimTerminal.SimTerminal)
+
+  /**
+   * One try of a push: the terminal takes the charge (`Deliver`) and, when an automatic behaviour
+   * decides at once, acknowledges it and answers on the checkout (`TerminalPayments.decideAnswer`)
+   * and records its outcome, all in one commit, so that the checkout and the terminal never disagree
+   * on what happened. The first try decides on the states this process last knew (no read); a
+   * conflict forgets them and the next try reads. Anything unusual (the checkout moved on, another
+   * mode's) commits the delivery alone and is settled step by step after it ({@link decideOne}).
+   */
+  const takeCharge = (instruction: TerminalGateway.ChargeInstruction, ref: TerminalSandbox.TerminalRef) => {
+    const mode = modeOf(instruction.sandbox)
+    const key = terminalKey(ref, mode)
+    let read = false
+    return Effect.gen(function* () {
+      const view = read ? undefined : views.get(key)
+      read = true
+      const terminal = view ?? (yield* loadTerminal(key))
+      const now = yield* DateTime.now
+      const deliver = new SimTerminal.Deliver({
+        integrationId: instruction.integrationId,
+        transactionId: instruction.transactionId,
+        reference: instruction.reference,
+        paymentMethod: instruction.paymentMethod,
+        currency: instruction.currency,
+        total: instruction.total,
+        now
+      })
+      const delivered = yield* decideTerminal(key, [deliver], terminal)
+      const state = delivered.handled.state
+      const pending = state.pending.find((p) => p.integrationId === instruction.integrationId)
+      const auto = behaviorOutcome(state.behavior)
+      if (pending !== undefined && pending.stage !== "held" && Option.isSome(auto)) {
+        const checkout = yield* TerminalPayments.knownCheckout(pending.integrationId)
+        if (checkout.state._tag !== "Initial" && modeOf(checkout.state.checkout.sandbox) === mode) {
+          const input = {
+            transactionId: pending.transactionId,
+            terminalSerial: ref.terminalSerial,
+            checkoutMethod: pending.paymentMethod
+          }
+          const decline = CardData.declineFor(input)
+          const answered = yield* Effect.either(
+            TerminalPayments.decideAnswer(
+              pending.integrationId,
+              pending.transactionId,
+              state.lockedSince,
+              auto.value === "approved"
+                ? {
+                    _tag: "Approve",
+                    sale: CardData.saleFor({
+                      ...input,
+                      payerEmail: Option.flatMap(checkout.state.checkout.payer, (p) => p.email)
+                    })
+                  }
+                : { _tag: "Reject", reason: decline.reason, card: decline.card },
+              checkout
+            )
+          )
+          if (answered._tag === "Right") {
+            const withOutcome = yield* decideTerminal(
+              key,
+              [
+                deliver,
+                new SimTerminal.RecordOutcome({
+                  integrationId: pending.integrationId,
+                  outcome: auto.value,
+                  now
+                })
+              ],
+              terminal
+            )
+            yield* CommandHandler.commit([withOutcome, answered.right])
+            yield* remember(key)(withOutcome.handled)
+            return {
+              state,
+              pending,
+              auto: Option.none<Outcome>(),
+              recorded: true,
+              terminal: withOutcome.handled
+            }
+          }
+        }
+      }
+      yield* CommandHandler.commit([delivered])
+      yield* remember(key)(delivered.handled)
+      return { state, pending, auto, recorded: false, terminal: delivered.handled }
+    })
+  }
+
   const gateway: TerminalGateway.TerminalGateway["Type"] = {
     push: (instruction) =>
       Effect.gen(function* () {
         const ref = { merchantId: instruction.merchantId, terminalSerial: instruction.terminalSerial }
         const mode = modeOf(instruction.sandbox)
-        const now = yield* DateTime.now
-        const delivered = yield* handle(
-          terminalKey(ref, mode),
-          new SimTerminal.Deliver({
-            integrationId: instruction.integrationId,
-            transactionId: instruction.transactionId,
-            reference: instruction.reference,
-            paymentMethod: instruction.paymentMethod,
-            currency: instruction.currency,
-            total: instruction.total,
-            now
-          })
-        ).pipe(
+        const taken = yield* takeCharge(instruction, ref).pipe(
           // Concurrent checkouts to one terminal contend on its stream; the handler's immediate
           // retries are not enough under load, so back off before deciding that the terminal is busy.
           Effect.retry({
@@ -250,8 +327,10 @@ export const make = Effect.gen(function* () {
               : Effect.die(error)
           )
         )
-        const state = delivered.state
-        const pending = state.pending.find((p) => p.integrationId === instruction.integrationId)
+        const { auto, pending, state } = taken
+        if (taken.recorded) {
+          return new TerminalGateway.Delivered({ lockedSince: state.lockedSince, recorded: true })
+        }
         if (pending === undefined) {
           return yield* new TerminalGateway.TerminalUnreachable({
             terminalSerial: instruction.terminalSerial,
@@ -262,13 +341,12 @@ export const make = Effect.gen(function* () {
           })
         }
         // Auto behaviours decide at once: the terminal acknowledges, then reports the outcome.
-        const auto = behaviorOutcome(state.behavior)
         if (pending.stage !== "held" && Option.isSome(auto)) {
           yield* TerminalPayments.recordDelivery(pending.integrationId, state.lockedSince).pipe(
             Effect.flatMap((recorded) =>
               decideOne(ref, mode, pending, auto.value, auto.value === "approved" ? "approve" : "reject", {
                 checkout: recorded,
-                terminal: delivered
+                terminal: taken.terminal
               })
             ),
             Effect.catchAll((e) => Effect.logWarning("terminal-sim: automatic outcome not recorded", e))

@@ -12,6 +12,7 @@ import * as EventStore from "@cobro/domain/EventStore"
 import * as IdGenerator from "@cobro/domain/IdGenerator"
 import { MerchantId, TerminalSerial } from "@cobro/domain/Ids"
 import * as InMemoryEventStore from "@cobro/domain/InMemoryEventStore"
+import * as KnownStates from "@cobro/domain/KnownStates"
 import { Amount } from "@cobro/domain/Money"
 import * as Merchant from "@cobro/domain/Merchant"
 import * as Notification from "@cobro/domain/Notification"
@@ -320,6 +321,102 @@ describe("terminal-sim", () => {
     )
   })
 
+  describe("one commit for the terminal's answer", () => {
+    /** A cache that keeps every state, as the server's `StateCache` does. */
+    const keepAll = (): KnownStates.Cache => {
+      const entries = new Map<string, KnownStates.Entry>()
+      return {
+        get: (id) => entries.get(id),
+        set: (id, entry) => void entries.set(id, entry),
+        forget: (id) => void entries.delete(id)
+      }
+    }
+    /**
+     * The in-memory store, noting each write (its streams) and each read of a stream, and failing (as
+     * a lost connection) the writes whose event types `fail` picks.
+     */
+    const recording = (fail: (types: ReadonlyArray<string>) => boolean = () => false) => {
+      const writes: Array<ReadonlyArray<string>> = []
+      const reads: Array<string> = []
+      const store = Layer.effect(
+        EventStore.EventStore,
+        Effect.map(InMemoryEventStore.make, (inner) => ({
+          ...inner,
+          append: (
+            streamId: string,
+            events: ReadonlyArray<EventStore.NewEvent>,
+            expected: EventStore.ExpectedVersion
+          ) => {
+            writes.push([streamId])
+            return fail([streamId])
+              ? Effect.dieMessage("connection lost")
+              : inner.append(streamId, events, expected)
+          },
+          appendBatch: (items: ReadonlyArray<EventStore.BatchAppend>) => {
+            const streams = items.map((item) => item.streamId)
+            writes.push(streams)
+            return fail(items.flatMap((item) => item.events.map((e) => e.type)))
+              ? Effect.dieMessage("connection lost")
+              : inner.appendBatch(items)
+          },
+          readStream: (streamId: string, options?: EventStore.ReadStreamOptions) => {
+            reads.push(streamId)
+            return inner.readStream(streamId, options)
+          }
+        }))
+      )
+      const layer = Simulator.layer.pipe(
+        Layer.provideMerge(Layer.mergeAll(store, IdGenerator.layerSequential)),
+        Layer.provideMerge(Layer.succeed(KnownStates.KnownStates, keepAll()))
+      )
+      return { writes, reads, layer }
+    }
+
+    it.effect(
+      "an auto_approve sale is two writes: the checkout with its claim, then the terminal's answer on the terminal and the checkout in one commit; the checkout is never read back",
+      () => {
+        const { layer, reads, writes } = recording()
+        return Effect.gen(function* () {
+          yield* given
+          writes.length = 0
+          reads.length = 0
+          const created = yield* checkout()
+          expect(created.status).toBe("APPROVED")
+          const stream = `TerminalCheckout-${created.integrationId}`
+          expect(writes).toEqual([[stream], [`SimTerminal-${MER_1}/${SN}`, stream]])
+          expect(reads.filter((id) => id === stream)).toEqual([])
+          expect(yield* tags(created.integrationId)).toEqual([
+            "CheckoutCreated",
+            "PushAttempted",
+            "CheckoutSent",
+            "SaleApproved"
+          ])
+        }).pipe(Effect.provide(layer))
+      }
+    )
+
+    it.effect(
+      "when the commit of the terminal's answer is lost, neither the terminal nor the checkout records any of it",
+      () => {
+        // The write that records the terminal's outcome is lost.
+        const { layer } = recording((types) => types.includes("OutcomeRecorded"))
+        return Effect.gen(function* () {
+          yield* given
+          const exit = yield* Effect.exit(checkout())
+          expect(exit._tag).toBe("Failure")
+          const store = yield* EventStore.EventStore
+          const [created] = (yield* store.readAll()).filter((e) => e.type === "CheckoutCreated")
+          expect(created).toBeDefined()
+          expect((yield* store.readStream(created!.streamId)).map((e) => e.type)).toEqual([
+            "CheckoutCreated",
+            "PushAttempted"
+          ])
+          expect(yield* store.readStream(`SimTerminal-${MER_1}/${SN}`)).toEqual([])
+        }).pipe(Effect.provide(layer))
+      }
+    )
+  })
+
   describe("contention", () => {
     /** The in-memory store, refusing the first `conflicts` appends to simulated terminals' streams. */
     const contended = (conflicts: number) => {
@@ -335,7 +432,20 @@ describe("terminal-sim", () => {
           ) =>
             streamId.startsWith("SimTerminal-") && left-- > 0
               ? Effect.fail(new EventStore.ConcurrencyConflict({ streamId, expected: "test", actual: 0 }))
-              : inner.append(streamId, events, expected)
+              : inner.append(streamId, events, expected),
+          // A push commits the terminal's decisions with the checkout's in one batch.
+          appendBatch: (items: ReadonlyArray<EventStore.BatchAppend>) => {
+            const terminal = items.find((item) => item.streamId.startsWith("SimTerminal-"))
+            return terminal !== undefined && left-- > 0
+              ? Effect.fail(
+                  new EventStore.ConcurrencyConflict({
+                    streamId: terminal.streamId,
+                    expected: "test",
+                    actual: 0
+                  })
+                )
+              : inner.appendBatch(items)
+          }
         }))
       )
       return Simulator.layer.pipe(Layer.provideMerge(Layer.merge(store, IdGenerator.layerSequential)))
