@@ -13,6 +13,7 @@ import { fold } from "./Decider.js"
 import * as EventStore from "./EventStore.js"
 import { IdGenerator } from "./IdGenerator.js"
 import * as KnownStates from "./KnownStates.js"
+import * as Outbox from "./Outbox.js"
 
 /** The result of a handled command. */
 export interface Handled<Event, State> {
@@ -237,6 +238,7 @@ export const make = <C extends { _tag: string }, E extends { _tag: string }, S e
     known?: Known<S>
   ) {
     const store = yield* EventStore.EventStore
+    const outbox = yield* Outbox.Outbox
     let seed = known
     const attempt = Effect.gen(function* () {
       const { state, version } = seed ?? (yield* loadState(id))
@@ -245,11 +247,16 @@ export const make = <C extends { _tag: string }, E extends { _tag: string }, S e
       const events = yield* aggregate.decide(command, state)
       if (events.length === 0) return { events, state, version } satisfies Handled<E, S>
       const write = yield* toAppend(id, events, metadata, version)
+      const caused = yield* outbox.follow([
+        { streamId: write.streamId, before: state, events, appended: write.events }
+      ])
       const result = yield* (
-        store
-          .append(write.streamId, write.events, write.expected)
-          // Fresh UUIDs cannot collide with stored ones; if they do, the id generator is broken.
-          .pipe(Effect.catchTag("EventIdReused", Effect.die))
+        caused.length === 0
+          ? store.append(write.streamId, write.events, write.expected)
+          : Effect.map(store.appendBatch([write, ...caused]), (results) => results[0]!)
+      ).pipe(
+        // Fresh UUIDs cannot collide with stored ones; if they do, the id generator is broken.
+        Effect.catchTag("EventIdReused", Effect.die)
       )
       return {
         events,
@@ -274,6 +281,8 @@ export const make = <C extends { _tag: string }, E extends { _tag: string }, S e
 export interface Decided<E, S> {
   readonly handled: Handled<E, S>
   readonly append: EventStore.BatchAppend | undefined
+  /** The state the decision was made on (what the `Outbox` folds the events onto). */
+  readonly before: S
 }
 
 /**
@@ -306,7 +315,8 @@ export const deciderOfAll = <
     }
     return {
       handled: { events, state, version: known.version + events.length },
-      append: events.length === 0 ? undefined : yield* toAppend(id, events, metadata, known.version)
+      append: events.length === 0 ? undefined : yield* toAppend(id, events, metadata, known.version),
+      before: known.state
     } as Decided<E, S>
   })
 }
@@ -341,22 +351,31 @@ export const commit = (
 ): Effect.Effect<void, EventStore.ConcurrencyConflict, EventStore.EventStore> => {
   const written = decisions.filter((d) => d.append !== undefined)
   if (written.length === 0) return Effect.void
-  return Effect.flatMap(EventStore.EventStore, (store) =>
-    Effect.flatMap(KnownStates.KnownStates, (cache) =>
-      store.appendBatch(written.map((d) => d.append!)).pipe(
-        // Fresh UUIDs cannot collide with stored ones; if they do, the id generator is broken.
-        Effect.catchTag("EventIdReused", Effect.die),
-        Effect.tapError((conflict) => Effect.sync(() => cache.forget(conflict.streamId))),
-        Effect.zipRight(
-          Effect.sync(() => {
-            for (const d of written) {
-              cache.set(d.append!.streamId, { state: d.handled.state, version: d.handled.version })
-            }
-          })
-        )
+  return Effect.gen(function* () {
+    const store = yield* EventStore.EventStore
+    const cache = yield* KnownStates.KnownStates
+    const outbox = yield* Outbox.Outbox
+    const caused = yield* outbox.follow(
+      written.map((d) => ({
+        streamId: d.append!.streamId,
+        before: d.before,
+        events: d.handled.events as ReadonlyArray<{ readonly _tag: string }>,
+        appended: d.append!.events
+      }))
+    )
+    return yield* store.appendBatch([...written.map((d) => d.append!), ...caused]).pipe(
+      // Fresh UUIDs cannot collide with stored ones; if they do, the id generator is broken.
+      Effect.catchTag("EventIdReused", Effect.die),
+      Effect.tapError((conflict) => Effect.sync(() => cache.forget(conflict.streamId))),
+      Effect.zipRight(
+        Effect.sync(() => {
+          for (const d of written) {
+            cache.set(d.append!.streamId, { state: d.handled.state, version: d.handled.version })
+          }
+        })
       )
     )
-  )
+  })
 }
 
 /**
@@ -437,7 +456,15 @@ export const makeBatch = <
       })
     }
     if (appends.length > 0) {
-      const written = yield* Effect.either(store.appendBatch(appends))
+      const caused = yield* (yield* Outbox.Outbox).follow(
+        pending.map(({ events, index }, i) => ({
+          streamId: appends[i]!.streamId,
+          before: items[index]!.known.state,
+          events,
+          appended: appends[i]!.events
+        }))
+      )
+      const written = yield* Effect.either(store.appendBatch([...appends, ...caused]))
       if (Either.isRight(written)) {
         for (const [i, { index, events }] of pending.entries()) {
           results[index] = Either.right({

@@ -21,6 +21,7 @@ import * as Merchant from "./Merchant.js"
 import * as Money from "./Money.js"
 import * as Nanos from "./Nanos.js"
 import * as Notification from "./Notification.js"
+import type * as Outbox from "./Outbox.js"
 import * as Payment from "./Payment.js"
 import * as PaymentLink from "./PaymentLink.js"
 import * as SigningKey from "./SigningKey.js"
@@ -225,13 +226,10 @@ export const terminalNotice = (
 /**
  * The notice of a payment link event (B, "The status of link transactions is also notified"):
  * LinkPaid is SALE_APPROVED; a failed payment (back to ACTIVE, or REJECTED) is SALE_REJECTED.
- * `events` is the link's history up to and including `event` (it dates the payment's start).
+ * `state` is the link after the event: it still holds the payment the event decides (its method,
+ * amount and start, which dates it).
  */
-export const linkNotice = (
-  state: PaymentLink.State,
-  event: PaymentLink.Event,
-  events: ReadonlyArray<PaymentLink.Event>
-): Option.Option<Notice> => {
+export const linkNotice = (state: PaymentLink.State, event: PaymentLink.Event): Option.Option<Notice> => {
   if (state._tag === "Initial") return Option.none()
   const type: Notification.NotificationType | undefined =
     event._tag === "LinkPaid"
@@ -241,11 +239,12 @@ export const linkNotice = (
         : undefined
   if (type === undefined || !("transactionId" in event)) return Option.none()
   const link = state.link
-  const started = events.find(
-    (e): e is PaymentLink.LinkPaymentStarted =>
-      e._tag === "LinkPaymentStarted" && e.transactionId === event.transactionId
-  )
-  if (started === undefined) return Option.none()
+  if (Option.getOrUndefined(state.transactionId) !== event.transactionId) return Option.none()
+  const paymentMethod = Option.getOrUndefined(state.paymentMethod)
+  const paidAmount = Option.getOrUndefined(state.paidAmount)
+  const startedAt = Option.getOrUndefined(state.paymentStartedAt)
+  if (paymentMethod === undefined || paidAmount === undefined || startedAt === undefined) return Option.none()
+  const started = { paymentMethod, amount: paidAmount, at: startedAt }
   return Option.map(otherMethodOf(started.paymentMethod), (payment_method) => {
     const amount = Option.match(link.amount, {
       onSome: (a) => ({ currency: a.currency, total: a.total, taxes: a.taxes, tip: a.tip }),
@@ -431,9 +430,7 @@ export const noticeFromHistory = (
     case PaymentLink.PaymentLink.name: {
       const events = history.map((r) => decodeLink(r.data))
       const last = events[events.length - 1]
-      return last === undefined
-        ? Option.none()
-        : linkNotice(fold(PaymentLink.PaymentLink, events), last, events)
+      return last === undefined ? Option.none() : linkNotice(fold(PaymentLink.PaymentLink, events), last)
     }
     case Payment.Payment.name: {
       const events = history.map((r) => decodePayment(r.data))
@@ -618,8 +615,7 @@ export const noticeFromReplay = (
     }
     case "PaymentLink": {
       const { last, state } = replayed(folded.folding, records, upTo)
-      const events = folded.folding.events
-      return linkNotice(state, last, events.length === upTo ? events : events.slice(0, upTo))
+      return linkNotice(state, last)
     }
     case "Payment": {
       const { last, state } = replayed(folded.folding, records, upTo)
@@ -668,7 +664,7 @@ const encodeDeliveryEvent = Schema.encodeSync(WebhookDelivery.Event)
  * webhook is recorded for A4 but not sent (W15). `None` when there is nothing to append.
  */
 export const toSchedule = (
-  event: EventStore.RecordedEvent,
+  event: Pick<EventStore.RecordedEvent, "eventId">,
   plan: Option.Option<Either.Either<WebhookDelivery.ScheduleDelivery, Unscheduled>>
 ): Effect.Effect<Option.Option<WebhookDelivery.ScheduleDelivery>> =>
   Effect.gen(function* () {
@@ -699,7 +695,7 @@ export const toSchedule = (
  * A replay builds the same append, which the store accepts as a no-op (or meets the stream).
  */
 export const scheduleAppend = (
-  event: EventStore.RecordedEvent,
+  event: Pick<EventStore.RecordedEvent, "eventId" | "metadata">,
   command: WebhookDelivery.ScheduleDelivery
 ): EventStore.BatchAppend => {
   // A command built here always schedules on an empty stream.
@@ -718,6 +714,76 @@ export const scheduleAppend = (
       }
     })),
     expected: EventStore.ExpectedVersion.NoStream()
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// With the outcome that raises them (the outbox)
+// ---------------------------------------------------------------------------------------------
+
+const loadCurrentMerchant = CommandHandler.loadCurrent(Merchant.Merchant)
+
+/** The notice of `event`, on a stream of `aggregate`, given the stream's state after it. */
+const noticeAfter = (
+  aggregate: string,
+  state: unknown,
+  event: { readonly _tag: string }
+): Option.Option<Notice> => {
+  switch (aggregate) {
+    case TerminalCheckout.TerminalCheckout.name:
+      return terminalNotice(state as TerminalCheckout.State, event as TerminalCheckout.Event)
+    case PaymentLink.PaymentLink.name:
+      return linkNotice(state as PaymentLink.State, event as PaymentLink.Event)
+    case Payment.Payment.name:
+      return paymentNotice(state as Payment.State, event as Payment.Event)
+    default:
+      return Option.none()
+  }
+}
+
+/** The `evolve` of the aggregates that raise notifications, by name. */
+const evolveOf: { readonly [aggregate: string]: (state: any, event: any) => unknown } = {
+  [TerminalCheckout.TerminalCheckout.name]: TerminalCheckout.TerminalCheckout.evolve,
+  [PaymentLink.PaymentLink.name]: PaymentLink.PaymentLink.evolve,
+  [Payment.Payment.name]: Payment.Payment.evolve
+}
+
+/**
+ * The notifications' outbox policy: every event a command writes that raises a notification
+ * schedules its delivery in the same commit — the same stream, id, body, key and URL that the log's
+ * notifier plans ({@link schedule}), from the stream's state after the event (the state the command
+ * decided on, with its events folded) and the merchant as it is now (read, as fresh as a replay, when
+ * the outcome is decided). A sale's outcome and its notification are then recorded together or not
+ * at all, and no consumer re-reads the log to find them.
+ */
+export const outbox: Outbox.Policy = {
+  follow: (written) => {
+    if (!written.some((w) => w.events.some((e) => mayRaise({ streamId: w.streamId, type: e._tag })))) {
+      return Effect.succeed([])
+    }
+    return Effect.gen(function* () {
+      const appends: Array<EventStore.BatchAppend> = []
+      for (const w of written) {
+        const aggregate = aggregateOf(w)
+        const evolve = aggregate === undefined ? undefined : evolveOf[aggregate]
+        if (aggregate === undefined || evolve === undefined) continue
+        let state = w.before
+        for (const [i, event] of w.events.entries()) {
+          state = evolve(state, event)
+          if (!mayRaise({ streamId: w.streamId, type: event._tag })) continue
+          const notice = noticeAfter(aggregate, state, event)
+          if (Option.isNone(notice)) continue
+          const source = w.appended[i]!
+          const { state: merchant } = yield* loadCurrentMerchant(notice.value.merchantId)
+          const command = yield* toSchedule(
+            source,
+            Option.some(deliveryOf(source.eventId, notice.value, merchant))
+          )
+          if (Option.isSome(command)) appends.push(scheduleAppend(source, command.value))
+        }
+      }
+      return appends
+    })
   }
 }
 

@@ -326,7 +326,7 @@ describe("PaymentLink: ExpirePayment", () => {
       started(10),
       new PaymentLink.LinkPaymentFailed({ transactionId: trx1, at: at(25), expired: true })
     ]
-    const notice = Notifications.linkNotice(fold(PaymentLink.PaymentLink, events), events[2]!, events)
+    const notice = Notifications.linkNotice(fold(PaymentLink.PaymentLink, events), events[2]!)
     expect(Option.map(notice, (n) => n.type)).toEqual(Option.some("SALE_REJECTED"))
   })
 })

@@ -4,6 +4,8 @@
  */
 import * as Acquirer from "@cobro/domain/Acquirer"
 import * as DevWebhooks from "@cobro/domain/DevWebhooks"
+import * as Notifications from "@cobro/domain/Notifications"
+import * as Outbox from "@cobro/domain/Outbox"
 import * as Authentication from "@cobro/http/Authentication"
 import * as Http from "@cobro/http/Http"
 import * as PublicUrls from "@cobro/http/PublicUrls"
@@ -160,6 +162,7 @@ export const layerPorts = (settings: Settings) =>
     Layer.succeed(Authentication.AdminToken, settings.adminToken),
     layerDevWebhooks(settings),
     StateCache.layer(),
+    Layer.succeed(Outbox.Outbox, Notifications.outbox),
     PublicUrls.layer({
       ...Option.match(settings.config.publicUrl, {
         onNone: () => ({}),
@@ -180,17 +183,20 @@ const dispatcherOwner = `${Os.hostname()}:${process.pid}:${randomBytes(4).toStri
 
 /**
  * Background work, each a worker under the `Supervisor` (logged and restarted with backoff when it
- * fails, and named by `/ready` when down too long): the read models' runners with the webhook
- * notifier (a log consumer whose checkpoint commits with the deliveries it schedules); the webhook
- * dispatcher (leases shared with the other nodes); the link expiry sweeper; the abandoned payments'
+ * fails, and named by `/ready` when down too long): the read models' runners (the webhook notifier
+ * no longer runs: notifications are scheduled with their outcomes, and it only catches up, once, what
+ * an earlier version left); the webhook dispatcher (leases shared with the other nodes); the link expiry sweeper; the abandoned payments'
  * timeouts; the idempotency purge. (The simulated terminals have no worker of their own: they act
  * when a request or a sandbox action calls them.)
  */
 export const layerBackground = Layer.mergeAll(
-  Store.layerConsumers(
-    Effect.map(Notifier.makeBatchHandler(), (handleBatch) => [
-      Subscription.makeBatch(Notifier.CONSUMER_NAME, handleBatch)
-    ])
+  Store.layerConsumers<never>(Effect.succeed([])),
+  // Notifications are scheduled with their outcomes (`Notifications.outbox`); the log's notifier only
+  // catches up what an earlier version left, once.
+  Layer.effectDiscard(
+    Effect.flatMap(Notifier.makeBatchHandler(), (handleBatch) =>
+      Store.retire(Subscription.makeBatch(Notifier.CONSUMER_NAME, handleBatch))
+    )
   ),
   Supervisor.worker(
     "Webhook dispatcher",

@@ -117,6 +117,14 @@ export const layerSetup = (
 /** How long a log consumer whose batch failed waits before it starts again. */
 export const projectionRestartDelay: Duration.DurationInput = "5 seconds"
 
+/**
+ * How long a read model may go past appends it does not care about before its checkpoint is saved
+ * there: most appends concern few read models, and saving every one's checkpoint after each append
+ * cost a statement per read model per append at a low steady rate (`npm run bench -- http`, the
+ * fixed-rate phase). A restart reads those events again and skips them again.
+ */
+export const saveSkippedEvery: Duration.DurationInput = "10 seconds"
+
 /** The name of the log consumers' worker under the `Supervisor`. */
 export const CONSUMERS_WORKER = "Log consumers"
 
@@ -142,11 +150,32 @@ export const layerConsumers = <R>(
       Supervisor.worker(
         CONSUMERS_WORKER,
         Subscription.runAll<R | SqlClient.SqlClient>([...list.map(Projection.consumer), ...consumers], {
-          retryDelay: projectionRestartDelay
+          retryDelay: projectionRestartDelay,
+          saveSkippedEvery: saveSkippedEvery
         })
       )
     )
   )
+
+/**
+ * Hands a log consumer's work over to the commits themselves (the outbox schedules what it used to):
+ * a consumer with a saved checkpoint (a database written by an earlier version, whose last events it
+ * may not have seen) catches up once and its checkpoint is deleted; a database without one has
+ * nothing to catch up. Safe on several nodes at once for an idempotent consumer (the notifier's
+ * deliveries are derived from their events). The nodes of the earlier version are stopped first: one
+ * still running would keep consuming from the start of the log.
+ */
+export const retire = <E, R>(
+  consumer: Subscription.Consumer<E, R>
+): Effect.Effect<void, E, R | SqlClient.SqlClient | EventStore.EventStore> =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const saved = yield* Effect.orDie(sql`SELECT 1 FROM cobro_checkpoints WHERE name = ${consumer.name}`)
+    if (saved.length === 0) return
+    const caughtUp = yield* Subscription.catchUp(consumer)
+    yield* Subscription.resetCheckpoint(consumer.name)
+    yield* Effect.logInfo(`${consumer.name}: caught up ${caughtUp} events of the log, then retired`)
+  })
 
 /** A readable description of the database for the start-up banner (the password masked). */
 export const describe = (database: Config.Database): string => {

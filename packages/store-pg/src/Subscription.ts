@@ -356,12 +356,22 @@ export const run = <E, R>(
 export interface GroupOptions extends Options {
   /** How long a consumer whose batch failed waits before it tries again; default 5 seconds. */
   readonly retryDelay?: Duration.DurationInput
+  /**
+   * How long a consumer may go past pages it does not concern before it saves its checkpoint there;
+   * default 0 (at once). Meanwhile its runner knows where it is; a restart reads those pages again
+   * and skips them again. At a low steady rate of appends this saves one statement per consumer per
+   * append; a page it concerns is applied, and its checkpoint saved, at once as always.
+   */
+  readonly saveSkippedEvery?: Duration.DurationInput
 }
 
 /** A consumer of a group, and where this runner's last batch left its checkpoint. */
 interface Member<R> {
   readonly consumer: Consumer<unknown, R>
   reached: EventStore.Checkpoint | undefined
+  /** The checkpoint as this runner last saved or read it, and when (epoch ms). */
+  saved: EventStore.Checkpoint | undefined
+  savedAt: number
   /** Epoch ms before which a consumer that failed is left out. */
   restingUntil: number
 }
@@ -386,19 +396,30 @@ const pageAfter = (
  */
 const applyShare = <R>(
   member: Member<R>,
-  options: Options | undefined,
-  share: PreRead
+  options: GroupOptions | undefined,
+  share: PreRead,
+  now: number
 ): Effect.Effect<void, unknown, R | EventStore.EventStore | SqlClient.SqlClient> => {
   const last = share.events[share.events.length - 1]
   if (last === undefined) return Effect.void
   const consumer = member.consumer
   if (consumer.concerns !== undefined && !share.events.some(consumer.concerns)) {
-    return Effect.map(advance(consumer.name, share.after, last.checkpoint), (moved) => {
+    const every = Duration.toMillis(Duration.decode(options?.saveSkippedEvery ?? 0))
+    if (member.saved !== undefined && now - member.savedAt < every) {
+      // Skipped in memory; saved later (or read again after a restart).
+      member.reached = last.checkpoint
+      return Effect.void
+    }
+    return Effect.map(advance(consumer.name, member.saved ?? share.after, last.checkpoint), (moved) => {
       member.reached = moved ? last.checkpoint : undefined
+      member.saved = member.reached
+      member.savedAt = now
     })
   }
   return Effect.map(applyPage(consumer, options, share), (done) => {
     member.reached = done.reached
+    member.saved = done.reached
+    member.savedAt = now
   })
 }
 
@@ -420,7 +441,11 @@ const stepGroup = <R>(
     const now = yield* Clock.currentTimeMillis
     const active = members.filter((member) => member.restingUntil <= now)
     for (const member of active) {
-      if (member.reached === undefined) member.reached = yield* checkpoint(member.consumer.name)
+      if (member.reached === undefined) {
+        member.reached = yield* checkpoint(member.consumer.name)
+        member.saved = member.reached
+        member.savedAt = now
+      }
     }
     let pending = [...active].sort((a, b) =>
       isAfter(a.reached!, b.reached!) ? 1 : isAfter(b.reached!, a.reached!) ? -1 : 0
@@ -446,7 +471,7 @@ const stepGroup = <R>(
     yield* Effect.forEach(
       shares,
       ([member, share]) =>
-        applyShare(member, options, share).pipe(
+        applyShare(member, options, share, now).pipe(
           Effect.catchAllCause((cause) =>
             Cause.isInterruptedOnly(cause)
               ? Effect.failCause(cause)
@@ -459,6 +484,7 @@ const stepGroup = <R>(
                     Effect.sync(() => {
                       member.restingUntil = at + retryDelay
                       member.reached = undefined
+                      member.saved = undefined
                     })
                   )
                 )
@@ -471,7 +497,13 @@ const stepGroup = <R>(
   })
 
 const makeMembers = <R>(consumers: ReadonlyArray<Consumer<unknown, R>>): Array<Member<R>> =>
-  consumers.map((consumer) => ({ consumer, reached: undefined, restingUntil: 0 }))
+  consumers.map((consumer) => ({
+    consumer,
+    reached: undefined,
+    saved: undefined,
+    savedAt: 0,
+    restingUntil: 0
+  }))
 
 /**
  * {@link catchUp} for several consumers with one reader of the log (see {@link runAll}): steps until

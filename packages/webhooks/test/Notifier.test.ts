@@ -6,6 +6,7 @@ import * as InMemoryEventStore from "@cobro/domain/InMemoryEventStore"
 import * as Merchant from "@cobro/domain/Merchant"
 import * as Notifier from "@cobro/webhooks/Notifier"
 import * as Notifications from "@cobro/domain/Notifications"
+import * as Outbox from "@cobro/domain/Outbox"
 import * as WebhookDelivery from "@cobro/domain/WebhookDelivery"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
@@ -360,6 +361,41 @@ describe("Notifier", () => {
           )
           expect(kept).toEqual(reference)
           expect(batched).toEqual(reference)
+        }),
+      { fastCheck: { numRuns: 25 } }
+    )
+
+    it.effect.prop(
+      "over random logs, the outbox schedules with each outcome exactly what the log's notifier schedules after it, and a notifier run over that log then schedules nothing more",
+      [FastCheck.array(step, { minLength: 1, maxLength: 30 })],
+      ([steps]) =>
+        Effect.gen(function* () {
+          const byStream = (all: ReadonlyArray<{ readonly stream: string }>) =>
+            [...all].sort((a, b) => (a.stream < b.stream ? -1 : a.stream > b.stream ? 1 : 0))
+          const reference = yield* Effect.gen(function* () {
+            yield* randomHistory(steps, true)
+            yield* consume(Notifier.handle)
+            return yield* scheduled
+          }).pipe(Effect.provide(Layer.merge(InMemoryEventStore.layer, IdGenerator.layerSequential)))
+          const inline = yield* Effect.gen(function* () {
+            yield* randomHistory(steps, true)
+            const withOutcomes = yield* scheduled
+            // Every delivery stream follows its source event at once in the log: one commit.
+            const events = yield* F.allEvents
+            for (const [i, e] of events.entries()) {
+              if (e.type !== "DeliveryScheduled") continue
+              const source = events[i - 1]
+              expect(source !== undefined && Notifications.mayRaise(source)).toBe(true)
+              expect(e.metadata.causationId).toBe(source!.eventId)
+            }
+            yield* consume(Notifier.handle)
+            expect(yield* scheduled).toEqual(withOutcomes)
+            return withOutcomes
+          }).pipe(
+            Effect.provide(Layer.merge(InMemoryEventStore.layer, IdGenerator.layerSequential)),
+            Effect.provideService(Outbox.Outbox, Notifications.outbox)
+          )
+          expect(byStream(inline)).toEqual(byStream(reference))
         }),
       { fastCheck: { numRuns: 25 } }
     )

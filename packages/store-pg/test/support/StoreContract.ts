@@ -637,6 +637,60 @@ export const storeContract = (
         })
     )
 
+    it.effect(
+      "in a running group, a consumer saves its checkpoint past pages it does not concern at most once per saveSkippedEvery, applies a page it concerns at once, and after a restart applies nothing twice",
+      () =>
+        Effect.gen(function* () {
+          const store = yield* EventStore.EventStore
+          const id = streamId("lazy")
+          const tag = randomUUID().slice(0, 8)
+          const everything: Array<string> = []
+          const wanted: Array<string> = []
+          const choosy: Subscription.Consumer<never> = {
+            ...Subscription.make(`choosy_${tag}`, (e) =>
+              Effect.sync(() => {
+                wanted.push(e.eventId)
+              })
+            ),
+            concerns: (e) => e.streamId === id && e.type === "Wanted"
+          }
+          const all = Subscription.make(`all_${tag}`, (e) =>
+            Effect.sync(() => {
+              if (e.streamId === id) everything.push(e.type)
+            })
+          )
+          yield* Eventually.logVisible
+          yield* Subscription.catchUpAll([choosy, all])
+          const start = yield* Subscription.checkpoint(choosy.name)
+          const fiber = yield* Effect.fork(
+            Subscription.runAll([choosy, all], { pollInterval: "50 millis", saveSkippedEvery: "1 hour" })
+          )
+          yield* store.append(id, [event("Other"), event("Other")], NoStream())
+          yield* Eventually.eventually(
+            "the other consumer has both events",
+            Effect.sync(() => everything.length),
+            (n) => n === 2
+          )
+          // The runner went past them in memory; the saved checkpoint has not moved (no statement).
+          yield* Effect.sleep("200 millis")
+          expect(yield* Subscription.checkpoint(choosy.name)).toEqual(start)
+          const wantedEvent = event("Wanted")
+          yield* store.append(id, [wantedEvent], Exact({ version: 2 }))
+          yield* Eventually.eventually(
+            "the choosy consumer has its event",
+            Effect.sync(() => wanted.length),
+            (n) => n === 1
+          )
+          yield* Fiber.interrupt(fiber)
+          expect(wanted).toEqual([wantedEvent.eventId])
+          const saved = yield* Subscription.checkpoint(choosy.name)
+          expect(saved).not.toEqual(start)
+          // A restart reads from the saved checkpoint: nothing is handed over twice.
+          yield* Subscription.catchUpAll([choosy])
+          expect(wanted).toEqual([wantedEvent.eventId])
+        })
+    )
+
     it.effect("a running subscription wakes on appends", () =>
       Effect.gen(function* () {
         const store = yield* EventStore.EventStore
