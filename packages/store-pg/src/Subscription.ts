@@ -401,10 +401,27 @@ const applyShare = <R>(
   now: number
 ): Effect.Effect<void, unknown, R | EventStore.EventStore | SqlClient.SqlClient> => {
   const last = share.events[share.events.length - 1]
-  if (last === undefined) return Effect.void
   const consumer = member.consumer
+  const every = Duration.toMillis(Duration.decode(options?.saveSkippedEvery ?? 0))
+  if (last === undefined) {
+    // Nothing new: a position skipped in memory is saved once its interval has passed, so that an
+    // idle log's checkpoints still reach its head.
+    const { reached, saved } = member
+    if (
+      reached === undefined ||
+      saved === undefined ||
+      !isAfter(reached, saved) ||
+      now - member.savedAt < every
+    ) {
+      return Effect.void
+    }
+    return Effect.map(advance(consumer.name, saved, reached), (moved) => {
+      member.reached = moved ? reached : undefined
+      member.saved = member.reached
+      member.savedAt = now
+    })
+  }
   if (consumer.concerns !== undefined && !share.events.some(consumer.concerns)) {
-    const every = Duration.toMillis(Duration.decode(options?.saveSkippedEvery ?? 0))
     if (member.saved !== undefined && now - member.savedAt < every) {
       // Skipped in memory; saved later (or read again after a restart).
       member.reached = last.checkpoint

@@ -86,7 +86,7 @@ const suite = (name: string, database: Layer.Layer<Databases.StoreServices>, run
             Effect.gen(function* () {
               while (!(yield* Ref.get(done))) {
                 yield* follow
-                yield* Effect.sleep("2 millis")
+                yield* Effect.sleep("5 millis")
               }
             })
           )
@@ -139,9 +139,9 @@ const suite = (name: string, database: Layer.Layer<Databases.StoreServices>, run
             expect(transactions.size).toBe(1)
           }
         }),
-      { fastCheck: { numRuns: runs } }
+      { timeout: 240_000, fastCheck: { numRuns: runs } }
     )
   })
 
-suite("multi-stream appends interleaved on PostgreSQL", Databases.postgres, 25)
-suite("multi-stream appends interleaved on PGlite", Databases.pglite, 8)
+suite("multi-stream appends interleaved on PostgreSQL", Databases.postgres, 12)
+suite("multi-stream appends interleaved on PGlite", Databases.pglite, 5)

@@ -691,6 +691,34 @@ export const storeContract = (
         })
     )
 
+    it.effect(
+      "in a running group, a position skipped in memory is saved once saveSkippedEvery has passed, also when nothing more is appended",
+      () =>
+        Effect.gen(function* () {
+          const store = yield* EventStore.EventStore
+          const id = streamId("idle")
+          const tag = randomUUID().slice(0, 8)
+          const choosy: Subscription.Consumer<never> = {
+            ...Subscription.make(`idle_${tag}`, () => Effect.void),
+            concerns: () => false
+          }
+          yield* Eventually.logVisible
+          yield* Subscription.catchUpAll([choosy])
+          const fiber = yield* Effect.fork(
+            Subscription.runAll([choosy], { pollInterval: "50 millis", saveSkippedEvery: "300 millis" })
+          )
+          yield* store.append(id, [event("Other"), event("Other")], NoStream())
+          yield* Eventually.logVisible
+          const [head] = (yield* store.readAll({ after: EventStore.Start, limit: 1_000_000 })).slice(-1)
+          yield* Eventually.eventually(
+            "the skipped position saved",
+            Subscription.checkpoint(choosy.name),
+            (saved) => saved.globalPosition === head!.checkpoint.globalPosition
+          )
+          yield* Fiber.interrupt(fiber)
+        })
+    )
+
     it.effect("a running subscription wakes on appends", () =>
       Effect.gen(function* () {
         const store = yield* EventStore.EventStore
