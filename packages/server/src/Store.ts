@@ -48,12 +48,14 @@ export const layerEventStore: Layer.Layer<
 > = PgEventStore.layerMigrated
 
 /**
- * The read models the server keeps current, each a `Projection` with its own checkpoint. A helper
- * that adds a read model appends it here (or to `ReadModels.all`); nothing else needs to change.
+ * The server's read models, each a `Projection`. A helper that adds a read model appends it here (or
+ * to `ReadModels.all`); nothing else needs to change.
  *
  * - `ReadModels.all`: refunds by transaction (C9), terminal checkouts by reference (A3), the last
  *   notification per payment and per external reference (D, A4), webhook deliveries due (the
- *   dispatcher's queue), API keys by identity-key hash (authentication).
+ *   dispatcher's queue) and API keys by identity-key hash (authentication), all written with their
+ *   events by the store; the link expiry and payment timeout sweepers' read models, which runners
+ *   keep current ({@link layerConsumers}).
  */
 export const projections: ReadonlyArray<Projection.Projection<SqlError, SqlClient.SqlClient>> = [
   ...ReadModels.all
@@ -129,7 +131,7 @@ export const saveSkippedEvery: Duration.DurationInput = "10 seconds"
 export const CONSUMERS_WORKER = "Log consumers"
 
 /**
- * Runs the projections and `others` (log consumers whose checkpoint commits with their writes, as
+ * Runs the asynchronous projections (not those written with their events) and `others` (log consumers whose checkpoint commits with their writes, as
  * the webhook notifier) for the layer's lifetime under the `Supervisor`, with one reader of the log
  * for all of them (`Subscription.runAll`): each page is read and decoded once, not once per consumer.
  * Their tables exist already ({@link layerSetup}). A consumer that fails rests for
@@ -149,10 +151,13 @@ export const layerConsumers = <R>(
     Effect.map(others, (consumers) =>
       Supervisor.worker(
         CONSUMERS_WORKER,
-        Subscription.runAll<R | SqlClient.SqlClient>([...list.map(Projection.consumer), ...consumers], {
-          retryDelay: projectionRestartDelay,
-          saveSkippedEvery: saveSkippedEvery
-        })
+        Subscription.runAll<R | SqlClient.SqlClient>(
+          [...list.filter((p) => !Projection.isInline(p)).map(Projection.consumer), ...consumers],
+          {
+            retryDelay: projectionRestartDelay,
+            saveSkippedEvery: saveSkippedEvery
+          }
+        )
       )
     )
   )

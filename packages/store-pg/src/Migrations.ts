@@ -7,6 +7,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as InlineReadModels from "./InlineReadModels.js"
 
 /** The table that records which migrations have run. */
 export const table = "cobro_migrations"
@@ -445,7 +446,8 @@ export const migrations: Record<string, Effect.Effect<void, SqlError, SqlClient.
   "4_append_new_stream_function": createAppendNewFunction,
   "5_append_batch_function": createAppendBatchFunction,
   "6_append_batch_set_based": createSetBasedAppendBatchFunction,
-  "7_idempotency_leases": addIdempotencyLeases
+  "7_idempotency_leases": addIdempotencyLeases,
+  "8_inline_read_models": InlineReadModels.migration
 }
 
 const runMigrator = Migrator.make({})

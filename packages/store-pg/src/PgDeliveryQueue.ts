@@ -13,8 +13,6 @@ import * as DateTime from "effect/DateTime"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Projection from "./Projection.js"
-import * as ReadModels from "./ReadModels.js"
 
 /**
  * The lease table: who holds which delivery stream until when, and how many attempts its stream
@@ -23,10 +21,9 @@ import * as ReadModels from "./ReadModels.js"
  */
 export const LEASE_TABLE = "cobro_webhook_leases"
 
-/** Creates the lease table (and the read model it reads) if missing. */
+/** Creates the lease table if missing (the store's migrations create the read model it reads). */
 export const setup = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
-  yield* Projection.setup(ReadModels.webhookDeliveries)
   yield* sql`CREATE TABLE IF NOT EXISTS cobro_webhook_leases (
     stream_id text PRIMARY KEY,
     owner text NOT NULL,

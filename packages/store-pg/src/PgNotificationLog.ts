@@ -11,18 +11,10 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import * as Projection from "./Projection.js"
-import * as ReadModels from "./ReadModels.js"
 
 const decodeScheduled = Schema.decodeUnknownOption(WebhookDelivery.DeliveryScheduled)
 
-/** Creates the read models' tables if missing (the server's projections fill them). */
-export const setup = Effect.zipRight(
-  Projection.setup(ReadModels.lastNotification),
-  Projection.setup(ReadModels.lastNotificationByReference)
-)
-
-/** Makes the log; the read models' tables must exist (see `setup`). */
+/** Makes the log over the last-notification read models (the store's migrations create and write them). */
 export const make = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
   const store = yield* EventStore.EventStore
@@ -66,4 +58,4 @@ export const layer: Layer.Layer<
   NotificationLog.NotificationLog,
   never,
   SqlClient.SqlClient | EventStore.EventStore
-> = Layer.effect(NotificationLog.NotificationLog, Effect.zipRight(setup, make))
+> = Layer.effect(NotificationLog.NotificationLog, make)

@@ -1,7 +1,9 @@
 /**
- * Read models as projections of the log: a name, its tables (DDL), and `apply(event)` in SQL. A
- * projection's rows and its checkpoint commit in one transaction; it can be dropped and rebuilt
- * from the log alone (brief, "The event log").
+ * Read models as projections of the log: a name, its tables (DDL), and `apply(event)` in SQL. It
+ * can be dropped and rebuilt from the log alone (brief, "The event log"). An asynchronous projection
+ * follows the log with a checkpoint of its own, its rows and checkpoint committed together; an
+ * inline one ({@link inline}) is written by the transaction that appends its events
+ * (`InlineReadModels`), and has no checkpoint.
  */
 import * as EventStore from "@cobro/domain/EventStore"
 import * as SqlClient from "@effect/sql/SqlClient"
@@ -10,6 +12,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Schedule from "effect/Schedule"
+import * as InlineReadModels from "./InlineReadModels.js"
 import type * as LogNotifications from "./LogNotifications.js"
 import * as Subscription from "./Subscription.js"
 
@@ -38,6 +41,11 @@ export interface Projection<E = never, R = never> {
   readonly applyBatch?: (
     events: ReadonlyArray<EventStore.LoggedEvent>
   ) => Effect.Effect<void, E | SqlError, SqlClient.SqlClient | R>
+  /**
+   * Set for a read model written with its events by the store's trigger (`InlineReadModels`): no
+   * runner follows the log for it, and `apply` is the trigger's own function, for rebuilds.
+   */
+  readonly inline?: InlineReadModels.InlineReadModel
 }
 
 /** Applies a batch of events: `applyBatch` when the projection has one, else `apply` per event. */
@@ -54,13 +62,52 @@ export const applyAll = <E, R>(
 /** Builds a {@link Projection}. */
 export const make = <E = never, R = never>(projection: Projection<E, R>): Projection<E, R> => projection
 
+/**
+ * The projection of a read model written with its events: its tables come from the store's
+ * migrations, and `apply` runs the function that the trigger runs (`cobro_rm_replay`), so that a
+ * rebuild writes what the appends wrote.
+ */
+export const inline = (model: InlineReadModels.InlineReadModel): Projection => {
+  const types: ReadonlySet<string> = new Set(model.types)
+  const applyBatch = (events: ReadonlyArray<EventStore.LoggedEvent>) => {
+    const positions = events.filter((event) => types.has(event.type)).map((e) => e.globalPosition.toString())
+    return positions.length === 0
+      ? Effect.void
+      : Effect.flatMap(SqlClient.SqlClient, (sql) =>
+          Effect.asVoid(sql.unsafe(InlineReadModels.replayStatement, [model.name, positions]))
+        )
+  }
+  return {
+    name: model.name,
+    tables: model.tables,
+    setup: Effect.void,
+    types,
+    inline: model,
+    apply: (event) => applyBatch([event]),
+    applyBatch
+  }
+}
+
+/** Whether the store writes the projection with its events (no runner, no checkpoint). */
+export const isInline = (projection: Projection<any, any>): boolean => projection.inline !== undefined
+
+const refuseInline = (projection: Projection<any, any>, what: string) =>
+  isInline(projection)
+    ? Effect.dieMessage(
+        `Projection.${what}: ${projection.name} is written with its events; rebuild it with rebuildAll`
+      )
+    : Effect.void
+
 /** The name under which a projection's checkpoint is saved. */
 export const checkpointName = (projection: Projection<any, any>): string => `projection:${projection.name}`
 
-/** The projection as a log consumer. */
+/** The projection as a log consumer. An inline projection is not one: it would apply its events twice. */
 export const consumer = <E, R>(
   projection: Projection<E, R>
 ): Subscription.Consumer<E | SqlError, SqlClient.SqlClient | R> => {
+  if (isInline(projection)) {
+    throw new Error(`Projection.consumer: ${projection.name} is written with its events, not by a runner`)
+  }
   const consumer =
     projection.applyBatch === undefined
       ? Subscription.make(checkpointName(projection), projection.apply)
@@ -81,7 +128,10 @@ export const catchUp = <E, R>(
   projection: Projection<E, R>,
   options?: Subscription.Options
 ): Effect.Effect<number, Exclude<E, SqlError>, SqlClient.SqlClient | EventStore.EventStore | R> =>
-  Effect.zipRight(setup(projection), orDieSql(Subscription.catchUp(consumer(projection), options)))
+  refuseInline(projection, "catchUp").pipe(
+    Effect.zipRight(setup(projection)),
+    Effect.zipRight(Effect.suspend(() => orDieSql(Subscription.catchUp(consumer(projection), options))))
+  )
 
 /** Sets the projection up and keeps it current for ever (LISTEN/NOTIFY wake-ups, polling fallback). */
 export const run = <E, R>(
@@ -91,11 +141,16 @@ export const run = <E, R>(
   never,
   Exclude<E, SqlError>,
   SqlClient.SqlClient | EventStore.EventStore | LogNotifications.LogNotifications | R
-> => Effect.zipRight(setup(projection), orDieSql(Subscription.run(consumer(projection), options)))
+> =>
+  refuseInline(projection, "run").pipe(
+    Effect.zipRight(setup(projection)),
+    Effect.zipRight(Effect.suspend(() => orDieSql(Subscription.run(consumer(projection), options))))
+  )
 
-/** Drops the projection's tables and checkpoint, then creates the tables empty. */
+/** Drops the projection's tables and checkpoint, then creates the tables empty. Not for an inline projection. */
 export const reset = <E, R>(projection: Projection<E, R>): Effect.Effect<void, never, SqlClient.SqlClient> =>
   Effect.gen(function* () {
+    yield* refuseInline(projection, "reset")
     const sql = yield* SqlClient.SqlClient
     yield* sql.withTransaction(
       Effect.gen(function* () {
@@ -178,8 +233,13 @@ export const rebuildAll = <E, R>(
     const limit = options.batchSize ?? 1000
     const onProgress = options.onProgress ?? (() => Effect.void)
     const shadowNames = projections.map(rebuildCheckpointName)
-    const liveNames = projections.map(checkpointName).sort()
+    const inlines = projections.filter(isInline)
+    const liveNames = projections
+      .filter((p) => !isInline(p))
+      .map(checkpointName)
+      .sort()
     const tables = [...new Set(projections.flatMap((p) => p.tables))].sort()
+    const qualified = (schema: string, table: string) => sql(`${schema}.${table}`)
     const [current] = yield* sql<{ schema: string | null }>`SELECT current_schema() AS schema`
     const live = current?.schema
     if (live === null || live === undefined) {
@@ -199,6 +259,10 @@ export const rebuildAll = <E, R>(
           INSERT INTO ${sql(ownerTable)} (run_id) VALUES (gen_random_uuid()::text) RETURNING run_id`
         yield* inShadow
         for (const projection of projections) yield* projection.setup
+        // An inline read model's tables are the migrations'; the shadow copies them, indexes and all.
+        for (const table of inlines.flatMap((p) => p.tables)) {
+          yield* sql`CREATE TABLE ${qualified(rebuildSchema, table)} (LIKE ${qualified(live, table)} INCLUDING ALL)`
+        }
         for (const name of shadowNames) {
           yield* sql`INSERT INTO cobro_checkpoints (name, transaction_id, global_position) VALUES (${name}, '0', 0)`
         }
@@ -255,7 +319,32 @@ export const rebuildAll = <E, R>(
     )
 
     const swapLockTimeout = Duration.toMillis(Duration.decode(options.swapLockTimeout ?? Duration.seconds(5)))
-    const qualified = (schema: string, table: string) => sql(`${schema}.${table}`)
+
+    /**
+     * In the swap, once the live tables are locked: the events after `after` that have committed,
+     * applied to the inline read models' shadow tables. An append that has not committed yet has
+     * either written its live rows already (its lock held the swap back until it committed, so it is
+     * among these) or will write them through its trigger once the swap has committed, into the
+     * tables swapped in. A page bounded by the snapshot's xmin, as the runners read, would miss
+     * events that an unrelated longer transaction holds back.
+     */
+    const catchUpInline = (after: EventStore.Checkpoint) =>
+      Effect.gen(function* () {
+        if (inlines.length === 0) return 0
+        const types = [...new Set(inlines.flatMap((p) => p.inline!.types))]
+        const rows = yield* sql<{ global_position: string; type: string }>`
+          SELECT global_position::text AS global_position, type FROM cobro_events
+          WHERE (transaction_id, global_position) > (${after.transactionId.toString()}::xid8,
+            ${after.globalPosition.toString()}::bigint)
+            AND type IN ${sql.in(types)}`
+        for (const projection of inlines) {
+          const concerned = new Set(projection.inline!.types)
+          const positions = rows.filter((row) => concerned.has(row.type)).map((row) => row.global_position)
+          if (positions.length > 0)
+            yield* sql.unsafe(InlineReadModels.replayStatement, [projection.name, positions])
+        }
+        return rows.length
+      })
 
     /** The swap, in one transaction; returns how many events it caught up. */
     const swap = sql
@@ -284,13 +373,17 @@ export const rebuildAll = <E, R>(
             if (last !== undefined) after = last.checkpoint
             if (events.length < limit) break
           }
+          caughtUp += yield* catchUpInline(after)
           for (const table of tables) yield* sql`DROP TABLE IF EXISTS ${qualified(live, table)} CASCADE`
           for (const table of tables) {
             yield* sql`ALTER TABLE IF EXISTS ${qualified(rebuildSchema, table)} SET SCHEMA ${sql(live)}`
           }
-          if (after.globalPosition === 0n) {
+          if (inlines.length > 0) {
+            yield* sql`DELETE FROM cobro_checkpoints WHERE name IN ${sql.in(inlines.map(checkpointName))}`
+          }
+          if (liveNames.length > 0 && after.globalPosition === 0n) {
             yield* sql`DELETE FROM cobro_checkpoints WHERE name IN ${sql.in(liveNames)}`
-          } else {
+          } else if (liveNames.length > 0) {
             yield* sql`UPDATE cobro_checkpoints
             SET transaction_id = ${after.transactionId.toString()}::xid8,
                 global_position = ${after.globalPosition.toString()}::bigint, updated_at = now()

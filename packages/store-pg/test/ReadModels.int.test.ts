@@ -62,7 +62,6 @@ layer(Databases.pglite, { excludeTestServices: true })("read models", (it) => {
           EventStore.ExpectedVersion.NoStream()
         )
       }
-      yield* Projection.catchUp(ReadModels.refundsByTransaction)
       const rows = yield* sql<{ refund_id: string }>`
         SELECT refund_id FROM cobro_rm_refunds_by_transaction WHERE transaction_id = 'TRX_1' ORDER BY requested_at`
       expect(rows.map((r) => r.refund_id)).toEqual(["RFD_1", "RFD_2"])
@@ -113,7 +112,6 @@ layer(Databases.pglite, { excludeTestServices: true })("read models", (it) => {
         yield* schedule("TRX_R1", "VOID_APPROVED", reference, "2024-01-01T10:02:00Z")
         yield* schedule("TRX_R3", "SALE_APPROVED", `${reference}-other`, "2024-01-01T10:03:00Z")
         yield* schedule("TRX_R4", "SALE_APPROVED", undefined, "2024-01-01T10:04:00Z")
-        yield* Projection.catchUp(ReadModels.lastNotificationByReference)
         const byReference = () =>
           sql<{ subject: string; type: string }>`
             SELECT subject, type FROM cobro_rm_last_notification_by_reference
@@ -154,8 +152,6 @@ layer(Databases.pglite, { excludeTestServices: true })("read models", (it) => {
         [toNew(WebhookDelivery.WebhookDelivery, scheduled)],
         EventStore.ExpectedVersion.NoStream()
       )
-      yield* Projection.catchUp(ReadModels.webhookDeliveries)
-      yield* Projection.catchUp(ReadModels.lastNotification)
       const due = () =>
         sql<{ status: string; due_at: Date | null }>`
           SELECT status, due_at FROM cobro_rm_webhook_deliveries WHERE stream_id = ${stream}`
@@ -185,7 +181,6 @@ layer(Databases.pglite, { excludeTestServices: true })("read models", (it) => {
           ],
           EventStore.ExpectedVersion.Exact({ version: 1 })
         )
-        yield* Projection.catchUp(ReadModels.webhookDeliveries)
         expect(yield* due()).toEqual([{ status: "PENDING", due_at: new Date("2024-01-01T10:05:01Z") }])
       }
       const succeeded = new WebhookDelivery.AttemptSucceeded({
@@ -200,7 +195,6 @@ layer(Databases.pglite, { excludeTestServices: true })("read models", (it) => {
         [toNew(WebhookDelivery.WebhookDelivery, succeeded)],
         EventStore.ExpectedVersion.Exact({ version: 2 })
       )
-      yield* Projection.catchUp(ReadModels.webhookDeliveries)
       expect(yield* due()).toEqual([{ status: "DELIVERED", due_at: null }])
       yield* Projection.rebuild(ReadModels.webhookDeliveries)
       expect(yield* due()).toEqual([{ status: "DELIVERED", due_at: null }])

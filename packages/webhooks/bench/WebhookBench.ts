@@ -412,10 +412,13 @@ const workers = Effect.flatMap(notifier, (consumer) =>
   Effect.all(
     [
       ...(separateConsumers
-        ? [...ReadModels.all.map((projection) => Projection.run(projection)), Subscription.run(consumer)]
+        ? [
+            ...ReadModels.asynchronous.map((projection) => Projection.run(projection)),
+            Subscription.run(consumer)
+          ]
         : [
             Subscription.runAll<EventStore.EventStore | SqlClient.SqlClient>([
-              ...ReadModels.all.map(Projection.consumer),
+              ...ReadModels.asynchronous.map(Projection.consumer),
               consumer
             ])
           ]),
@@ -522,7 +525,9 @@ const appendSales = async (runtime: CobroRuntime, from: number, count: number) =
   // Four events per sale: created, pushed, on the terminal, approved.
   const rate = (count * 4) / ((performance.now() - start) / 1000)
   if (!salesReadModelsTimed) {
-    await runtime.runPromise(Effect.forEach(ReadModels.all, (projection) => Projection.catchUp(projection)))
+    await runtime.runPromise(
+      Effect.forEach(ReadModels.asynchronous, (projection) => Projection.catchUp(projection))
+    )
   }
   return rate
 }
@@ -716,7 +721,7 @@ const stages = async (receiver: Receiver) => {
     await appendSales(runtime, warm, perRound)
     const consumer = await runtime.runPromise(notifier)
     const readModels = Subscription.catchUpAll<EventStore.EventStore | SqlClient.SqlClient>(
-      ReadModels.all.map(Projection.consumer)
+      ReadModels.asynchronous.map(Projection.consumer)
     )
     const stageTotals = { bench_process: 0, receiver: 0, postgres: 0, total: 0 }
     const stage = async (name: string, work: () => Promise<unknown>) => {
@@ -844,7 +849,7 @@ const drain = async (receiver: Receiver) => {
           { concurrency: 16, discard: true }
         )
         // Everything due in the queue before the drain starts.
-        for (const projection of ReadModels.all) yield* Projection.catchUp(projection)
+        for (const projection of ReadModels.asynchronous) yield* Projection.catchUp(projection)
         yield* Subscription.catchUp(Subscription.make(Notifier.CONSUMER_NAME, Notifier.handle))
       }).pipe(Effect.orDie)
     )

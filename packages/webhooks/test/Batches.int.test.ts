@@ -212,7 +212,7 @@ for (const [name, database] of [
               Subscription.makeBatch(consumerName(), yield* Notifier.makeBatchHandler())
             )
             yield* Eventually.logVisible
-            for (const projection of ReadModels.all) yield* Projection.catchUp(projection)
+            for (const projection of ReadModels.asynchronous) yield* Projection.catchUp(projection)
             const sql = yield* SqlClient.SqlClient
             const streams = (yield* F.eventsOfType("SaleApproved"))
               .filter((e) => /INT_9\d\d$/.test(e.streamId))

@@ -165,3 +165,17 @@ export const pglite: Layer.Layer<StoreServices> = Layer.unwrapScoped(
     PgEventStore.layerMigrated.pipe(Layer.provideMerge(PgliteClient.layer({ dataDir })))
   )
 ).pipe(Layer.orDie)
+
+/** What a suite of an unmigrated database gets: the connection alone. */
+export type StoreServicesUnmigrated =
+  SqlClient.SqlClient | PgClient.PgClient | LogNotifications.LogNotifications
+
+/** A fresh PostgreSQL database, not migrated: for suites of the migrations themselves. */
+export const postgresUnmigrated: Layer.Layer<StoreServicesUnmigrated> = Layer.unwrapScoped(
+  Effect.map(postgresDatabase, (url) => PostgresClient.layer({ url: Redacted.make(url), maxConnections: 8 }))
+).pipe(Layer.orDie)
+
+/** PGlite in a fresh temp folder, not migrated: for suites of the migrations themselves. */
+export const pgliteUnmigrated: Layer.Layer<StoreServicesUnmigrated> = Layer.unwrapScoped(
+  Effect.map(tempDir, (dataDir) => PgliteClient.layer({ dataDir }))
+).pipe(Layer.orDie)

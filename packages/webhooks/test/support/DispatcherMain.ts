@@ -109,7 +109,7 @@ const main = Effect.gen(function* () {
   const notify = yield* Notifier.makeBatchHandler()
   yield* Effect.forkScoped(
     Subscription.runAll<EventStore.EventStore | SqlClient.SqlClient>([
-      ...ReadModels.all.map(Projection.consumer),
+      ...ReadModels.asynchronous.map(Projection.consumer),
       Subscription.makeBatch(Notifier.CONSUMER_NAME, notify)
     ])
   )
