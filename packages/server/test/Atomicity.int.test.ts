@@ -1,0 +1,274 @@
+/**
+ * Each use case's decision commits all or nothing, on real PostgreSQL, when the connection dies in
+ * the middle of its commit: a test trigger terminates the backend while it inserts one event of the
+ * commit (after the commit's other streams have been written in the same statement, where they used
+ * to be appends of their own). A multi-stream commit that fails is tried once more, whole, on another
+ * connection (`PgEventStore.appendBatch`'s reference path); when that dies too, nothing of the commit
+ * stays, the request answers with an error in the envelope, and sent again it succeeds with each
+ * event stored once.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Pg from "pg"
+import * as ServerProcess from "./support/ServerProcess.js"
+
+const admin = ServerProcess.asAdmin
+const withKey = ServerProcess.withKey
+
+/** A connection of the test's own to the server's database, ended with the scope. */
+const connect = (url: string) =>
+  Effect.acquireRelease(
+    Effect.promise(async () => {
+      const client = new Pg.Client({ connectionString: url })
+      client.on("error", () => {})
+      await client.connect()
+      return client
+    }),
+    (client) => Effect.promise(() => client.end().catch(() => undefined))
+  )
+
+/**
+ * A `BEFORE INSERT` trigger on the log that, once armed for an event type, terminates the backend
+ * inserting such an event, for the first `times` of them (a sequence counts the firings: it is not
+ * rolled back with the transaction it kills).
+ */
+const installKiller = (db: Pg.Client) =>
+  Effect.promise(() =>
+    db.query(`
+      CREATE TABLE test_kill_target (type text NOT NULL, times integer NOT NULL);
+      CREATE SEQUENCE test_kill_fired;
+      CREATE FUNCTION test_kill_backend() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        -- Nested: SQL's AND does not promise to evaluate left to right.
+        IF NEW.type = (SELECT type FROM test_kill_target LIMIT 1) THEN
+          IF nextval('test_kill_fired') <= (SELECT times FROM test_kill_target LIMIT 1) THEN
+            PERFORM pg_terminate_backend(pg_backend_pid());
+            PERFORM pg_sleep(10);
+          END IF;
+        END IF;
+        RETURN NEW;
+      END $$;
+      CREATE TRIGGER test_kill BEFORE INSERT ON cobro_events FOR EACH ROW EXECUTE FUNCTION test_kill_backend();`)
+  )
+
+const arm = (db: Pg.Client, type: string, times: number) =>
+  Effect.promise(() =>
+    db.query(
+      `BEGIN; DELETE FROM test_kill_target; INSERT INTO test_kill_target VALUES ('${type}', ${times});
+       ALTER SEQUENCE test_kill_fired RESTART; COMMIT;`
+    )
+  )
+
+/** How many events of the armed type were inserted (killed or not) since it was armed. */
+const fired = (db: Pg.Client) =>
+  Effect.promise(() =>
+    db.query(`SELECT CASE WHEN is_called THEN last_value ELSE 0 END AS n FROM test_kill_fired`)
+  ).pipe(Effect.map((result) => Number(result.rows[0].n)))
+
+const disarm = (db: Pg.Client) => Effect.promise(() => db.query(`DELETE FROM test_kill_target`))
+
+/** The log's last position. */
+const head = (db: Pg.Client) =>
+  Effect.promise(() =>
+    db.query(`SELECT coalesce(max(global_position), 0)::text AS head FROM cobro_events`)
+  ).pipe(Effect.map((result) => result.rows[0].head as string))
+
+/** How many events of each type were appended after `mark`. */
+const appendedSince = (db: Pg.Client, mark: string, types: ReadonlyArray<string>) =>
+  Effect.promise(() =>
+    db.query(
+      `SELECT type, count(*)::int AS n FROM cobro_events WHERE global_position > $1::bigint AND type = ANY($2::text[])
+       GROUP BY type`,
+      [mark, types]
+    )
+  ).pipe(
+    Effect.map((result) =>
+      Object.fromEntries(types.map((type) => [type, result.rows.find((row) => row.type === type)?.n ?? 0]))
+    )
+  )
+
+const none = (types: ReadonlyArray<string>) => Object.fromEntries(types.map((type) => [type, 0]))
+const once = (types: ReadonlyArray<string>) => Object.fromEntries(types.map((type) => [type, 1]))
+
+const intent = (reference_id: string) => ({
+  reference_id,
+  amount: { currency: "COP", total_amount: 50000 },
+  description: "Order",
+  callback_url: "https://shop.example/back"
+})
+
+const cardAttempt = (reference_id: string) => ({
+  reference_id,
+  payer: { person_type: "NATURAL_PERSON", name: "Ana Gómez", email: "ana@example.com" },
+  payment_method: { name: "CREDIT_CARD", card_number: "4111111111111111", installments: 1 }
+})
+
+describe("a use case's commit when its connection dies mid-commit", () => {
+  it.scopedLive(
+    "A3's checkout and claim, A3's terminal answer with its notification, C4's intent and payment, C8's void with its notification, C9's refund on the payment and the Refund: all or nothing",
+    () =>
+      Effect.gen(function* () {
+        const hook = yield* ServerProcess.webhookReceiver
+        const url = yield* ServerProcess.postgresDatabase
+        const server = yield* ServerProcess.start({
+          DATABASE_URL: url,
+          COBRO_SEALING_KEY: ServerProcess.newSealingKey(),
+          COBRO_DEV_WEBHOOKS: "1"
+        })
+        const created = yield* admin(server, "POST", "/admin/v1/merchants", { name: "Tienda Atómica" })
+        expect(created.status, created.text).toBe(201)
+        const merchantId: string = created.json.merchant_id
+        const terminalKey: string = created.json.keys.terminal_api.test.identity_key
+        const buttonKey: string = created.json.keys.payment_button.test.identity_key
+        const base = `/admin/v1/merchants/${merchantId}`
+        const steps = [
+          yield* admin(server, "POST", `${base}/terminals`, {
+            terminal_model: "SMART_PRO",
+            terminal_serial: "SN-ATOM",
+            name: "Caja"
+          }),
+          yield* admin(server, "PATCH", `${base}/terminals/SN-ATOM`, { api_enabled: true }),
+          yield* admin(server, "PUT", `${base}/payment-methods`, { terminal: { POS: true } }),
+          yield* admin(server, "PUT", `${base}/webhook`, { url: hook.url, mode: "test" })
+        ]
+        expect(steps.map((step) => step.status)).toStrictEqual([201, 200, 200, 200])
+        const db = yield* connect(url)
+        yield* installKiller(db)
+
+        /**
+         * Sends `request` with every try of its commit armed to die at `killAt` (the first, and the
+         * whole-batch retry of a multi-stream one): nothing of `commit` may be stored, and the answer
+         * is an error in the envelope. Then sends it again: it succeeds with `ok`, and each of
+         * `commit` is stored once.
+         */
+        const case_ = (
+          name: string,
+          killAt: string,
+          commit: ReadonlyArray<string>,
+          request: Effect.Effect<{ status: number; text: string; json: any }>,
+          ok: number
+        ) =>
+          Effect.gen(function* () {
+            const mark = yield* head(db)
+            yield* arm(db, killAt, 2)
+            const cut = yield* request
+            expect(yield* fired(db), `${name}: the trigger fired`).toBeGreaterThan(0)
+            yield* disarm(db)
+            expect(yield* appendedSince(db, mark, commit), `${name}: nothing of the commit stays`).toEqual(
+              none(commit)
+            )
+            expect(cut.status, `${name}: ${cut.text}`).toBe(500)
+            expect(cut.json?.errors?.length ?? cut.json?.message, `${name}: ${cut.text}`).toBeTruthy()
+            const again = yield* request
+            expect(again.status, `${name}: ${again.text}`).toBe(ok)
+            expect(yield* appendedSince(db, mark, commit), `${name}: each once`).toEqual(once(commit))
+            return again
+          })
+
+        // A3: the checkout and its push claim (one stream, two events).
+        yield* case_(
+          "A3 checkout",
+          "PushAttempted",
+          ["CheckoutCreated", "PushAttempted"],
+          withKey(
+            server,
+            terminalKey,
+            "POST",
+            "/payments/app-checkout",
+            ServerProcess.terminalSale("SN-ATOM", "atom-1")
+          ),
+          201
+        )
+
+        // A3: the terminal's answer (the simulated terminal's request and outcome, the checkout's
+        // delivery and approval, the notification) is one commit after the checkout's.
+        const answer = [
+          "RequestReceived",
+          "OutcomeRecorded",
+          "CheckoutSent",
+          "SaleApproved",
+          "DeliveryScheduled"
+        ]
+        const beforeSale = yield* head(db)
+        yield* arm(db, "DeliveryScheduled", 2)
+        const sale = yield* withKey(
+          server,
+          terminalKey,
+          "POST",
+          "/payments/app-checkout",
+          ServerProcess.terminalSale("SN-ATOM", "atom-2")
+        )
+        expect(yield* fired(db)).toBeGreaterThan(0)
+        yield* disarm(db)
+        // The checkout committed before the answer failed: the request still answers the error, in A's envelope.
+        expect(sale.status, sale.text).toBe(500)
+        expect(sale.json.errors[0].code, sale.text).toBe("AP001")
+        expect(yield* appendedSince(db, beforeSale, answer), "A3 answer: nothing of it stays").toEqual(
+          none(answer)
+        )
+        expect(yield* appendedSince(db, beforeSale, ["CheckoutCreated"])).toEqual(once(["CheckoutCreated"]))
+
+        // C4: the intent and its payment.
+        expect(
+          (yield* withKey(server, buttonKey, "POST", "/v1/payment-intent", intent("atom-c4"))).status
+        ).toBe(201)
+        yield* case_(
+          "C4 attempt",
+          "IntentPaymentStarted",
+          ["PaymentStarted", "IntentPaymentStarted"],
+          withKey(server, buttonKey, "POST", "/v1/payment", cardAttempt("atom-c4")),
+          201
+        )
+
+        // A multi-stream commit whose first try dies is tried once more, whole, on another connection.
+        expect(
+          (yield* withKey(server, buttonKey, "POST", "/v1/payment-intent", intent("atom-once"))).status
+        ).toBe(201)
+        const mark = yield* head(db)
+        yield* arm(db, "IntentPaymentStarted", 1)
+        const recovered = yield* withKey(server, buttonKey, "POST", "/v1/payment", cardAttempt("atom-once"))
+        // Two inserts of the event: the one killed, and the retry's.
+        expect(yield* fired(db)).toBe(2)
+        yield* disarm(db)
+        expect(recovered.status, recovered.text).toBe(201)
+        expect(yield* appendedSince(db, mark, ["PaymentStarted", "IntentPaymentStarted"])).toEqual(
+          once(["PaymentStarted", "IntentPaymentStarted"])
+        )
+
+        // C9: the refund requested on the payment and the Refund stream.
+        expect(
+          (yield* withKey(server, buttonKey, "POST", "/v1/payment-intent", intent("atom-c9"))).status
+        ).toBe(201)
+        const paid = yield* withKey(server, buttonKey, "POST", "/v1/payment", cardAttempt("atom-c9"))
+        expect(paid.status, paid.text).toBe(201)
+        const c9Transaction: string = paid.json.transaction_id ?? paid.json.payload.transaction_id
+        yield* case_(
+          "C9 refund",
+          "RefundRequested",
+          ["PaymentRefundRequested", "RefundRequested"],
+          withKey(server, buttonKey, "POST", "/v1/payment/refund", {
+            reference_id: "atom-c9",
+            transaction_id: c9Transaction,
+            reason: "customer"
+          }),
+          204
+        )
+
+        // C8: the void and its notification.
+        expect(
+          (yield* withKey(server, buttonKey, "POST", "/v1/payment-intent", intent("atom-c8"))).status
+        ).toBe(201)
+        const toVoid = yield* withKey(server, buttonKey, "POST", "/v1/payment", cardAttempt("atom-c8"))
+        expect(toVoid.status, toVoid.text).toBe(201)
+        const c8Transaction: string = toVoid.json.transaction_id ?? toVoid.json.payload.transaction_id
+        yield* case_(
+          "C8 void",
+          "DeliveryScheduled",
+          ["PaymentVoided", "DeliveryScheduled"],
+          withKey(server, buttonKey, "POST", "/v1/payment/void", { transaction_id: c8Transaction }),
+          204
+        )
+      }),
+    120_000
+  )
+})
