@@ -13,7 +13,8 @@ export const json = (body: unknown, status = 200): HttpServerResponse.HttpServer
   HttpServerResponse.text(Nanos.stringifyWithBigInt(body), { status, contentType: "application/json" })
 
 /** Encodes a value with its schema, then writes it as {@link json}. */
-export const encoded =
-  <A, I>(schema: Schema.Schema<A, I, never>) =>
-  (value: A, status = 200): HttpServerResponse.HttpServerResponse =>
-    json(Schema.encodeSync(schema)(value), status)
+export const encoded = <A, I>(schema: Schema.Schema<A, I, never>) => {
+  // Built once per schema, not per response.
+  const encode = Schema.encodeSync(schema)
+  return (value: A, status = 200): HttpServerResponse.HttpServerResponse => json(encode(value), status)
+}

@@ -22,6 +22,7 @@ import { amount } from "@cobro/domain/Money"
 import * as Server from "@cobro/server/Server"
 import * as DateTime from "effect/DateTime"
 import * as ConfigProvider from "effect/ConfigProvider"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
@@ -260,7 +261,16 @@ const cobro = async (databaseUrl: string, poolSize?: number): Promise<Target> =>
   const ports = Layer.merge(
     Server.layerPorts(settings),
     stateCache ? Layer.empty : Layer.succeed(KnownStates.KnownStates, KnownStates.none)
-  ).pipe(Layer.provideMerge(Server.layerStore(settings, poolSize === undefined ? {} : { poolSize })))
+  ).pipe(
+    // Idle connections stay open: a backend that exits during another target's phase would add its
+    // whole life's CPU to that phase (the postmaster's reaped children, `databaseCpu`).
+    Layer.provideMerge(
+      Server.layerStore(settings, {
+        idleTimeout: Duration.infinity,
+        ...(poolSize === undefined ? {} : { poolSize })
+      })
+    )
+  )
   const layer = Server.layerApp.pipe(
     Layer.provideMerge(Server.layerHttpServer(settings.config)),
     Layer.provide(Server.layerBackground),
@@ -436,7 +446,8 @@ const checkLink = (body: unknown): string | undefined => {
 }
 
 const floor = async (databaseUrl: string): Promise<Target> => {
-  const pool = new Pg.Pool({ connectionString: databaseUrl, max: 10 })
+  // Idle connections stay open (0: never closed), as Cobro's do in the bench: see `databaseCpu`.
+  const pool = new Pg.Pool({ connectionString: databaseUrl, max: 10, idleTimeoutMillis: 0 })
   pool.on("error", () => {})
   await pool.query(`
     CREATE TABLE api_keys (hash text PRIMARY KEY, merchant_id text NOT NULL, integration text NOT NULL, sandbox boolean NOT NULL);

@@ -28,6 +28,7 @@ import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import type * as ConfigError from "effect/ConfigError"
 import * as Console from "effect/Console"
 import * as DateTime from "effect/DateTime"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -106,21 +107,33 @@ export const layerHttpServer = (config: Config.ServerConfig) =>
 export const defaultPoolSize = 24
 
 /** The database the configuration chooses; on PostgreSQL a pool of `poolSize` connections. */
-export const layerDatabase = (database: Config.Database, poolSize: number = defaultPoolSize) =>
+export const layerDatabase = (
+  database: Config.Database,
+  poolSize: number = defaultPoolSize,
+  idleTimeout?: Duration.DurationInput
+) =>
   database._tag === "Postgres"
-    ? PostgresClient.layer({ url: database.url, applicationName: "cobro", maxConnections: poolSize })
+    ? PostgresClient.layer({
+        url: database.url,
+        applicationName: "cobro",
+        maxConnections: poolSize,
+        idleTimeout
+      })
     : Store.layerDatabase(database)
 
 /**
  * The store: the database, the event log (migrated), the read models' tables and the sealing-key
  * check (one locked step), then the sandbox clock, installed as the clock of what is built on it.
  */
-export const layerStore = (settings: Settings, options: { readonly poolSize?: number } = {}) => {
+export const layerStore = (
+  settings: Settings,
+  options: { readonly poolSize?: number; readonly idleTimeout?: Duration.DurationInput } = {}
+) => {
   const clock = settings.config.clock === "virtual" ? VirtualClock.layerVirtualShared : VirtualClock.layerReal
   return clock.pipe(
     Layer.provideMerge(Store.layerSetup(NodeKeyVault.keyId(Redacted.value(settings.sealingKey.key)))),
     Layer.provideMerge(Store.layerEventStore),
-    Layer.provideMerge(layerDatabase(settings.config.database, options.poolSize))
+    Layer.provideMerge(layerDatabase(settings.config.database, options.poolSize, options.idleTimeout))
   )
 }
 

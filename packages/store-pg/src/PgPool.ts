@@ -23,6 +23,7 @@ export interface PgPoolConfig {
   readonly maxConnections?: number | undefined
   readonly applicationName?: string | undefined
   readonly connectTimeout?: Duration.DurationInput | undefined
+  /** How long an idle connection stays open; `pg`'s default (10 s) when unset, for ever when infinite. */
   readonly idleTimeout?: Duration.DurationInput | undefined
 }
 
@@ -42,8 +43,13 @@ export const make = (config: PgPoolConfig) =>
           // runs in a few (measured on the dispatcher's queue, `docs/benchmarks.md`, Webhooks).
           options: "-c jit=off",
           connectionTimeoutMillis: Duration.toMillis(connectTimeout),
+          // `pg-pool` reads 0 as "never close".
           idleTimeoutMillis:
-            config.idleTimeout === undefined ? undefined : Duration.toMillis(config.idleTimeout)
+            config.idleTimeout === undefined
+              ? undefined
+              : Duration.isFinite(Duration.decode(config.idleTimeout))
+                ? Math.max(1, Duration.toMillis(config.idleTimeout))
+                : 0
         })
         // An idle connection that the server drops emits `error` on the pool; the next query
         // reconnects. Without a listener it would end the process.
