@@ -76,13 +76,13 @@ const loadMerchant = CommandHandler.loadCurrent(Merchant.Merchant)
 const loadLink = CommandHandler.load(PaymentLink.PaymentLink)
 const handleLink = CommandHandler.make(PaymentLink.PaymentLink)
 
-const existingMerchant = Effect.fn("LinkPayments.existingMerchant")(function* (merchantId: string) {
+const existingMerchant = Effect.fnUntraced(function* (merchantId: string) {
   const { state } = yield* loadMerchant(merchantId)
   return state._tag === "Initial" ? yield* new Merchant.MerchantNotFound() : state
 })
 
 /** A link that exists, whoever owns it (the checkout page and the sweeper know only its id). */
-const existingLink = Effect.fn("LinkPayments.existingLink")(function* (linkId: string) {
+const existingLink = Effect.fnUntraced(function* (linkId: string) {
   const { state } = yield* loadLink(linkId)
   return state._tag === "Initial" ? yield* new PaymentLink.LinkNotFound() : state
 })
@@ -315,7 +315,7 @@ export const checkout = Effect.fn("LinkPayments.checkout")(function* (linkId: st
   return yield* viewOf(yield* existingLink(linkId))
 })
 
-const viewOf = Effect.fn("LinkPayments.viewOf")(function* (state: PaymentLink.Existing) {
+const viewOf = Effect.fnUntraced(function* (state: PaymentLink.Existing) {
   const merchant = yield* existingMerchant(state.link.merchantId)
   const now = yield* DateTime.now
   const status = PaymentLink.statusAt(state, now)

@@ -534,7 +534,7 @@ export const make = Effect.gen(function* () {
 
   // No span of its own, not `Effect.fn`: the append is the store's hot path, where client CPU is the
   // bottleneck; a span cost about 28 µs of the ~150 µs of client CPU per append (`AppendCost.ts`), a
-  // traced function more. The caller's span (`<Aggregate>.handle`) encloses it.
+  // traced function more. The use case's span encloses it.
   const append = (
     streamId: string,
     events: ReadonlyArray<EventStore.NewEvent>,
@@ -605,7 +605,7 @@ export const make = Effect.gen(function* () {
     )
   }
 
-  // Untraced for the same reason: the caller's span (`<Aggregate>.load`) encloses it.
+  // Untraced for the same reason: the use case's span encloses it.
   const readStream = Effect.fnUntraced(function* (streamId: string, options?: EventStore.ReadStreamOptions) {
     const params: Array<unknown> = [streamId, options?.fromVersion ?? 1]
     let text = `SELECT ${Rows.columns} FROM cobro_events WHERE stream_id = $1 AND stream_version >= $2`

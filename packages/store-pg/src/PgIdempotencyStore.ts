@@ -79,7 +79,7 @@ export const make = Effect.gen(function* () {
     })
   }
 
-  const reserve = Effect.fn("PgIdempotencyStore.reserve")(function* (
+  const reserve = Effect.fnUntraced(function* (
     scope: IdempotencyStore.Scope,
     fingerprint: string,
     now: DateTime.Utc,
@@ -97,7 +97,7 @@ export const make = Effect.gen(function* () {
     )
   }, Effect.orDie)
 
-  const renew = Effect.fn("PgIdempotencyStore.renew")(function* (
+  const renew = Effect.fnUntraced(function* (
     scope: IdempotencyStore.Scope,
     owner: string,
     now: DateTime.Utc
@@ -110,7 +110,7 @@ export const make = Effect.gen(function* () {
     return renewed.length > 0
   }, Effect.orDie)
 
-  const complete = Effect.fn("PgIdempotencyStore.complete")(function* (
+  const complete = Effect.fnUntraced(function* (
     scope: IdempotencyStore.Scope,
     owner: string,
     response: IdempotencyStore.StoredResponse
@@ -125,10 +125,7 @@ export const make = Effect.gen(function* () {
     return completed.length > 0
   }, Effect.orDie)
 
-  const release = Effect.fn("PgIdempotencyStore.release")(function* (
-    scope: IdempotencyStore.Scope,
-    owner: string
-  ) {
+  const release = Effect.fnUntraced(function* (scope: IdempotencyStore.Scope, owner: string) {
     yield* sql`
       DELETE FROM cobro_idempotency
       WHERE merchant_id = ${scope.merchantId} AND mode = ${scope.mode} AND key = ${scope.key}

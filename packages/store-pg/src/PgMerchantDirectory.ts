@@ -37,9 +37,7 @@ export const make = Effect.gen(function* () {
     SELECT identity_key_hash, merchant_id, integration, mode, revoked_at IS NOT NULL AS revoked
     FROM cobro_rm_api_keys WHERE identity_key_hash = $1`
 
-  const findByIdentityKey = Effect.fn("PgMerchantDirectory.findByIdentityKey")(function* (
-    hash: SigningKey.IdentityKeyHash
-  ) {
+  const findByIdentityKey = Effect.fnUntraced(function* (hash: SigningKey.IdentityKeyHash) {
     const row = (yield* statement<KeyRow>(lookupText, [hash]))[0]
     if (row === undefined || row.revoked) return Option.none()
     return decodeCredential({
