@@ -15,18 +15,6 @@ import * as ServerProcess from "./support/ServerProcess.js"
 const admin = ServerProcess.asAdmin
 const withKey = ServerProcess.withKey
 
-/** A connection of the test's own to the server's database, ended with the scope. */
-const connect = (url: string) =>
-  Effect.acquireRelease(
-    Effect.promise(async () => {
-      const client = new Pg.Client({ connectionString: url })
-      client.on("error", () => {})
-      await client.connect()
-      return client
-    }),
-    (client) => Effect.promise(() => client.end().catch(() => undefined))
-  )
-
 /**
  * A `BEFORE INSERT` trigger on the log that, once armed for an event type, terminates the backend
  * inserting such an event, for the first `times` of them (a sequence counts the firings: it is not
@@ -90,19 +78,6 @@ const appendedSince = (db: Pg.Client, mark: string, types: ReadonlyArray<string>
 const none = (types: ReadonlyArray<string>) => Object.fromEntries(types.map((type) => [type, 0]))
 const once = (types: ReadonlyArray<string>) => Object.fromEntries(types.map((type) => [type, 1]))
 
-const intent = (reference_id: string) => ({
-  reference_id,
-  amount: { currency: "COP", total_amount: 50000 },
-  description: "Order",
-  callback_url: "https://shop.example/back"
-})
-
-const cardAttempt = (reference_id: string) => ({
-  reference_id,
-  payer: { person_type: "NATURAL_PERSON", name: "Ana Gómez", email: "ana@example.com" },
-  payment_method: { name: "CREDIT_CARD", card_number: "4111111111111111", installments: 1 }
-})
-
 describe("a use case's commit when its connection dies mid-commit", () => {
   it.scopedLive(
     "A3's checkout and claim, A3's terminal answer with its notification, C4's intent and payment, C8's void with its notification, C9's refund on the payment and the Refund: all or nothing",
@@ -113,8 +88,20 @@ describe("a use case's commit when its connection dies mid-commit", () => {
         const server = yield* ServerProcess.start({
           DATABASE_URL: url,
           COBRO_SEALING_KEY: ServerProcess.newSealingKey(),
-          COBRO_DEV_WEBHOOKS: "1"
+          COBRO_DEV_WEBHOOKS: "1",
+          COBRO_CLOCK: "virtual"
         })
+        // 10:00 in Bogotá (15:00 UTC) next, whatever the hour the test runs at: C8 voids only before 21:00.
+        const now = Date.parse(
+          (yield* admin(server, "POST", "/admin/v1/clock/advance", { seconds: 0 })).json.now
+        )
+        const morning = new Date(now)
+        morning.setUTCHours(15, 0, 0, 0)
+        if (morning.getTime() <= now) morning.setUTCDate(morning.getUTCDate() + 1)
+        const advanced = yield* admin(server, "POST", "/admin/v1/clock/advance", {
+          seconds: Math.ceil((morning.getTime() - now) / 1000)
+        })
+        expect(advanced.status, advanced.text).toBe(200)
         const created = yield* admin(server, "POST", "/admin/v1/merchants", { name: "Tienda Atómica" })
         expect(created.status, created.text).toBe(201)
         const merchantId: string = created.json.merchant_id
@@ -132,7 +119,7 @@ describe("a use case's commit when its connection dies mid-commit", () => {
           yield* admin(server, "PUT", `${base}/webhook`, { url: hook.url, mode: "test" })
         ]
         expect(steps.map((step) => step.status)).toStrictEqual([201, 200, 200, 200])
-        const db = yield* connect(url)
+        const db = yield* ServerProcess.databaseClient(url)
         yield* installKiller(db)
 
         /**
@@ -210,23 +197,41 @@ describe("a use case's commit when its connection dies mid-commit", () => {
 
         // C4: the intent and its payment.
         expect(
-          (yield* withKey(server, buttonKey, "POST", "/v1/payment-intent", intent("atom-c4"))).status
+          (yield* withKey(
+            server,
+            buttonKey,
+            "POST",
+            "/v1/payment-intent",
+            ServerProcess.onlineIntent("atom-c4", 50000)
+          )).status
         ).toBe(201)
         yield* case_(
           "C4 attempt",
           "IntentPaymentStarted",
           ["PaymentStarted", "IntentPaymentStarted"],
-          withKey(server, buttonKey, "POST", "/v1/payment", cardAttempt("atom-c4")),
+          withKey(server, buttonKey, "POST", "/v1/payment", ServerProcess.cardAttempt("atom-c4")),
           201
         )
 
         // A multi-stream commit whose first try dies is tried once more, whole, on another connection.
         expect(
-          (yield* withKey(server, buttonKey, "POST", "/v1/payment-intent", intent("atom-once"))).status
+          (yield* withKey(
+            server,
+            buttonKey,
+            "POST",
+            "/v1/payment-intent",
+            ServerProcess.onlineIntent("atom-once", 50000)
+          )).status
         ).toBe(201)
         const mark = yield* head(db)
         yield* arm(db, "IntentPaymentStarted", 1)
-        const recovered = yield* withKey(server, buttonKey, "POST", "/v1/payment", cardAttempt("atom-once"))
+        const recovered = yield* withKey(
+          server,
+          buttonKey,
+          "POST",
+          "/v1/payment",
+          ServerProcess.cardAttempt("atom-once")
+        )
         // Two inserts of the event: the one killed, and the retry's.
         expect(yield* fired(db)).toBe(2)
         yield* disarm(db)
@@ -235,37 +240,43 @@ describe("a use case's commit when its connection dies mid-commit", () => {
           once(["PaymentStarted", "IntentPaymentStarted"])
         )
 
+        /** An intent `reference` paid by card (C1, C4); its payment's transaction id. */
+        const paidIntent = (reference: string) =>
+          Effect.gen(function* () {
+            const intent = ServerProcess.onlineIntent(reference, 50000)
+            expect((yield* withKey(server, buttonKey, "POST", "/v1/payment-intent", intent)).status).toBe(201)
+            const paid = yield* withKey(
+              server,
+              buttonKey,
+              "POST",
+              "/v1/payment",
+              ServerProcess.cardAttempt(reference)
+            )
+            expect(paid.status, paid.text).toBe(201)
+            return (paid.json.transaction_id ?? paid.json.payload.transaction_id) as string
+          })
+
         // C9: the refund requested on the payment and the Refund stream.
-        expect(
-          (yield* withKey(server, buttonKey, "POST", "/v1/payment-intent", intent("atom-c9"))).status
-        ).toBe(201)
-        const paid = yield* withKey(server, buttonKey, "POST", "/v1/payment", cardAttempt("atom-c9"))
-        expect(paid.status, paid.text).toBe(201)
-        const c9Transaction: string = paid.json.transaction_id ?? paid.json.payload.transaction_id
+        const refunded = yield* paidIntent("atom-c9")
         yield* case_(
           "C9 refund",
           "RefundRequested",
           ["PaymentRefundRequested", "RefundRequested"],
           withKey(server, buttonKey, "POST", "/v1/payment/refund", {
             reference_id: "atom-c9",
-            transaction_id: c9Transaction,
+            transaction_id: refunded,
             reason: "customer"
           }),
           204
         )
 
         // C8: the void and its notification.
-        expect(
-          (yield* withKey(server, buttonKey, "POST", "/v1/payment-intent", intent("atom-c8"))).status
-        ).toBe(201)
-        const toVoid = yield* withKey(server, buttonKey, "POST", "/v1/payment", cardAttempt("atom-c8"))
-        expect(toVoid.status, toVoid.text).toBe(201)
-        const c8Transaction: string = toVoid.json.transaction_id ?? toVoid.json.payload.transaction_id
+        const voided = yield* paidIntent("atom-c8")
         yield* case_(
           "C8 void",
           "DeliveryScheduled",
           ["PaymentVoided", "DeliveryScheduled"],
-          withKey(server, buttonKey, "POST", "/v1/payment/void", { transaction_id: c8Transaction }),
+          withKey(server, buttonKey, "POST", "/v1/payment/void", { transaction_id: voided }),
           204
         )
       }),

@@ -4,23 +4,10 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as Pg from "pg"
 import * as ServerProcess from "./support/ServerProcess.js"
 
 const admin = ServerProcess.asAdmin
 const withKey = ServerProcess.withKey
-
-/** A connection of the test's own to the server's database, ended with the scope. */
-const connect = (url: string) =>
-  Effect.acquireRelease(
-    Effect.promise(async () => {
-      const client = new Pg.Client({ connectionString: url })
-      client.on("error", () => {})
-      await client.connect()
-      return client
-    }),
-    (client) => Effect.promise(() => client.end().catch(() => undefined))
-  )
 
 const sale = (reference: string) => ServerProcess.terminalSale("SN-DROP", reference)
 
@@ -86,7 +73,7 @@ describe("the server when PostgreSQL drops its connections", () => {
         expect(link.status, link.text).toBe(201)
 
         // Sales from two clients while every connection of the server is cut, again and again.
-        const db = yield* connect(url)
+        const db = yield* ServerProcess.databaseClient(url)
         const sold: Array<string> = []
         let selling = true
         const seller = (n: number) =>

@@ -10,19 +10,6 @@ import * as ServerProcess from "./support/ServerProcess.js"
 const admin = ServerProcess.asAdmin
 const withKey = ServerProcess.withKey
 
-const intent = (reference_id: string, total_amount: number) => ({
-  reference_id,
-  amount: { currency: "COP", total_amount },
-  description: "Order",
-  callback_url: "https://shop.example/back"
-})
-
-const cardAttempt = (reference_id: string) => ({
-  reference_id,
-  payer: { person_type: "NATURAL_PERSON", name: "Ana Gómez", email: "ana@example.com" },
-  payment_method: { name: "CREDIT_CARD", card_number: "4111111111111111", installments: 1 }
-})
-
 /** A server on a fresh PostgreSQL database, and a merchant's test payment-button key. */
 const serverWithMerchant = Effect.gen(function* () {
   const url = yield* ServerProcess.postgresDatabase
@@ -44,12 +31,24 @@ describe("races on real PostgreSQL", () => {
         const { server, key } = yield* serverWithMerchant
         for (let round = 0; round < 10; round++) {
           const reference = `race-${round}`
-          const created = yield* withKey(server, key, "POST", "/v1/payment-intent", intent(reference, 1000))
+          const created = yield* withKey(
+            server,
+            key,
+            "POST",
+            "/v1/payment-intent",
+            ServerProcess.onlineIntent(reference, 1000)
+          )
           expect(created.status, created.text).toBe(201)
           const [update, attempt] = yield* Effect.all(
             [
-              withKey(server, key, "PUT", "/v1/payment-intent", intent(reference, 900000)),
-              withKey(server, key, "POST", "/v1/payment", cardAttempt(reference))
+              withKey(
+                server,
+                key,
+                "PUT",
+                "/v1/payment-intent",
+                ServerProcess.onlineIntent(reference, 900000)
+              ),
+              withKey(server, key, "POST", "/v1/payment", ServerProcess.cardAttempt(reference))
             ],
             { concurrency: 2 }
           )
@@ -77,8 +76,20 @@ describe("races on real PostgreSQL", () => {
         const { server, key } = yield* serverWithMerchant
         for (let round = 0; round < 3; round++) {
           const reference = `refund-${round}`
-          yield* withKey(server, key, "POST", "/v1/payment-intent", intent(reference, 50000))
-          const attempt = yield* withKey(server, key, "POST", "/v1/payment", cardAttempt(reference))
+          yield* withKey(
+            server,
+            key,
+            "POST",
+            "/v1/payment-intent",
+            ServerProcess.onlineIntent(reference, 50000)
+          )
+          const attempt = yield* withKey(
+            server,
+            key,
+            "POST",
+            "/v1/payment",
+            ServerProcess.cardAttempt(reference)
+          )
           expect(attempt.status, attempt.text).toBe(201)
           const transactionId: string = attempt.json.transaction_id ?? attempt.json.payload.transaction_id
           const refund = withKey(server, key, "POST", "/v1/payment/refund", {

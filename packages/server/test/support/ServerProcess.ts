@@ -15,6 +15,7 @@ import * as Net from "node:net"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
+import * as Pg from "pg"
 
 const root = Path.resolve(Path.dirname(fileURLToPath(import.meta.url)), "..", "..", "..", "..")
 
@@ -270,4 +271,31 @@ export const terminalSale = (serial: string, reference = "order-42") => ({
   terminal_model: "SMART_PRO",
   terminal_serial: serial,
   reference
+})
+
+/** A connection of the test's own to a server's database (`pg`), ended with the scope. */
+export const databaseClient = (url: string) =>
+  Effect.acquireRelease(
+    Effect.promise(async () => {
+      const client = new Pg.Client({ connectionString: url })
+      client.on("error", () => {})
+      await client.connect()
+      return client
+    }),
+    (client) => Effect.promise(() => client.end().catch(() => undefined))
+  )
+
+/** A C1 body: an intent of `total_amount` COP. */
+export const onlineIntent = (reference_id: string, total_amount: number) => ({
+  reference_id,
+  amount: { currency: "COP", total_amount },
+  description: "Order",
+  callback_url: "https://shop.example/back"
+})
+
+/** A C4 body: a card attempt on the intent `reference_id` with the sandbox's approving card. */
+export const cardAttempt = (reference_id: string) => ({
+  reference_id,
+  payer: { person_type: "NATURAL_PERSON", name: "Ana Gómez", email: "ana@example.com" },
+  payment_method: { name: "CREDIT_CARD", card_number: "4111111111111111", installments: 1 }
 })
