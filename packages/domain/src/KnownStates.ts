@@ -27,6 +27,19 @@ export interface Cache {
 /** A cache that keeps nothing: every load replays its stream. */
 export const none: Cache = { get: () => undefined, set: () => {}, forget: () => {} }
 
+/**
+ * A cache that keeps every state it is given, without bound: for tests and short-lived programs (the
+ * server bounds its own, `StateCache`).
+ */
+export const unbounded = (): Cache => {
+  const entries = new Map<string, Entry>()
+  return {
+    get: (id) => entries.get(id),
+    set: (id, entry) => void entries.set(id, entry),
+    forget: (id) => void entries.delete(id)
+  }
+}
+
 /** The cache of known states; by default {@link none}. */
 export class KnownStates extends Context.Reference<KnownStates>()("@cobro/domain/KnownStates", {
   defaultValue: (): Cache => none

@@ -24,16 +24,6 @@ const handle = CommandHandler.make(Merchant.Merchant)
 const replay = CommandHandler.load(Merchant.Merchant)
 const loadCurrent = CommandHandler.loadCurrent(Merchant.Merchant)
 
-/** A cache that keeps every state, as the server's does for a merchant it has seen. */
-const keepAll = (): KnownStates.Cache => {
-  const entries = new Map<string, KnownStates.Entry>()
-  return {
-    get: (id) => entries.get(id),
-    set: (id, entry) => void entries.set(id, entry),
-    forget: (id) => void entries.delete(id)
-  }
-}
-
 /** The in-memory store, recording the `fromVersion` of each read of a stream. */
 class Reads extends Context.Tag("test/Reads")<Reads, Array<number | undefined>>() {}
 const recordingStore = Layer.effectContext(
@@ -86,7 +76,7 @@ describe("loads through known states", () => {
         }
       }).pipe(
         Effect.provide(Layer.mergeAll(InMemoryEventStore.layer, IdGenerator.layerSequential)),
-        Effect.provideService(KnownStates.KnownStates, keepAll())
+        Effect.provideService(KnownStates.KnownStates, KnownStates.unbounded())
       )
   )
 
@@ -118,7 +108,7 @@ describe("loads through known states", () => {
       expect(third.result).toEqual(second.result)
     }).pipe(
       Effect.provide(Layer.mergeAll(recordingStore, IdGenerator.layerSequential)),
-      Effect.provideService(KnownStates.KnownStates, keepAll())
+      Effect.provideService(KnownStates.KnownStates, KnownStates.unbounded())
     )
   )
 
@@ -172,7 +162,7 @@ describe("decisions on known states (loadKnown, commit)", () => {
         expect(third.state._tag).toBe("DISABLED")
       }).pipe(
         Effect.provide(Layer.mergeAll(recordingStore, IdGenerator.layerSequential)),
-        Effect.provideService(KnownStates.KnownStates, keepAll())
+        Effect.provideService(KnownStates.KnownStates, KnownStates.unbounded())
       )
   )
 })

@@ -667,6 +667,29 @@ const floor = async (databaseUrl: string): Promise<Target> => {
 // The load generator: undici, `connections` keep-alive connections, one request in flight on each
 // ---------------------------------------------------------------------------------------------
 
+/** Sends one of an endpoint's requests with its merchant's key; its status and body. */
+const send = async (
+  pool: Pool,
+  request: {
+    readonly method: string
+    readonly path: string
+    readonly key: string
+    readonly body?: string | undefined
+  }
+): Promise<{ readonly status: number; readonly text: string }> => {
+  const { body, key, method, path } = request
+  const response = await pool.request({
+    method: method as "GET" | "POST",
+    path,
+    headers:
+      body === undefined
+        ? { authorization: `x-api-key ${key}` }
+        : { authorization: `x-api-key ${key}`, "content-type": "application/json" },
+    ...(body === undefined ? {} : { body })
+  })
+  return { status: response.statusCode, text: await response.body.text() }
+}
+
 /** A PostgreSQL process's CPU seconds from `/proc/<pid>/stat`: its own, and its reaped children's. */
 const procCpu = (pid: string) => {
   const stat = Fs.readFileSync(`/proc/${pid}/stat`, "utf8")
@@ -776,24 +799,14 @@ const load = async (
     await Promise.all(
       Array.from({ length: connections }, async (_, worker) => {
         while (performance.now() < end) {
-          const { method, path, key, body } = endpoint.request(target, counter++, worker)
           const t = performance.now()
-          const response = await pool.request({
-            method: method as "GET" | "POST",
-            path,
-            headers:
-              body === undefined
-                ? { authorization: `x-api-key ${key}` }
-                : { authorization: `x-api-key ${key}`, "content-type": "application/json" },
-            ...(body === undefined ? {} : { body })
-          })
-          const text = await response.body.text()
+          const { status, text } = await send(pool, endpoint.request(target, counter++, worker))
           latencies.push(performance.now() - t)
           done++
-          if (response.statusCode !== endpoint.expect) {
+          if (status !== endpoint.expect) {
             if (tally !== undefined) {
               tally.failures++
-              tally.firstFailure ??= `${response.statusCode} ${text}`
+              tally.firstFailure ??= `${status} ${text}`
             }
           } else if (endpoint.name === "B2" && target.links.length < 1000) {
             target.links.push(JSON.parse(text).payload.payment_link)
@@ -864,26 +877,14 @@ const atRate = async (
       const due = start + (i * 1000) / rate
       const wait = due - performance.now()
       if (wait > 0) await sleep(wait)
-      const { method, path, key, body } = endpoint.request(target, counter++, i % connections)
       inFlight.push(
-        pool
-          .request({
-            method: method as "GET" | "POST",
-            path,
-            headers:
-              body === undefined
-                ? { authorization: `x-api-key ${key}` }
-                : { authorization: `x-api-key ${key}`, "content-type": "application/json" },
-            ...(body === undefined ? {} : { body })
-          })
-          .then(async (response) => {
-            const text = await response.body.text()
-            latencies.push(performance.now() - due)
-            if (response.statusCode !== endpoint.expect) {
-              failures++
-              firstFailure ??= `${response.statusCode} ${text}`
-            }
-          })
+        send(pool, endpoint.request(target, counter++, i % connections)).then(({ status, text }) => {
+          latencies.push(performance.now() - due)
+          if (status !== endpoint.expect) {
+            failures++
+            firstFailure ??= `${status} ${text}`
+          }
+        })
       )
     }
     await Promise.all(inFlight)

@@ -102,23 +102,13 @@ describe("a use case's commit when its connection dies mid-commit", () => {
           seconds: Math.ceil((morning.getTime() - now) / 1000)
         })
         expect(advanced.status, advanced.text).toBe(200)
-        const created = yield* admin(server, "POST", "/admin/v1/merchants", { name: "Tienda Atómica" })
-        expect(created.status, created.text).toBe(201)
-        const merchantId: string = created.json.merchant_id
-        const terminalKey: string = created.json.keys.terminal_api.test.identity_key
-        const buttonKey: string = created.json.keys.payment_button.test.identity_key
-        const base = `/admin/v1/merchants/${merchantId}`
-        const steps = [
-          yield* admin(server, "POST", `${base}/terminals`, {
-            terminal_model: "SMART_PRO",
-            terminal_serial: "SN-ATOM",
-            name: "Caja"
-          }),
-          yield* admin(server, "PATCH", `${base}/terminals/SN-ATOM`, { api_enabled: true }),
-          yield* admin(server, "PUT", `${base}/payment-methods`, { terminal: { POS: true } }),
-          yield* admin(server, "PUT", `${base}/webhook`, { url: hook.url, mode: "test" })
-        ]
-        expect(steps.map((step) => step.status)).toStrictEqual([201, 200, 200, 200])
+        const { keys } = yield* ServerProcess.merchantWithTerminal(server, {
+          name: "Tienda Atómica",
+          serial: "SN-ATOM",
+          webhook: { url: hook.url, mode: "test" }
+        })
+        const terminalKey: string = keys.terminal_api.test.identity_key
+        const buttonKey: string = keys.payment_button.test.identity_key
         const db = yield* ServerProcess.databaseClient(url)
         yield* installKiller(db)
 
@@ -151,6 +141,19 @@ describe("a use case's commit when its connection dies mid-commit", () => {
             expect(yield* appendedSince(db, mark, commit), `${name}: each once`).toEqual(once(commit))
             return again
           })
+
+        /** Creates the intent `reference` (C1) with the button key. */
+        const openIntent = (reference: string) =>
+          Effect.flatMap(
+            withKey(
+              server,
+              buttonKey,
+              "POST",
+              "/v1/payment-intent",
+              ServerProcess.onlineIntent(reference, 50000)
+            ),
+            (created) => Effect.sync(() => expect(created.status, created.text).toBe(201))
+          )
 
         // A3: the checkout and its push claim (one stream, two events).
         yield* case_(
@@ -196,15 +199,7 @@ describe("a use case's commit when its connection dies mid-commit", () => {
         expect(yield* appendedSince(db, beforeSale, ["CheckoutCreated"])).toEqual(once(["CheckoutCreated"]))
 
         // C4: the intent and its payment.
-        expect(
-          (yield* withKey(
-            server,
-            buttonKey,
-            "POST",
-            "/v1/payment-intent",
-            ServerProcess.onlineIntent("atom-c4", 50000)
-          )).status
-        ).toBe(201)
+        yield* openIntent("atom-c4")
         yield* case_(
           "C4 attempt",
           "IntentPaymentStarted",
@@ -214,15 +209,7 @@ describe("a use case's commit when its connection dies mid-commit", () => {
         )
 
         // A multi-stream commit whose first try dies is tried once more, whole, on another connection.
-        expect(
-          (yield* withKey(
-            server,
-            buttonKey,
-            "POST",
-            "/v1/payment-intent",
-            ServerProcess.onlineIntent("atom-once", 50000)
-          )).status
-        ).toBe(201)
+        yield* openIntent("atom-once")
         const mark = yield* head(db)
         yield* arm(db, "IntentPaymentStarted", 1)
         const recovered = yield* withKey(
@@ -243,8 +230,7 @@ describe("a use case's commit when its connection dies mid-commit", () => {
         /** An intent `reference` paid by card (C1, C4); its payment's transaction id. */
         const paidIntent = (reference: string) =>
           Effect.gen(function* () {
-            const intent = ServerProcess.onlineIntent(reference, 50000)
-            expect((yield* withKey(server, buttonKey, "POST", "/v1/payment-intent", intent)).status).toBe(201)
+            yield* openIntent(reference)
             const paid = yield* withKey(
               server,
               buttonKey,

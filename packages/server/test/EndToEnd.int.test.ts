@@ -138,26 +138,13 @@ describe("terminal sale to signed webhook, through the composed server", () => {
           DATA_DIR: Path.join(dir, "data"),
           COBRO_DEV_WEBHOOKS: "1"
         })
-        const created = yield* admin(server, "POST", "/admin/v1/merchants", { name: "Tienda Dos" })
-        const merchantId: string = created.json.merchant_id
-        const terminalKey: string = created.json.keys.terminal_api.test.identity_key
-        const base = `/admin/v1/merchants/${merchantId}`
-        const steps = [
-          yield* admin(server, "POST", `${base}/terminals`, {
-            terminal_model: "SMART_PRO",
-            terminal_serial: "SN-E2E",
-            name: "Caja"
-          }),
-          yield* admin(server, "PATCH", `${base}/terminals/SN-E2E`, { api_enabled: true }),
-          yield* admin(server, "PUT", `${base}/payment-methods`, { terminal: { POS: true } }),
-          yield* admin(server, "PUT", `${base}/webhook`, {
-            url: hook.url,
-            mode: "test",
-            standard_webhooks: true
-          })
-        ]
-        expect(steps.map((step) => step.status)).toStrictEqual([201, 200, 200, 200])
-        expect(steps[3]!.json).toStrictEqual({ url: hook.url, mode: "test", standard_webhooks: true })
+        const { keys, merchantId, webhook } = yield* ServerProcess.merchantWithTerminal(server, {
+          name: "Tienda Dos",
+          serial: "SN-E2E",
+          webhook: { url: hook.url, mode: "test", standard_webhooks: true }
+        })
+        const terminalKey: string = keys.terminal_api.test.identity_key
+        expect(webhook).toStrictEqual({ url: hook.url, mode: "test", standard_webhooks: true })
         const checkout = yield* withKey(server, terminalKey, "POST", "/payments/app-checkout", sale("SN-E2E"))
         expect(checkout.status, checkout.text).toBe(201)
         for (let i = 0; i < 150 && hook.received.length === 0; i++) yield* Effect.sleep("200 millis")
@@ -189,24 +176,12 @@ describe("production notifications in development (COBRO_DEV_WEBHOOKS=1)", () =>
           DATA_DIR: Path.join(dir, "data"),
           COBRO_DEV_WEBHOOKS: "1"
         })
-        const created = yield* admin(server, "POST", "/admin/v1/merchants", { name: "Tienda Tres" })
-        const merchantId: string = created.json.merchant_id
-        const keys = created.json.keys.terminal_api.production
-        const base = `/admin/v1/merchants/${merchantId}`
-        const steps = [
-          yield* admin(server, "POST", `${base}/terminals`, {
-            terminal_model: "SMART_PRO",
-            terminal_serial: "SN-DEV",
-            name: "Caja"
-          }),
-          yield* admin(server, "PATCH", `${base}/terminals/SN-DEV`, { api_enabled: true }),
-          yield* admin(server, "PUT", `${base}/payment-methods`, { terminal: { POS: true } }),
-          yield* admin(server, "PUT", `${base}/webhook`, { url: hook.url, mode: "production" })
-        ]
-        expect(
-          steps.map((step) => step.status),
-          steps.map((step) => step.text).join("\n")
-        ).toStrictEqual([201, 200, 200, 200])
+        const { keys: merchantKeys, merchantId } = yield* ServerProcess.merchantWithTerminal(server, {
+          name: "Tienda Tres",
+          serial: "SN-DEV",
+          webhook: { url: hook.url, mode: "production" }
+        })
+        const keys = merchantKeys.terminal_api.production
         const checkout = yield* withKey(
           server,
           keys.identity_key,

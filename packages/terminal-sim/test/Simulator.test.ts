@@ -322,15 +322,6 @@ describe("terminal-sim", () => {
   })
 
   describe("one commit for the terminal's answer", () => {
-    /** A cache that keeps every state, as the server's `StateCache` does. */
-    const keepAll = (): KnownStates.Cache => {
-      const entries = new Map<string, KnownStates.Entry>()
-      return {
-        get: (id) => entries.get(id),
-        set: (id, entry) => void entries.set(id, entry),
-        forget: (id) => void entries.delete(id)
-      }
-    }
     /**
      * The in-memory store, noting each write (its streams) and each read of a stream, and failing (as
      * a lost connection) the writes whose event types `fail` picks.
@@ -367,7 +358,7 @@ describe("terminal-sim", () => {
       )
       const layer = Simulator.layer.pipe(
         Layer.provideMerge(Layer.mergeAll(store, IdGenerator.layerSequential)),
-        Layer.provideMerge(Layer.succeed(KnownStates.KnownStates, keepAll()))
+        Layer.provideMerge(Layer.succeed(KnownStates.KnownStates, KnownStates.unbounded()))
       )
       return { writes, reads, layer }
     }

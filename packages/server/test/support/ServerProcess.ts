@@ -299,3 +299,64 @@ export const cardAttempt = (reference_id: string) => ({
   payer: { person_type: "NATURAL_PERSON", name: "Ana Gómez", email: "ana@example.com" },
   payment_method: { name: "CREDIT_CARD", card_number: "4111111111111111", installments: 1 }
 })
+
+/** A merchant made through the admin API, with one SMART_PRO terminal bound and enabled for the API. */
+export interface MerchantWithTerminal {
+  readonly merchantId: string
+  /** The keys as the admin API answered them: `keys.<integration>.<mode>.identity_key`. */
+  readonly keys: any
+  /** The webhook as `PUT …/webhook` answered it. */
+  readonly webhook: any
+}
+
+/**
+ * Creates a merchant named `name`, binds the terminal `serial` and enables it for the API, sets the
+ * payment methods (terminal `POS` unless given) and the webhook; dies with the answer of any step
+ * that fails.
+ */
+export const merchantWithTerminal = (
+  server: RunningServer,
+  options: {
+    readonly name: string
+    readonly serial: string
+    readonly methods?: unknown
+    readonly webhook: unknown
+  }
+) =>
+  Effect.gen(function* () {
+    const expectStatus = (step: string, status: number) => (reply: { status: number; text: string }) =>
+      reply.status === status
+        ? Effect.succeed(reply)
+        : Effect.dieMessage(`${step}: ${reply.status} ${reply.text}`)
+    const created = yield* Effect.flatMap(
+      asAdmin(server, "POST", "/admin/v1/merchants", { name: options.name }),
+      expectStatus("create the merchant", 201)
+    )
+    const merchantId: string = (created as any).json.merchant_id
+    const base = `/admin/v1/merchants/${merchantId}`
+    yield* Effect.flatMap(
+      asAdmin(server, "POST", `${base}/terminals`, {
+        terminal_model: "SMART_PRO",
+        terminal_serial: options.serial,
+        name: "Caja"
+      }),
+      expectStatus("bind the terminal", 201)
+    )
+    yield* Effect.flatMap(
+      asAdmin(server, "PATCH", `${base}/terminals/${options.serial}`, { api_enabled: true }),
+      expectStatus("enable the terminal for the API", 200)
+    )
+    yield* Effect.flatMap(
+      asAdmin(server, "PUT", `${base}/payment-methods`, options.methods ?? { terminal: { POS: true } }),
+      expectStatus("set the payment methods", 200)
+    )
+    const webhook = yield* Effect.flatMap(
+      asAdmin(server, "PUT", `${base}/webhook`, options.webhook),
+      expectStatus("set the webhook", 200)
+    )
+    return {
+      merchantId,
+      keys: (created as any).json.keys,
+      webhook: (webhook as any).json
+    } satisfies MerchantWithTerminal
+  })
