@@ -66,6 +66,28 @@ const replay = <C extends { _tag: string }, E extends { _tag: string }, S extend
   }
 }
 
+/**
+ * A state from its stream's events as stored (their `data`, in order) and the stream's version: for
+ * an adapter that reads a stream's events with another row of its own (the delivery queue's claim).
+ */
+export const fromStored = <
+  C extends { _tag: string },
+  E extends { _tag: string },
+  S extends { _tag: string },
+  Err
+>(
+  aggregate: Aggregate<C, E, S, Err>
+) => {
+  const decodeEvent = Schema.decodeUnknownSync(aggregate.Event)
+  return (data: ReadonlyArray<unknown>, version: number): Known<S> => ({
+    state: fold(
+      aggregate,
+      data.map((d) => decodeEvent(d))
+    ),
+    version
+  })
+}
+
 /** Loads an aggregate's state from its stream: the state and the stream's version. */
 export const load = <C extends { _tag: string }, E extends { _tag: string }, S extends { _tag: string }, Err>(
   aggregate: Aggregate<C, E, S, Err>

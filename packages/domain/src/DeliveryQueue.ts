@@ -12,6 +12,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
+import type * as CommandHandler from "./CommandHandler.js"
 import { fold } from "./Decider.js"
 import * as EventStore from "./EventStore.js"
 import type { NotificationId } from "./Ids.js"
@@ -29,20 +30,14 @@ export interface ClaimOptions {
   readonly owner: string
 }
 
-/** What a dispatcher knows when it gives a claim back. */
-export interface ReleaseOptions {
-  /**
-   * How many attempts the delivery's stream records now (after the one just made, if any). The
-   * queue's view of the deliveries is a projection of the log and lags behind it: until the view
-   * has caught up with this many attempts, the delivery is not handed out again (it would only be
-   * read, found not due, and given back). Absent: the delivery may be handed out at once.
-   */
-  readonly attemptsRecorded?: number
-}
-
-/** One claim given back by {@link DeliveryQueue} `releaseAll`: `release`'s arguments for one notification. */
-export interface Release extends ReleaseOptions {
+/**
+ * A delivery handed to a dispatcher: its state and stream version as its queue row gives them with
+ * the claim (no stream load per attempt). The lease holds while the stream stays at this version:
+ * the attempt's record moves the stream on and ends the lease with it, without a release.
+ */
+export interface Claim {
   readonly notificationId: NotificationId
+  readonly known: CommandHandler.Known<WebhookDelivery.State>
 }
 
 /** The delivery queue port. */
@@ -51,111 +46,114 @@ export class DeliveryQueue extends Context.Tag("@cobro/domain/DeliveryQueue")<
   {
     /**
      * Claims up to `limit` deliveries due at `now` that no live lease holds, leasing them to `owner`
-     * until `now + lease`: returns their notification ids, earliest due first. Two concurrent
-     * claims never return the same notification.
+     * until `now + lease` or until their streams move on, whichever comes first: returns them with
+     * their state, earliest due first. Two concurrent claims never return the same notification.
      */
-    readonly claim: (options: ClaimOptions) => Effect.Effect<ReadonlyArray<NotificationId>>
-    /** Ends `owner`'s lease of a notification (after its attempt was recorded, or skipped). */
-    readonly release: (
-      notificationId: NotificationId,
-      owner: string,
-      options?: ReleaseOptions
-    ) => Effect.Effect<void>
+    readonly claim: (options: ClaimOptions) => Effect.Effect<ReadonlyArray<Claim>>
     /**
-     * `release` for many of `owner`'s claims at once (a dispatcher's round): one write instead of one
-     * per notification, each release with the same effect as `release` alone.
+     * Ends `owner`'s leases of these notifications, for the claims not attempted (skipped, or the
+     * lease about to end): one write for many. Another owner's lease stays.
      */
-    readonly releaseAll: (releases: ReadonlyArray<Release>, owner: string) => Effect.Effect<void>
+    readonly releaseAll: (
+      notificationIds: ReadonlyArray<NotificationId>,
+      owner: string
+    ) => Effect.Effect<void>
   }
 >() {}
 
 const prefix = `${WebhookDelivery.WebhookDelivery.name}-`
 const decodeEvent = Schema.decodeUnknownOption(WebhookDelivery.Event)
 
-/** Every WebhookDelivery stream of the log, folded: notification id → state. Reads the whole log. */
-export const scanDeliveries: Effect.Effect<
-  ReadonlyMap<string, WebhookDelivery.State>,
+/** Every WebhookDelivery stream of the log, folded: notification id → state and version. */
+const scanKnown: Effect.Effect<
+  ReadonlyMap<string, CommandHandler.Known<WebhookDelivery.State>>,
   never,
   EventStore.EventStore
 > = Effect.gen(function* () {
   const store = yield* EventStore.EventStore
-  const events = new Map<string, Array<WebhookDelivery.Event>>()
+  const streams = new Map<string, { events: Array<WebhookDelivery.Event>; version: number }>()
   let after = EventStore.Start
   while (true) {
     const page = yield* store.readAll({ after, limit: 1000 })
     if (page.length === 0) break
     for (const event of page) {
       if (!event.streamId.startsWith(prefix)) continue
-      const decoded = decodeEvent(event.data)
-      if (Option.isNone(decoded)) continue
       const id = event.streamId.slice(prefix.length)
-      const list = events.get(id) ?? []
-      list.push(decoded.value)
-      events.set(id, list)
+      const stream = streams.get(id) ?? { events: [], version: 0 }
+      stream.version = event.streamVersion
+      const decoded = decodeEvent(event.data)
+      if (Option.isSome(decoded)) stream.events.push(decoded.value)
+      streams.set(id, stream)
     }
     after = page[page.length - 1]!.checkpoint
   }
-  const states = new Map<string, WebhookDelivery.State>()
-  for (const [id, list] of events) states.set(id, fold(WebhookDelivery.WebhookDelivery, list))
-  return states
+  const known = new Map<string, CommandHandler.Known<WebhookDelivery.State>>()
+  for (const [id, { events, version }] of streams) {
+    known.set(id, { state: fold(WebhookDelivery.WebhookDelivery, events), version })
+  }
+  return known
 })
 
-/** The leases without `owner`'s of `ids` (another owner's lease stays). */
-const without = (
-  held: ReadonlyMap<string, { readonly owner: string; readonly until: number }>,
-  ids: ReadonlyArray<string>,
-  owner: string
-) => {
-  const next = new Map(held)
-  for (const id of ids) if (next.get(id)?.owner === owner) next.delete(id)
-  return next
+/** Every WebhookDelivery stream of the log, folded: notification id → state. Reads the whole log. */
+export const scanDeliveries: Effect.Effect<
+  ReadonlyMap<string, WebhookDelivery.State>,
+  never,
+  EventStore.EventStore
+> = Effect.map(scanKnown, (known) => new Map([...known].map(([id, { state }]) => [id, state])))
+
+interface Lease {
+  readonly owner: string
+  readonly until: number
+  /** The stream's version when claimed: the lease ends when the stream moves on. */
+  readonly version: number
 }
 
 /**
  * The queue by scanning the log on every claim, with leases in memory: for tests and a single
- * in-memory server. Linear in the size of the log; never behind it, so `attemptsRecorded` is moot.
+ * in-memory server. Linear in the size of the log.
  */
 export const layerFromLog: Layer.Layer<DeliveryQueue, never, EventStore.EventStore> = Layer.effect(
   DeliveryQueue,
   Effect.gen(function* () {
     const store = yield* EventStore.EventStore
-    const leases = yield* Ref.make(new Map<string, { owner: string; until: number }>())
+    const leases = yield* Ref.make(new Map<string, Lease>())
     const lock = yield* Effect.makeSemaphore(1)
     return {
       claim: (options) =>
         lock.withPermits(1)(
           Effect.gen(function* () {
-            const states = yield* Effect.provideService(scanDeliveries, EventStore.EventStore, store)
+            const known = yield* Effect.provideService(scanKnown, EventStore.EventStore, store)
             const now = DateTime.toEpochMillis(options.now)
             const held = yield* Ref.get(leases)
-            const due = [...states.entries()]
-              .flatMap(([id, state]) =>
+            const live = (id: string, version: number) => {
+              const lease = held.get(id)
+              return lease !== undefined && lease.until > now && lease.version === version
+            }
+            const due = [...known.entries()]
+              .flatMap(([id, { state, version }]) =>
                 state._tag === "PENDING" &&
                 Option.isSome(state.dueAt) &&
                 DateTime.toEpochMillis(state.dueAt.value) <= now &&
-                !((held.get(id)?.until ?? -Infinity) > now)
-                  ? [{ id, due: DateTime.toEpochMillis(state.dueAt.value) }]
+                !live(id, version)
+                  ? [{ id, due: DateTime.toEpochMillis(state.dueAt.value), known: { state, version } }]
                   : []
               )
               .sort((a, b) => a.due - b.due)
               .slice(0, options.limit)
             const until = now + Duration.toMillis(options.lease)
             const next = new Map(held)
-            for (const { id } of due) next.set(id, { owner: options.owner, until })
+            for (const { id, known } of due)
+              next.set(id, { owner: options.owner, until, version: known.version })
             yield* Ref.set(leases, next)
-            return due.map(({ id }) => id as NotificationId)
+            return due.map(({ id, known }): Claim => ({ notificationId: id as NotificationId, known }))
           })
         ),
-      release: (notificationId, owner) =>
-        Ref.update(leases, (held) => without(held, [notificationId], owner)),
-      releaseAll: (releases, owner) =>
-        Ref.update(leases, (held) =>
-          without(
-            held,
-            releases.map((r) => r.notificationId),
-            owner
-          )
-        )
+      releaseAll: (notificationIds, owner) =>
+        Ref.update(leases, (held) => {
+          const next = new Map(held)
+          for (const id of notificationIds) if (next.get(id)?.owner === owner) next.delete(id)
+          return next
+        })
     }
   })
 )

@@ -58,6 +58,25 @@ export const nextDueAt = (firstAttemptAt: DateTime.Utc, attemptsMade: number): O
       ? Option.none()
       : Option.some(DateTime.addDuration(firstAttemptAt, RETRY_DELAYS[attemptsMade - 1]!))
 
+/**
+ * When the next attempt of a round is due after a failed one made at `at`, when the endpoint asked
+ * for `retryAfterMs` of quiet: the schedule's slot, or later if the endpoint asked for more, but never
+ * past the round's last slot (24 h after its initial attempt). The number of attempts stays the
+ * spec's; only their times move within its schedule.
+ */
+export const retryDueAt = (
+  firstAttemptAt: DateTime.Utc,
+  attemptsMade: number,
+  at: DateTime.Utc,
+  retryAfterMs: number | undefined
+): Option.Option<DateTime.Utc> => {
+  const slot = nextDueAt(firstAttemptAt, attemptsMade)
+  if (Option.isNone(slot) || retryAfterMs === undefined) return slot
+  const asked = DateTime.add(at, { millis: retryAfterMs })
+  const last = DateTime.addDuration(firstAttemptAt, RETRY_DELAYS[RETRY_DELAYS.length - 1]!)
+  return Option.some(DateTime.max(slot.value, DateTime.min(asked, last)))
+}
+
 /** Only HTTP 200 counts as delivered: 201, 204, redirects and errors all fail (spec D, Retries). */
 export const isDelivered = (statusCode: number): boolean => statusCode === 200
 
@@ -120,12 +139,16 @@ export class ScheduleDelivery extends Schema.TaggedClass<ScheduleDelivery>()("Sc
   now: Schema.DateTimeUtc
 }) {}
 
-/** The dispatcher reports one attempt; `now` is when the POST was sent. */
+/**
+ * The dispatcher reports one attempt; `now` is when the POST was sent. `retryAfterMs`: the endpoint
+ * asked to be left alone that long (a 429 or 503 with `Retry-After`), see {@link retryDueAt}.
+ */
 export class RecordAttempt extends Schema.TaggedClass<RecordAttempt>()("RecordAttempt", {
   attempt: AttemptNumber,
   result: AttemptResult,
   latencyMs: Latency,
-  now: Schema.DateTimeUtc
+  now: Schema.DateTimeUtc,
+  retryAfterMs: Schema.optional(Latency)
 }) {}
 
 /** An administrator sends a DELIVERED or EXHAUSTED notification again, to the endpoint registered now. */
@@ -377,6 +400,13 @@ const sameAttempt = (recorded: AttemptSucceeded | AttemptFailed, c: RecordAttemp
   return sameOutcome && DateTime.Equivalence(recorded.at, c.now) && recorded.latencyMs === c.latencyMs
 }
 
+/**
+ * An attempt's events are built from the command's checked values (the texts bounded here), and
+ * the append encodes them with their schema, which checks them again: their constructors skip the
+ * check, which costs about 50 µs an event (`npm run bench -- webhooks`).
+ */
+const UNCHECKED = true
+
 const recordAttempt = (c: RecordAttempt, state: Existing): Either.Either<ReadonlyArray<Event>, Error> => {
   const notificationId = state.notification.notificationId
   const expected = state.attempts.length + 1
@@ -399,37 +429,46 @@ const recordAttempt = (c: RecordAttempt, state: Existing): Either.Either<Readonl
   const outcome = bound(c.result)
   if (outcome._tag === "Answered" && isDelivered(outcome.statusCode)) {
     return ok(
-      new AttemptSucceeded({
-        attempt: c.attempt,
-        at: c.now,
-        statusCode: 200,
-        snippet: outcome.snippet,
-        latencyMs: c.latencyMs
-      })
+      new AttemptSucceeded(
+        {
+          attempt: c.attempt,
+          at: c.now,
+          statusCode: 200,
+          snippet: outcome.snippet,
+          latencyMs: c.latencyMs
+        },
+        UNCHECKED
+      )
     )
   }
   if (state._tag === "CANCELLED") {
     return ok(
-      new AttemptFailed({
-        attempt: c.attempt,
-        at: c.now,
-        outcome,
-        latencyMs: c.latencyMs,
-        nextDueAt: Option.none()
-      })
+      new AttemptFailed(
+        {
+          attempt: c.attempt,
+          at: c.now,
+          outcome,
+          latencyMs: c.latencyMs,
+          nextDueAt: Option.none()
+        },
+        UNCHECKED
+      )
     )
   }
   const made = state.roundAttempts + 1
   const firstAttemptAt = Option.getOrElse(state.roundStartedAt, () => c.now)
-  const next = nextDueAt(firstAttemptAt, made)
-  const failed = new AttemptFailed({
-    attempt: c.attempt,
-    at: c.now,
-    outcome,
-    latencyMs: c.latencyMs,
-    nextDueAt: next
-  })
-  return Option.isSome(next) ? ok(failed) : ok(failed, new DeliveryExhausted({ at: c.now }))
+  const next = retryDueAt(firstAttemptAt, made, c.now, c.retryAfterMs)
+  const failed = new AttemptFailed(
+    {
+      attempt: c.attempt,
+      at: c.now,
+      outcome,
+      latencyMs: c.latencyMs,
+      nextDueAt: next
+    },
+    UNCHECKED
+  )
+  return Option.isSome(next) ? ok(failed) : ok(failed, new DeliveryExhausted({ at: c.now }, UNCHECKED))
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -21,11 +21,23 @@ export type WebhookResponse =
       readonly status: number
       readonly latencyMs: number
       readonly snippet: string
+      /** What a 429 or 503 asked with `Retry-After`, in milliseconds from the answer. */
+      readonly retryAfterMs?: number
     }
   | { readonly _tag: "Failed"; readonly reason: string; readonly latencyMs: number }
 
 /** The webhook transport port. Never fails: a network error is a `Failed` response. */
 export class WebhookTransport extends Context.Tag("@cobro/domain/WebhookTransport")<
   WebhookTransport,
-  { readonly post: (request: WebhookRequest) => Effect.Effect<WebhookResponse> }
+  {
+    readonly post: (request: WebhookRequest) => Effect.Effect<WebhookResponse>
+    /**
+     * The same POST with a callback instead of an effect, where a transport offers it: a sender of
+     * thousands a second saves a fiber per request (about 30 µs of CPU). Returns a canceller.
+     */
+    readonly postCallback?: (
+      request: WebhookRequest,
+      onResponse: (response: WebhookResponse) => void
+    ) => () => void
+  }
 >() {}

@@ -366,6 +366,48 @@ describe("WebhookDelivery", () => {
     )
   })
 
+  describe("Retry-After", () => {
+    it.prop(
+      "an endpoint's Retry-After moves each retry to no earlier than its slot and no later than the round's last slot; the number of attempts stays six",
+      [FastCheck.array(FastCheck.integer({ min: 0, max: 48 * 3600 * 1000 }), { minLength: 8, maxLength: 8 })],
+      ([asked]) => {
+        let state = fold(WebhookDelivery.WebhookDelivery, scheduled())
+        let firstAt: DateTime.Utc | undefined
+        let made = 0
+        for (let n = 1; n <= 8 && state._tag === "PENDING"; n++) {
+          const now = Option.getOrThrow(state.dueAt)
+          firstAt ??= now
+          const events = Either.getOrThrow(
+            WebhookDelivery.decide(
+              new WebhookDelivery.RecordAttempt({
+                attempt: n,
+                result: answered(429),
+                latencyMs: 1,
+                now,
+                retryAfterMs: asked[n - 1]!
+              }),
+              state
+            )
+          )
+          made++
+          const failed = events[0] as WebhookDelivery.AttemptFailed
+          const slot = WebhookDelivery.nextDueAt(firstAt, n)
+          if (Option.isSome(failed.nextDueAt)) {
+            const next = DateTime.toEpochMillis(failed.nextDueAt.value)
+            const slotMillis = DateTime.toEpochMillis(Option.getOrThrow(slot))
+            const last = DateTime.toEpochMillis(firstAt) + 24 * 3600 * 1000
+            expect(next).toBe(
+              Math.max(slotMillis, Math.min(DateTime.toEpochMillis(now) + asked[n - 1]!, last))
+            )
+          } else expect(Option.isNone(slot)).toBe(true)
+          state = fold(WebhookDelivery.WebhookDelivery, events, state)
+        }
+        expect(made).toBe(WebhookDelivery.MAX_ATTEMPTS)
+        expect(state._tag).toBe("EXHAUSTED")
+      }
+    )
+  })
+
   describe("isDelivered", () => {
     it.prop("only HTTP 200 counts as delivered", [FastCheck.integer({ min: 100, max: 599 })], ([status]) => {
       expect(WebhookDelivery.isDelivered(status)).toBe(status === 200)

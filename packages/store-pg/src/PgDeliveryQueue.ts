@@ -5,9 +5,11 @@
  * other's rows, and the lease's conflict guard keeps a live lease from being taken: one dispatcher
  * at a time attempts a notification, and a dead dispatcher's lease expires.
  */
+import * as CommandHandler from "@cobro/domain/CommandHandler"
 import * as DeliveryQueue from "@cobro/domain/DeliveryQueue"
 import type { NotificationId } from "@cobro/domain/Ids"
 import * as Notifications from "@cobro/domain/Notifications"
+import * as WebhookDelivery from "@cobro/domain/WebhookDelivery"
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as DateTime from "effect/DateTime"
 import * as Duration from "effect/Duration"
@@ -15,9 +17,10 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 
 /**
- * The lease table: who holds which delivery stream until when, and how many attempts its stream
- * recorded when it was given back (`recorded_attempts`): while the read model shows fewer, it lags
- * behind the stream and the delivery is not handed out again (it would be found not due).
+ * The lease table: who holds which delivery stream until when, at which version of the stream. A
+ * lease is live while it has not expired and the stream is still at that version (the read model,
+ * written with the stream's events, tells): recording the attempt moves the stream on and so ends
+ * the lease in the same commit, with no release.
  */
 export const LEASE_TABLE = "cobro_webhook_leases"
 
@@ -28,19 +31,22 @@ export const setup = Effect.gen(function* () {
     stream_id text PRIMARY KEY,
     owner text NOT NULL,
     expires_at timestamptz NOT NULL,
-    recorded_attempts integer NOT NULL DEFAULT 0)`.pipe(Effect.orDie)
-  // Tables created before the column existed.
+    claimed_version integer NOT NULL DEFAULT 0)`.pipe(Effect.orDie)
+  // Tables of earlier versions: their leases (claimed_version 0) are no longer live.
   yield* sql`ALTER TABLE cobro_webhook_leases
-    ADD COLUMN IF NOT EXISTS recorded_attempts integer NOT NULL DEFAULT 0`.pipe(Effect.orDie)
+    ADD COLUMN IF NOT EXISTS claimed_version integer NOT NULL DEFAULT 0`.pipe(Effect.orDie)
+  yield* sql`ALTER TABLE cobro_webhook_leases DROP COLUMN IF EXISTS recorded_attempts`.pipe(Effect.orDie)
 })
 
 /**
- * How often a claim also deletes the given-back leases that the read model has caught up with (by
- * the claim's `now`). They only take space meanwhile: a claim takes such a lease over. Deleting
- * them is a join of the lease table with the whole read model, which on every claim cost about
- * 40 ms per round at 100,000 deliveries (`docs/benchmarks.md`, Webhooks).
+ * How often a claim also deletes the leases that are no longer live (by the claim's `now`). They only
+ * take space meanwhile: a claim takes such a lease over. Deleting them is a join of the lease table
+ * with the read model, which on every claim cost about 40 ms per round at 100,000 deliveries
+ * (`docs/benchmarks.md`, Webhooks).
  */
 export const PURGE_INTERVAL = Duration.seconds(30)
+
+const decodeDelivery = CommandHandler.fromStored(WebhookDelivery.WebhookDelivery)
 
 /** Makes the queue; its tables must exist (see `setup`). */
 export const make = Effect.gen(function* () {
@@ -57,89 +63,64 @@ export const make = Effect.gen(function* () {
     const purge = Effect.zipRight(
       sql`
         DELETE FROM cobro_webhook_leases l USING cobro_rm_webhook_deliveries d
-        WHERE l.stream_id = d.stream_id AND l.expires_at <= ${now}::timestamptz
-          AND l.recorded_attempts <= d.attempts`,
+        WHERE l.stream_id = d.stream_id
+          AND (l.expires_at <= ${now}::timestamptz OR l.claimed_version <> d.version)`,
       Effect.sync(() => {
         purgedAt = nowMillis
       })
     )
-    const take = sql<{ notification_id: string }>`
+    // One statement: the due rows not under a live lease, leased, with each stream's events read by
+    // its index: the state the dispatcher decides on, and the version its record is appended at. The
+    // version is the events' own, as this statement's snapshot shows them: a row locked after a
+    // concurrent commit may be newer, and then the record conflicts and is decided again on a re-read.
+    const take = sql<{ notification_id: string; version: number; events: ReadonlyArray<unknown> }>`
       WITH due AS (
-        SELECT d.stream_id, d.notification_id, d.due_at, d.attempts
+        SELECT d.stream_id, d.notification_id, d.due_at, d.version
         FROM cobro_rm_webhook_deliveries d
         WHERE d.due_at IS NOT NULL AND d.due_at <= ${now}::timestamptz
           AND NOT EXISTS (
             SELECT 1 FROM cobro_webhook_leases l
             WHERE l.stream_id = d.stream_id
-              AND (l.expires_at > ${now}::timestamptz OR l.recorded_attempts > d.attempts))
+              AND l.expires_at > ${now}::timestamptz AND l.claimed_version = d.version)
         ORDER BY d.due_at
         LIMIT ${options.limit}
         FOR UPDATE OF d SKIP LOCKED
       ), claimed AS (
-        INSERT INTO cobro_webhook_leases (stream_id, owner, expires_at, recorded_attempts)
-        SELECT stream_id, ${options.owner}, ${until}::timestamptz, attempts FROM due
+        INSERT INTO cobro_webhook_leases (stream_id, owner, expires_at, claimed_version)
+        SELECT stream_id, ${options.owner}, ${until}::timestamptz, version FROM due
         ON CONFLICT (stream_id) DO UPDATE SET owner = EXCLUDED.owner, expires_at = EXCLUDED.expires_at,
-            recorded_attempts = EXCLUDED.recorded_attempts
+            claimed_version = EXCLUDED.claimed_version
           WHERE cobro_webhook_leases.expires_at <= ${now}::timestamptz
-            AND cobro_webhook_leases.recorded_attempts <= EXCLUDED.recorded_attempts
+            OR cobro_webhook_leases.claimed_version <> EXCLUDED.claimed_version
         RETURNING stream_id
       )
-      SELECT due.notification_id::text AS notification_id
+      SELECT due.notification_id::text AS notification_id, s.version, s.events
       FROM due JOIN claimed ON claimed.stream_id = due.stream_id
+      CROSS JOIN LATERAL (
+        SELECT max(e.stream_version) AS version, json_agg(e.data ORDER BY e.stream_version) AS events
+        FROM cobro_events e WHERE e.stream_id = due.stream_id) s
       ORDER BY due.due_at`
     return Effect.zipRight(purging ? purge : Effect.void, take).pipe(
-      Effect.map((rows) => rows.map((r) => r.notification_id as NotificationId)),
+      Effect.map((rows) =>
+        rows.map((r): DeliveryQueue.Claim => ({
+          notificationId: r.notification_id as NotificationId,
+          known: decodeDelivery(r.events, r.version)
+        }))
+      ),
       Effect.orDie,
       Effect.withSpan("PgDeliveryQueue.claim")
     )
   }
-  const release = (notificationId: NotificationId, owner: string, options?: DeliveryQueue.ReleaseOptions) => {
-    const streamId = Notifications.deliveryStreamOf(notificationId)
-    return (
-      options?.attemptsRecorded === undefined
-        ? sql`DELETE FROM cobro_webhook_leases WHERE stream_id = ${streamId} AND owner = ${owner}`
-        : // Expired at once, but kept until the read model shows the attempts recorded.
-          sql`UPDATE cobro_webhook_leases
-              SET expires_at = '-infinity', recorded_attempts = ${options.attemptsRecorded}
-              WHERE stream_id = ${streamId} AND owner = ${owner}`
-    ).pipe(Effect.asVoid, Effect.orDie, Effect.withSpan("PgDeliveryQueue.release"))
-  }
-  const releaseAll = (releases: ReadonlyArray<DeliveryQueue.Release>, owner: string) => {
-    // The last release of a notification counts, as if each were released in turn.
-    const byStream = new Map<string, number | undefined>()
-    for (const r of releases) {
-      const streamId = Notifications.deliveryStreamOf(r.notificationId)
-      byStream.delete(streamId)
-      byStream.set(streamId, r.attemptsRecorded)
-    }
-    if (byStream.size === 0) return Effect.void
-    const deleted: Array<string> = []
-    const kept: Array<string> = []
-    const counts: Array<number> = []
-    for (const [streamId, attempts] of byStream) {
-      if (attempts === undefined) deleted.push(streamId)
-      else {
-        kept.push(streamId)
-        counts.push(attempts)
-      }
-    }
-    // One statement: `release`'s DELETE and UPDATE, on disjoint rows.
-    return sql`
-      WITH kept AS (
-        UPDATE cobro_webhook_leases l
-        SET expires_at = '-infinity', recorded_attempts = k.attempts
-        FROM unnest(${kept}::text[], ${counts}::integer[]) AS k(stream_id, attempts)
-        WHERE l.stream_id = k.stream_id AND l.owner = ${owner}
-        RETURNING l.stream_id
-      )
-      DELETE FROM cobro_webhook_leases
-      WHERE owner = ${owner} AND stream_id = ANY(${deleted}::text[])`.pipe(
-      Effect.asVoid,
-      Effect.orDie,
-      Effect.withSpan("PgDeliveryQueue.releaseAll", { attributes: { releases: byStream.size } })
-    )
-  }
-  return { claim, release, releaseAll } satisfies DeliveryQueue.DeliveryQueue["Type"]
+  const releaseAll = (notificationIds: ReadonlyArray<NotificationId>, owner: string) =>
+    notificationIds.length === 0
+      ? Effect.void
+      : sql`DELETE FROM cobro_webhook_leases
+          WHERE owner = ${owner} AND stream_id = ANY(${notificationIds.map(Notifications.deliveryStreamOf)}::text[])`.pipe(
+          Effect.asVoid,
+          Effect.orDie,
+          Effect.withSpan("PgDeliveryQueue.releaseAll", { attributes: { releases: notificationIds.length } })
+        )
+  return { claim, releaseAll } satisfies DeliveryQueue.DeliveryQueue["Type"]
 })
 
 /** The queue as the domain's `DeliveryQueue` port; creates its tables. */

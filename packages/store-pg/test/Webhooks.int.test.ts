@@ -81,6 +81,25 @@ const drain = Effect.gen(function* () {
   return yield* queue.claim({ now: yield* now, limit: 10_000, lease: Duration.hours(1), owner: "drain" })
 })
 
+/** A claim's notification ids, in its order. */
+const idsOf = (claims: ReadonlyArray<DeliveryQueue.Claim>) => claims.map((c) => c.notificationId)
+
+/** Claims for `owner` (the test's lease and limit), returning the notification ids. */
+const claimIds = (options: DeliveryQueue.ClaimOptions) =>
+  Effect.flatMap(DeliveryQueue.DeliveryQueue, (queue) => Effect.map(queue.claim(options), idsOf))
+
+/** Records a failed attempt (a 500: its retry is due 15 minutes later) on a delivery's stream. */
+const failedAttempt = (id: NotificationId, at: DateTime.Utc, attempt = 1) =>
+  CommandHandler.make(WebhookDelivery.WebhookDelivery)(
+    id,
+    new WebhookDelivery.RecordAttempt({
+      attempt,
+      result: { _tag: "Answered", statusCode: 500, snippet: "" },
+      latencyMs: 5,
+      now: at
+    })
+  )
+
 for (const [name, database] of [
   ["PGlite", Databases.pglite],
   ["PostgreSQL", Databases.postgres]
@@ -173,12 +192,9 @@ for (const [name, database] of [
             // Nothing to send: the queue never hands them out.
             const queue = yield* DeliveryQueue.DeliveryQueue
             const later = DateTime.add(yield* now, { hours: 48 })
-            const claimed = yield* queue.claim({
-              now: later,
-              limit: 10_000,
-              lease: Duration.seconds(1),
-              owner: "x"
-            })
+            const claimed = idsOf(
+              yield* queue.claim({ now: later, limit: 10_000, lease: Duration.seconds(1), owner: "x" })
+            )
             const ids = [501, 502].map((n) => `TRX_${n}`)
             const states = yield* DeliveryQueue.scanDeliveries
             const mine = [...states.entries()].filter(
@@ -189,39 +205,47 @@ for (const [name, database] of [
           }).pipe(Effect.withClock(clock))
       )
 
-      it.scoped("a claimed delivery is leased: no other dispatcher gets it until released or expired", () =>
-        Effect.gen(function* () {
-          yield* catchUp
-          yield* drain
-          yield* F.merchant("MER_4", { production: PROD, keyBase: 30 })
-          yield* F.approvedSale({ merchantId: "MER_4", n: 201 })
-          yield* catchUp
-          const queue = yield* DeliveryQueue.DeliveryQueue
-          const t = yield* now
-          const lease = Duration.seconds(30)
-          const first = yield* queue.claim({ now: t, limit: 10, lease, owner: "d1" })
-          expect(first).toHaveLength(1)
-          expect(yield* queue.claim({ now: t, limit: 10, lease, owner: "d2" })).toEqual([])
-          expect(
-            yield* queue.claim({ now: DateTime.add(t, { seconds: 30 }), limit: 10, lease, owner: "d2" })
-          ).toEqual(first)
-          yield* queue.release(first[0]!, "d1") // not d1's any more: changes nothing
-          expect(
-            yield* queue.claim({ now: DateTime.add(t, { seconds: 31 }), limit: 10, lease, owner: "d3" })
-          ).toEqual([])
-          yield* queue.release(first[0]!, "d2")
-          expect(
-            yield* queue.claim({ now: DateTime.add(t, { seconds: 31 }), limit: 10, lease, owner: "d3" })
-          ).toEqual(first)
-          // Not due before its due time.
-          expect(
-            yield* queue.claim({ now: DateTime.subtract(t, { minutes: 10 }), limit: 10, lease, owner: "d4" })
-          ).toEqual([])
-        }).pipe(Effect.withClock(clock))
+      it.scoped(
+        "a claimed delivery is leased, with its state: no other dispatcher gets it until released or expired",
+        () =>
+          Effect.gen(function* () {
+            yield* catchUp
+            yield* drain
+            yield* F.merchant("MER_4", { production: PROD, keyBase: 30 })
+            yield* F.approvedSale({ merchantId: "MER_4", n: 201 })
+            yield* catchUp
+            const queue = yield* DeliveryQueue.DeliveryQueue
+            const t = yield* now
+            const lease = Duration.seconds(30)
+            const claims = yield* queue.claim({ now: t, limit: 10, lease, owner: "d1" })
+            expect(claims).toHaveLength(1)
+            // The state and version the claim gives are the stream's own.
+            const loaded = yield* CommandHandler.load(WebhookDelivery.WebhookDelivery)(
+              claims[0]!.notificationId
+            )
+            expect(claims[0]!.known).toEqual({ state: loaded.state, version: loaded.version })
+            const first = idsOf(claims)
+            expect(yield* claimIds({ now: t, limit: 10, lease, owner: "d2" })).toEqual([])
+            expect(
+              yield* claimIds({ now: DateTime.add(t, { seconds: 30 }), limit: 10, lease, owner: "d2" })
+            ).toEqual(first)
+            yield* queue.releaseAll(first, "d1") // not d1's any more: changes nothing
+            expect(
+              yield* claimIds({ now: DateTime.add(t, { seconds: 31 }), limit: 10, lease, owner: "d3" })
+            ).toEqual([])
+            yield* queue.releaseAll(first, "d2")
+            expect(
+              yield* claimIds({ now: DateTime.add(t, { seconds: 31 }), limit: 10, lease, owner: "d3" })
+            ).toEqual(first)
+            // Not due before its due time.
+            expect(
+              yield* claimIds({ now: DateTime.subtract(t, { minutes: 10 }), limit: 10, lease, owner: "d4" })
+            ).toEqual([])
+          }).pipe(Effect.withClock(clock))
       )
 
       it.scoped(
-        "a delivery given back with its attempts recorded is handed out again when its retry is due, not before",
+        "recording the attempt ends the lease with the stream's version, without a release: the delivery is handed out again when its retry is due, not before",
         () =>
           Effect.gen(function* () {
             yield* catchUp
@@ -229,99 +253,64 @@ for (const [name, database] of [
             yield* F.merchant("MER_6", { production: PROD, keyBase: 50 })
             yield* F.approvedSale({ merchantId: "MER_6", n: 401 })
             yield* catchUp
-            const queue = yield* DeliveryQueue.DeliveryQueue
+            const sql = yield* SqlClient.SqlClient
             const t = yield* now
-            const lease = Duration.seconds(30)
-            const [id] = yield* queue.claim({ now: t, limit: 10, lease, owner: "d1" })
+            const lease = Duration.hours(1)
+            const [id] = yield* claimIds({ now: t, limit: 10, lease, owner: "d1" })
             expect(id).toBeDefined()
-            // The dispatcher records a failed attempt on the stream; its row shows it in the same commit.
-            yield* CommandHandler.make(WebhookDelivery.WebhookDelivery)(
-              id!,
-              new WebhookDelivery.RecordAttempt({
-                attempt: 1,
-                result: { _tag: "Answered", statusCode: 500, snippet: "" },
-                latencyMs: 5,
-                now: t
-              })
-            )
-            yield* queue.release(id!, "d1", { attemptsRecorded: 1 })
+            yield* failedAttempt(id!, t)
+            // The lease row is still there (never released), but no longer live.
+            const rows = yield* sql<{ owner: string }>`SELECT owner FROM cobro_webhook_leases
+              WHERE stream_id = ${Notifications.deliveryStreamOf(id!)}`
+            expect(rows).toEqual([{ owner: "d1" }])
             // (Other tests' deliveries whose leases end by then may be handed out too: only `id` is checked.)
-            const claim = (at: DateTime.Utc) => queue.claim({ now: at, limit: 100, lease, owner: "d2" })
-            const retryDue = DateTime.add(t, { minutes: 15, seconds: 1 })
+            const claim = (at: DateTime.Utc) => claimIds({ now: at, limit: 100, lease, owner: "d2" })
             expect(yield* claim(t)).not.toContain(id)
-            expect(yield* claim(retryDue)).toContain(id)
+            const retry = yield* claim(DateTime.add(t, { minutes: 15, seconds: 1 }))
+            expect(retry).toContain(id)
           }).pipe(Effect.withClock(clock))
       )
 
       it.scoped(
-        "releaseAll in one statement: without attempts a claim is free at once, with them it waits for its retry; another owner's claims stay",
+        "releaseAll gives back the owner's claims in one statement; another owner's claims stay",
         () =>
           Effect.gen(function* () {
             yield* catchUp
             yield* drain
             yield* F.merchant("MER_8", { production: PROD, keyBase: 70 })
-            for (let n = 601; n <= 604; n++) yield* F.approvedSale({ merchantId: "MER_8", n })
+            for (let n = 601; n <= 603; n++) yield* F.approvedSale({ merchantId: "MER_8", n })
             yield* catchUp
             const queue = yield* DeliveryQueue.DeliveryQueue
             const sql = yield* SqlClient.SqlClient
             const t = yield* now
             const lease = Duration.seconds(30)
-            const claimed = yield* queue.claim({ now: t, limit: 10, lease, owner: "d1" })
-            expect(claimed).toHaveLength(4)
-            const [free, kept, held, other] = claimed as [
-              NotificationId,
-              NotificationId,
-              NotificationId,
-              NotificationId
-            ]
+            const claimed = yield* claimIds({ now: t, limit: 10, lease, owner: "d1" })
+            expect(claimed).toHaveLength(3)
+            const [free, held, other] = claimed as unknown as [NotificationId, NotificationId, NotificationId]
             // `other` passes to d9 (d1's lease expired): d1's release must leave it to d9.
             yield* sql`UPDATE cobro_webhook_leases SET owner = 'd9'
-              WHERE stream_id = ${Notifications.deliveryStreamOf(other)}`
+            WHERE stream_id = ${Notifications.deliveryStreamOf(other)}`
             // Not d2's claims: nothing changes.
-            yield* queue.releaseAll(
-              [{ notificationId: free }, { notificationId: kept, attemptsRecorded: 1 }],
-              "d2"
-            )
-            expect(yield* queue.claim({ now: t, limit: 100, lease, owner: "d3" })).toEqual([])
+            yield* queue.releaseAll([free, other], "d2")
+            expect(yield* claimIds({ now: t, limit: 100, lease, owner: "d3" })).toEqual([])
             yield* queue.releaseAll([], "d1")
-            yield* CommandHandler.make(WebhookDelivery.WebhookDelivery)(
-              kept,
-              new WebhookDelivery.RecordAttempt({
-                attempt: 1,
-                result: { _tag: "Answered", statusCode: 500, snippet: "" },
-                latencyMs: 5,
-                now: t
-              })
-            )
-            yield* queue.releaseAll(
+            yield* queue.releaseAll([free, other], "d1")
+            const leases = yield* sql<{ stream_id: string; owner: string }>`
+            SELECT stream_id, owner FROM cobro_webhook_leases
+            WHERE stream_id IN ${sql.in(claimed.map(Notifications.deliveryStreamOf))}
+            ORDER BY stream_id`
+            expect(leases).toEqual(
               [
-                { notificationId: free },
-                { notificationId: kept, attemptsRecorded: 1 },
-                { notificationId: other }
-              ],
-              "d1"
+                { stream_id: Notifications.deliveryStreamOf(held), owner: "d1" },
+                { stream_id: Notifications.deliveryStreamOf(other), owner: "d9" }
+              ].sort((a, b) => a.stream_id.localeCompare(b.stream_id))
             )
-            const leases = yield* sql<{ stream_id: string; owner: string; kept: boolean; recorded: number }>`
-              SELECT stream_id, owner, expires_at = '-infinity' AS kept, recorded_attempts AS recorded
-              FROM cobro_webhook_leases
-              WHERE stream_id IN ${sql.in(claimed.map(Notifications.deliveryStreamOf))}
-              ORDER BY stream_id`
-            const expected = [
-              { stream_id: Notifications.deliveryStreamOf(kept), owner: "d1", kept: true, recorded: 1 },
-              { stream_id: Notifications.deliveryStreamOf(held), owner: "d1", kept: false, recorded: 0 },
-              { stream_id: Notifications.deliveryStreamOf(other), owner: "d9", kept: false, recorded: 0 }
-            ].sort((a, b) => a.stream_id.localeCompare(b.stream_id))
-            expect(leases).toEqual(expected)
-            const claim = (at: DateTime.Utc) => queue.claim({ now: at, limit: 100, lease, owner: "d2" })
-            // Free at once; the one with its attempt recorded waits for its retry.
-            expect(yield* claim(t)).toEqual([free])
-            const retryDue = DateTime.add(t, { minutes: 15, seconds: 1 })
-            expect(yield* claim(retryDue)).toContain(kept)
+            expect(yield* claimIds({ now: t, limit: 100, lease, owner: "d2" })).toEqual([free])
           }).pipe(Effect.withClock(clock))
       )
 
       it.scoped(
-        "a claim deletes the given-back leases the read model has caught up with, at most once per PURGE_INTERVAL of its clock",
+        "a claim deletes the leases no longer live (expired, or their stream moved on), at most once per PURGE_INTERVAL of its clock",
         () =>
           Effect.gen(function* () {
             yield* catchUp
@@ -335,22 +324,9 @@ for (const [name, database] of [
             const t = yield* now
             // Longer than the test's claims: a claim held is never expired by them.
             const lease = Duration.hours(1)
-            const claimed = yield* queue.claim({ now: t, limit: 10, lease, owner: "p1" })
+            const claimed = idsOf(yield* queue.claim({ now: t, limit: 10, lease, owner: "p1" }))
             expect(claimed).toHaveLength(2)
-            const [first, second] = claimed as [NotificationId, NotificationId]
-            // Both attempted once (a 500: retries due 15 minutes later), the read model shown it.
-            for (const id of claimed) {
-              yield* CommandHandler.make(WebhookDelivery.WebhookDelivery)(
-                id,
-                new WebhookDelivery.RecordAttempt({
-                  attempt: 1,
-                  result: { _tag: "Answered", statusCode: 500, snippet: "" },
-                  latencyMs: 5,
-                  now: t
-                })
-              )
-            }
-            yield* catchUp
+            const [first, second] = claimed as unknown as [NotificationId, NotificationId]
             const leased = () =>
               sql<{ stream_id: string }>`SELECT stream_id FROM cobro_webhook_leases
                 WHERE stream_id IN ${sql.in(claimed.map(Notifications.deliveryStreamOf))}`.pipe(
@@ -358,18 +334,22 @@ for (const [name, database] of [
               )
             const streams = (...ids: ReadonlyArray<NotificationId>) =>
               ids.map(Notifications.deliveryStreamOf).sort()
+            // Only this test's deliveries: other tests' leases may end by then.
             const claimAt = (seconds: number) =>
-              queue.claim({ now: DateTime.add(t, { seconds }), limit: 100, lease, owner: "p2" })
+              Effect.map(
+                queue.claim({ now: DateTime.add(t, { seconds }), limit: 100, lease, owner: "p2" }),
+                (c) => idsOf(c).filter((id) => claimed.includes(id))
+              )
             const interval = Duration.toSeconds(PgDeliveryQueue.PURGE_INTERVAL)
-            // This queue purged at its first claim (t). The first given back: kept by a claim within
-            // the interval, deleted by the first claim after it; the second, still held, stays.
-            yield* queue.releaseAll([{ notificationId: first, attemptsRecorded: 1 }], "p1")
+            // This queue purged at its first claim (t). The first attempted: its lease is kept by a
+            // claim within the interval, deleted by the first claim after it; the second, live, stays.
+            yield* failedAttempt(first, t)
             expect(yield* claimAt(1)).toEqual([])
             expect(yield* leased()).toEqual(streams(first, second))
             expect(yield* claimAt(interval)).toEqual([])
             expect(yield* leased()).toEqual(streams(second))
-            // The second given back: the same, from that purge on.
-            yield* queue.releaseAll([{ notificationId: second, attemptsRecorded: 1 }], "p1")
+            // The second attempted: the same, from that purge on.
+            yield* failedAttempt(second, t)
             expect(yield* claimAt(interval + 1)).toEqual([])
             expect(yield* leased()).toEqual(streams(second))
             expect(yield* claimAt(2 * interval)).toEqual([])
@@ -392,7 +372,7 @@ for (const [name, database] of [
             ),
             { concurrency: "unbounded" }
           )
-          const all = claims.flat()
+          const all = claims.flatMap(idsOf)
           expect(new Set(all).size).toBe(all.length)
           expect(all.length).toBe(40)
           const scanned = yield* DeliveryQueue.scanDeliveries

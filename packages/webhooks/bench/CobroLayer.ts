@@ -1,12 +1,15 @@
 /**
  * The services Cobro's webhook path runs on in `npm run bench -- webhooks`, for the bench process and
  * its extra dispatcher processes (`DispatcherProcess.ts`) alike: a pool on the bench's database, the
- * store (migrated), the delivery queue, the real transport (loopback allowed as with
+ * store (migrated), the delivery queue, the server's outbox (notifications scheduled with their
+ * outcomes), the real transport (loopback allowed as with
  * `COBRO_DEV_WEBHOOKS=1`; https, trusting the receiver's certificate `ca`), the fixtures' test keys
  * and random ids.
  */
 import * as IdGenerator from "@cobro/domain/IdGenerator"
 import * as KeyVault from "@cobro/domain/KeyVault"
+import * as Notifications from "@cobro/domain/Notifications"
+import * as Outbox from "@cobro/domain/Outbox"
 import * as F from "@cobro/domain/testing/WebhookFixtures"
 import * as PgDeliveryQueue from "@cobro/store-pg/PgDeliveryQueue"
 import * as PgEventStore from "@cobro/store-pg/PgEventStore"
@@ -38,7 +41,13 @@ export const layer = (options: {
   readonly maxConnections: number
   readonly applicationName: string
 }) =>
-  Layer.mergeAll(PgDeliveryQueue.layer, HttpTransport.layer({ dev: true, ca: [options.ca] }), TestVault).pipe(
+  Layer.mergeAll(
+    PgDeliveryQueue.layer,
+    HttpTransport.layer({ dev: true, ca: [options.ca] }),
+    TestVault,
+    // As the server: a sale's outcome schedules its notification in the same commit.
+    Layer.succeed(Outbox.Outbox, Notifications.outbox)
+  ).pipe(
     Layer.provideMerge(Layer.merge(PgEventStore.layerMigrated, RandomIds)),
     Layer.provideMerge(
       PostgresClient.layer({

@@ -5,20 +5,30 @@
 //   → {port}                     once listening
 //   ← {waitFor: n}  → {reached: n}   when the count reaches n
 //   ← {count: true} → {count: n}
+//   ← {record: true}                 from now on, note when each notification's 200 is sent
+//   ← {arrivals: true} → {arrivals: [[subject, epoch ms], …]}   what was noted; noting stops
 import * as Https from "node:https"
+import { performance } from "node:perf_hooks"
 
 let count = 0
 let unsigned = 0
 const waiters = []
+let arrivals
+const subjectPattern = /"subject":"([^"]+)"/
 
 const tls = { cert: process.env.BENCH_TLS_CERT, key: process.env.BENCH_TLS_KEY }
 const server = Https.createServer(tls, (req, res) => {
-  req.on("data", () => {})
+  const chunks = arrivals === undefined ? undefined : []
+  req.on("data", (chunk) => chunks?.push(chunk))
   req.on("end", () => {
     if (typeof req.headers["x-service-signature"] === "string") count++
     else unsigned++
     res.writeHead(200, { "content-type": "text/plain", "content-length": "2" })
     res.end("ok")
+    if (chunks !== undefined && arrivals !== undefined) {
+      const subject = subjectPattern.exec(Buffer.concat(chunks).toString("utf8"))?.[1]
+      if (subject !== undefined) arrivals.push([subject, performance.timeOrigin + performance.now()])
+    }
     for (let i = waiters.length - 1; i >= 0; i--) {
       if (count >= waiters[i]) {
         process.send({ reached: waiters[i] })
@@ -35,6 +45,11 @@ process.on("message", (message) => {
     else waiters.push(message.waitFor)
   } else if (message.count) {
     process.send({ count, unsigned })
+  } else if (message.record) {
+    arrivals = []
+  } else if (message.arrivals) {
+    process.send({ arrivals: arrivals ?? [] })
+    arrivals = undefined
   }
 })
 process.on("disconnect", () => process.exit(0))

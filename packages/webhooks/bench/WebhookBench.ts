@@ -1,44 +1,40 @@
 /**
- * `npm run bench -- webhooks` (issue 5, "The benchmark"): first each stage of the webhook path
- * alone, its CPU per delivery against what the target leaves (`stages`); then webhook deliveries per
- * second from logged outcomes to a local receiver that answers 200, against the floor, a raw loop
- * that signs the same bodies with the same recipe (hex HMAC-SHA256 over the Base64 of the raw bytes) and POSTs them with
- * `undici`, in the same run, and against the durable floor (the same loop that also writes each
- * notification before sending it and each attempt after it, with plain `pg`; both in `Floor.ts`);
- * then a backlog of due notifications drained while memory is sampled.
- * Prints JSON lines and writes them to `bench/results/webhooks.json`.
+ * `npm run bench -- webhooks`: webhook deliveries per second from committed sale outcomes to a local
+ * receiver that answers 200, against three others on the same bodies in the same rounds (rotating
+ * order): the floor, a raw loop that signs with the spec's recipe (hex HMAC-SHA256 over the Base64 of
+ * the raw bytes) and POSTs with `undici`; the durable floor, the same loop writing each notification
+ * before it is sent and each attempt after it, with plain `pg` (both in `Floor.ts`); and
+ * graphile-worker, the job queue a Node team would pick instead, one job per notification queued in
+ * bulk, as it comes and with its documented batching (`GraphileWorker.ts`). Then the latency from a
+ * committed outcome to the receiver's 200 at a fixed offered rate of sales; then a backlog of due
+ * notifications drained while memory is sampled. Prints JSON lines and writes them to
+ * `bench/results/webhooks.json`.
  *
- * Cobro's path is the server's: approved terminal sales appended to the store (PostgreSQL, a
- * throwaway database) through the deciders, then, timed, the read models' runners, the notifier as
- * a log consumer (`Subscription.run`) and `Dispatcher.run` with the server's configuration, until the
- * receiver has every notification. The receiver is a `node:http` server in a child process
- * (`Receiver.mjs`), the same for both targets.
+ * Cobro's path is the server's: approved terminal sales committed through the deciders with their
+ * notifications scheduled in the same commit (the server's outbox, `Notifications.outbox`), then,
+ * timed, `Dispatcher.run` with the server's configuration until the receiver has every notification.
+ * The receiver is a `node:https` server in a child process (`Receiver.mjs`), the same for every
+ * target.
  *
  * Environment: `DATABASE_URL` (the server to create throwaway databases on; default
- * postgres://postgres@127.0.0.1:5432/postgres), `BENCH_DELIVERIES` (per round, default 2000),
- * `BENCH_ROUNDS` (default 3; the targets alternate their order by round), `BENCH_CONCURRENCY` (the
- * floor's POSTs in flight; default the dispatcher's, 32), `BENCH_BACKLOG` (due notifications
- * drained, default 100000; 0 skips the drain), `BENCH_PHASES` (subset of stages,throughput,backlog),
- * `BENCH_NOTIFIER=read` (the notifier without its stream memory, as `Notifier.handle`; `=event`, with
- * it but one event at a time, `Notifier.makeHandler`; default the server's batch handler),
- * `BENCH_TRACE=1` (Cobro's spans timed and printed per phase, for profiling),
+ * postgres://postgres@127.0.0.1:5432/postgres), `BENCH_DELIVERIES` (per round, default 3000),
+ * `BENCH_ROUNDS` (default 3), `BENCH_CONCURRENCY` (POSTs in flight of the floors and graphile-worker's
+ * jobs at once; default the dispatcher's, 32), `BENCH_RATE` and `BENCH_LATENCY_SECONDS` (the latency
+ * phase's offered sales per second, default 200, and its length, default 15), `BENCH_BACKLOG` (due
+ * notifications drained, default 100000; 0 skips the drain), `BENCH_PHASES` (subset of
+ * throughput,latency,backlog), `BENCH_TARGETS` (subset of the throughput targets: cobro is always
+ * run), `BENCH_TRACE=1` (Cobro's spans timed and printed per phase, for profiling),
  * `BENCH_CPU_PROFILE=<folder>` (a CPU profile of each timed Cobro phase, see `startProfile`),
- * `BENCH_SALES_READ_MODELS=timed` (the read models catch up on the sales inside the timed phase, as
- * before 2026-11-21's second session; by default they do so while the sales are appended, untimed),
  * `BENCH_DISPATCHERS=<n>` (n - 1 more processes running the dispatcher alone, `DispatcherProcess.ts`,
- * sharing the deliveries through the lease table as several nodes do; their CPU counts as Cobro's;
- * default 1, the bench process's dispatcher alone), `BENCH_CONSUMERS=separate` (each log consumer runs alone and reads the log for itself, as before
- * 2026-11-21's third session; by default they run as the server's, one group with one reader,
- * `Subscription.runAll`), `BENCH_COUNT=1` (the SQL statements of each timed round counted, printed).
+ * sharing the deliveries through the lease table as several nodes do; their CPU counts as Cobro's),
+ * `BENCH_COUNT=1` (the SQL statements of each timed Cobro round printed by text, with the time from
+ * send to answer).
  */
 import * as EventStore from "@cobro/domain/EventStore"
 import * as Notifications from "@cobro/domain/Notifications"
 import * as WebhookDelivery from "@cobro/domain/WebhookDelivery"
 import * as F from "@cobro/domain/testing/WebhookFixtures"
 import * as LogNotifications from "@cobro/store-pg/LogNotifications"
-import * as Projection from "@cobro/store-pg/Projection"
-import * as ReadModels from "@cobro/store-pg/ReadModels"
-import * as Subscription from "@cobro/store-pg/Subscription"
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
@@ -58,25 +54,35 @@ import * as Pg from "pg"
 import * as Dispatcher from "../src/Dispatcher.js"
 import * as CobroLayer from "./CobroLayer.js"
 import * as Floor from "./Floor.js"
-import * as Notifier from "../src/Notifier.js"
+import * as GraphileWorker from "./GraphileWorker.js"
 
 const env = (name: string, fallback: number) => {
   const value = process.env[name]
   return value === undefined || value === "" ? fallback : Number(value)
 }
-const perRound = env("BENCH_DELIVERIES", 2000)
+const perRound = env("BENCH_DELIVERIES", 3000)
 const rounds = env("BENCH_ROUNDS", 3)
-const floorConcurrency = env("BENCH_CONCURRENCY", 32)
+const concurrency = env("BENCH_CONCURRENCY", 32)
+const offeredRate = env("BENCH_RATE", 200)
+const latencySeconds = env("BENCH_LATENCY_SECONDS", 15)
 const backlog = env("BENCH_BACKLOG", 100_000)
-const phases = (process.env["BENCH_PHASES"] ?? "stages,throughput,backlog").split(",")
+const phases = (process.env["BENCH_PHASES"] ?? "throughput,latency,backlog").split(",")
 const dispatchers = env("BENCH_DISPATCHERS", 1)
 const trace = process.env["BENCH_TRACE"] === "1"
-/** Per statement text: how many were sent, and the milliseconds from sending each to its answer. */
+
+// ---------------------------------------------------------------------------------------------
+// SQL statements: every `pg` query of this process counted (Cobro's and graphile-worker's alike)
+// ---------------------------------------------------------------------------------------------
+
+let statementsSent = 0
+/** Per statement text, with `BENCH_COUNT=1`: how many were sent, and the ms from sending each to its answer. */
 const statementCounts = new Map<string, { count: number; ms: number }>()
-const statementCounting = process.env["BENCH_COUNT"] === "1"
-if (statementCounting) {
+const statementTexts = process.env["BENCH_COUNT"] === "1"
+{
   const original = Pg.Client.prototype.query
   Pg.Client.prototype.query = function (this: Pg.Client, ...args: Array<any>) {
+    statementsSent++
+    if (!statementTexts) return (original as any).apply(this, args)
     const text = typeof args[0] === "string" ? args[0] : (args[0]?.text ?? args[0]?.name ?? "?")
     const key = String(text).replace(/\s+/g, " ").slice(0, 90)
     const entry = statementCounts.get(key) ?? { count: 0, ms: 0 }
@@ -149,26 +155,6 @@ const printSpans = (label: string) => {
   spanTimes.clear()
 }
 
-/** PostgreSQL's own time in Cobro's SQL functions so far (cumulative over the rounds). */
-const printFunctionTimes = (runtime: CobroRuntime) =>
-  runtime.runPromise(
-    Effect.flatMap(SqlClient.SqlClient, (sql) =>
-      sql<{ funcname: string; calls: string; total_ms: number; self_ms: number }>`
-        SELECT funcname, calls::text, round(total_time)::int AS total_ms, round(self_time)::int AS self_ms
-        FROM pg_stat_user_functions ORDER BY total_time DESC`.pipe(
-        Effect.tap((rows) =>
-          Effect.sync(() => {
-            console.error("PostgreSQL functions so far (calls, total ms, self ms):")
-            for (const r of rows)
-              console.error(
-                `  ${r.calls.padStart(7)} ${String(r.total_ms).padStart(7)} ${String(r.self_ms).padStart(7)} ${r.funcname}`
-              )
-          })
-        )
-      )
-    ).pipe(Effect.orDie)
-  )
-
 // ---------------------------------------------------------------------------------------------
 // Throwaway databases
 // ---------------------------------------------------------------------------------------------
@@ -201,6 +187,8 @@ const dropDatabase = async (name: string) => {
 }
 
 // ---------------------------------------------------------------------------------------------
+
+// ---------------------------------------------------------------------------------------------
 // The receiver (a child process)
 // ---------------------------------------------------------------------------------------------
 
@@ -229,6 +217,10 @@ interface Receiver {
   readonly pid: number
   waitFor(total: number): Promise<void>
   count(): Promise<{ count: number; unsigned: number }>
+  /** From now on, the receiver notes when it answers each notification (by its subject). */
+  record(): void
+  /** What was noted since `record`: subject and epoch ms of the 200. */
+  arrivals(): Promise<ReadonlyArray<readonly [string, number]>>
   close(): void
 }
 
@@ -240,34 +232,55 @@ const startReceiver = (): Promise<Receiver> =>
     })
     const waiting = new Map<number, () => void>()
     let counting: ((c: { count: number; unsigned: number }) => void) | undefined
-    child.on("message", (message: { port?: number; reached?: number; count?: number; unsigned?: number }) => {
-      if (message.port !== undefined) {
-        resolve({
-          url: `https://127.0.0.1:${message.port}/webhooks/cobro`,
-          pid: child.pid!,
-          waitFor: (total) =>
-            new Promise<void>((done) => {
-              waiting.set(total, done)
-              child.send({ waitFor: total })
-            }),
-          count: () =>
-            new Promise((done) => {
-              counting = done
-              child.send({ count: true })
-            }),
-          close: () => child.disconnect()
-        })
-      } else if (message.reached !== undefined) {
-        waiting.get(message.reached)?.()
-        waiting.delete(message.reached)
-      } else if (message.count !== undefined) {
-        counting?.({ count: message.count, unsigned: message.unsigned ?? 0 })
+    let noted: ((a: ReadonlyArray<readonly [string, number]>) => void) | undefined
+    child.on(
+      "message",
+      (message: {
+        port?: number
+        reached?: number
+        count?: number
+        unsigned?: number
+        arrivals?: ReadonlyArray<readonly [string, number]>
+      }) => {
+        if (message.port !== undefined) {
+          resolve({
+            url: `https://127.0.0.1:${message.port}/webhooks/cobro`,
+            pid: child.pid!,
+            waitFor: (total) =>
+              new Promise<void>((done) => {
+                waiting.set(total, done)
+                child.send({ waitFor: total })
+              }),
+            count: () =>
+              new Promise((done) => {
+                counting = done
+                child.send({ count: true })
+              }),
+            record: () => child.send({ record: true }),
+            arrivals: () =>
+              new Promise((done) => {
+                noted = done
+                child.send({ arrivals: true })
+              }),
+            close: () => child.disconnect()
+          })
+        } else if (message.reached !== undefined) {
+          waiting.get(message.reached)?.()
+          waiting.delete(message.reached)
+        } else if (message.count !== undefined) {
+          counting?.({ count: message.count, unsigned: message.unsigned ?? 0 })
+        } else if (message.arrivals !== undefined) {
+          noted?.(message.arrivals)
+        }
       }
-    })
+    )
     child.once("error", reject)
   })
 
 // ---------------------------------------------------------------------------------------------
+// Where the CPU goes: this process, the receiver, PostgreSQL
+// ---------------------------------------------------------------------------------------------
+
 // Where the CPU goes: this process, the receiver, PostgreSQL
 // ---------------------------------------------------------------------------------------------
 
@@ -311,6 +324,8 @@ interface CpuSnapshot {
   readonly bench: number
   readonly receiver: number
   readonly postgres: number
+  /** SQL statements this process has sent so far. */
+  readonly statements: number
 }
 
 const cpuSnapshot = (receiver: Receiver): CpuSnapshot => {
@@ -320,7 +335,8 @@ const cpuSnapshot = (receiver: Receiver): CpuSnapshot => {
       (self.user + self.system) / 1000 +
       extraDispatchers.reduce((sum, child) => sum + procCpuMs(child.pid!), 0),
     receiver: procCpuMs(receiver.pid),
-    postgres: postgresCpuMs()
+    postgres: postgresCpuMs(),
+    statements: statementsSent
   }
 }
 
@@ -330,12 +346,13 @@ const cpuSnapshot = (receiver: Receiver): CpuSnapshot => {
  * machine with few cores the sum bounds the rate: at best `cores / sum` deliveries per second.
  */
 class CpuAccount {
-  private readonly totals = { bench: 0, receiver: 0, postgres: 0 }
+  private readonly totals = { bench: 0, receiver: 0, postgres: 0, statements: 0 }
   private deliveries = 0
   add(before: CpuSnapshot, after: CpuSnapshot, deliveries: number) {
     this.totals.bench += after.bench - before.bench
     this.totals.receiver += after.receiver - before.receiver
     this.totals.postgres += after.postgres - before.postgres
+    this.totals.statements += after.statements - before.statements
     this.deliveries += deliveries
   }
   perDelivery() {
@@ -345,7 +362,15 @@ class CpuAccount {
     const postgres = us(this.totals.postgres)
     return { bench_process: bench, receiver, postgres, total: bench + receiver + postgres }
   }
+  /** SQL statements this process sent per delivery (an extra dispatcher process's are not counted). */
+  statementsPerDelivery() {
+    return Number((this.totals.statements / Math.max(1, this.deliveries)).toFixed(2))
+  }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Cobro
+// ---------------------------------------------------------------------------------------------
 
 // ---------------------------------------------------------------------------------------------
 // Cobro
@@ -394,43 +419,12 @@ const stopExtraDispatchers = () => {
   for (const child of extraDispatchers.splice(0)) child.kill("SIGKILL")
 }
 
-/**
- * What the server's background runs for webhooks: the read models and the notifier (a batch consumer,
- * `Notifier.makeBatchHandler`, as the server's; see `BENCH_NOTIFIER`) as one group of log consumers,
- * the dispatcher with the server's configuration. Each round starts them afresh.
- */
-const notifier: Effect.Effect<Subscription.Consumer<never, EventStore.EventStore>> =
-  process.env["BENCH_NOTIFIER"] === "read"
-    ? Effect.succeed(Subscription.make(Notifier.CONSUMER_NAME, Notifier.handle))
-    : process.env["BENCH_NOTIFIER"] === "event"
-      ? Effect.map(Notifier.makeHandler(), (handle) => Subscription.make(Notifier.CONSUMER_NAME, handle))
-      : Effect.map(Notifier.makeBatchHandler(), (handleBatch) =>
-          Subscription.makeBatch(Notifier.CONSUMER_NAME, handleBatch)
-        )
-const separateConsumers = process.env["BENCH_CONSUMERS"] === "separate"
-const workers = Effect.flatMap(notifier, (consumer) =>
-  Effect.all(
-    [
-      ...(separateConsumers
-        ? [
-            ...ReadModels.asynchronous.map((projection) => Projection.run(projection)),
-            Subscription.run(consumer)
-          ]
-        : [
-            Subscription.runAll<EventStore.EventStore | SqlClient.SqlClient>([
-              ...ReadModels.asynchronous.map(Projection.consumer),
-              consumer
-            ])
-          ]),
-      Effect.flatMap(LogNotifications.LogNotifications, (notifications) =>
-        Dispatcher.run({ owner: `bench-${process.pid}`, wakeups: notifications.appended })
-      )
-    ],
-    { concurrency: "unbounded", discard: true }
-  )
+/** What the server runs for webhooks: the dispatcher with its configuration, woken by the log's appends. */
+const dispatcher = Effect.flatMap(LogNotifications.LogNotifications, (notifications) =>
+  Dispatcher.run({ owner: `bench-${process.pid}`, wakeups: notifications.appended })
 )
 
-/** The read model's count of deliveries attempted at least once (or settled), and of those delivered. */
+/** How many deliveries have been attempted at least once (or settled), and how many delivered. */
 const progress = (runtime: CobroRuntime) =>
   runtime.runPromise(
     Effect.flatMap(
@@ -449,9 +443,9 @@ const progress = (runtime: CobroRuntime) =>
   )
 
 /**
- * Waits until the read model shows `total` deliveries attempted, so that no attempt is in flight
- * when the workers stop. An attempt can fail (a timeout past 2 s on a machine under load): its retry
- * is due 15 minutes later, after the round; it is counted as a failure, not waited for.
+ * Waits until `total` deliveries have been attempted, so that no attempt is in flight when the
+ * dispatcher stops. An attempt can fail (a timeout past 2 s on a machine under load): its retry is
+ * due 15 minutes later, after the round; it is counted as a failure, not waited for.
  */
 const settle = async (runtime: CobroRuntime, total: number, intervalMs = 250) => {
   for (let i = 0; i < (300 * 1000) / intervalMs; i++) {
@@ -483,19 +477,19 @@ const startProfile = async (): Promise<(() => Promise<void>) | undefined> => {
 }
 
 /**
- * Runs the workers until `count` more deliveries are done: the receiver has that many more requests,
- * or every delivery has been attempted (some failed). Returns the seconds it took and how many of
- * them were delivered.
+ * Runs the dispatcher until `count` more deliveries are done: the receiver has that many more
+ * requests, or every delivery has been attempted (some failed). Returns the seconds it took, how
+ * many were delivered, and the CPU and statements around it.
  */
-const runWorkers = async (runtime: CobroRuntime, receiver: Receiver, count: number, total: number) => {
+const runDispatcher = async (runtime: CobroRuntime, receiver: Receiver, count: number, total: number) => {
   const base = (await receiver.count()).count
   const before = (await progress(runtime)).delivered
   const profiler = await startProfile()
   const cpuBefore = cpuSnapshot(receiver)
   const start = performance.now()
-  const fiber = runtime.runFork(workers)
-  // While the workers run, the read model is counted every 2 s only: the count scans the whole
-  // table (100,000 rows in the backlog), PostgreSQL work of the harness, not of Cobro.
+  const fiber = runtime.runFork(dispatcher)
+  // While it runs, the read model is counted every 2 s only: the count scans the whole table
+  // (100,000 rows in the backlog), PostgreSQL work of the harness, not of Cobro.
   await Promise.race([receiver.waitFor(base + count), settle(runtime, total, 2000)])
   const seconds = (performance.now() - start) / 1000
   const cpuAfter = cpuSnapshot(receiver)
@@ -505,15 +499,11 @@ const runWorkers = async (runtime: CobroRuntime, receiver: Receiver, count: numb
   return { seconds, delivered: (await progress(runtime)).delivered - before, cpuBefore, cpuAfter }
 }
 
-const salesReadModelsTimed = process.env["BENCH_SALES_READ_MODELS"] === "timed"
-
 /**
- * Appends `count` approved terminal sales `TRX_<from+1>`… through the deciders; returns events/s.
- * Then (untimed, unless `BENCH_SALES_READ_MODELS=timed`) the read models catch up on them: a server
- * updates its sales' read models (A1, A2) as the sales happen, which is the sales' work, not the
- * webhooks'. The notifier is left behind them: reading the outcomes is the timed path's first step.
+ * Commits `count` approved terminal sales `TRX_<from+1>`… through the deciders, each outcome with its
+ * notification scheduled in the same commit (the sales' work, not timed); returns sales/s.
  */
-const appendSales = async (runtime: CobroRuntime, from: number, count: number) => {
+const commitSales = async (runtime: CobroRuntime, from: number, count: number) => {
   const start = performance.now()
   await runtime.runPromise(
     Effect.forEach(
@@ -522,47 +512,20 @@ const appendSales = async (runtime: CobroRuntime, from: number, count: number) =
       { concurrency: 8, discard: true }
     )
   )
-  // Four events per sale: created, pushed, on the terminal, approved.
-  const rate = (count * 4) / ((performance.now() - start) / 1000)
-  if (!salesReadModelsTimed) {
-    await runtime.runPromise(
-      Effect.forEach(ReadModels.asynchronous, (projection) => Projection.catchUp(projection))
-    )
-  }
-  return rate
+  return count / ((performance.now() - start) / 1000)
 }
 
 const decodeScheduled = Schema.decodeUnknownSync(WebhookDelivery.DeliveryScheduled)
 
-/** The bodies of every notification scheduled so far (the floor sends the same bytes). */
-const scheduledBodies = (runtime: CobroRuntime) =>
+/** The notifications scheduled so far (the other targets send the same bodies). */
+const scheduled = (runtime: CobroRuntime) =>
   runtime.runPromise(
     Effect.map(F.eventsOfType("DeliveryScheduled"), (events) => events.map((e) => decodeScheduled(e.data)))
   )
 
 // ---------------------------------------------------------------------------------------------
-// The floor: sign and POST with undici
+// The others: the floors and graphile-worker, on the same bodies
 // ---------------------------------------------------------------------------------------------
-
-/** One round of the floor (`durable`: of the durable floor), its CPU added to `cpu`; returns its seconds. */
-const floorRound = async (
-  receiver: Receiver,
-  bodies: ReadonlyArray<string>,
-  cpu: CpuAccount,
-  durable?: { readonly pg: Pg.Pool; readonly batch: number }
-) => {
-  const cpuBefore = cpuSnapshot(receiver)
-  const seconds = await Floor.round({
-    url: receiver.url,
-    ca: certificate.cert,
-    bodies,
-    secret: SECRET,
-    concurrency: floorConcurrency,
-    ...(durable === undefined ? {} : { durable })
-  })
-  cpu.add(cpuBefore, cpuSnapshot(receiver), bodies.length)
-  return seconds
-}
 
 // ---------------------------------------------------------------------------------------------
 // Phases
@@ -578,116 +541,149 @@ const emit = (line: Line) => {
 }
 const loadAverage = () => Os.loadavg().map((l) => Number(l.toFixed(2)))
 const mb = (bytes: number) => Number((bytes / 1024 / 1024).toFixed(1))
+const ratio = (a: number, b: number) => Number((a / b).toFixed(3))
+
+/** The throughput targets besides Cobro, in the order of round 1 (later rounds rotate it). */
+const others = ["floor", "floor-durable", "graphile-worker", "graphile-worker-batched"] as const
+type Other = (typeof others)[number]
+const chosenOthers = (() => {
+  const listed = process.env["BENCH_TARGETS"]?.split(",")
+  return others.filter((o) => listed === undefined || listed.includes(o))
+})()
+
+/** One target's rounds: rates, failures, CPU and statements. */
+class Rounds {
+  readonly rates: Array<number> = []
+  readonly failed: Array<number> = []
+  readonly cpu = new CpuAccount()
+  add(deliveries: number, seconds: number, failed: number, before: CpuSnapshot, after: CpuSnapshot) {
+    this.rates.push(deliveries / seconds)
+    this.failed.push(failed)
+    this.cpu.add(before, after, deliveries)
+  }
+  /** Total deliveries over total time. */
+  rate() {
+    return Math.round((this.rates.length * perRound) / this.rates.reduce((s, r) => s + perRound / r, 0))
+  }
+}
 
 const throughput = async (receiver: Receiver) => {
   const database = `cobro_bench_webhooks_${randomBytes(4).toString("hex")}`
   await admin(`CREATE DATABASE ${database}`)
-  // With BENCH_COUNT=1, PostgreSQL also times Cobro's SQL functions (`pg_stat_user_functions`).
-  if (statementCounting) await admin(`ALTER DATABASE ${database} SET track_functions = 'all'`)
-  const runtime = cobroRuntime(withDatabase(database))
-  // The durable floor's tables live beside Cobro's, in the same throwaway database.
-  const floorPg = new Pg.Pool({ connectionString: withDatabase(database), max: 4 })
+  const url = withDatabase(database)
+  const runtime = cobroRuntime(url)
+  // The durable floor's tables and graphile-worker's schema live beside Cobro's, in the same database.
+  const floorPg = new Pg.Pool({ connectionString: url, max: 4 })
   try {
     await runtime.runPromise(F.merchant(MERCHANT, { production: receiver.url }))
     await floorPg.query(Floor.schema)
-    await startExtraDispatchers(withDatabase(database))
+    await GraphileWorker.setup(url)
+    await startExtraDispatchers(url)
     // Warm-up: connections, plans, JIT, keep-alive sockets: 100 sales through the whole path.
     let sales = 0
     const warm = 100
-    await appendSales(runtime, sales, warm)
+    await commitSales(runtime, sales, warm)
     sales += warm
-    statementCounts.clear()
-    await runWorkers(runtime, receiver, warm, sales)
+    await runDispatcher(runtime, receiver, warm, sales)
     printSpans("warm-up")
     statementCounts.clear()
-    const cobroRates: Array<number> = []
-    const floorRates: Array<number> = []
-    const appendRates: Array<number> = []
-    const failed: Array<number> = []
+    const results = new Map<"cobro" | Other, Rounds>([
+      ["cobro", new Rounds()],
+      ...chosenOthers.map((o) => [o, new Rounds()] as const)
+    ])
+    const saleRates: Array<number> = []
     let bodies: ReadonlyArray<string> = []
-    const cobroCpu = new CpuAccount()
-    const floorCpu = new CpuAccount()
-    const durableRates: Array<number> = []
-    const durableCpu = new CpuAccount()
     const cobro = async () => {
-      appendRates.push(await appendSales(runtime, sales, perRound))
+      saleRates.push(await commitSales(runtime, sales, perRound))
       sales += perRound
       statementCounts.clear()
-      const { seconds, delivered, cpuBefore, cpuAfter } = await runWorkers(runtime, receiver, perRound, sales)
-      cobroCpu.add(cpuBefore, cpuAfter, perRound)
-      cobroRates.push(delivered / seconds)
-      failed.push(perRound - delivered)
-      printSpans(`cobro round ${cobroRates.length}`)
-      printCounts(`cobro round ${cobroRates.length}`)
-      if (statementCounting) await printFunctionTimes(runtime)
-      if (bodies.length === 0) bodies = (await scheduledBodies(runtime)).slice(warm).map((s) => s.body)
+      const { seconds, delivered, cpuBefore, cpuAfter } = await runDispatcher(
+        runtime,
+        receiver,
+        perRound,
+        sales
+      )
+      const round = results.get("cobro")!
+      round.add(perRound, seconds, perRound - delivered, cpuBefore, cpuAfter)
+      printSpans(`cobro round ${round.rates.length}`)
+      printCounts(`cobro round ${round.rates.length}`)
+      if (bodies.length === 0) bodies = (await scheduled(runtime)).slice(warm).map((s) => s.body)
     }
-    const floor = async () => {
-      const seconds = await floorRound(receiver, bodies, floorCpu)
-      floorRates.push(bodies.length / seconds)
-      // The durable floor right after the floor, on the same bodies.
-      const durableSeconds = await floorRound(receiver, bodies, durableCpu, { pg: floorPg, batch: 100 })
-      durableRates.push(bodies.length / durableSeconds)
-    }
-    // The floor needs Cobro's bodies: the first round is Cobro's; then the order alternates.
-    await cobro()
-    await floor()
-    for (let round = 1; round < rounds; round++) {
-      if (round % 2 === 1) {
-        await floor()
-        await cobro()
+    const other = async (target: Other) => {
+      const before = cpuSnapshot(receiver)
+      const base = (await receiver.count()).count
+      let seconds: number
+      let failed = 0
+      if (target === "floor" || target === "floor-durable") {
+        seconds = await Floor.round({
+          url: receiver.url,
+          ca: certificate.cert,
+          bodies,
+          secret: SECRET,
+          concurrency,
+          ...(target === "floor-durable" ? { durable: { pg: floorPg, batch: 100 } } : {})
+        })
       } else {
-        await cobro()
-        await floor()
+        const result = await GraphileWorker.round({
+          connectionString: url,
+          url: receiver.url,
+          ca: certificate.cert,
+          bodies,
+          secret: SECRET,
+          concurrency,
+          batched: target === "graphile-worker-batched"
+        })
+        seconds = result.seconds
+        failed = result.failed
       }
+      const after = cpuSnapshot(receiver)
+      const received = (await receiver.count()).count - base
+      if (received < bodies.length)
+        throw new Error(`${target}: the receiver got ${received} of ${bodies.length}`)
+      results.get(target)!.add(bodies.length, seconds, failed, before, after)
+    }
+    // Cobro first in round 1 (the others need its bodies); then the order rotates by one each round.
+    const order: ReadonlyArray<"cobro" | Other> = ["cobro", ...chosenOthers]
+    for (let round = 0; round < rounds; round++) {
+      const turn = order.map((_, i) => order[(i + round) % order.length]!)
+      for (const target of turn) await (target === "cobro" ? cobro() : other(target))
     }
     const counted = await receiver.count()
     if (counted.unsigned !== 0) throw new Error(`the receiver got ${counted.unsigned} unsigned requests`)
-    const rate = (rates: ReadonlyArray<number>) =>
-      Math.round((rates.length * perRound) / rates.reduce((s, r) => s + perRound / r, 0))
-    const floorRate = rate(floorRates)
-    const cobroRate = rate(cobroRates)
-    const durableRate = rate(durableRates)
-    emit({
-      target: "floor",
-      workload: "throughput",
-      deliveries: perRound,
-      rounds,
-      concurrency: floorConcurrency,
-      deliveries_per_s: floorRate,
-      per_round: floorRates.map(Math.round),
-      cpu_us_per_delivery: floorCpu.perDelivery()
-    })
-    emit({
-      target: "floor-durable",
-      workload: "throughput",
-      deliveries: perRound,
-      rounds,
-      concurrency: floorConcurrency,
-      deliveries_per_s: durableRate,
-      per_round: durableRates.map(Math.round),
-      ratio_to_floor: Number((durableRate / floorRate).toFixed(3)),
-      ratio_per_round: durableRates.map((r, i) => Number((r / floorRates[i]!).toFixed(3))),
-      cpu_us_per_delivery: durableCpu.perDelivery()
-    })
-    emit({
-      target: "cobro",
-      workload: "throughput",
-      deliveries: perRound,
-      rounds,
-      dispatcher_processes: dispatchers,
-      deliveries_per_s: cobroRate,
-      per_round: cobroRates.map(Math.round),
-      failed_attempts_per_round: failed,
-      ratio_to_floor: Number((cobroRate / floorRate).toFixed(3)),
-      ratio_per_round: cobroRates.map((r, i) => Number((r / floorRates[i]!).toFixed(3))),
-      ratio_to_durable_floor: Number((cobroRate / durableRate).toFixed(3)),
-      cpu_us_per_delivery: cobroCpu.perDelivery()
-    })
+    const floor = results.get("floor")
+    const peer = results.get("graphile-worker-batched")
+    for (const [target, result] of results) {
+      const rate = result.rate()
+      emit({
+        target,
+        workload: "throughput",
+        deliveries: perRound,
+        rounds,
+        concurrency,
+        ...(target === "cobro" ? { dispatcher_processes: dispatchers } : {}),
+        deliveries_per_s: rate,
+        per_round: result.rates.map(Math.round),
+        failed_attempts_per_round: result.failed,
+        ...(floor !== undefined && target !== "floor"
+          ? {
+              ratio_to_floor: ratio(rate, floor.rate()),
+              ratio_to_floor_per_round: result.rates.map((r, i) => ratio(r, floor.rates[i]!))
+            }
+          : {}),
+        ...(peer !== undefined && target !== "graphile-worker-batched"
+          ? {
+              ratio_to_graphile_worker_batched: ratio(rate, peer.rate()),
+              ratio_to_graphile_worker_batched_per_round: result.rates.map((r, i) => ratio(r, peer.rates[i]!))
+            }
+          : {}),
+        cpu_us_per_delivery: result.cpu.perDelivery(),
+        statements_per_delivery: result.cpu.statementsPerDelivery()
+      })
+    }
     emit({
       target: "cobro",
-      workload: "append-sales (setup, not timed above)",
-      events_per_s: Math.round(appendRates.reduce((s, r) => s + r, 0) / appendRates.length)
+      workload: "commit-sales (setup, not timed above)",
+      sales_per_s: Math.round(saleRates.reduce((s, r) => s + r, 0) / saleRates.length)
     })
   } finally {
     stopExtraDispatchers()
@@ -697,95 +693,79 @@ const throughput = async (receiver: Receiver) => {
   }
 }
 
+/** The `q`-quantile of sorted numbers (nearest rank). */
+const quantile = (sorted: ReadonlyArray<number>, q: number) =>
+  sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!
+
 /**
- * Phase `stages`: where Cobro's CPU per delivery goes, stage by stage, against what the target leaves
- * for all of them. The sales of one throughput round, but each stage of the webhook path runs alone
- * to its end, one after the other, with nothing else running: the notifier (read the outcomes, plan,
- * schedule), the read models on the schedules, the dispatcher (claim, sign, POST, record, release),
- * the read models on the attempts. Then one floor round on the same bodies. Each stage's line gives
- * its CPU per delivery in this process, the receiver and PostgreSQL; the last line the CPU per
- * delivery that 0.5 of that floor allows for the whole path on this machine's cores
- * (`cores × 10⁶ / (0.5 × floor rate)` µs), since the throughput phase runs every stage at once and is
- * bounded by their sum.
+ * Phase `latency`: the dispatcher running as on a server (woken by the log's appends), sales
+ * committed at `BENCH_RATE` per second for `BENCH_LATENCY_SECONDS`, each outcome with its
+ * notification; for each, the time from its commit (the sale's last append answered, in this
+ * process) to the receiver's 200 (noted by the receiver; both clocks are this machine's).
  */
-const stages = async (receiver: Receiver) => {
-  const database = `cobro_bench_stages_${randomBytes(4).toString("hex")}`
+const latency = async (receiver: Receiver) => {
+  const database = `cobro_bench_latency_${randomBytes(4).toString("hex")}`
   await admin(`CREATE DATABASE ${database}`)
   const runtime = cobroRuntime(withDatabase(database))
+  const fiber = runtime.runFork(dispatcher)
   try {
     await runtime.runPromise(F.merchant(MERCHANT, { production: receiver.url }))
-    // Warm-up as in the throughput phase: 100 sales through the whole path, all stages at once.
-    const warm = 100
-    await appendSales(runtime, 0, warm)
-    await runWorkers(runtime, receiver, warm, warm)
-    await appendSales(runtime, warm, perRound)
-    const consumer = await runtime.runPromise(notifier)
-    const readModels = Subscription.catchUpAll<EventStore.EventStore | SqlClient.SqlClient>(
-      ReadModels.asynchronous.map(Projection.consumer)
-    )
-    const stageTotals = { bench_process: 0, receiver: 0, postgres: 0, total: 0 }
-    const stage = async (name: string, work: () => Promise<unknown>) => {
-      const cpu = new CpuAccount()
-      const profiler = await startProfile()
-      const before = cpuSnapshot(receiver)
+    // Warm-up: 100 sales at the offered rate, not measured.
+    const offer = async (from: number, count: number, committed: Map<string, number>) => {
       const start = performance.now()
-      await work()
-      const seconds = (performance.now() - start) / 1000
-      cpu.add(before, cpuSnapshot(receiver), perRound)
-      await profiler?.()
-      const perDelivery = cpu.perDelivery()
-      for (const key of Object.keys(stageTotals) as Array<keyof typeof stageTotals>)
-        stageTotals[key] += perDelivery[key]
-      emit({
-        target: "cobro",
-        workload: "stages",
-        stage: name,
-        deliveries: perRound,
-        seconds: Number(seconds.toFixed(2)),
-        cpu_us_per_delivery: perDelivery
-      })
-    }
-    await stage("notifier", () => runtime.runPromise(Subscription.catchUp(consumer)))
-    await stage("read models on the schedules", () => runtime.runPromise(readModels))
-    const base = (await receiver.count()).count
-    await stage("dispatcher", async () => {
-      const fiber = runtime.runFork(Dispatcher.run({ owner: `bench-stages-${process.pid}` }))
-      // A failed attempt (a timeout under load) is retried 15 minutes later: fail, never hang.
-      let timer: NodeJS.Timeout | undefined
-      const stalled = new Promise<never>((_, reject) => {
-        timer = setTimeout(
-          () =>
-            reject(new Error(`stages: the receiver never got ${perRound} deliveries from the dispatcher`)),
-          120_000
+      const pending: Array<Promise<void>> = []
+      for (let i = 0; i < count; i++) {
+        const due = start + (i * 1000) / offeredRate
+        const wait = due - performance.now()
+        if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait))
+        const n = from + i + 1
+        pending.push(
+          runtime.runPromise(F.approvedSale({ merchantId: MERCHANT, n })).then(() => {
+            committed.set(`TRX_${n}`, performance.timeOrigin + performance.now())
+          })
         )
-      })
-      try {
-        await Promise.race([receiver.waitFor(base + perRound), stalled])
-      } finally {
-        clearTimeout(timer)
-        await runtime.runPromise(Fiber.interrupt(fiber))
       }
-    })
-    await stage("read models on the attempts", () => runtime.runPromise(readModels))
-    const bodies = (await scheduledBodies(runtime)).slice(warm).map((s) => s.body)
-    const floorCpu = new CpuAccount()
-    const floorRate = bodies.length / (await floorRound(receiver, bodies, floorCpu))
-    const cores = Os.cpus().length
-    // 0.5 of the floor on `cores` cores leaves this much CPU per delivery for every process together.
-    const budget = (cores * 1e6) / (0.5 * floorRate)
+      await Promise.all(pending)
+      return count / ((performance.now() - start) / 1000)
+    }
+    const base = (await receiver.count()).count
+    await offer(0, 100, new Map())
+    await receiver.waitFor(base + 100)
+    const count = Math.round(offeredRate * latencySeconds)
+    const committed = new Map<string, number>()
+    receiver.record()
+    const cpuBefore = cpuSnapshot(receiver)
+    const achieved = await offer(100, count, committed)
+    await Promise.race([
+      receiver.waitFor(base + 100 + count),
+      new Promise((_, reject) => setTimeout(() => reject(new Error("latency: deliveries missing")), 120_000))
+    ])
+    const cpu = new CpuAccount()
+    cpu.add(cpuBefore, cpuSnapshot(receiver), count)
+    const arrivals = await receiver.arrivals()
+    const latencies = arrivals
+      .flatMap(([subject, at]) => {
+        const from = committed.get(subject)
+        return from === undefined ? [] : [at - from]
+      })
+      .sort((a, b) => a - b)
     emit({
       target: "cobro",
-      workload: "stages",
-      stage: "all, against the target",
-      deliveries: perRound,
-      cpu_us_per_delivery: stageTotals,
-      floor_deliveries_per_s: Math.round(floorRate),
-      floor_cpu_us_per_delivery: floorCpu.perDelivery(),
-      cores,
-      target_cpu_us_per_delivery: Math.round(budget),
-      over_target: Number((stageTotals.total / budget).toFixed(2))
+      workload: "latency",
+      offered_sales_per_s: offeredRate,
+      achieved_sales_per_s: Math.round(achieved),
+      notifications: count,
+      measured: latencies.length,
+      p50_ms: Number(quantile(latencies, 0.5).toFixed(1)),
+      p90_ms: Number(quantile(latencies, 0.9).toFixed(1)),
+      p99_ms: Number(quantile(latencies, 0.99).toFixed(1)),
+      max_ms: Number(latencies.at(-1)!.toFixed(1)),
+      // Sales and deliveries together: the sales' work is in it.
+      cpu_us_per_sale_and_delivery: cpu.perDelivery(),
+      statements_per_sale_and_delivery: cpu.statementsPerDelivery()
     })
   } finally {
+    await runtime.runPromise(Fiber.interrupt(fiber)).catch(() => {})
     await runtime.dispose().catch(() => {})
     await dropDatabase(database)
   }
@@ -796,22 +776,14 @@ const drain = async (receiver: Receiver) => {
   await admin(`CREATE DATABASE ${database}`)
   const runtime = cobroRuntime(withDatabase(database))
   try {
-    // One real notification, as the notifier schedules it: the template of the backlog's bodies.
+    // One real notification, scheduled with its sale: the template of the backlog's bodies.
     await runtime.runPromise(
       Effect.gen(function* () {
         yield* F.merchant(MERCHANT, { production: receiver.url })
         yield* F.approvedSale({ merchantId: MERCHANT, n: 1 })
       })
     )
-    // Catch-up reads see a commit once no older transaction is in flight: poll until scheduled.
-    let template: WebhookDelivery.DeliveryScheduled | undefined
-    while (template === undefined) {
-      await runtime.runPromise(
-        Subscription.catchUp(Subscription.make(Notifier.CONSUMER_NAME, Notifier.handle))
-      )
-      template = (await scheduledBodies(runtime))[0]
-      if (template === undefined) await new Promise((resolve) => setTimeout(resolve, 100))
-    }
+    const template = (await scheduled(runtime))[0]!
     // The backlog: `backlog` deliveries scheduled and due, each on its own stream, as the notifier
     // appends them (one `DeliveryScheduled` per stream).
     const seedStart = performance.now()
@@ -848,9 +820,7 @@ const drain = async (receiver: Receiver) => {
           },
           { concurrency: 16, discard: true }
         )
-        // Everything due in the queue before the drain starts.
-        for (const projection of ReadModels.asynchronous) yield* Projection.catchUp(projection)
-        yield* Subscription.catchUp(Subscription.make(Notifier.CONSUMER_NAME, Notifier.handle))
+        // Each delivery's queue row is written with its event: all are due when the drain starts.
       }).pipe(Effect.orDie)
     )
     const seedSeconds = (performance.now() - seedStart) / 1000
@@ -861,7 +831,7 @@ const drain = async (receiver: Receiver) => {
     const before = process.memoryUsage()
     let done = false
     const start = performance.now()
-    const drained = runWorkers(runtime, receiver, total, total).finally(() => (done = true))
+    const drained = runDispatcher(runtime, receiver, total, total).finally(() => (done = true))
     while (!done) {
       await new Promise((resolve) => setTimeout(resolve, 250))
       const { count } = await receiver.count()
@@ -922,8 +892,8 @@ const main = async () => {
   const receiver = await startReceiver()
   const startLoad = loadAverage()
   try {
-    if (phases.includes("stages")) await stages(receiver)
     if (phases.includes("throughput")) await throughput(receiver)
+    if (phases.includes("latency")) await latency(receiver)
     if (phases.includes("backlog") && backlog > 0) await drain(receiver)
   } finally {
     receiver.close()
@@ -936,17 +906,27 @@ const main = async () => {
   const out = Path.resolve(import.meta.dirname, "../../../bench/results/webhooks.json")
   Fs.mkdirSync(Path.dirname(out), { recursive: true })
   Fs.writeFileSync(out, lines.map((l) => JSON.stringify(l)).join("\n") + "\n")
-  const cobro = lines.find((l) => l["target"] === "cobro" && l["workload"] === "throughput")
-  if (cobro !== undefined) {
+  console.log(`\n${perRound} deliveries per round, ${rounds} rounds (per round in brackets):`)
+  for (const line of lines.filter((l) => l["workload"] === "throughput")) {
+    const cpu = line["cpu_us_per_delivery"] as { total: number }
+    const parts = [`${String(line["target"]).padEnd(24)} ${String(line["deliveries_per_s"]).padStart(6)}/s`]
+    if (line["ratio_to_floor"] !== undefined)
+      parts.push(
+        `floor × ${String(line["ratio_to_floor"])} [${(line["ratio_to_floor_per_round"] as Array<number>).join(" ")}]`
+      )
+    if (line["ratio_to_graphile_worker_batched"] !== undefined)
+      parts.push(
+        `graphile-worker batched × ${String(line["ratio_to_graphile_worker_batched"])} ` +
+          `[${(line["ratio_to_graphile_worker_batched_per_round"] as Array<number>).join(" ")}]`
+      )
+    parts.push(`${cpu.total} µs CPU, ${String(line["statements_per_delivery"])} statements per delivery`)
+    console.log(parts.join("; "))
+  }
+  const measured = lines.find((l) => l["workload"] === "latency")
+  if (measured !== undefined) {
     console.log(
-      `\nratio cobro/floor (deliveries/s, ${perRound} per round, ${rounds} rounds; per round in brackets): ` +
-        `${String(cobro["ratio_to_floor"])} [${(cobro["ratio_per_round"] as Array<number>).join(" ")}]`
-    )
-    const durable = lines.find((l) => l["target"] === "floor-durable")!
-    console.log(
-      `ratio durable floor/floor: ${String(durable["ratio_to_floor"])} ` +
-        `[${(durable["ratio_per_round"] as Array<number>).join(" ")}]; ` +
-        `cobro/durable floor: ${String(cobro["ratio_to_durable_floor"])}`
+      `latency at ${String(measured["achieved_sales_per_s"])} sales/s: p50 ${String(measured["p50_ms"])} ms, ` +
+        `p99 ${String(measured["p99_ms"])} ms`
     )
   }
   const drained = lines.find((l) => l["workload"] === "backlog")

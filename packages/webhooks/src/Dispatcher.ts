@@ -1,29 +1,32 @@
 /**
  * The webhook dispatcher (spec D, Registration and delivery, Signature, Retries): claims due
- * deliveries from the `DeliveryQueue` (one dispatcher at a time per notification), POSTs the exact
- * bytes signed with the merchant's current key, and records every attempt through the
- * WebhookDelivery decider, which schedules the retries (W1) and exhaustion (W3). A round records
- * the attempts answered together in one append and gives its claims back in one write. Time comes from
- * `Clock`, so a virtual clock drives the retry schedule.
+ * deliveries from the `DeliveryQueue` in batches, each with its state (one dispatcher at a time per
+ * notification), POSTs the exact bytes signed with the merchant's current key, and records every
+ * attempt through the WebhookDelivery decider, which schedules the retries (W1) and exhaustion (W3).
+ * Attempts answered together are recorded with one append. `run` claims again while earlier claims
+ * are in flight, and caps the requests in flight per endpoint, so that a slow endpoint holds back
+ * only its own deliveries. Time comes from `Clock`, so a virtual clock drives the retry schedule.
  */
 import * as CommandHandler from "@cobro/domain/CommandHandler"
 import * as DeliveryQueue from "@cobro/domain/DeliveryQueue"
 import type * as EventStore from "@cobro/domain/EventStore"
+import type * as IdGenerator from "@cobro/domain/IdGenerator"
 import type { NotificationId } from "@cobro/domain/Ids"
 import * as KeyVault from "@cobro/domain/KeyVault"
 import * as Merchant from "@cobro/domain/Merchant"
 import * as WebhookDelivery from "@cobro/domain/WebhookDelivery"
 import * as WebhookTransport from "@cobro/domain/WebhookTransport"
-import * as Chunk from "effect/Chunk"
+import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
 import * as DateTime from "effect/DateTime"
-import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
+import * as Runtime from "effect/Runtime"
 import * as Stream from "effect/Stream"
 import * as Signature from "./Signature.js"
 
@@ -35,6 +38,8 @@ export interface Config {
   readonly batchSize?: number
   /** Attempts in flight at once; default 32. */
   readonly concurrency?: number
+  /** Attempts in flight at once to one endpoint (one URL); default 8. */
+  readonly perEndpoint?: number
   /**
    * How long a claim holds if the process dies; default 30 seconds. It must outlast an attempt
    * (`timeoutMs` plus {@link REPORT_MARGIN_MILLIS}): an attempt starts only while the lease covers it.
@@ -61,11 +66,8 @@ export type Outcome =
       readonly attempt: number
       readonly status: WebhookDelivery.Status
     }
-  /**
-   * Not due any more (another dispatcher attempted it, or the queue lagged behind the stream);
-   * `attemptsRecorded` is how many attempts the stream records.
-   */
-  | { readonly _tag: "NotDue"; readonly attemptsRecorded: number }
+  /** Not due any more (another dispatcher attempted it meanwhile, or it was cancelled). */
+  | { readonly _tag: "NotDue" }
   /** The merchant deleted the webhook: the delivery was cancelled, nothing sent (W5). */
   | { readonly _tag: "Cancelled" }
   /** The attempt was made but its report was refused (a concurrent report of the same attempt). */
@@ -75,17 +77,6 @@ export type Outcome =
    * recorded, and another dispatcher may take it then. Released, claimed again in a later round.
    */
   | { readonly _tag: "LeaseEnding" }
-
-/**
- * How many attempts the stream records after an outcome, when known: the queue keeps the delivery
- * back until its view has caught up with them (`DeliveryQueue.ReleaseOptions`).
- */
-export const attemptsRecorded = (outcome: Outcome): number | undefined =>
-  outcome._tag === "Attempted"
-    ? outcome.attempt
-    : outcome._tag === "NotDue"
-      ? outcome.attemptsRecorded
-      : undefined
 
 /** The default lease of a claim. */
 export const DEFAULT_LEASE = Duration.seconds(30)
@@ -105,38 +96,12 @@ export const startDeadline = (claimedAtMillis: number, config: Config): number =
   REPORT_MARGIN_MILLIS
 
 const loadDelivery = CommandHandler.load(WebhookDelivery.WebhookDelivery)
-const loadDeliveries = CommandHandler.loadMany(WebhookDelivery.WebhookDelivery)
 const loadMerchant = CommandHandler.load(Merchant.Merchant)
-const handleDelivery = CommandHandler.make(WebhookDelivery.WebhookDelivery)
 const handleDeliveries = CommandHandler.makeBatch(WebhookDelivery.WebhookDelivery)
 
 const nowUtc = Effect.map(Clock.currentTimeMillis, (ms) => DateTime.unsafeMake(ms))
 
-/** Reads a merchant; a round passes one that reads each merchant once (see {@link runOnce}). */
-export type MerchantReader = (
-  merchantId: string
-) => Effect.Effect<Merchant.State, never, EventStore.EventStore>
-
-const readMerchant: MerchantReader = (merchantId) =>
-  Effect.map(loadMerchant(merchantId), (loaded) => loaded.state)
-
-/**
- * A reader that reads each merchant once and then answers from memory: a round's attempts share
- * it, so that a batch of one merchant's notifications reads its stream once. A change made during
- * the round (a webhook deleted, a key rotated) is seen by the next round, as if it had been made
- * while the round's POSTs were in flight.
- */
-export const merchantsOnce: Effect.Effect<MerchantReader> = Effect.cachedFunction(readMerchant)
-
-/** The secret that signs a delivery now: the empty string for sandbox, else the merchant's current key (W9). */
-const secretFor = (merchant: Merchant.State, key: WebhookDelivery.Notification["signingKey"]) =>
-  Effect.gen(function* () {
-    if (key === "EMPTY") return Option.some("")
-    const pair = Merchant.keyPairFor(merchant, key.integration, key.mode)
-    if (Option.isNone(pair)) return Option.none<string>()
-    const vault = yield* KeyVault.KeyVault
-    return Option.some(yield* vault.unseal(pair.value.secretKey))
-  })
+const readMerchant = (merchantId: string) => Effect.map(loadMerchant(merchantId), (loaded) => loaded.state)
 
 /** The headers of an attempt. */
 export const headersFor = (
@@ -163,83 +128,117 @@ interface Sent {
   readonly known: CommandHandler.Known<WebhookDelivery.State>
 }
 
+/** A POST to make: a due delivery, its signing secret and the endpoint's choices as registered now. */
+interface Planned {
+  readonly notificationId: NotificationId
+  readonly known: CommandHandler.Known<WebhookDelivery.State>
+  readonly state: WebhookDelivery.Existing
+  /** `None`: the merchant has not activated the integration; the attempt fails unsent. */
+  readonly secret: Option.Option<string>
+  readonly standardWebhooks: boolean
+  /** The last instant (epoch ms) the POST may start: the claim's lease covers it until then. */
+  readonly startBy: number | undefined
+}
+
+/** What the plan of a batch found for each claim. */
+type Plan =
+  | { readonly _tag: "Send"; readonly planned: Planned }
+  | { readonly _tag: "Done"; readonly outcome: Outcome }
+  | {
+      readonly _tag: "Cancel"
+      readonly notificationId: NotificationId
+      readonly known: CommandHandler.Known<WebhookDelivery.State>
+    }
+
+const textEncoder = new TextEncoder()
+
 /**
- * An attempt up to its record: checks it is due and the merchant still has a webhook for its mode
- * (else cancels, W5), signs the exact body with the current key and POSTs it. Returns the attempt to
- * record, or the outcome when nothing was sent.
+ * Plans a claimed batch: which deliveries are due and have a webhook for their mode (the others
+ * are cancelled, W5), with the merchant's current key (W9) and Standard Webhooks choice (W19). Each
+ * merchant is read once and each key opened once for the whole batch (a change made meanwhile is
+ * seen by the next batch, as if made while its POSTs were in flight).
  */
-const send = Effect.fnUntraced(function* (
-  notificationId: NotificationId,
-  config: Config,
-  startBy: number | undefined,
-  merchants: MerchantReader,
-  /** The delivery as the round read it with the others' (`loadDeliveries`); else read here. */
-  loaded?: CommandHandler.Known<WebhookDelivery.State>
+const planBatch = Effect.fnUntraced(function* (
+  claimed: ReadonlyArray<DeliveryQueue.Claim>,
+  startBy: number | undefined
 ) {
-  const leaseEnding = (at: DateTime.Utc) => startBy !== undefined && DateTime.toEpochMillis(at) > startBy
-  // Checked before the reads (cheap) and again just before the POST.
-  if (leaseEnding(yield* nowUtc)) return { _tag: "LeaseEnding" } as Outcome | Sent
-  const { state, version } = loaded ?? (yield* loadDelivery(notificationId))
   const now = yield* nowUtc
-  if (state._tag === "Initial" || !WebhookDelivery.isDue(state, now))
-    return {
-      _tag: "NotDue",
-      attemptsRecorded: state._tag === "Initial" ? 0 : state.attempts.length
-    } as Outcome | Sent
-  const notification = state.notification
-  const merchant = yield* merchants(notification.merchantId)
-  const registered = Merchant.webhookFor(merchant, notification.sandbox ? "test" : "production")
-  if (Option.isNone(registered)) {
-    yield* handleDelivery(
-      notificationId,
-      new WebhookDelivery.CancelDelivery({ now }),
-      { actor: "dispatcher" },
-      { state, version }
-    ).pipe(Effect.catchAll((error) => Effect.logWarning("dispatcher: cancel refused", error)))
-    return { _tag: "Cancelled" } as Outcome | Sent
+  const merchants = new Map<string, Merchant.State>()
+  for (const { known } of claimed) {
+    if (known.state._tag !== "Initial")
+      merchants.set(known.state.notification.merchantId, Merchant.initialState)
   }
-  const secret = yield* secretFor(merchant, notification.signingKey)
-  const bytes = new TextEncoder().encode(notification.body)
-  const number = state.attempts.length + 1
-  const sentAt = yield* nowUtc
-  if (leaseEnding(sentAt)) return { _tag: "LeaseEnding" } as Outcome | Sent
-  const response: WebhookTransport.WebhookResponse = Option.isNone(secret)
-    ? {
-        _tag: "Failed",
-        reason: "no signing key: the merchant has not activated the integration",
-        latencyMs: 0
+  for (const merchantId of merchants.keys()) merchants.set(merchantId, yield* readMerchant(merchantId))
+  const secrets = new Map<string, string>()
+  const vault = yield* KeyVault.KeyVault
+  const plans: Array<Plan> = []
+  for (const { notificationId, known } of claimed) {
+    const state = known.state
+    if (startBy !== undefined && DateTime.toEpochMillis(now) > startBy) {
+      plans.push({ _tag: "Done", outcome: { _tag: "LeaseEnding" } })
+      continue
+    }
+    if (state._tag === "Initial" || !WebhookDelivery.isDue(state, now)) {
+      plans.push({ _tag: "Done", outcome: { _tag: "NotDue" } })
+      continue
+    }
+    const notification = state.notification
+    const merchant = merchants.get(notification.merchantId)!
+    const registered = Merchant.webhookFor(merchant, notification.sandbox ? "test" : "production")
+    if (Option.isNone(registered)) {
+      plans.push({ _tag: "Cancel", notificationId, known })
+      continue
+    }
+    let secret = Option.some("")
+    const key = notification.signingKey
+    if (key !== "EMPTY") {
+      const pair = Merchant.keyPairFor(merchant, key.integration, key.mode)
+      if (Option.isNone(pair)) secret = Option.none()
+      else {
+        const sealed = pair.value.secretKey
+        if (!secrets.has(sealed)) secrets.set(sealed, yield* vault.unseal(sealed))
+        secret = Option.some(secrets.get(sealed)!)
       }
-    : yield* Effect.flatMap(WebhookTransport.WebhookTransport, (transport) =>
-        transport.post({
-          url: state.url,
-          body: bytes,
-          headers: headersFor(
-            notification,
-            bytes,
-            secret.value,
-            DateTime.toEpochMillis(sentAt),
-            // The endpoint's own choice, as registered now (W19), like the key that signs (W9).
-            registered.value.standardWebhooks
-          ),
-          timeoutMs: config.timeoutMs ?? 2000
-        })
-      )
-  const result: WebhookDelivery.AttemptResult =
-    response._tag === "Answered"
-      ? { _tag: "Answered", statusCode: response.status, snippet: response.snippet }
-      : { _tag: "Failed", reason: response.reason }
-  return {
-    _tag: "Sent",
-    notificationId,
-    command: new WebhookDelivery.RecordAttempt({
-      attempt: number,
-      result,
-      latencyMs: Math.max(0, response.latencyMs),
-      now: sentAt
-    }),
-    known: { state, version }
-  } as Outcome | Sent
+    }
+    plans.push({
+      _tag: "Send",
+      planned: {
+        notificationId,
+        known,
+        state,
+        secret,
+        standardWebhooks: registered.value.standardWebhooks,
+        startBy
+      }
+    })
+  }
+  return plans
 })
+
+/** The record of a planned attempt, from what the transport answered. */
+const sentOf = (planned: Planned, sentAt: number, response: WebhookTransport.WebhookResponse): Sent => ({
+  _tag: "Sent",
+  notificationId: planned.notificationId,
+  command: WebhookDelivery.RecordAttempt.make({
+    attempt: planned.state.attempts.length + 1,
+    result:
+      response._tag === "Answered"
+        ? { _tag: "Answered", statusCode: response.status, snippet: response.snippet }
+        : { _tag: "Failed", reason: response.reason },
+    latencyMs: Math.max(0, response.latencyMs),
+    now: DateTime.unsafeMake(sentAt),
+    ...(response._tag === "Answered" && response.retryAfterMs !== undefined
+      ? { retryAfterMs: response.retryAfterMs }
+      : {})
+  }),
+  known: planned.known
+})
+
+const unsigned: WebhookTransport.WebhookResponse = {
+  _tag: "Failed",
+  reason: "no signing key: the merchant has not activated the integration",
+  latencyMs: 0
+}
 
 /** The outcome of an attempt from what its record came to (a refusal is logged). */
 const recordedOutcome = (
@@ -262,13 +261,6 @@ const recordedOutcome = (
       )
   })
 
-/** Records one attempt alone. */
-const recordOne = (sent: Sent) =>
-  Effect.flatMap(
-    Effect.either(handleDelivery(sent.notificationId, sent.command, { actor: "dispatcher" }, sent.known)),
-    (result) => recordedOutcome(sent, result)
-  )
-
 /**
  * Records attempts together, with one `appendBatch` (falling back to one append each if it fails).
  * A defect fails every attempt of the batch.
@@ -284,109 +276,293 @@ const recordBatch = (sents: ReadonlyArray<Sent>) =>
       }))
     ),
     (results) => Effect.forEach(sents, (sent, i) => recordedOutcome(sent, results[i]!))
-  ).pipe(Effect.withSpan("Dispatcher.record", { attributes: { attempts: sents.length } }))
+  )
+
+/** A planned attempt handed to the {@link Sender}, and what to do with its outcome. */
+interface Job {
+  readonly planned: Planned
+  readonly done: (outcome: Outcome) => void
+}
 
 /**
- * A recorder for a round (scoped): `record(sent)` hands an attempt to a fiber that records the
- * attempts waiting, up to `max` of them, with one append as soon as it is free, and waits for its
- * outcome. Under load many attempts share an append; none waits for the end of the round, so that
- * its lease still covers its record.
+ * Sends the POSTs of every batch of a dispatcher and records their attempts. Plain code, not a fiber
+ * per attempt: at thousands of attempts a second, the fibers, semaphores and deferreds of an
+ * Effect-per-attempt pipeline cost more CPU than the POST itself (`npm run bench -- webhooks`). It
+ * keeps at most `concurrency` requests in flight, and at most `perEndpoint` to one URL, starting
+ * the first waiting job whose endpoint has room, so that a slow endpoint holds back only its own.
+ * Each answer is recorded as soon as the recorder is free, with every other answer waiting then (one
+ * append for many). Each POST and each record runs as an effect on the dispatcher's runtime.
  */
-const makeRecorder = (max: number) =>
-  Effect.gen(function* () {
-    const queue = yield* Queue.unbounded<{ readonly sent: Sent; readonly done: Deferred.Deferred<Outcome> }>()
-    yield* Effect.addFinalizer(() => Queue.shutdown(queue))
-    const drain = Effect.gen(function* () {
-      const batch = Chunk.toReadonlyArray(yield* Queue.takeBetween(queue, 1, max))
-      const exit = yield* Effect.exit(recordBatch(batch.map((b) => b.sent)))
-      for (const [i, { done }] of batch.entries()) {
-        yield* Exit.match(exit, {
-          onSuccess: (outcomes) => Deferred.succeed(done, outcomes[i]!),
-          onFailure: (cause) => Deferred.failCause(done, cause)
-        })
+class Sender {
+  private inFlight = 0
+  private readonly perUrl = new Map<string, number>()
+  private readonly waiting: Array<Job> = []
+  private answered: Array<{ readonly sent: Sent; readonly done: (outcome: Outcome) => void }> = []
+  private recording = false
+  private readonly concurrency: number
+  private readonly perEndpoint: number
+  private readonly recordMax: number
+  private readonly transport: WebhookTransport.WebhookTransport["Type"]
+  constructor(
+    private readonly runtime: Runtime.Runtime<DispatchServices>,
+    /** The dispatcher's clock (a virtual one in tests): when each POST is sent. */
+    private readonly clock: Clock.Clock,
+    private readonly config: Config
+  ) {
+    this.transport = Context.get(runtime.context, WebhookTransport.WebhookTransport)
+    this.concurrency = config.concurrency ?? 32
+    this.perEndpoint = config.perEndpoint ?? 8
+    this.recordMax = config.concurrency ?? 32
+  }
+
+  submit(jobs: ReadonlyArray<Job>) {
+    for (const job of jobs) this.waiting.push(job)
+    this.pump()
+  }
+
+  /** Drops the jobs not started yet; returns them. */
+  withdraw(jobs: ReadonlySet<Job>): Array<Job> {
+    const withdrawn: Array<Job> = []
+    for (let i = this.waiting.length - 1; i >= 0; i--) {
+      if (jobs.has(this.waiting[i]!)) withdrawn.push(...this.waiting.splice(i, 1))
+    }
+    return withdrawn
+  }
+
+  private pump() {
+    for (let i = 0; i < this.waiting.length && this.inFlight < this.concurrency;) {
+      const job = this.waiting[i]!
+      const url = job.planned.state.url
+      if ((this.perUrl.get(url) ?? 0) >= this.perEndpoint) {
+        i++
+        continue
+      }
+      this.waiting.splice(i, 1)
+      this.start(job, url)
+    }
+  }
+
+  private start(job: Job, url: string) {
+    const { planned } = job
+    const sentAt = this.clock.unsafeCurrentTimeMillis()
+    // The lease may end before this attempt could be answered and recorded: leave it to a later claim.
+    if (planned.startBy !== undefined && sentAt > planned.startBy) {
+      job.done({ _tag: "LeaseEnding" })
+      return
+    }
+    this.inFlight++
+    this.perUrl.set(url, (this.perUrl.get(url) ?? 0) + 1)
+    const finish = (response: WebhookTransport.WebhookResponse) => {
+      this.inFlight--
+      const left = this.perUrl.get(url)! - 1
+      if (left === 0) this.perUrl.delete(url)
+      else this.perUrl.set(url, left)
+      this.answered.push({ sent: sentOf(planned, sentAt, response), done: job.done })
+      this.record()
+      this.pump()
+    }
+    if (Option.isNone(planned.secret)) {
+      finish(unsigned)
+      return
+    }
+    const bytes = textEncoder.encode(planned.state.notification.body)
+    const request: WebhookTransport.WebhookRequest = {
+      url,
+      body: bytes,
+      headers: headersFor(
+        planned.state.notification,
+        bytes,
+        planned.secret.value,
+        sentAt,
+        planned.standardWebhooks
+      ),
+      timeoutMs: this.config.timeoutMs ?? 2000
+    }
+    if (this.transport.postCallback !== undefined) {
+      this.transport.postCallback(request, finish)
+      return
+    }
+    Runtime.runCallback(this.runtime)(this.transport.post(request), {
+      onExit: (exit) =>
+        finish(
+          Exit.isSuccess(exit)
+            ? exit.value
+            : { _tag: "Failed", reason: `transport failed: ${Cause.pretty(exit.cause)}`, latencyMs: 0 }
+        )
+    })
+  }
+
+  /** Records the answers waiting, if no record is under way; then those that arrived meanwhile. */
+  private record() {
+    if (this.recording || this.answered.length === 0) return
+    this.recording = true
+    const batch = this.answered.slice(0, this.recordMax)
+    this.answered = this.answered.slice(batch.length)
+    Runtime.runCallback(this.runtime)(recordBatch(batch.map((b) => b.sent)), {
+      onExit: (exit) => {
+        this.recording = false
+        for (const [i, { done }] of batch.entries()) {
+          done(
+            Exit.isSuccess(exit)
+              ? exit.value[i]!
+              : { _tag: "ReportRefused", reason: Cause.pretty(exit.cause) }
+          )
+        }
+        if (Exit.isFailure(exit)) {
+          Runtime.runFork(this.runtime)(Effect.logError("dispatcher: attempts not recorded", exit.cause))
+        }
+        this.record()
       }
     })
-    yield* Effect.forkScoped(Effect.forever(drain))
-    return (sent: Sent): Effect.Effect<Outcome> =>
-      Effect.flatMap(Deferred.make<Outcome>(), (done) =>
-        Effect.zipRight(Queue.offer(queue, { sent, done }), Deferred.await(done))
+  }
+}
+
+/** What the dispatcher's effects need. */
+type DispatchServices =
+  | DeliveryQueue.DeliveryQueue
+  | EventStore.EventStore
+  | IdGenerator.IdGenerator
+  | KeyVault.KeyVault
+  | WebhookTransport.WebhookTransport
+
+/** A sender on the current runtime. */
+const makeSender = (config: Config) =>
+  Effect.zipWith(
+    Effect.runtime<DispatchServices>(),
+    Effect.clock,
+    (runtime, clock) => new Sender(runtime, clock, config)
+  )
+
+/**
+ * Attempts a claimed batch: plans it (one read per merchant), cancels what has no webhook any more
+ * (one append), hands the POSTs to the sender and waits for each to be recorded. Returns each
+ * claim's outcome, in order. If interrupted, the POSTs not started are withdrawn.
+ */
+const attemptBatch = (
+  claimed: ReadonlyArray<DeliveryQueue.Claim>,
+  startBy: number | undefined,
+  sender: Sender
+) =>
+  Effect.gen(function* () {
+    const plans = yield* planBatch(claimed, startBy)
+    const outcomes: Array<Outcome | undefined> = plans.map((plan) =>
+      plan._tag === "Done" ? plan.outcome : undefined
+    )
+    const cancels = plans.flatMap((plan, i) => (plan._tag === "Cancel" ? [{ plan, i }] : []))
+    if (cancels.length > 0) {
+      const now = yield* nowUtc
+      const results = yield* handleDeliveries(
+        cancels.map(({ plan }) => ({
+          id: plan.notificationId,
+          command: new WebhookDelivery.CancelDelivery({ now }),
+          metadata: { actor: "dispatcher" },
+          known: plan.known
+        }))
       )
+      for (const [k, { i }] of cancels.entries()) {
+        if (Either.isLeft(results[k]!))
+          yield* Effect.logWarning("dispatcher: cancel refused", results[k]!.left)
+        outcomes[i] = { _tag: "Cancelled" }
+      }
+    }
+    const sends = plans.flatMap((plan, i) => (plan._tag === "Send" ? [{ planned: plan.planned, i }] : []))
+    if (sends.length > 0) {
+      yield* Effect.async<void>((resume) => {
+        let left = sends.length
+        const jobs = new Set<Job>()
+        for (const { planned, i } of sends) {
+          jobs.add({
+            planned,
+            done: (outcome) => {
+              outcomes[i] = outcome
+              if (--left === 0) resume(Effect.void)
+            }
+          })
+        }
+        sender.submit([...jobs])
+        return Effect.sync(() => {
+          sender.withdraw(jobs)
+        })
+      })
+    }
+    return outcomes as ReadonlyArray<Outcome>
   })
 
 /**
- * Makes one attempt of a notification if it is due now: checks the merchant still has a webhook
- * for its mode (else cancels, W5), signs the exact body with the current key, POSTs it and records
- * the attempt (its instant is when the POST was sent). With `startBy` (epoch ms, see
- * {@link startDeadline}), nothing is sent after that instant: the claim's lease may end first.
+ * Makes one attempt of a notification if it is due now, reading its stream: checks the merchant
+ * still has a webhook for its mode (else cancels, W5), signs the exact body with the current key,
+ * POSTs it and records the attempt (its instant is when the POST was sent). With `startBy` (epoch
+ * ms, see {@link startDeadline}), nothing is sent after that instant: the claim's lease may end first.
  */
 export const attempt = Effect.fn("Dispatcher.attempt")(function* (
   notificationId: NotificationId,
   config: Config,
-  startBy?: number,
-  merchants: MerchantReader = readMerchant
+  startBy?: number
 ) {
-  const sent = yield* send(notificationId, config, startBy, merchants)
-  return sent._tag === "Sent" ? yield* recordOne(sent) : sent
+  const loaded = yield* loadDelivery(notificationId)
+  const sender = yield* makeSender(config)
+  const [outcome] = yield* attemptBatch(
+    [{ notificationId, known: { state: loaded.state, version: loaded.version } }],
+    startBy,
+    sender
+  )
+  return outcome!
 })
 
+/** Claims what is due now, up to `limit`; dies if the lease cannot cover an attempt. */
+const claimDue = (config: Config, limit: number) =>
+  Effect.gen(function* () {
+    const queue = yield* DeliveryQueue.DeliveryQueue
+    const lease = Duration.decode(config.lease ?? DEFAULT_LEASE)
+    const now = yield* nowUtc
+    const startBy = startDeadline(DateTime.toEpochMillis(now), config)
+    if (startBy < DateTime.toEpochMillis(now)) {
+      return yield* Effect.dieMessage(
+        `Dispatcher: a lease of ${Duration.format(lease)} cannot cover an attempt ` +
+          `(${config.timeoutMs ?? 2000} ms answer time + ${REPORT_MARGIN_MILLIS} ms to record it)`
+      )
+    }
+    const claimed = yield* queue.claim({ now, limit, lease, owner: config.owner })
+    return { claimed, startBy }
+  })
+
 /**
- * One round: claim what is due now, attempt each (bounded concurrency) while the claim's lease
- * covers an attempt, each attempt recorded as soon as it is answered, together with the others
- * answered meanwhile (one append for many); then give every claim back with one write (an attempt
- * skipped is claimed again by a later round). A released claim tells the queue how many attempts
- * the stream records, so that a queue whose view lags behind the log does not hand the notification
- * out again before it has caught up. Each merchant is read once per round. Returns how many were
- * claimed.
+ * Attempts a claimed batch to its end, then gives back the claims it did not attempt; if
+ * interrupted, gives back every claim (the recorded ones' leases have ended already).
+ */
+const dispatchBatch = (
+  claimed: ReadonlyArray<DeliveryQueue.Claim>,
+  config: Config,
+  startBy: number,
+  sender: Sender
+) =>
+  Effect.flatMap(DeliveryQueue.DeliveryQueue, (queue) =>
+    attemptBatch(claimed, startBy, sender).pipe(
+      Effect.flatMap((outcomes) =>
+        queue.releaseAll(
+          claimed.flatMap((c, i) => (outcomes[i]!._tag === "LeaseEnding" ? [c.notificationId] : [])),
+          config.owner
+        )
+      ),
+      Effect.onInterrupt(() =>
+        queue.releaseAll(
+          claimed.map((c) => c.notificationId),
+          config.owner
+        )
+      ),
+      Effect.catchAllDefect((defect) => Effect.logError("dispatcher: batch failed", defect))
+    )
+  )
+
+/**
+ * One round: claim what is due now (with each delivery's state), attempt each while the claim's
+ * lease covers an attempt, each recorded as soon as it is answered, together with the others
+ * answered meanwhile; give back the claims not attempted. Returns how many were claimed.
  */
 export const runOnce = Effect.fn("Dispatcher.runOnce")(function* (config: Config) {
-  const queue = yield* DeliveryQueue.DeliveryQueue
-  const lease = Duration.decode(config.lease ?? DEFAULT_LEASE)
-  const now = yield* nowUtc
-  const startBy = startDeadline(DateTime.toEpochMillis(now), config)
-  if (startBy < DateTime.toEpochMillis(now)) {
-    return yield* Effect.dieMessage(
-      `Dispatcher: a lease of ${Duration.format(lease)} cannot cover an attempt ` +
-        `(${config.timeoutMs ?? 2000} ms answer time + ${REPORT_MARGIN_MILLIS} ms to record it)`
-    )
-  }
-  const claimed = yield* queue.claim({ now, limit: config.batchSize ?? 100, lease, owner: config.owner })
+  const { claimed, startBy } = yield* claimDue(config, config.batchSize ?? 100)
   if (claimed.length === 0) return 0
-  // Every claimed delivery with one read. A write between this read and an attempt's record (an
-  // admin's re-send or cancel) makes that record conflict, and it is decided again on a re-read.
-  const loaded = yield* loadDeliveries(claimed)
-  const merchants = yield* merchantsOnce
-  const concurrency = config.concurrency ?? 32
-  // How many attempts each stream records after its attempt, once known.
-  const recorded = new Map<NotificationId, number>()
-  const releases = () =>
-    claimed.map((notificationId): DeliveryQueue.Release => {
-      const attempts = recorded.get(notificationId)
-      return attempts === undefined ? { notificationId } : { notificationId, attemptsRecorded: attempts }
-    })
-  yield* Effect.scoped(
-    Effect.gen(function* () {
-      const record = yield* makeRecorder(concurrency)
-      yield* Effect.forEach(
-        claimed,
-        (id) =>
-          send(id, config, startBy, merchants, loaded.get(id)).pipe(
-            Effect.flatMap((sent) => (sent._tag === "Sent" ? record(sent) : Effect.succeed(sent))),
-            Effect.withSpan("Dispatcher.attempt"),
-            Effect.map((outcome) => {
-              const attempts = attemptsRecorded(outcome)
-              if (attempts !== undefined) recorded.set(id, attempts)
-            }),
-            Effect.catchAllDefect((defect) =>
-              Effect.logError("dispatcher: attempt failed", defect).pipe(
-                Effect.annotateLogs({ notificationId: id })
-              )
-            )
-          ),
-        { concurrency, discard: true }
-      )
-    })
-  ).pipe(Effect.onInterrupt(() => queue.releaseAll(releases(), config.owner)))
-  yield* queue.releaseAll(releases(), config.owner)
+  yield* dispatchBatch(claimed, config, startBy, yield* makeSender(config))
   return claimed.length
 })
 
@@ -394,37 +570,58 @@ export const runOnce = Effect.fn("Dispatcher.runOnce")(function* (config: Config
 export const MIN_PAUSE = Duration.millis(25)
 
 /**
- * The dispatcher for ever: rounds back to back while a round finds work. A round that claimed less
- * than a full batch does not sleep: while notifications keep arriving (each round takes what became
- * due during the previous one), sleeping after each partial batch would idle the dispatcher most of
- * the time (`npm run bench -- webhooks`). After an empty round it sleeps {@link MIN_PAUSE}, doubling
- * up to `pollInterval` while rounds stay empty, or until `wakeups` signals: the read model of due
- * deliveries trails the log by a moment, so work that a wake-up announces may take a few short
- * sleeps to become claimable, while an idle dispatcher soon polls only once per `pollInterval`.
+ * The dispatcher for ever. It claims a batch and attempts it in the background, and claims again at
+ * once while claims find work and at most twice `concurrency` attempts wait: a slow endpoint's
+ * attempts hold their own endpoint's slots, never the next claim. After a claim that found nothing
+ * it sleeps {@link MIN_PAUSE}, doubling up to `pollInterval` while claims stay empty, until
+ * `wakeups` signals (work committed) or a batch is done: then it claims again at once.
  */
 export const run = (config: Config) =>
   Effect.scoped(
     Effect.gen(function* () {
       const longest = Duration.decode(config.pollInterval ?? Duration.seconds(1))
+      const batchSize = config.batchSize ?? 100
+      const concurrency = config.concurrency ?? 32
       const woken = yield* Queue.sliding<void>(1)
+      const settled = yield* Queue.sliding<void>(1)
+      // A batch done: what became due meanwhile (and no wake-up announced) is claimed at once.
+      const batchDone = yield* Queue.sliding<void>(1)
       if (config.wakeups !== undefined) {
         yield* config.wakeups.pipe(
           Stream.runForEach(() => Queue.offer(woken, undefined)),
           Effect.forkScoped
         )
       }
+      const sender = yield* makeSender(config)
+      // Claimed and not yet settled (in flight or waiting for a slot).
+      let outstanding = 0
       let pause = Duration.min(MIN_PAUSE, longest)
       while (true) {
+        // Enough waiting for a slot: claim again once some have settled.
+        while (outstanding > 2 * concurrency) yield* Queue.take(settled)
         yield* Queue.takeAll(woken)
-        const claimed = yield* runOnce(config)
-        if (claimed > 0) {
+        const { claimed, startBy } = yield* claimDue(config, batchSize)
+        if (claimed.length > 0) {
+          outstanding += claimed.length
+          yield* Effect.forkScoped(
+            Effect.ensuring(
+              dispatchBatch(claimed, config, startBy, sender),
+              Effect.zipRight(
+                Effect.sync(() => {
+                  outstanding -= claimed.length
+                }),
+                Effect.zipRight(Queue.offer(settled, undefined), Queue.offer(batchDone, undefined))
+              )
+            )
+          )
           pause = Duration.min(MIN_PAUSE, longest)
           continue
         }
-        const signalled = yield* Effect.raceFirst(
+        const signalled = yield* Effect.raceAll([
           Effect.as(Effect.sleep(pause), false),
-          Effect.as(Queue.take(woken), true)
-        )
+          Effect.as(Queue.take(woken), true),
+          Effect.as(Queue.take(batchDone), true)
+        ])
         pause = signalled ? Duration.min(MIN_PAUSE, longest) : Duration.min(Duration.times(pause, 2), longest)
       }
     })

@@ -28,6 +28,23 @@ export interface Options extends UrlSafety.Policy {
   readonly ca?: ReadonlyArray<string>
 }
 
+/**
+ * A `Retry-After` header (RFC 9110, 10.2.3) in milliseconds from `nowMillis`: delay-seconds or an
+ * HTTP date; `undefined` when absent or unreadable. A date in the past is 0.
+ */
+export const retryAfterMillis = (value: string | ReadonlyArray<string> | undefined, nowMillis: number) => {
+  const text = (typeof value === "string" ? value : value?.[0])?.trim()
+  if (text === undefined || text === "") return undefined
+  if (/^\d+$/.test(text)) return Number(text) * 1000
+  // An HTTP date starts with its day's name (IMF-fixdate, RFC 850, asctime).
+  if (!/^[A-Za-z]{3}/.test(text)) return undefined
+  const date = Date.parse(text)
+  return Number.isNaN(date) ? undefined : Math.max(0, date - nowMillis)
+}
+
+/** The answers whose `Retry-After` the dispatcher honours: too many requests, unavailable. */
+const honoursRetryAfter = (status: number) => status === 429 || status === 503
+
 const describe = (error: unknown): string => {
   // undici wraps a connector's failure (the lookup's refusal, a refused connection) in `cause`.
   const cause = (error as { cause?: unknown })?.cause
@@ -56,75 +73,89 @@ export const make = (options: Options) => {
     }
   })
 
+  const postCallback = (
+    request: WebhookTransport.WebhookRequest,
+    resume: (response: WebhookTransport.WebhookResponse) => void
+  ): (() => void) => {
+    const started = performance.now()
+    const latency = () => Math.round((performance.now() - started) * 1000) / 1000
+    const problem = UrlSafety.urlProblem(request.url, options)
+    if (problem !== undefined) {
+      resume({ _tag: "Failed", reason: `refused target: ${problem}`, latencyMs: 0 })
+      return () => {}
+    }
+    const url = new URL(request.url)
+    const abort = new AbortController()
+    let settled = false
+    let status: number | undefined
+    let retryAfterMs: number | undefined
+    const chunks: Array<Buffer> = []
+    let bytes = 0
+    const settle = (response: WebhookTransport.WebhookResponse) => {
+      if (settled) return
+      settled = true
+      clearTimeout(timer)
+      resume(response)
+    }
+    const answered = () =>
+      settle({
+        _tag: "Answered",
+        status: status!,
+        latencyMs: latency(),
+        snippet: Buffer.concat(chunks).toString("utf8"),
+        ...(retryAfterMs === undefined ? {} : { retryAfterMs })
+      })
+    const timer = setTimeout(() => {
+      if (status !== undefined) answered()
+      else
+        settle({
+          _tag: "Failed",
+          reason: `timeout: no answer within ${request.timeoutMs} ms`,
+          latencyMs: latency()
+        })
+      abort.abort()
+    }, request.timeoutMs)
+    agent
+      .request({
+        origin: url.origin,
+        path: url.pathname + url.search,
+        method: "POST",
+        headers: request.headers,
+        body: request.body,
+        signal: abort.signal
+      })
+      .then(async (response) => {
+        status = response.statusCode
+        if (honoursRetryAfter(status))
+          retryAfterMs = retryAfterMillis(response.headers["retry-after"], Date.now())
+        for await (const chunk of response.body as AsyncIterable<Buffer>) {
+          if (bytes < SNIPPET_BYTES) chunks.push(chunk.subarray(0, SNIPPET_BYTES - bytes))
+          bytes += chunk.length
+          // Enough for the snippet: stop reading a large body (the connection is not reused then).
+          if (bytes >= SNIPPET_BYTES) break
+        }
+        answered()
+      })
+      .catch((error: unknown) => {
+        if (status !== undefined) answered()
+        else settle({ _tag: "Failed", reason: describe(error), latencyMs: latency() })
+      })
+    return () => {
+      settled = true
+      clearTimeout(timer)
+      abort.abort()
+    }
+  }
+
   const post = (request: WebhookTransport.WebhookRequest): Effect.Effect<WebhookTransport.WebhookResponse> =>
     Effect.async<WebhookTransport.WebhookResponse>((resume) => {
-      const started = performance.now()
-      const latency = () => Math.round((performance.now() - started) * 1000) / 1000
-      const problem = UrlSafety.urlProblem(request.url, options)
-      if (problem !== undefined) {
-        resume(Effect.succeed({ _tag: "Failed", reason: `refused target: ${problem}`, latencyMs: 0 }))
-        return
-      }
-      const url = new URL(request.url)
-      const abort = new AbortController()
-      let settled = false
-      let status: number | undefined
-      const chunks: Array<Buffer> = []
-      let bytes = 0
-      const settle = (response: WebhookTransport.WebhookResponse) => {
-        if (settled) return
-        settled = true
-        clearTimeout(timer)
-        resume(Effect.succeed(response))
-      }
-      const answered = () =>
-        settle({
-          _tag: "Answered",
-          status: status!,
-          latencyMs: latency(),
-          snippet: Buffer.concat(chunks).toString("utf8")
-        })
-      const timer = setTimeout(() => {
-        if (status !== undefined) answered()
-        else
-          settle({
-            _tag: "Failed",
-            reason: `timeout: no answer within ${request.timeoutMs} ms`,
-            latencyMs: latency()
-          })
-        abort.abort()
-      }, request.timeoutMs)
-      agent
-        .request({
-          origin: url.origin,
-          path: url.pathname + url.search,
-          method: "POST",
-          headers: request.headers,
-          body: request.body,
-          signal: abort.signal
-        })
-        .then(async (response) => {
-          status = response.statusCode
-          for await (const chunk of response.body as AsyncIterable<Buffer>) {
-            if (bytes < SNIPPET_BYTES) chunks.push(chunk.subarray(0, SNIPPET_BYTES - bytes))
-            bytes += chunk.length
-            // Enough for the snippet: stop reading a large body (the connection is not reused then).
-            if (bytes >= SNIPPET_BYTES) break
-          }
-          answered()
-        })
-        .catch((error: unknown) => {
-          if (status !== undefined) answered()
-          else settle({ _tag: "Failed", reason: describe(error), latencyMs: latency() })
-        })
-      return Effect.sync(() => {
-        clearTimeout(timer)
-        abort.abort()
-      })
+      const cancel = postCallback(request, (response) => resume(Effect.succeed(response)))
+      return Effect.sync(cancel)
     })
 
   return {
     post,
+    postCallback,
     close: () => {
       void agent.destroy().catch(() => {})
     }
@@ -140,6 +171,6 @@ export const layer = (options: Options): Layer.Layer<WebhookTransport.WebhookTra
         Effect.sync(() => make(options)),
         (transport) => Effect.sync(transport.close)
       ),
-      (transport) => ({ post: transport.post })
+      (transport) => ({ post: transport.post, postCallback: transport.postCallback })
     )
   )

@@ -194,7 +194,7 @@ for (const [name, database] of [
       )
 
       it.scoped(
-        "a dispatcher round records attempts answered together in shared transactions and releases its claims in one statement",
+        "a dispatcher round records attempts answered together in shared transactions, each record ending its claim's lease",
         () =>
           Effect.gen(function* () {
             const rx = yield* R.receiver({ tls: true })
@@ -238,12 +238,14 @@ for (const [name, database] of [
             }
             expect(batches.reduce((n, b) => n + b.items, 0)).toBeGreaterThanOrEqual(20)
             expect(batches.every((b) => !b.failed)).toBe(true)
-            // Each claim given back with its attempt recorded: kept until the read model shows it.
-            const leases = yield* sql<{ owner: string; kept: boolean; recorded: number }>`
-              SELECT owner, expires_at = '-infinity' AS kept, recorded_attempts AS recorded
-              FROM cobro_webhook_leases WHERE stream_id IN ${sql.in(streams)}`
+            // Each lease ended by its attempt's record, with no release: the row stays, at the version
+            // it was claimed at, behind its stream's.
+            const leases = yield* sql<{ owner: string; live: boolean }>`
+              SELECT l.owner, l.claimed_version = d.version AS live
+              FROM cobro_webhook_leases l JOIN cobro_rm_webhook_deliveries d USING (stream_id)
+              WHERE l.stream_id IN ${sql.in(streams)}`
             expect(leases).toEqual(
-              Array.from({ length: 20 }, () => ({ owner: "batch-dispatcher", kept: true, recorded: 1 }))
+              Array.from({ length: 20 }, () => ({ owner: "batch-dispatcher", live: false }))
             )
           })
       )

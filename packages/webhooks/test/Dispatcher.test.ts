@@ -417,7 +417,7 @@ describe("Dispatcher", () => {
     )
 
     it.scoped(
-      "an idle dispatcher claims at once when woken, and backs off from 25 ms to pollInterval while rounds stay empty",
+      "an idle dispatcher claims at once when woken or when a batch is done, and backs off from 25 ms to pollInterval while claims stay empty",
       () =>
         Effect.gen(function* () {
           const rx = yield* R.receiver({ tls: true })
@@ -464,16 +464,17 @@ describe("Dispatcher", () => {
           for (let i = 0; i < 100 && rx.received.length < 1; i++) yield* realSleep(50)
           // Delivered, though the pending sleep (100 ms of a clock that did not move) never ended.
           expect(rx.received).toHaveLength(1)
-          // After that round with work, the next one ran at once and found nothing; then 25 ms again.
-          yield* settle
-          expect(yield* Ref.get(claims)).toBe(5)
-          yield* TestClock.adjust(Duration.millis(25))
+          // After that claim with work, the next one ran at once and found nothing, and another once its
+          // batch was done; then 25 ms again.
           yield* settle
           expect(yield* Ref.get(claims)).toBe(6)
+          yield* TestClock.adjust(Duration.millis(25))
+          yield* settle
+          expect(yield* Ref.get(claims)).toBe(7)
         }).pipe(Effect.provide(Services))
     )
 
-    it.scoped("rounds follow each other while work arrives: no poll sleep after a partial batch", () =>
+    it.scoped("claims follow each other while work arrives: no poll sleep after a batch is done", () =>
       Effect.gen(function* () {
         const rx = yield* R.receiver({ tls: true })
         rx.answer = () => ({ status: 200, delayMs: 300 })
@@ -645,7 +646,7 @@ describe("Dispatcher", () => {
     }
 
     it.scoped(
-      "a round reads its claimed deliveries at once and its attempts share appends: fewer appends than attempts, each attempt recorded once",
+      "a round decides on the states its claim gives and its attempts share appends: no delivery stream read, fewer appends than attempts, each attempt recorded once",
       () => {
         const { counts, layer } = slowStore()
         return Effect.gen(function* () {
@@ -655,8 +656,8 @@ describe("Dispatcher", () => {
           const before = counts.append
           expect(yield* Dispatcher.runOnce(config)).toBe(12)
           expect(rx.received).toHaveLength(12)
-          // The 12 claimed deliveries read with one readStreams, none alone.
-          expect(counts.readStreams).toEqual([12])
+          // The claim gave the 12 states: no delivery stream read, together or alone.
+          expect(counts.readStreams).toEqual([])
           expect(counts.deliveryReads).toBe(0)
           // No attempt recorded alone; 12 attempts in fewer batches.
           expect(counts.append).toBe(before)
@@ -760,19 +761,151 @@ describe("Dispatcher", () => {
         const queue = yield* DeliveryQueue.DeliveryQueue
         const now = yield* DateTime.now
         const lease = Duration.seconds(30)
-        const mine = yield* queue.claim({ now, limit: 2, lease, owner: "d1" })
-        const theirs = yield* queue.claim({ now, limit: 2, lease, owner: "d2" })
+        const ids = (claims: ReadonlyArray<DeliveryQueue.Claim>) => claims.map((c) => c.notificationId)
+        const mine = ids(yield* queue.claim({ now, limit: 2, lease, owner: "d1" }))
+        const theirs = ids(yield* queue.claim({ now, limit: 2, lease, owner: "d2" }))
         expect([mine.length, theirs.length]).toEqual([2, 1])
-        yield* queue.releaseAll(
-          [
-            { notificationId: mine[0]! },
-            { notificationId: mine[1]!, attemptsRecorded: 0 },
-            { notificationId: theirs[0]! }
-          ],
-          "d1"
+        yield* queue.releaseAll([mine[0]!, mine[1]!, theirs[0]!], "d1")
+        expect(new Set(ids(yield* queue.claim({ now, limit: 10, lease, owner: "d3" })))).toEqual(
+          new Set(mine)
         )
-        expect(new Set(yield* queue.claim({ now, limit: 10, lease, owner: "d3" }))).toEqual(new Set(mine))
       }).pipe(Effect.provide(Services))
+    )
+  })
+
+  describe("Retry-After", () => {
+    it("is read as delay-seconds or an HTTP date, a date past as 0, anything else as absent", () => {
+      const now = Date.parse("2026-11-26T10:00:00Z")
+      expect(HttpTransport.retryAfterMillis("120", now)).toBe(120_000)
+      expect(HttpTransport.retryAfterMillis(" 0 ", now)).toBe(0)
+      expect(HttpTransport.retryAfterMillis("Thu, 26 Nov 2026 10:30:00 GMT", now)).toBe(1_800_000)
+      expect(HttpTransport.retryAfterMillis("Thu, 26 Nov 2026 09:00:00 GMT", now)).toBe(0)
+      expect(HttpTransport.retryAfterMillis(["60", "120"], now)).toBe(60_000)
+      for (const bad of [undefined, "", "-5", "1.5", "soon"]) {
+        expect(HttpTransport.retryAfterMillis(bad, now)).toBeUndefined()
+      }
+    })
+  })
+
+  describe("endpoints", () => {
+    /** Sales TRX_<from>… of `merchantId` (its webhook at `url`), their deliveries scheduled. */
+    const salesTo = (merchantId: string, url: string, from: number, count: number, keyBase?: number) =>
+      Effect.gen(function* () {
+        yield* F.merchant(merchantId, { production: url, ...(keyBase === undefined ? {} : { keyBase }) })
+        for (let n = from; n < from + count; n++) yield* F.approvedSale({ merchantId, n })
+      })
+
+    /** Each delivery's subject and its attempt events. */
+    const attemptsBySubject = Effect.gen(function* () {
+      const store = yield* EventStore.EventStore
+      const scheduled = yield* F.eventsOfType("DeliveryScheduled")
+      const bySubject = new Map<string, ReadonlyArray<EventStore.RecordedEvent>>()
+      for (const event of scheduled) {
+        const events = yield* store.readStream(event.streamId)
+        bySubject.set(
+          (event.data as { subject: string }).subject,
+          events.filter((e) => e.type === "AttemptSucceeded" || e.type === "AttemptFailed")
+        )
+      }
+      return bySubject
+    })
+
+    it.scoped(
+      "a batch whose POSTs partly fail records each attempt exactly once, each failure with its retry",
+      () =>
+        Effect.gen(function* () {
+          const rx = yield* R.receiver({ tls: true })
+          // Odd transactions answered 500, even ones 200.
+          rx.answer = (request) => ({
+            status: Number(/TRX_(\d+)/.exec(request.body.toString("utf8"))![1]) % 2 === 1 ? 500 : 200
+          })
+          yield* F.setTime(0)
+          yield* salesTo("MER_1", rx.url, 1, 10)
+          // Nothing listens on port 1: the connection is refused.
+          yield* salesTo("MER_2", "https://127.0.0.1:1/hooks", 11, 2, 20)
+          yield* Notifier.catchUpFromLog(yield* Ref.make(EventStore.Start))
+          expect(yield* Dispatcher.runOnce({ ...config, concurrency: 4 })).toBe(12)
+          // Nothing is due again at once: a second round claims nothing.
+          expect(yield* Dispatcher.runOnce(config)).toBe(0)
+          expect(rx.received.map((r) => notificationOf(r.body)).sort()).toEqual(
+            [...new Set(rx.received.map((r) => notificationOf(r.body)))].sort()
+          )
+          expect(rx.received).toHaveLength(10)
+          const attempts = yield* attemptsBySubject
+          expect(attempts.size).toBe(12)
+          for (const [subject, events] of attempts) {
+            const n = Number(subject.replace("TRX_", ""))
+            expect(events).toHaveLength(1)
+            const [event] = events
+            expect(event!.type).toBe(n <= 10 && n % 2 === 0 ? "AttemptSucceeded" : "AttemptFailed")
+            if (event!.type === "AttemptFailed") {
+              const data = event!.data as {
+                at: string
+                nextDueAt: string
+                outcome: { _tag: string; reason?: string }
+              }
+              expect(Date.parse(data.nextDueAt) - Date.parse(data.at)).toBe(RETRIES[0]! * 1000)
+              if (n > 10) expect(data.outcome.reason).toMatch(/connection refused/)
+            }
+          }
+        }).pipe(Effect.provide(Services))
+    )
+
+    it.scoped(
+      "a 429 with Retry-After moves that delivery's retry later, never past its round's last slot",
+      () =>
+        Effect.gen(function* () {
+          const rx = yield* R.receiver({ tls: true })
+          rx.answer = (request) => ({
+            status: 429,
+            headers: { "retry-after": request.body.toString("utf8").includes('TRX_1"') ? "3600" : "999999" }
+          })
+          yield* F.setTime(0)
+          yield* salesTo("MER_1", rx.url, 1, 2)
+          yield* Notifier.catchUpFromLog(yield* Ref.make(EventStore.Start))
+          expect(yield* Dispatcher.runOnce(config)).toBe(2)
+          const attempts = yield* attemptsBySubject
+          const delay = (subject: string) => {
+            const data = attempts.get(subject)![0]!.data as { at: string; nextDueAt: string }
+            return (Date.parse(data.nextDueAt) - Date.parse(data.at)) / 1000
+          }
+          // An hour asked: later than the 15-minute slot. Eleven days asked: the round's last slot, 24 h.
+          expect(delay("TRX_1")).toBe(HOUR)
+          expect(delay("TRX_2")).toBe(RETRIES[4]!)
+        }).pipe(Effect.provide(Services))
+    )
+
+    it.scoped(
+      "an endpoint that times out on every request does not delay another endpoint's deliveries beyond their own latency",
+      () =>
+        Effect.gen(function* () {
+          const slow = yield* R.receiver({ tls: true })
+          const fast = yield* R.receiver({ tls: true })
+          // Never answered within the deadline.
+          slow.answer = () => ({ status: 200, delayMs: 5_000 })
+          yield* F.setTime(0)
+          // The slow endpoint's deliveries come first in the queue, more than its cap many times over.
+          yield* salesTo("MER_SLOW", slow.url, 1, 20)
+          yield* salesTo("MER_FAST", fast.url, 21, 10, 20)
+          yield* Notifier.catchUpFromLog(yield* Ref.make(EventStore.Start))
+          const timeoutMs = 1_000
+          const started = Date.now()
+          const fiber = yield* Effect.forkScoped(
+            Dispatcher.run({ ...config, concurrency: 8, perEndpoint: 2, timeoutMs })
+          )
+          for (let i = 0; i < 200 && fast.received.length < 10; i++) yield* realSleep(10)
+          const fastDone = Date.now() - started
+          expect(fast.received).toHaveLength(10)
+          // The fast endpoint's ten, in well under one of the slow endpoint's timeouts; the slow one
+          // has two requests in flight at a time, each timing out after a second.
+          expect(fastDone).toBeLessThan(timeoutMs)
+          expect(slow.received.length).toBeLessThanOrEqual(2)
+          for (let i = 0; i < 300 && slow.received.length < 6; i++) yield* realSleep(10)
+          expect(slow.received.length).toBeGreaterThanOrEqual(4)
+          expect(slow.received.length).toBeLessThanOrEqual(6)
+          yield* Fiber.interrupt(fiber)
+        }).pipe(Effect.provide(Services)),
+      20_000
     )
   })
 })
