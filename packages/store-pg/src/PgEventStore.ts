@@ -15,6 +15,7 @@ import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import * as Stream from "effect/Stream"
 import * as HashChain from "./HashChain.js"
+import * as LogNotifications from "./LogNotifications.js"
 import * as Rows from "./internal/Rows.js"
 import * as Migrations from "./Migrations.js"
 import * as PgPool from "./PgPool.js"
@@ -322,6 +323,9 @@ export const make = Effect.gen(function* () {
   // Wake-ups after autocommit appends, sent once they have committed, at most one per
   // `notifyInterval` (`LogNotifications` may merge signals): appends never wait for the NOTIFY
   // lock, and a burst of appends costs a few NOTIFYs, not one each. The first one goes at once.
+  const announce = Option.getOrUndefined(
+    Option.map(yield* Effect.serviceOption(LogNotifications.LogNotifications), (n) => n.announce)
+  )
   const committed = yield* Queue.sliding<string>(1)
   yield* Queue.take(committed).pipe(
     Effect.flatMap((streamId) => autocommit("SELECT pg_notify($1, $2)", [Migrations.channel, streamId])),
@@ -435,9 +439,15 @@ export const make = Effect.gen(function* () {
     return Effect.die(error)
   }
 
-  /** A wake-up for the NOTIFY fiber: synchronous, it never waits (a sliding queue of one). */
-  const signal = (streamId: string) => {
+  /**
+   * A wake-up for the NOTIFY fiber (synchronous, it never waits: a sliding queue of one), and each
+   * stream written announced to this process at once (`LogNotifications.announce`: the local hand-off).
+   */
+  const signal = (streamId: string, others?: ReadonlyArray<EventStore.BatchAppend>) => {
     committed.unsafeOffer(streamId)
+    if (announce === undefined) return
+    if (others === undefined) announce(streamId)
+    else for (const item of others) announce(item.streamId)
   }
 
   /**
@@ -590,7 +600,7 @@ export const make = Effect.gen(function* () {
         const call = Effect.map(
           (inTransaction ? statement : autocommit)<AppendRow>(appendBatchStatement, params),
           (rows) => {
-            if (!inTransaction) signal(items[0]!.streamId)
+            if (!inTransaction) signal(items[0]!.streamId, items)
             return rows.map((row): EventStore.AppendResult => ({
               nextVersion: row.next_version,
               firstPosition: BigInt(row.first_position!),

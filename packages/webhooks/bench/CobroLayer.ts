@@ -14,6 +14,7 @@ import * as F from "@cobro/domain/testing/WebhookFixtures"
 import * as PgDeliveryQueue from "@cobro/store-pg/PgDeliveryQueue"
 import * as PgEventStore from "@cobro/store-pg/PgEventStore"
 import * as PostgresClient from "@cobro/store-pg/PostgresClient"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
@@ -53,7 +54,9 @@ export const layer = (options: {
       PostgresClient.layer({
         url: Redacted.make(options.url),
         maxConnections: options.maxConnections,
-        applicationName: options.applicationName
+        applicationName: options.applicationName,
+        // Idle connections stay: a server process that ends takes its CPU out of the bench's count.
+        idleTimeout: Duration.infinity
       })
     ),
     Layer.orDie

@@ -23,6 +23,9 @@ Effect.runFork(
   Effect.gen(function* () {
     const notifications = yield* LogNotifications.LogNotifications
     process.stdout.write("ready\n")
-    return yield* Dispatcher.run({ owner: `bench-${process.pid}`, wakeups: notifications.appended })
+    return yield* Dispatcher.run({
+      owner: `bench-${process.pid}`,
+      wakeups: Dispatcher.wakeupsOf(notifications)
+    })
   }).pipe(Effect.provide(layer))
 )

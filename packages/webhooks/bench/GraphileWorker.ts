@@ -51,6 +51,8 @@ export interface RoundOptions {
   readonly concurrency: number
   /** With graphile-worker's batching: local queue, batched completions and failures. */
   readonly batched: boolean
+  /** Called once every job is done, before the runner and its connections stop (to read their CPU). */
+  readonly onDrained?: () => void
 }
 
 /** Jobs queued per `addJobs` call (one statement each). */
@@ -154,7 +156,10 @@ export const round = async (options: RoundOptions): Promise<{ seconds: number; f
     while ((await utils.withPgClient((pg) => pg.query<{ n: number }>(pending))).rows[0]!.n > 0) {
       await Promise.race([new Promise((resolve) => setTimeout(resolve, 5)), stalled])
     }
-    return { seconds: (performance.now() - start) / 1000, failed }
+    const seconds = (performance.now() - start) / 1000
+    // Before the runner stops: its connections' server processes end with it, and their CPU with them.
+    options.onDrained?.()
+    return { seconds, failed }
   } finally {
     clearTimeout(timer)
     await runner.stop()

@@ -20,7 +20,7 @@
  * postgres://postgres@127.0.0.1:5432/postgres), `BENCH_DELIVERIES` (per round, default 3000),
  * `BENCH_ROUNDS` (default 3), `BENCH_CONCURRENCY` (POSTs in flight of the floors and graphile-worker's
  * jobs at once; default the dispatcher's, 32), `BENCH_RATE` and `BENCH_LATENCY_SECONDS` (the latency
- * phase's offered sales per second, default 200, and its length, default 15), `BENCH_BACKLOG` (due
+ * phase's offered sales per second, default 100, and its length, default 15), `BENCH_BACKLOG` (due
  * notifications drained, default 100000; 0 skips the drain), `BENCH_PHASES` (subset of
  * throughput,latency,backlog), `BENCH_TARGETS` (subset of the throughput targets: cobro is always
  * run), `BENCH_TRACE=1` (Cobro's spans timed and printed per phase, for profiling),
@@ -63,7 +63,7 @@ const env = (name: string, fallback: number) => {
 const perRound = env("BENCH_DELIVERIES", 3000)
 const rounds = env("BENCH_ROUNDS", 3)
 const concurrency = env("BENCH_CONCURRENCY", 32)
-const offeredRate = env("BENCH_RATE", 200)
+const offeredRate = env("BENCH_RATE", 100)
 const latencySeconds = env("BENCH_LATENCY_SECONDS", 15)
 const backlog = env("BENCH_BACKLOG", 100_000)
 const phases = (process.env["BENCH_PHASES"] ?? "throughput,latency,backlog").split(",")
@@ -421,7 +421,7 @@ const stopExtraDispatchers = () => {
 
 /** What the server runs for webhooks: the dispatcher with its configuration, woken by the log's appends. */
 const dispatcher = Effect.flatMap(LogNotifications.LogNotifications, (notifications) =>
-  Dispatcher.run({ owner: `bench-${process.pid}`, wakeups: notifications.appended })
+  Dispatcher.run({ owner: `bench-${process.pid}`, wakeups: Dispatcher.wakeupsOf(notifications) })
 )
 
 /** How many deliveries have been attempted at least once (or settled), and how many delivered. */
@@ -614,6 +614,7 @@ const throughput = async (receiver: Receiver) => {
       const base = (await receiver.count()).count
       let seconds: number
       let failed = 0
+      let after: CpuSnapshot | undefined
       if (target === "floor" || target === "floor-durable") {
         seconds = await Floor.round({
           url: receiver.url,
@@ -631,12 +632,15 @@ const throughput = async (receiver: Receiver) => {
           bodies,
           secret: SECRET,
           concurrency,
-          batched: target === "graphile-worker-batched"
+          batched: target === "graphile-worker-batched",
+          onDrained: () => {
+            after = cpuSnapshot(receiver)
+          }
         })
         seconds = result.seconds
         failed = result.failed
       }
-      const after = cpuSnapshot(receiver)
+      after ??= cpuSnapshot(receiver)
       const received = (await receiver.count()).count - base
       if (received < bodies.length)
         throw new Error(`${target}: the receiver got ${received} of ${bodies.length}`)

@@ -11,7 +11,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { performance } from "node:perf_hooks"
 import * as Tls from "node:tls"
-import { Agent } from "undici"
+import { Agent, type Dispatcher } from "undici"
 import * as UrlSafety from "./UrlSafety.js"
 
 /** The spec's answer time: "within at most 2 seconds". */
@@ -73,24 +73,46 @@ export const make = (options: Options) => {
     }
   })
 
+  // Each URL parsed and checked once (a dispatcher sends to the same few endpoints again and again).
+  const targets = new Map<
+    string,
+    { readonly origin: string; readonly path: string } | { readonly problem: string }
+  >()
+  const targetOf = (raw: string) => {
+    let target = targets.get(raw)
+    if (target === undefined) {
+      const problem = UrlSafety.urlProblem(raw, options)
+      if (problem !== undefined) target = { problem }
+      else {
+        const url = new URL(raw)
+        target = { origin: url.origin, path: url.pathname + url.search }
+      }
+      if (targets.size >= 10_000) targets.clear()
+      targets.set(raw, target)
+    }
+    return target
+  }
+
+  // undici's dispatcher API with a handler of callbacks: no promise, stream, async iterator or
+  // AbortController per request, which the request API costs (`npm run bench -- webhooks`).
   const postCallback = (
     request: WebhookTransport.WebhookRequest,
     resume: (response: WebhookTransport.WebhookResponse) => void
   ): (() => void) => {
     const started = performance.now()
     const latency = () => Math.round((performance.now() - started) * 1000) / 1000
-    const problem = UrlSafety.urlProblem(request.url, options)
-    if (problem !== undefined) {
-      resume({ _tag: "Failed", reason: `refused target: ${problem}`, latencyMs: 0 })
+    const target = targetOf(request.url)
+    if ("problem" in target) {
+      resume({ _tag: "Failed", reason: `refused target: ${target.problem}`, latencyMs: 0 })
       return () => {}
     }
-    const url = new URL(request.url)
-    const abort = new AbortController()
     let settled = false
+    let controller: Dispatcher.DispatchController | undefined
     let status: number | undefined
     let retryAfterMs: number | undefined
     const chunks: Array<Buffer> = []
     let bytes = 0
+    const stop = () => controller?.abort(new Error("webhook attempt over"))
     const settle = (response: WebhookTransport.WebhookResponse) => {
       if (settled) return
       settled = true
@@ -113,37 +135,47 @@ export const make = (options: Options) => {
           reason: `timeout: no answer within ${request.timeoutMs} ms`,
           latencyMs: latency()
         })
-      abort.abort()
+      stop()
     }, request.timeoutMs)
-    agent
-      .request({
-        origin: url.origin,
-        path: url.pathname + url.search,
+    agent.dispatch(
+      {
+        origin: target.origin,
+        path: target.path,
         method: "POST",
         headers: request.headers,
-        body: request.body,
-        signal: abort.signal
-      })
-      .then(async (response) => {
-        status = response.statusCode
-        if (honoursRetryAfter(status))
-          retryAfterMs = retryAfterMillis(response.headers["retry-after"], Date.now())
-        for await (const chunk of response.body as AsyncIterable<Buffer>) {
+        body: request.body
+      },
+      {
+        onRequestStart: (c) => {
+          controller = c
+          // Timed out or cancelled while queued for a connection.
+          if (settled) stop()
+        },
+        onResponseStart: (_, statusCode, headers) => {
+          status = statusCode
+          if (honoursRetryAfter(statusCode))
+            retryAfterMs = retryAfterMillis(headers["retry-after"], Date.now())
+        },
+        onResponseData: (_, chunk) => {
           if (bytes < SNIPPET_BYTES) chunks.push(chunk.subarray(0, SNIPPET_BYTES - bytes))
           bytes += chunk.length
           // Enough for the snippet: stop reading a large body (the connection is not reused then).
-          if (bytes >= SNIPPET_BYTES) break
+          if (bytes >= SNIPPET_BYTES) {
+            answered()
+            stop()
+          }
+        },
+        onResponseEnd: () => answered(),
+        onResponseError: (_, error) => {
+          if (status !== undefined) answered()
+          else settle({ _tag: "Failed", reason: describe(error), latencyMs: latency() })
         }
-        answered()
-      })
-      .catch((error: unknown) => {
-        if (status !== undefined) answered()
-        else settle({ _tag: "Failed", reason: describe(error), latencyMs: latency() })
-      })
+      }
+    )
     return () => {
       settled = true
       clearTimeout(timer)
-      abort.abort()
+      stop()
     }
   }
 
