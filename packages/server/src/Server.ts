@@ -215,7 +215,7 @@ export const layerBackground = Layer.mergeAll(
     "Webhook dispatcher",
     // Woken by the log's appends: a notification scheduled is claimed within moments, not a poll.
     Effect.flatMap(LogNotifications.LogNotifications, (notifications) =>
-      Dispatcher.run({ owner: dispatcherOwner, wakeups: Dispatcher.wakeupsOf(notifications) })
+      Dispatcher.run({ owner: dispatcherOwner, wakeups: notifications.appended })
     )
   ),
   Supervisor.worker("Link expiry", LinkExpiry.run()),

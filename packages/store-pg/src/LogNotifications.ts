@@ -7,44 +7,22 @@ import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as PubSub from "effect/PubSub"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import * as Pg from "pg"
 import * as Migrations from "./Migrations.js"
 import * as PgPool from "./PgPool.js"
 
-/**
- * `appended` emits (the stream id, when known) after appends commit, in any process: the NOTIFY,
- * at most one per `PgEventStore.notifyInterval`. May drop or merge signals.
- *
- * `announced` emits the id of every stream this process's own appends wrote, as soon as each append
- * has committed (the event store calls `announce`): the local hand-off, for a worker of this process
- * that should not wait for the NOTIFY's round trip through the database (the webhook dispatcher and
- * the deliveries its process schedules). May drop signals when nobody keeps up.
- */
+/** A stream that emits (the stream id, when known) after appends commit. May drop or merge signals. */
 export class LogNotifications extends Context.Tag("@cobro/store-pg/LogNotifications")<
   LogNotifications,
-  {
-    readonly appended: Stream.Stream<string>
-    readonly announced: Stream.Stream<string>
-    readonly announce: (streamId: string) => void
-  }
+  { readonly appended: Stream.Stream<string> }
 >() {}
 
-/** A local hand-off for `LogNotifications`: `announce` publishes to `announced` (sliding, never waits). */
-export const makeLocal = Effect.map(PubSub.sliding<string>(256), (local) => ({
-  announced: Stream.fromPubSub(local),
-  announce: (streamId: string) => {
-    local.unsafeOffer(streamId)
-  }
-}))
-
-/** No wake-ups from the database: consumers poll; the local hand-off still works. */
-export const layerNone: Layer.Layer<LogNotifications> = Layer.effect(
-  LogNotifications,
-  Effect.map(makeLocal, (local) => ({ appended: Stream.never, ...local }))
-)
+/** No wake-ups: consumers poll. */
+export const layerNone: Layer.Layer<LogNotifications> = Layer.succeed(LogNotifications, {
+  appended: Stream.never
+})
 
 /** How often the listening connection is checked (a connection that died without a word, half open). */
 export const PING_INTERVAL: Duration.Duration = Duration.seconds(5)
@@ -138,6 +116,6 @@ export const layerListen: Layer.Layer<LogNotifications, never, PgPool.PgPool> = 
       Stream.orDie,
       Stream.share({ capacity: 64, strategy: "sliding" })
     )
-    return { appended, ...(yield* makeLocal) }
+    return { appended }
   })
 )

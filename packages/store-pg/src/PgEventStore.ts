@@ -15,7 +15,6 @@ import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import * as Stream from "effect/Stream"
 import * as HashChain from "./HashChain.js"
-import * as LogNotifications from "./LogNotifications.js"
 import * as Rows from "./internal/Rows.js"
 import * as Migrations from "./Migrations.js"
 import * as PgPool from "./PgPool.js"
@@ -323,9 +322,6 @@ export const make = Effect.gen(function* () {
   // Wake-ups after autocommit appends, sent once they have committed, at most one per
   // `notifyInterval` (`LogNotifications` may merge signals): appends never wait for the NOTIFY
   // lock, and a burst of appends costs a few NOTIFYs, not one each. The first one goes at once.
-  const announce = Option.getOrUndefined(
-    Option.map(yield* Effect.serviceOption(LogNotifications.LogNotifications), (n) => n.announce)
-  )
   const committed = yield* Queue.sliding<string>(1)
   yield* Queue.take(committed).pipe(
     Effect.flatMap((streamId) => autocommit("SELECT pg_notify($1, $2)", [Migrations.channel, streamId])),
@@ -439,15 +435,9 @@ export const make = Effect.gen(function* () {
     return Effect.die(error)
   }
 
-  /**
-   * A wake-up for the NOTIFY fiber (synchronous, it never waits: a sliding queue of one), and each
-   * stream written announced to this process at once (`LogNotifications.announce`: the local hand-off).
-   */
-  const signal = (streamId: string, others?: ReadonlyArray<EventStore.BatchAppend>) => {
+  /** A wake-up for the NOTIFY fiber: synchronous, it never waits (a sliding queue of one). */
+  const signal = (streamId: string) => {
     committed.unsafeOffer(streamId)
-    if (announce === undefined) return
-    if (others === undefined) announce(streamId)
-    else for (const item of others) announce(item.streamId)
   }
 
   /**
@@ -600,7 +590,7 @@ export const make = Effect.gen(function* () {
         const call = Effect.map(
           (inTransaction ? statement : autocommit)<AppendRow>(appendBatchStatement, params),
           (rows) => {
-            if (!inTransaction) signal(items[0]!.streamId, items)
+            if (!inTransaction) signal(items[0]!.streamId)
             return rows.map((row): EventStore.AppendResult => ({
               nextVersion: row.next_version,
               firstPosition: BigInt(row.first_position!),

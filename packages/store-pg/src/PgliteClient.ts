@@ -118,7 +118,6 @@ export const make = (
     )
     // NOTIFY from appends reaches PGlite's own listeners; subscribed before any transaction runs.
     const appended = yield* PubSub.sliding<string>(64)
-    const local = yield* LogNotifications.makeLocal
     yield* Effect.tryPromise({
       try: () =>
         pglite.listen(Migrations.channel, (payload) => Effect.runSync(PubSub.publish(appended, payload))),
@@ -138,7 +137,7 @@ export const make = (
     return Context.make(PgClient.PgClient, client).pipe(
       Context.add(SqlClient.SqlClient, client),
       Context.add(Pglite, pglite),
-      Context.add(LogNotifications.LogNotifications, { appended: Stream.fromPubSub(appended), ...local })
+      Context.add(LogNotifications.LogNotifications, { appended: Stream.fromPubSub(appended) })
     )
   })
 

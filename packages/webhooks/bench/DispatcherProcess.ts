@@ -23,9 +23,6 @@ Effect.runFork(
   Effect.gen(function* () {
     const notifications = yield* LogNotifications.LogNotifications
     process.stdout.write("ready\n")
-    return yield* Dispatcher.run({
-      owner: `bench-${process.pid}`,
-      wakeups: Dispatcher.wakeupsOf(notifications)
-    })
+    return yield* Dispatcher.run({ owner: `bench-${process.pid}`, wakeups: notifications.appended })
   }).pipe(Effect.provide(layer))
 )

@@ -421,7 +421,7 @@ const stopExtraDispatchers = () => {
 
 /** What the server runs for webhooks: the dispatcher with its configuration, woken by the log's appends. */
 const dispatcher = Effect.flatMap(LogNotifications.LogNotifications, (notifications) =>
-  Dispatcher.run({ owner: `bench-${process.pid}`, wakeups: Dispatcher.wakeupsOf(notifications) })
+  Dispatcher.run({ owner: `bench-${process.pid}`, wakeups: notifications.appended })
 )
 
 /** How many deliveries have been attempted at least once (or settled), and how many delivered. */

@@ -579,22 +579,6 @@ export const runOnce = Effect.fn("Dispatcher.runOnce")(function* (config: Config
   return claimed.length
 })
 
-const deliveryStreamPrefix = `${WebhookDelivery.WebhookDelivery.name}-`
-
-/**
- * A dispatcher's wake-ups from the log's: every NOTIFY (`appended`, any process, throttled), and at
- * once each delivery stream this process's own appends wrote (`announced`: the local hand-off of
- * the notifications its requests schedule).
- */
-export const wakeupsOf = (notifications: {
-  readonly appended: Stream.Stream<string>
-  readonly announced: Stream.Stream<string>
-}): Stream.Stream<string> =>
-  Stream.merge(
-    notifications.appended,
-    Stream.filter(notifications.announced, (streamId) => streamId.startsWith(deliveryStreamPrefix))
-  )
-
 /** The first sleep after a round that found work and the next found none. */
 export const MIN_PAUSE = Duration.millis(25)
 

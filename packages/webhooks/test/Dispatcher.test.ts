@@ -773,28 +773,6 @@ describe("Dispatcher", () => {
     )
   })
 
-  describe("wake-ups", () => {
-    it.effect(
-      "every NOTIFY wakes a dispatcher, and of this process's own appends those of delivery streams",
-      () =>
-        Effect.gen(function* () {
-          const woken = yield* Stream.runCollect(
-            Dispatcher.wakeupsOf({
-              appended: Stream.make("TerminalCheckout-INT_1"),
-              announced: Stream.make(
-                "TerminalCheckout-INT_2",
-                Notifications.deliveryStreamOf("n-1"),
-                "Merchant-MER_1"
-              )
-            })
-          )
-          expect([...woken].sort()).toEqual(
-            [Notifications.deliveryStreamOf("n-1"), "TerminalCheckout-INT_1"].sort()
-          )
-        })
-    )
-  })
-
   describe("Retry-After", () => {
     it("is read as delay-seconds or an HTTP date, a date past as 0, anything else as absent", () => {
       const now = Date.parse("2026-11-26T10:00:00Z")
