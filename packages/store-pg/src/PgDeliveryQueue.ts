@@ -32,10 +32,19 @@ export const setup = Effect.gen(function* () {
     owner text NOT NULL,
     expires_at timestamptz NOT NULL,
     claimed_version integer NOT NULL DEFAULT 0)`.pipe(Effect.orDie)
-  // Tables of earlier versions: their leases (claimed_version 0) are no longer live.
-  yield* sql`ALTER TABLE cobro_webhook_leases
-    ADD COLUMN IF NOT EXISTS claimed_version integer NOT NULL DEFAULT 0`.pipe(Effect.orDie)
-  yield* sql`ALTER TABLE cobro_webhook_leases DROP COLUMN IF EXISTS recorded_attempts`.pipe(Effect.orDie)
+  // A table of an earlier version (its leases, at claimed_version 0, are no longer live). Checked
+  // first: an ALTER TABLE locks the table even when it has nothing to do.
+  const columns = yield* sql<{ name: string }>`
+    SELECT column_name AS name FROM information_schema.columns
+    WHERE table_name = 'cobro_webhook_leases' AND table_schema = current_schema()`.pipe(Effect.orDie)
+  const has = (name: string) => columns.some((c) => c.name === name)
+  if (!has("claimed_version")) {
+    yield* sql`ALTER TABLE cobro_webhook_leases
+      ADD COLUMN IF NOT EXISTS claimed_version integer NOT NULL DEFAULT 0`.pipe(Effect.orDie)
+  }
+  if (has("recorded_attempts")) {
+    yield* sql`ALTER TABLE cobro_webhook_leases DROP COLUMN IF EXISTS recorded_attempts`.pipe(Effect.orDie)
+  }
 })
 
 /**

@@ -357,6 +357,46 @@ for (const [name, database] of [
           }).pipe(Effect.withClock(clock))
       )
 
+      it.scoped(
+        "a lease table of the earlier version is brought up to date: its leases, claimed at no version, are no longer live",
+        () =>
+          Effect.gen(function* () {
+            yield* catchUp
+            yield* drain
+            yield* F.merchant("MER_11", { production: PROD, keyBase: 90 })
+            yield* F.approvedSale({ merchantId: "MER_11", n: 1101 })
+            yield* catchUp
+            const sql = yield* SqlClient.SqlClient
+            const t = yield* now
+            const [id] = yield* claimIds({ now: t, limit: 10, lease: Duration.hours(1), owner: "old" })
+            expect(id).toBeDefined()
+            // The earlier version's table, holding a live lease of this delivery.
+            const leases = yield* sql<Record<string, unknown>>`SELECT * FROM cobro_webhook_leases`
+            yield* sql`DROP TABLE cobro_webhook_leases`
+            yield* sql`CREATE TABLE cobro_webhook_leases (stream_id text PRIMARY KEY, owner text NOT NULL,
+              expires_at timestamptz NOT NULL, recorded_attempts integer NOT NULL DEFAULT 0)`
+            for (const lease of leases) {
+              yield* sql`INSERT INTO cobro_webhook_leases (stream_id, owner, expires_at)
+                VALUES (${lease["stream_id"] as string}, ${lease["owner"] as string}, ${lease["expires_at"] as Date})`
+            }
+            yield* PgDeliveryQueue.setup
+            const columns = yield* sql<{
+              name: string
+            }>`SELECT column_name AS name FROM information_schema.columns
+              WHERE table_name = 'cobro_webhook_leases' AND table_schema = current_schema() ORDER BY column_name`
+            expect(columns.map((c) => c.name)).toEqual([
+              "claimed_version",
+              "expires_at",
+              "owner",
+              "stream_id"
+            ])
+            // Its lease is no longer live: another dispatcher takes the delivery at once.
+            expect(yield* claimIds({ now: t, limit: 100, lease: Duration.hours(1), owner: "new" })).toContain(
+              id
+            )
+          }).pipe(Effect.withClock(clock))
+      )
+
       it.scoped("concurrent claims never hand one notification to two dispatchers", () =>
         Effect.gen(function* () {
           yield* catchUp

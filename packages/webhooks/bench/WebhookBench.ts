@@ -303,17 +303,29 @@ const clockTicks = (() => {
   }
 })()
 
-/** The PostgreSQL server's processes, if it runs on this machine and `/proc` shows them. */
-const postgresCpuMs = (): number => {
-  let total = 0
+/**
+ * The CPU (ms) of each PostgreSQL server process, if the server runs on this machine and `/proc`
+ * shows them, by pid: a process that ends between two snapshots (a pool's connection closed) must
+ * not count as negative CPU, so the difference is taken per process.
+ */
+const postgresCpuMs = (): ReadonlyMap<string, number> => {
+  const byPid = new Map<string, number>()
   for (const entry of Fs.readdirSync("/proc")) {
     if (!/^\d+$/.test(entry)) continue
     try {
-      if (Fs.readFileSync(`/proc/${entry}/comm`, "utf8").trim() === "postgres") total += procCpuMs(entry)
+      if (Fs.readFileSync(`/proc/${entry}/comm`, "utf8").trim() === "postgres")
+        byPid.set(entry, procCpuMs(entry))
     } catch {
       // the process ended meanwhile
     }
   }
+  return byPid
+}
+
+/** The CPU (ms) the server processes alive at `after` used since `before` (a new one: all of its CPU). */
+const postgresDelta = (before: ReadonlyMap<string, number>, after: ReadonlyMap<string, number>) => {
+  let total = 0
+  for (const [pid, ms] of after) total += ms - (before.get(pid) ?? 0)
   return total
 }
 
@@ -323,7 +335,7 @@ const extraDispatchers: Array<ChildProcess> = []
 interface CpuSnapshot {
   readonly bench: number
   readonly receiver: number
-  readonly postgres: number
+  readonly postgres: ReadonlyMap<string, number>
   /** SQL statements this process has sent so far. */
   readonly statements: number
 }
@@ -351,7 +363,7 @@ class CpuAccount {
   add(before: CpuSnapshot, after: CpuSnapshot, deliveries: number) {
     this.totals.bench += after.bench - before.bench
     this.totals.receiver += after.receiver - before.receiver
-    this.totals.postgres += after.postgres - before.postgres
+    this.totals.postgres += postgresDelta(before.postgres, after.postgres)
     this.totals.statements += after.statements - before.statements
     this.deliveries += deliveries
   }
