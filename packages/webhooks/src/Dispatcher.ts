@@ -454,10 +454,13 @@ const makeSender = (config: Config) =>
 const attemptBatch = (
   claimed: ReadonlyArray<DeliveryQueue.Claim>,
   startBy: number | undefined,
-  sender: Sender
+  sender: Sender,
+  /** Told of each claim settled (attempted and recorded, or not to be attempted), as it settles. */
+  onSettled: (count: number) => void = () => {}
 ) =>
   Effect.gen(function* () {
     const plans = yield* planBatch(claimed, startBy)
+    onSettled(plans.filter((plan) => plan._tag === "Done").length)
     const outcomes: Array<Outcome | undefined> = plans.map((plan) =>
       plan._tag === "Done" ? plan.outcome : undefined
     )
@@ -477,6 +480,7 @@ const attemptBatch = (
           yield* Effect.logWarning("dispatcher: cancel refused", results[k]!.left)
         outcomes[i] = { _tag: "Cancelled" }
       }
+      onSettled(cancels.length)
     }
     const sends = plans.flatMap((plan, i) => (plan._tag === "Send" ? [{ planned: plan.planned, i }] : []))
     if (sends.length > 0) {
@@ -488,6 +492,7 @@ const attemptBatch = (
             planned,
             done: (outcome) => {
               outcomes[i] = outcome
+              onSettled(1)
               if (--left === 0) resume(Effect.void)
             }
           })
@@ -547,10 +552,11 @@ const dispatchBatch = (
   claimed: ReadonlyArray<DeliveryQueue.Claim>,
   config: Config,
   startBy: number,
-  sender: Sender
+  sender: Sender,
+  onSettled?: (count: number) => void
 ) =>
   Effect.flatMap(DeliveryQueue.DeliveryQueue, (queue) =>
-    attemptBatch(claimed, startBy, sender).pipe(
+    attemptBatch(claimed, startBy, sender, onSettled).pipe(
       Effect.flatMap((outcomes) =>
         queue.releaseAll(
           claimed.flatMap((c, i) => (outcomes[i]!._tag === "LeaseEnding" ? [c.notificationId] : [])),
@@ -615,15 +621,21 @@ export const run = (config: Config) =>
         yield* Queue.takeAll(woken)
         const { claimed, startBy } = yield* claimDue(config, batchSize)
         if (claimed.length > 0) {
-          outstanding += claimed.length
+          // Each claim settles on its own, so that the next claim overlaps this batch's slowest
+          // attempts; whatever an interruption or a defect left unsettled is settled at its end.
+          let unsettled = claimed.length
+          outstanding += unsettled
+          const settle = (count: number) => {
+            unsettled -= count
+            outstanding -= count
+            settled.unsafeOffer(undefined)
+          }
           yield* Effect.forkScoped(
             Effect.ensuring(
-              dispatchBatch(claimed, config, startBy, sender),
+              dispatchBatch(claimed, config, startBy, sender, settle),
               Effect.zipRight(
-                Effect.sync(() => {
-                  outstanding -= claimed.length
-                }),
-                Effect.zipRight(Queue.offer(settled, undefined), Queue.offer(batchDone, undefined))
+                Effect.sync(() => settle(unsettled)),
+                Queue.offer(batchDone, undefined)
               )
             )
           )
