@@ -114,6 +114,28 @@ const makeOutbox = (pg: Pg.Pool, bodies: ReadonlyArray<string>, batch: number) =
   }
 }
 
+/**
+ * POSTs one body signed with the spec's recipe (hex HMAC-SHA256 over the Base64 of the raw bytes),
+ * reads the answer; returns its status. The loop of the floors and of graphile-worker's task.
+ */
+export const signAndPost = async (
+  http: Pool,
+  path: string,
+  body: Buffer,
+  secret: string,
+  userAgent: string
+): Promise<number> => {
+  const signature = createHmac("sha256", secret).update(body.toString("base64"), "utf8").digest("hex")
+  const response = await http.request({
+    path,
+    method: "POST",
+    body,
+    headers: { "content-type": "application/json", "user-agent": userAgent, "x-service-signature": signature }
+  })
+  await response.body.text()
+  return response.statusCode
+}
+
 /** One round over `bodies`; returns its seconds. Every answer must be 200. */
 export const round = async (options: RoundOptions): Promise<number> => {
   const { bodies, durable } = options
@@ -128,24 +150,10 @@ export const round = async (options: RoundOptions): Promise<number> => {
       while (next < encoded.length) {
         const i = next++
         await outbox?.ready(i)
-        const body = encoded[i]!
-        const signature = createHmac("sha256", options.secret)
-          .update(body.toString("base64"), "utf8")
-          .digest("hex")
         const sent = performance.now()
-        const response = await http.request({
-          path: target.pathname,
-          method: "POST",
-          body,
-          headers: {
-            "content-type": "application/json",
-            "user-agent": "floor",
-            "x-service-signature": signature
-          }
-        })
-        await response.body.text()
-        if (response.statusCode !== 200) throw new Error(`floor: status ${response.statusCode}`)
-        await outbox?.record(i, response.statusCode, performance.now() - sent)
+        const status = await signAndPost(http, target.pathname, encoded[i]!, options.secret, "floor")
+        if (status !== 200) throw new Error(`floor: status ${status}`)
+        await outbox?.record(i, status, performance.now() - sent)
       }
     })
   )

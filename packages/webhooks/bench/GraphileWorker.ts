@@ -13,7 +13,6 @@
  * (a local queue of jobs locked in bulk, completions and failures written in batches).
  */
 import { EventEmitter } from "node:events"
-import { createHmac } from "node:crypto"
 import { performance } from "node:perf_hooks"
 import {
   Logger,
@@ -25,6 +24,7 @@ import {
   type WorkerEvents
 } from "graphile-worker"
 import { Pool } from "undici"
+import * as Floor from "./Floor.js"
 
 /** A logger that drops everything (a failed job is logged as an error; failures are counted instead). */
 const silent = new Logger(() => () => {})
@@ -90,21 +90,8 @@ export const round = async (options: RoundOptions): Promise<{ seconds: number; f
     deliver: async (payload) => {
       try {
         const body = Buffer.from((payload as { body: string }).body, "utf8")
-        const signature = createHmac("sha256", options.secret)
-          .update(body.toString("base64"), "utf8")
-          .digest("hex")
-        const response = await http.request({
-          path: target.pathname,
-          method: "POST",
-          body,
-          headers: {
-            "content-type": "application/json",
-            "user-agent": "graphile-worker",
-            "x-service-signature": signature
-          }
-        })
-        await response.body.text()
-        if (response.statusCode !== 200) throw new Error(`graphile-worker: status ${response.statusCode}`)
+        const status = await Floor.signAndPost(http, target.pathname, body, options.secret, "graphile-worker")
+        if (status !== 200) throw new Error(`graphile-worker: status ${status}`)
       } catch (error) {
         failed++
         throw error
