@@ -1,0 +1,183 @@
+/**
+ * A Merkle tree over the log, as RFC 9162 (Certificate Transparency 2.0) defines it, section 2.1:
+ * the tree hash of a list of leaves, inclusion proofs (2.1.3) and consistency proofs (2.1.4), and
+ * the verifier's algorithms for both. Pure and synchronous; the reference the log's stored tree and
+ * an offline auditor both check against. A leaf here is already a leaf hash,
+ * `SHA-256(0x00 ‖ leaf)` ({@link leafHash}): for the log, the leaf is an event's chain hash.
+ */
+import { createHash } from "node:crypto"
+
+/** A SHA-256 digest: 32 bytes. */
+export type Hash = Uint8Array
+
+const sha256 = (...parts: ReadonlyArray<Uint8Array>): Hash => {
+  const hash = createHash("sha256")
+  for (const part of parts) hash.update(part)
+  return new Uint8Array(hash.digest())
+}
+
+const LEAF = Uint8Array.of(0x00)
+const NODE = Uint8Array.of(0x01)
+
+/** A leaf's hash: `SHA-256(0x00 ‖ leaf)`. */
+export const leafHash = (leaf: Uint8Array): Hash => sha256(LEAF, leaf)
+
+/** An interior node's hash: `SHA-256(0x01 ‖ left ‖ right)`. */
+export const nodeHash = (left: Hash, right: Hash): Hash => sha256(NODE, left, right)
+
+/** The hash of the empty tree: SHA-256 of the empty string. */
+export const emptyRoot: Hash = sha256()
+
+/** Whether two hashes are the same bytes. */
+export const equals = (a: Hash, b: Hash): boolean =>
+  a.length === b.length && a.every((byte, i) => byte === b[i])
+
+/** The largest power of two smaller than `n` (`n` > 1): where RFC 9162 splits a tree of `n` leaves. */
+export const split = (n: number): number => {
+  let k = 1
+  while (k * 2 < n) k *= 2
+  return k
+}
+
+/** MTH over `leaves[from, to)`, from their leaf hashes. */
+const subtreeRoot = (leaves: ReadonlyArray<Hash>, from: number, to: number): Hash => {
+  const n = to - from
+  if (n === 0) return emptyRoot
+  if (n === 1) return leaves[from]!
+  const k = split(n)
+  return nodeHash(subtreeRoot(leaves, from, from + k), subtreeRoot(leaves, from + k, to))
+}
+
+/** The tree hash (MTH) of the leaves, given their leaf hashes in log order. */
+export const rootOf = (leaves: ReadonlyArray<Hash>): Hash => subtreeRoot(leaves, 0, leaves.length)
+
+/**
+ * The inclusion proof (the audit path, PATH(m, D[n])) of leaf `index` in the tree of the first
+ * `size` leaves (default all): the sibling hashes from the leaf up.
+ */
+export const inclusionProof = (
+  leaves: ReadonlyArray<Hash>,
+  index: number,
+  size: number = leaves.length
+): Array<Hash> => {
+  if (!(index >= 0 && index < size && size <= leaves.length)) {
+    throw new RangeError(`no leaf ${index} in a tree of ${size}`)
+  }
+  const path = (m: number, from: number, to: number): Array<Hash> => {
+    const n = to - from
+    if (n === 1) return []
+    const k = split(n)
+    return m < k
+      ? [...path(m, from, from + k), subtreeRoot(leaves, from + k, to)]
+      : [...path(m - k, from + k, to), subtreeRoot(leaves, from, from + k)]
+  }
+  return path(index, 0, size)
+}
+
+/**
+ * The consistency proof (PROOF(m, D[n])) that the tree of the first `m` leaves is a prefix of the
+ * tree of the first `size` (default all), for 0 < m ≤ size.
+ */
+export const consistencyProof = (
+  leaves: ReadonlyArray<Hash>,
+  m: number,
+  size: number = leaves.length
+): Array<Hash> => {
+  if (!(m > 0 && m <= size && size <= leaves.length)) {
+    throw new RangeError(`no consistency proof from ${m} to ${size}`)
+  }
+  const subproof = (m: number, from: number, to: number, complete: boolean): Array<Hash> => {
+    const n = to - from
+    if (m === n) return complete ? [] : [subtreeRoot(leaves, from, to)]
+    const k = split(n)
+    return m <= k
+      ? [...subproof(m, from, from + k, complete), subtreeRoot(leaves, from + k, to)]
+      : [...subproof(m - k, from + k, to, false), subtreeRoot(leaves, from, from + k)]
+  }
+  return subproof(m, 0, size, true)
+}
+
+const lsb = (n: number) => n % 2 === 1
+
+// Arithmetic, not bitwise: tree sizes go past 2³¹.
+const isPowerOfTwo = (n: number) => {
+  let k = 1
+  while (k < n) k *= 2
+  return k === n
+}
+
+/**
+ * RFC 9162 2.1.3.2: whether `proof` proves the leaf hash `leaf` at `index` in the tree of `size`
+ * leaves whose hash is `root`.
+ */
+export const verifyInclusion = (
+  index: number,
+  size: number,
+  leaf: Hash,
+  proof: ReadonlyArray<Hash>,
+  root: Hash
+): boolean => {
+  if (!(Number.isSafeInteger(index) && Number.isSafeInteger(size) && index >= 0 && index < size)) return false
+  let fn = index
+  let sn = size - 1
+  let r = leaf
+  for (const p of proof) {
+    if (sn === 0) return false
+    if (lsb(fn) || fn === sn) {
+      r = nodeHash(p, r)
+      if (!lsb(fn)) {
+        while (!lsb(fn) && fn !== 0) {
+          fn = Math.floor(fn / 2)
+          sn = Math.floor(sn / 2)
+        }
+      }
+    } else r = nodeHash(r, p)
+    fn = Math.floor(fn / 2)
+    sn = Math.floor(sn / 2)
+  }
+  return sn === 0 && equals(r, root)
+}
+
+/**
+ * RFC 9162 2.1.4.2: whether `proof` proves that the tree of `first` leaves with hash `firstRoot` is
+ * a prefix of the tree of `second` leaves with hash `secondRoot`. Equal sizes need an empty proof and
+ * equal hashes.
+ */
+export const verifyConsistency = (
+  first: number,
+  second: number,
+  firstRoot: Hash,
+  secondRoot: Hash,
+  proof: ReadonlyArray<Hash>
+): boolean => {
+  if (!(Number.isSafeInteger(first) && Number.isSafeInteger(second) && first > 0 && first <= second))
+    return false
+  if (first === second) return proof.length === 0 && equals(firstRoot, secondRoot)
+  if (proof.length === 0) return false
+  // A first tree that is a complete subtree is its own first node of the path.
+  const path = isPowerOfTwo(first) ? [firstRoot, ...proof] : [...proof]
+  let fn = first - 1
+  let sn = second - 1
+  while (lsb(fn)) {
+    fn = Math.floor(fn / 2)
+    sn = Math.floor(sn / 2)
+  }
+  let fr = path[0]!
+  let sr = path[0]!
+  for (const c of path.slice(1)) {
+    if (sn === 0) return false
+    if (lsb(fn) || fn === sn) {
+      fr = nodeHash(c, fr)
+      sr = nodeHash(c, sr)
+      if (!lsb(fn)) {
+        while (!lsb(fn) && fn !== 0) {
+          fn = Math.floor(fn / 2)
+          sn = Math.floor(sn / 2)
+        }
+      }
+    } else sr = nodeHash(sr, c)
+    fn = Math.floor(fn / 2)
+    sn = Math.floor(sn / 2)
+  }
+  return sn === 0 && equals(fr, firstRoot) && equals(sr, secondRoot)
+}
