@@ -100,6 +100,33 @@ export const consistencyProof = (
 const lsb = (n: number) => n % 2 === 1
 
 // Arithmetic, not bitwise: tree sizes go past 2³¹.
+const half = (n: number) => Math.floor(n / 2)
+
+/**
+ * The walk both verifiers make up a path (RFC 9162 2.1.3.2 step 4, 2.1.4.2 step 6), from node `fn`
+ * of a tree whose last node is `sn`: each hash is a left sibling or a right one. False when the path
+ * does not fit the tree (too long, or too short to reach its root).
+ */
+const walk = (
+  fn: number,
+  sn: number,
+  path: ReadonlyArray<Hash>,
+  visit: (hash: Hash, left: boolean) => void
+): boolean => {
+  for (const hash of path) {
+    if (sn === 0) return false
+    if (lsb(fn) || fn === sn) {
+      visit(hash, true)
+      while (!lsb(fn) && fn !== 0) {
+        fn = half(fn)
+        sn = half(sn)
+      }
+    } else visit(hash, false)
+    fn = half(fn)
+    sn = half(sn)
+  }
+  return sn === 0
+}
 const isPowerOfTwo = (n: number) => {
   let k = 1
   while (k < n) k *= 2
@@ -118,24 +145,11 @@ export const verifyInclusion = (
   root: Hash
 ): boolean => {
   if (!(Number.isSafeInteger(index) && Number.isSafeInteger(size) && index >= 0 && index < size)) return false
-  let fn = index
-  let sn = size - 1
   let r = leaf
-  for (const p of proof) {
-    if (sn === 0) return false
-    if (lsb(fn) || fn === sn) {
-      r = nodeHash(p, r)
-      if (!lsb(fn)) {
-        while (!lsb(fn) && fn !== 0) {
-          fn = Math.floor(fn / 2)
-          sn = Math.floor(sn / 2)
-        }
-      }
-    } else r = nodeHash(r, p)
-    fn = Math.floor(fn / 2)
-    sn = Math.floor(sn / 2)
-  }
-  return sn === 0 && equals(r, root)
+  const fits = walk(index, size - 1, proof, (p, left) => {
+    r = left ? nodeHash(p, r) : nodeHash(r, p)
+  })
+  return fits && equals(r, root)
 }
 
 /**
@@ -159,25 +173,16 @@ export const verifyConsistency = (
   let fn = first - 1
   let sn = second - 1
   while (lsb(fn)) {
-    fn = Math.floor(fn / 2)
-    sn = Math.floor(sn / 2)
+    fn = half(fn)
+    sn = half(sn)
   }
   let fr = path[0]!
   let sr = path[0]!
-  for (const c of path.slice(1)) {
-    if (sn === 0) return false
-    if (lsb(fn) || fn === sn) {
+  const fits = walk(fn, sn, path.slice(1), (c, left) => {
+    if (left) {
       fr = nodeHash(c, fr)
       sr = nodeHash(c, sr)
-      if (!lsb(fn)) {
-        while (!lsb(fn) && fn !== 0) {
-          fn = Math.floor(fn / 2)
-          sn = Math.floor(sn / 2)
-        }
-      }
     } else sr = nodeHash(sr, c)
-    fn = Math.floor(fn / 2)
-    sn = Math.floor(sn / 2)
-  }
-  return sn === 0 && equals(fr, firstRoot) && equals(sr, secondRoot)
+  })
+  return fits && equals(fr, firstRoot) && equals(sr, secondRoot)
 }
