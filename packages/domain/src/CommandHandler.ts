@@ -58,13 +58,17 @@ const replay = <C extends { _tag: string }, E extends { _tag: string }, S extend
   aggregate: Aggregate<C, E, S, Err>
 ) => {
   const decodeEvent = Schema.decodeUnknownSync(aggregate.Event)
-  return (recorded: ReadonlyArray<EventStore.RecordedEvent>) => {
+  return (data: ReadonlyArray<unknown>, version: number) => {
     // A stored event that no longer decodes is a corrupted log: a defect, not a user error.
-    const events = recorded.map((r) => decodeEvent(r.data))
-    const version = recorded.length === 0 ? 0 : recorded[recorded.length - 1]!.streamVersion
+    const events = data.map((d) => decodeEvent(d))
     return { state: fold(aggregate, events), version, events }
   }
 }
+
+const versionOf = (recorded: ReadonlyArray<EventStore.RecordedEvent>) =>
+  recorded.length === 0 ? 0 : recorded[recorded.length - 1]!.streamVersion
+
+const dataOf = (recorded: ReadonlyArray<EventStore.RecordedEvent>) => recorded.map((r) => r.data)
 
 /**
  * A state from its stream's events as stored (their `data`, in order) and the stream's version: for
@@ -78,12 +82,9 @@ export const fromStored = <
 >(
   aggregate: Aggregate<C, E, S, Err>
 ) => {
-  const decodeEvent = Schema.decodeUnknownSync(aggregate.Event)
+  const fromData = replay(aggregate)
   return (data: ReadonlyArray<unknown>, version: number): Known<S> => ({
-    state: fold(
-      aggregate,
-      data.map((d) => decodeEvent(d))
-    ),
+    state: fromData(data, version).state,
     version
   })
 }
@@ -95,7 +96,8 @@ export const load = <C extends { _tag: string }, E extends { _tag: string }, S e
   const fromRecords = replay(aggregate)
   return Effect.fnUntraced(function* (id: string, options?: EventStore.ReadStreamOptions) {
     const store = yield* EventStore.EventStore
-    return fromRecords(yield* store.readStream(streamIdOf(aggregate, id), options))
+    const recorded = yield* store.readStream(streamIdOf(aggregate, id), options)
+    return fromRecords(dataOf(recorded), versionOf(recorded))
   })
 }
 
@@ -180,7 +182,8 @@ export const loadMany = <
     const read = yield* store.readStreams(ids.map((id) => streamIdOf(aggregate, id)))
     const loaded = new Map<string, Known<S>>()
     for (const id of ids) {
-      const { state, version } = fromRecords(read.get(streamIdOf(aggregate, id)) ?? [])
+      const recorded = read.get(streamIdOf(aggregate, id)) ?? []
+      const { state, version } = fromRecords(dataOf(recorded), versionOf(recorded))
       loaded.set(id, { state, version })
     }
     return loaded as ReadonlyMap<string, Known<S>>

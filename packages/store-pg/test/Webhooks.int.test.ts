@@ -81,6 +81,22 @@ const drain = Effect.gen(function* () {
   return yield* queue.claim({ now: yield* now, limit: 10_000, lease: Duration.hours(1), owner: "drain" })
 })
 
+/** The numbers `from` to `to`, both included. */
+const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i)
+
+/**
+ * A test's own deliveries: the earlier tests' drained, then `merchantId` (its webhook at `PROD`)
+ * with its approved sales `ns`, their notifications scheduled.
+ */
+const freshSales = (merchantId: string, keyBase: number, ns: ReadonlyArray<number>) =>
+  Effect.gen(function* () {
+    yield* catchUp
+    yield* drain
+    yield* F.merchant(merchantId, { production: PROD, keyBase })
+    for (const n of ns) yield* F.approvedSale({ merchantId, n })
+    yield* catchUp
+  })
+
 /** A claim's notification ids, in its order. */
 const idsOf = (claims: ReadonlyArray<DeliveryQueue.Claim>) => claims.map((c) => c.notificationId)
 
@@ -209,11 +225,7 @@ for (const [name, database] of [
         "a claimed delivery is leased, with its state: no other dispatcher gets it until released or expired",
         () =>
           Effect.gen(function* () {
-            yield* catchUp
-            yield* drain
-            yield* F.merchant("MER_4", { production: PROD, keyBase: 30 })
-            yield* F.approvedSale({ merchantId: "MER_4", n: 201 })
-            yield* catchUp
+            yield* freshSales("MER_4", 30, [201])
             const queue = yield* DeliveryQueue.DeliveryQueue
             const t = yield* now
             const lease = Duration.seconds(30)
@@ -248,11 +260,7 @@ for (const [name, database] of [
         "recording the attempt ends the lease with the stream's version, without a release: the delivery is handed out again when its retry is due, not before",
         () =>
           Effect.gen(function* () {
-            yield* catchUp
-            yield* drain
-            yield* F.merchant("MER_6", { production: PROD, keyBase: 50 })
-            yield* F.approvedSale({ merchantId: "MER_6", n: 401 })
-            yield* catchUp
+            yield* freshSales("MER_6", 50, [401])
             const sql = yield* SqlClient.SqlClient
             const t = yield* now
             const lease = Duration.hours(1)
@@ -275,11 +283,7 @@ for (const [name, database] of [
         "releaseAll gives back the owner's claims in one statement; another owner's claims stay",
         () =>
           Effect.gen(function* () {
-            yield* catchUp
-            yield* drain
-            yield* F.merchant("MER_8", { production: PROD, keyBase: 70 })
-            for (let n = 601; n <= 603; n++) yield* F.approvedSale({ merchantId: "MER_8", n })
-            yield* catchUp
+            yield* freshSales("MER_8", 70, range(601, 603))
             const queue = yield* DeliveryQueue.DeliveryQueue
             const sql = yield* SqlClient.SqlClient
             const t = yield* now
@@ -313,11 +317,7 @@ for (const [name, database] of [
         "a claim deletes the leases no longer live (expired, or their stream moved on), at most once per PURGE_INTERVAL of its clock",
         () =>
           Effect.gen(function* () {
-            yield* catchUp
-            yield* drain
-            yield* F.merchant("MER_10", { production: PROD, keyBase: 80 })
-            for (let n = 801; n <= 802; n++) yield* F.approvedSale({ merchantId: "MER_10", n })
-            yield* catchUp
+            yield* freshSales("MER_10", 80, range(801, 802))
             const sql = yield* SqlClient.SqlClient
             // A queue of its own: its purge clock starts with this test.
             const queue = yield* PgDeliveryQueue.make
@@ -361,11 +361,7 @@ for (const [name, database] of [
         "a lease table of the earlier version is brought up to date: its leases, claimed at no version, are no longer live",
         () =>
           Effect.gen(function* () {
-            yield* catchUp
-            yield* drain
-            yield* F.merchant("MER_11", { production: PROD, keyBase: 90 })
-            yield* F.approvedSale({ merchantId: "MER_11", n: 1101 })
-            yield* catchUp
+            yield* freshSales("MER_11", 90, [1101])
             const sql = yield* SqlClient.SqlClient
             const t = yield* now
             const [id] = yield* claimIds({ now: t, limit: 10, lease: Duration.hours(1), owner: "old" })
@@ -399,11 +395,7 @@ for (const [name, database] of [
 
       it.scoped("concurrent claims never hand one notification to two dispatchers", () =>
         Effect.gen(function* () {
-          yield* catchUp
-          yield* drain
-          yield* F.merchant("MER_5", { production: PROD, keyBase: 40 })
-          for (let n = 301; n <= 340; n++) yield* F.approvedSale({ merchantId: "MER_5", n })
-          yield* catchUp
+          yield* freshSales("MER_5", 40, range(301, 340))
           const queue = yield* DeliveryQueue.DeliveryQueue
           const t = yield* now
           const claims = yield* Effect.all(
