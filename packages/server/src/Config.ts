@@ -37,6 +37,14 @@ export interface ServerConfig {
   readonly publicUrl: Option.Option<string>
   /** `CHECKOUT_URL`: the hosted checkout's base; none: `PUBLIC_URL + "/checkout"`. */
   readonly checkoutUrl: Option.Option<string>
+  /** `COBRO_CHECKPOINT_KEY`: the Ed25519 seed checkpoints are signed with (32 bytes, hex or base64); none: see `CheckpointKey`. */
+  readonly checkpointKey: Option.Option<Redacted.Redacted<string>>
+  /** `COBRO_LOG_ORIGIN`: the log's name on its checkpoints; none: `cobro/<16 hex digits of the key's hash>`. */
+  readonly logOrigin: Option.Option<string>
+  /** `COBRO_CHECKPOINT_EVERY_EVENTS`: a checkpoint once this many events joined the tree (default 10,000). */
+  readonly checkpointEveryEvents: number
+  /** `COBRO_CHECKPOINT_EVERY_SECONDS`: a checkpoint once this long has passed, if the log grew (default 60). */
+  readonly checkpointEverySeconds: number
 }
 
 /** The default port. */
@@ -78,7 +86,24 @@ export const config: Config.Config<ServerConfig> = Config.all({
   devWebhooks: Config.boolean("COBRO_DEV_WEBHOOKS").pipe(Config.withDefault(false)),
   sealingKey: Config.option(Config.redacted(Config.nonEmptyString("COBRO_SEALING_KEY"))),
   publicUrl: trimmedUrl("PUBLIC_URL"),
-  checkoutUrl: trimmedUrl("CHECKOUT_URL")
+  checkoutUrl: trimmedUrl("CHECKOUT_URL"),
+  checkpointKey: Config.option(Config.redacted(Config.nonEmptyString("COBRO_CHECKPOINT_KEY"))),
+  logOrigin: Config.option(
+    Config.nonEmptyString("COBRO_LOG_ORIGIN").pipe(
+      Config.validate({
+        message: "COBRO_LOG_ORIGIN: a name without spaces or '+' (for example cobro.example.com/log)",
+        validation: (origin) => !/[\s+]/u.test(origin)
+      })
+    )
+  ),
+  checkpointEveryEvents: Config.integer("COBRO_CHECKPOINT_EVERY_EVENTS").pipe(
+    Config.validate({ message: "COBRO_CHECKPOINT_EVERY_EVENTS: at least 1", validation: (n) => n >= 1 }),
+    Config.withDefault(10_000)
+  ),
+  checkpointEverySeconds: Config.number("COBRO_CHECKPOINT_EVERY_SECONDS").pipe(
+    Config.validate({ message: "COBRO_CHECKPOINT_EVERY_SECONDS: more than 0", validation: (n) => n > 0 }),
+    Config.withDefault(60)
+  )
 })
 
 /** The base URL printed at start and used for links: `PUBLIC_URL`, else the address listened on. */

@@ -6,10 +6,8 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
-import { randomBytes } from "node:crypto"
-import * as Fs from "node:fs"
-import * as Path from "node:path"
 import type * as Config from "./Config.js"
+import * as KeyFile from "./KeyFile.js"
 
 /** The sealing key is missing or malformed: the server refuses to start. */
 export class SealingKeyError extends Schema.TaggedError<SealingKeyError>()("SealingKeyError", {
@@ -29,39 +27,18 @@ export interface SealingKey {
 }
 
 /** Reads 32 bytes written as 64 hex digits or as base64 (standard or URL-safe); anything else is refused. */
-export const parse = (text: string): Option.Option<Buffer> => {
-  const trimmed = text.trim()
-  if (/^[0-9a-fA-F]{64}$/.test(trimmed)) return Option.some(Buffer.from(trimmed, "hex"))
-  if (/^[A-Za-z0-9+/_-]{43}=?$/.test(trimmed)) {
-    const bytes = Buffer.from(trimmed.replace(/-/g, "+").replace(/_/g, "/"), "base64")
-    if (bytes.length === 32) return Option.some(bytes)
-  }
-  return Option.none()
-}
-
-const generateHint = "generate one with `openssl rand -hex 32`"
+export const parse = KeyFile.parse
 
 /** Reads the key file, creating it (mode 0600, 32 random bytes in hex) if it does not exist. */
 const loadOrCreateFile = (dataDir: string): Effect.Effect<SealingKey, SealingKeyError> =>
   Effect.try({
     try: (): SealingKey => {
-      Fs.mkdirSync(dataDir, { recursive: true })
-      const path = Path.resolve(dataDir, fileName)
-      let created = false
-      try {
-        // `wx`: never overwrite a key that seals secrets already in the log.
-        Fs.writeFileSync(path, randomBytes(32).toString("hex") + "\n", { mode: 0o600, flag: "wx" })
-        created = true
-      } catch (cause) {
-        if ((cause as NodeJS.ErrnoException).code !== "EEXIST") throw cause
-      }
-      const key = parse(Fs.readFileSync(path, "utf8"))
-      if (Option.isNone(key)) throw new Error(`${path} does not hold a 32-byte key (64 hex digits)`)
-      return { key: Redacted.make(key.value), source: { created, path } }
+      const { created, key, path } = KeyFile.load(dataDir, fileName, { create: true })
+      return { key: Redacted.make(key), source: { created, path } }
     },
     catch: (cause) =>
       new SealingKeyError({
-        message: `Cannot read or create the sealing key in DATA_DIR: ${cause instanceof Error ? cause.message : String(cause)}`
+        message: `Cannot read or create the sealing key in DATA_DIR: ${KeyFile.reason(cause)}`
       })
   })
 
@@ -77,7 +54,7 @@ export const resolve = (config: Config.ServerConfig): Effect.Effect<SealingKey, 
         onNone: () =>
           Effect.fail(
             new SealingKeyError({
-              message: `COBRO_SEALING_KEY must be 32 bytes written as 64 hex digits or as base64; ${generateHint}.`
+              message: `COBRO_SEALING_KEY must be 32 bytes written as 64 hex digits or as base64; ${KeyFile.generateHint}.`
             })
           ),
         onSome: (key) => Effect.succeed<SealingKey>({ key: Redacted.make(key), source: "COBRO_SEALING_KEY" })
@@ -89,7 +66,7 @@ export const resolve = (config: Config.ServerConfig): Effect.Effect<SealingKey, 
             new SealingKeyError({
               message:
                 "COBRO_SEALING_KEY is required with DATABASE_URL: every server on one database must seal " +
-                `merchants' secret keys with the same key. Set it to the same value on every node; ${generateHint}.`
+                `merchants' secret keys with the same key. Set it to the same value on every node; ${KeyFile.generateHint}.`
             })
           )
   })

@@ -10,11 +10,13 @@ import * as Authentication from "@cobro/http/Authentication"
 import * as Http from "@cobro/http/Http"
 import * as PublicUrls from "@cobro/http/PublicUrls"
 import * as Readiness from "@cobro/http/Readiness"
+import * as Checkpoint from "@cobro/store-pg/Checkpoint"
 import * as LogNotifications from "@cobro/store-pg/LogNotifications"
 import * as PgDeliveryQueue from "@cobro/store-pg/PgDeliveryQueue"
 import * as PgIdempotencyStore from "@cobro/store-pg/PgIdempotencyStore"
 import * as PgMerchantDirectory from "@cobro/store-pg/PgMerchantDirectory"
 import * as PgNotificationLog from "@cobro/store-pg/PgNotificationLog"
+import * as PgTransparencyLog from "@cobro/store-pg/PgTransparencyLog"
 import * as PostgresClient from "@cobro/store-pg/PostgresClient"
 import * as Subscription from "@cobro/store-pg/Subscription"
 import * as Simulator from "@cobro/terminal-sim/Simulator"
@@ -36,6 +38,7 @@ import * as Redacted from "effect/Redacted"
 import { randomBytes } from "node:crypto"
 import * as Os from "node:os"
 import * as NodeHttp from "node:http"
+import * as CheckpointKey from "./CheckpointKey.js"
 import * as Config from "./Config.js"
 import * as Ids from "./Ids.js"
 import * as LinkExpiry from "./LinkExpiry.js"
@@ -54,22 +57,30 @@ export interface Settings {
   /** The token was generated at this start (not from `ADMIN_TOKEN`): the banner prints it. */
   readonly adminTokenGenerated: boolean
   readonly sealingKey: SealingKey.SealingKey
+  readonly checkpointKey: CheckpointKey.CheckpointKey
 }
 
-/** Reads the environment, generates the admin token if unset, and finds or creates the sealing key. */
-export const settings: Effect.Effect<Settings, ConfigError.ConfigError | SealingKey.SealingKeyError> =
-  Effect.gen(function* () {
-    const config = yield* Config.config
-    const sealingKey = yield* SealingKey.resolve(config)
-    return {
-      config,
-      sealingKey,
-      adminToken: Option.getOrElse(config.adminToken, () =>
-        Redacted.make(randomBytes(24).toString("base64url"))
-      ),
-      adminTokenGenerated: Option.isNone(config.adminToken)
-    }
-  })
+/**
+ * Reads the environment, generates the admin token if unset, and finds or creates the sealing key
+ * and the checkpoint key.
+ */
+export const settings: Effect.Effect<
+  Settings,
+  ConfigError.ConfigError | SealingKey.SealingKeyError | CheckpointKey.CheckpointKeyError
+> = Effect.gen(function* () {
+  const config = yield* Config.config
+  const sealingKey = yield* SealingKey.resolve(config)
+  const checkpointKey = yield* CheckpointKey.resolve(config)
+  return {
+    config,
+    sealingKey,
+    checkpointKey,
+    adminToken: Option.getOrElse(config.adminToken, () =>
+      Redacted.make(randomBytes(24).toString("base64url"))
+    ),
+    adminTokenGenerated: Option.isNone(config.adminToken)
+  }
+})
 
 /** How long in-flight requests may run after SIGTERM before their connections are cut. */
 export const shutdownGraceMillis = 10_000
@@ -169,6 +180,7 @@ export const layerPorts = (settings: Settings) =>
     PgIdempotencyStore.layer,
     PgNotificationLog.layer,
     PgDeliveryQueue.layer,
+    PgTransparencyLog.layer(settings.checkpointKey.signer),
     HttpTransport.layer({ dev: settings.config.devWebhooks }),
     layerReadiness,
     Simulator.layer,
@@ -230,12 +242,28 @@ export const layerBackground = Layer.mergeAll(
   )
 )
 
+/**
+ * The log's Merkle tree and its signed checkpoints (`PgTransparencyLog.run`), a worker under the
+ * `Supervisor`: the tree takes in the settled events every second and a checkpoint is signed every
+ * `COBRO_CHECKPOINT_EVERY_EVENTS` events or `COBRO_CHECKPOINT_EVERY_SECONDS` seconds.
+ */
+export const layerTransparencyLog = (settings: Settings) =>
+  Supervisor.worker(
+    "Log checkpoints",
+    PgTransparencyLog.run({
+      signer: settings.checkpointKey.signer,
+      everyEvents: settings.config.checkpointEveryEvents,
+      every: Duration.seconds(settings.config.checkpointEverySeconds)
+    })
+  )
+
 /** What the banner says. */
 export const banner = (settings: Settings, address: HttpServer.Address): ReadonlyArray<string> => {
   const port = address._tag === "TcpAddress" ? address.port : settings.config.port
   const base = Config.publicUrl(settings.config, { port })
   const { config } = settings
   const sealing = settings.sealingKey.source
+  const checkpoint = settings.checkpointKey.source
   return [
     `Cobro is listening on ${base}`,
     `  docs         ${base}/docs`,
@@ -244,6 +272,9 @@ export const banner = (settings: Settings, address: HttpServer.Address): Readonl
     `  health       ${base}/health, ${base}/ready`,
     `  database     ${Store.describe(config.database)}`,
     `  sealing key  ${sealing === "COBRO_SEALING_KEY" ? "from COBRO_SEALING_KEY" : `${sealing.path}${sealing.created ? " (created)" : ""}`}`,
+    `  log key      ${checkpoint === "COBRO_CHECKPOINT_KEY" ? "from COBRO_CHECKPOINT_KEY" : `${checkpoint.path}${checkpoint.created ? " (created)" : ""}`}`,
+    `  public key   ${Checkpoint.verifierKeyOf(settings.checkpointKey.signer)}`,
+    `  checkpoints  ${base}/audit/v1/checkpoints/latest`,
     `  clock        ${config.clock === "virtual" ? "virtual (POST /admin/v1/clock/advance)" : "real"}`,
     `  webhooks     ${config.devWebhooks ? "development: http and loopback targets allowed (COBRO_DEV_WEBHOOKS=1)" : "https, public addresses only"}`,
     settings.adminTokenGenerated
@@ -282,7 +313,7 @@ export const layer = (settings: Settings) => {
   return layerBanner(settings).pipe(
     Layer.provide(layerApp),
     Layer.provide(layerHttpServer(settings.config)),
-    Layer.provide(layerBackground),
+    Layer.provide(Layer.merge(layerBackground, layerTransparencyLog(settings))),
     Layer.provide(ports),
     Layer.provide(layerTracingOff)
   )

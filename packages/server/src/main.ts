@@ -8,6 +8,7 @@ import * as ConfigError from "effect/ConfigError"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as CheckpointKey from "./CheckpointKey.js"
 import * as SealingKey from "./SealingKey.js"
 import * as Server from "./Server.js"
 import * as Store from "./Store.js"
@@ -18,7 +19,11 @@ const describe = (cause: Cause.Cause<unknown>): string => {
   if (failure._tag === "Some") {
     const error = failure.value
     if (ConfigError.isConfigError(error)) return `Cobro cannot start: invalid configuration: ${String(error)}`
-    if (error instanceof SealingKey.SealingKeyError || error instanceof Store.SealingKeyMismatch) {
+    if (
+      error instanceof SealingKey.SealingKeyError ||
+      error instanceof CheckpointKey.CheckpointKeyError ||
+      error instanceof Store.SealingKeyMismatch
+    ) {
       return `Cobro cannot start: ${error.message}`
     }
   }

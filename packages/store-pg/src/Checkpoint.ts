@@ -132,3 +132,40 @@ export const openCheckpoint = (note: string, name: string, publicKey: Uint8Array
   const text = openNote(note, name, publicKey)
   return text === undefined ? undefined : parseCheckpoint(text)
 }
+
+/** What signs a log's checkpoints: its origin (also the key's name), the Ed25519 seed, its public key. */
+export interface Signer {
+  readonly origin: string
+  readonly seed: Uint8Array
+  readonly publicKey: Uint8Array
+}
+
+/**
+ * The origin of a log whose operator named none: `cobro/` and the first 16 hex digits of the
+ * SHA-256 of its public key, stable for as long as the key is.
+ */
+export const defaultOrigin = (publicKey: Uint8Array): string =>
+  `cobro/${createHash("sha256").update(publicKey).digest("hex").slice(0, 16)}`
+
+/** A signer from a 32-byte seed, named `origin` (default {@link defaultOrigin}). */
+export const signer = (seed: Uint8Array, origin?: string): Signer => {
+  if (seed.length !== 32) throw new RangeError("an Ed25519 seed is 32 bytes")
+  const publicKey = publicKeyOf(seed)
+  const name = origin ?? defaultOrigin(publicKey)
+  if (!validName(name)) throw new RangeError(`not a log origin: ${JSON.stringify(name)} (no spaces, no '+')`)
+  return { origin: name, seed, publicKey }
+}
+
+/** A signer's verifier key, as `cobro audit public-key` prints it and `--public-key` reads it. */
+export const verifierKeyOf = (signer: Signer): string => verifierKey(signer.origin, signer.publicKey)
+
+/**
+ * Opens a signed checkpoint with a verifier key: its checkpoint if the key's signature verifies and
+ * the origin line is the key's name; else `undefined`.
+ */
+export const openWithVerifierKey = (note: string, key: string): Checkpoint | undefined => {
+  const parsed = parseVerifierKey(key)
+  if (parsed === undefined) return undefined
+  const checkpoint = openCheckpoint(note, parsed.name, parsed.publicKey)
+  return checkpoint?.origin === parsed.name ? checkpoint : undefined
+}

@@ -51,50 +51,178 @@ const subtreeRoot = (leaves: ReadonlyArray<Hash>, from: number, to: number): Has
 /** The tree hash (MTH) of the leaves, given their leaf hashes in log order. */
 export const rootOf = (leaves: ReadonlyArray<Hash>): Hash => subtreeRoot(leaves, 0, leaves.length)
 
+/** A range of leaves `[from, to)` whose tree hash (MTH) a proof carries. */
+export type Range = readonly [from: number, to: number]
+
 /**
- * The inclusion proof (the audit path, PATH(m, D[n])) of leaf `index` in the tree of the first
- * `size` leaves (default all): the sibling hashes from the leaf up.
+ * The ranges whose tree hashes make the inclusion proof (the audit path, PATH(m, D[n])) of leaf
+ * `index` in the tree of `size` leaves, from the leaf up.
+ */
+export const inclusionRanges = (index: number, size: number): Array<Range> => {
+  if (!(Number.isSafeInteger(index) && Number.isSafeInteger(size) && index >= 0 && index < size)) {
+    throw new RangeError(`no leaf ${index} in a tree of ${size}`)
+  }
+  const ranges: Array<Range> = []
+  let [from, to, m] = [0, size, index]
+  // Top down, then reversed: the path is written from the leaf up.
+  while (to - from > 1) {
+    const k = split(to - from)
+    if (m < k) {
+      ranges.push([from + k, to])
+      to = from + k
+    } else {
+      ranges.push([from, from + k])
+      from += k
+      m -= k
+    }
+  }
+  return ranges.reverse()
+}
+
+/**
+ * The ranges whose tree hashes make the consistency proof (PROOF(m, D[n])) that the tree of the
+ * first `m` leaves is a prefix of the tree of `size`, for 0 < m ≤ size.
+ */
+export const consistencyRanges = (m: number, size: number): Array<Range> => {
+  if (!(Number.isSafeInteger(m) && Number.isSafeInteger(size) && m > 0 && m <= size)) {
+    throw new RangeError(`no consistency proof from ${m} to ${size}`)
+  }
+  const ranges: Array<Range> = []
+  let [from, to, complete] = [0, size, true]
+  while (m !== to - from) {
+    const k = split(to - from)
+    if (m <= k) {
+      ranges.push([from + k, to])
+      to = from + k
+    } else {
+      ranges.push([from, from + k])
+      from += k
+      m -= k
+      complete = false
+    }
+  }
+  if (!complete) ranges.push([from, to])
+  return ranges.reverse()
+}
+
+/**
+ * The inclusion proof of leaf `index` in the tree of the first `size` leaves (default all): the
+ * sibling hashes from the leaf up.
  */
 export const inclusionProof = (
   leaves: ReadonlyArray<Hash>,
   index: number,
   size: number = leaves.length
 ): Array<Hash> => {
-  if (!(index >= 0 && index < size && size <= leaves.length)) {
-    throw new RangeError(`no leaf ${index} in a tree of ${size}`)
-  }
-  const path = (m: number, from: number, to: number): Array<Hash> => {
-    const n = to - from
-    if (n === 1) return []
-    const k = split(n)
-    return m < k
-      ? [...path(m, from, from + k), subtreeRoot(leaves, from + k, to)]
-      : [...path(m - k, from + k, to), subtreeRoot(leaves, from, from + k)]
-  }
-  return path(index, 0, size)
+  if (size > leaves.length) throw new RangeError(`no tree of ${size} in ${leaves.length} leaves`)
+  return inclusionRanges(index, size).map(([from, to]) => subtreeRoot(leaves, from, to))
 }
 
 /**
- * The consistency proof (PROOF(m, D[n])) that the tree of the first `m` leaves is a prefix of the
- * tree of the first `size` (default all), for 0 < m ≤ size.
+ * The consistency proof that the tree of the first `m` leaves is a prefix of the tree of the first
+ * `size` (default all), for 0 < m ≤ size.
  */
 export const consistencyProof = (
   leaves: ReadonlyArray<Hash>,
   m: number,
   size: number = leaves.length
 ): Array<Hash> => {
-  if (!(m > 0 && m <= size && size <= leaves.length)) {
-    throw new RangeError(`no consistency proof from ${m} to ${size}`)
+  if (size > leaves.length) throw new RangeError(`no tree of ${size} in ${leaves.length} leaves`)
+  return consistencyRanges(m, size).map(([from, to]) => subtreeRoot(leaves, from, to))
+}
+
+/**
+ * A complete subtree: the `2^level` leaves from `index · 2^level`. Once complete, its hash never
+ * changes, so a stored tree keeps these and computes any other range's hash from them.
+ */
+export interface Subtree {
+  readonly level: number
+  readonly index: number
+}
+
+/**
+ * The complete subtrees a proof's range `[from, to)` is made of, largest (leftmost) first: the
+ * binary decomposition of its length. The ranges of {@link inclusionRanges} and
+ * {@link consistencyRanges} (and `[0, size)`) start at a multiple of their largest part, so each
+ * part is aligned; {@link foldSubtrees} of their hashes is the range's tree hash.
+ */
+export const subtrees = (from: number, to: number): Array<Subtree> => {
+  const parts: Array<Subtree> = []
+  let start = from
+  let rest = to - from
+  while (rest > 0) {
+    let width = 1
+    let level = 0
+    while (width * 2 <= rest) {
+      width *= 2
+      level++
+    }
+    if (start % width !== 0) throw new RangeError(`[${from}, ${to}) is not made of aligned subtrees`)
+    parts.push({ level, index: start / width })
+    start += width
+    rest -= width
   }
-  const subproof = (m: number, from: number, to: number, complete: boolean): Array<Hash> => {
-    const n = to - from
-    if (m === n) return complete ? [] : [subtreeRoot(leaves, from, to)]
-    const k = split(n)
-    return m <= k
-      ? [...subproof(m, from, from + k, complete), subtreeRoot(leaves, from + k, to)]
-      : [...subproof(m - k, from + k, to, false), subtreeRoot(leaves, from, from + k)]
+  return parts
+}
+
+/** The tree hash of a range from its {@link subtrees}' hashes, in their order: a fold from the right. */
+export const foldSubtrees = (hashes: ReadonlyArray<Hash>): Hash => {
+  if (hashes.length === 0) return emptyRoot
+  let root = hashes[hashes.length - 1]!
+  for (let i = hashes.length - 2; i >= 0; i--) root = nodeHash(hashes[i]!, root)
+  return root
+}
+
+/**
+ * The right edge of a growing tree: the complete subtrees of its size's binary decomposition,
+ * largest first. Each leaf pushed completes zero or more subtrees, reported to `onSubtree` (what a
+ * stored tree inserts); {@link root} is the tree hash of every leaf so far. An offline verifier
+ * streams an export's leaves through one in constant memory.
+ */
+export class Frontier {
+  private readonly levels: Array<number> = []
+  private readonly hashes: Array<Hash> = []
+  private count: number
+
+  /** A tree of `size` leaves whose {@link subtrees}`(0, size)` have these hashes (none: empty). */
+  constructor(size = 0, edge: ReadonlyArray<Hash> = []) {
+    const parts = subtrees(0, size)
+    if (parts.length !== edge.length)
+      throw new RangeError(`a tree of ${size} has ${parts.length} edge subtrees`)
+    parts.forEach((part, i) => {
+      this.levels.push(part.level)
+      this.hashes.push(edge[i]!)
+    })
+    this.count = size
   }
-  return subproof(m, 0, size, true)
+
+  /** The number of leaves. */
+  get size(): number {
+    return this.count
+  }
+
+  /** Adds a leaf, given its leaf hash. */
+  push(leaf: Hash, onSubtree?: (subtree: Subtree, hash: Hash) => void): void {
+    let level = 0
+    let hash = leaf
+    let index = this.count
+    onSubtree?.({ level, index }, hash)
+    while (this.levels.length > 0 && this.levels[this.levels.length - 1] === level) {
+      this.levels.pop()
+      hash = nodeHash(this.hashes.pop()!, hash)
+      level++
+      index = Math.floor(index / 2)
+      onSubtree?.({ level, index }, hash)
+    }
+    this.levels.push(level)
+    this.hashes.push(hash)
+    this.count++
+  }
+
+  /** The tree hash of every leaf pushed. */
+  root(): Hash {
+    return foldSubtrees(this.hashes)
+  }
 }
 
 const lsb = (n: number) => n % 2 === 1

@@ -8,6 +8,7 @@ import type { SqlError } from "@effect/sql/SqlError"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as InlineReadModels from "./InlineReadModels.js"
+import * as PgTransparencyLog from "./PgTransparencyLog.js"
 
 /** The table that records which migrations have run. */
 export const table = "cobro_migrations"
@@ -447,7 +448,8 @@ export const migrations: Record<string, Effect.Effect<void, SqlError, SqlClient.
   "5_append_batch_function": createAppendBatchFunction,
   "6_append_batch_set_based": createSetBasedAppendBatchFunction,
   "7_idempotency_leases": addIdempotencyLeases,
-  "8_inline_read_models": InlineReadModels.migration
+  "8_inline_read_models": InlineReadModels.migration,
+  "9_transparency_log": PgTransparencyLog.migration
 }
 
 const runMigrator = Migrator.make({})

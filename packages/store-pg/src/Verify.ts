@@ -54,8 +54,8 @@ export interface Report {
   readonly checkpoints: ReadonlyArray<CheckpointBreak>
 }
 
-/** A walker over one stream's events in version order. @internal */
-class StreamWalk {
+/** A walker over one stream's events in version order: feed it each event, it reports the first break. */
+export class StreamWalk {
   version = 0
   prevHash = HashChain.genesis
   broken = false

@@ -222,5 +222,61 @@ describe("MerkleTree (RFC 9162)", () => {
         }
       }
     )
+
+    it.prop(
+      "a frontier grown from any stored edge has the reference root, and reports each complete subtree with its reference hash",
+      [log, FastCheck.nat()],
+      ([leaves, pick]) => {
+        const start = pick % (leaves.length + 1)
+        const subtreeRoot = (level: number, index: number) =>
+          M.rootOf(leaves.slice(index * 2 ** level, (index + 1) * 2 ** level))
+        const edge = M.subtrees(0, start).map((p) => subtreeRoot(p.level, p.index))
+        const frontier = new M.Frontier(start, edge)
+        expect(hex(frontier.root())).toBe(hex(M.rootOf(leaves.slice(0, start))))
+        const reported: Array<string> = []
+        for (let i = start; i < leaves.length; i++) {
+          frontier.push(leaves[i]!, (subtree, hash) => {
+            expect(hex(hash)).toBe(hex(subtreeRoot(subtree.level, subtree.index)))
+            expect((subtree.index + 1) * 2 ** subtree.level).toBe(i + 1)
+            reported.push(`${subtree.level}:${subtree.index}`)
+          })
+          expect(frontier.size).toBe(i + 1)
+          expect(hex(frontier.root())).toBe(hex(M.rootOf(leaves.slice(0, i + 1))))
+        }
+        // Every complete subtree ending past the start, once.
+        expect(new Set(reported).size).toBe(reported.length)
+      }
+    )
+
+    it.prop(
+      "every range a proof carries is made of aligned complete subtrees whose fold is the range's tree hash",
+      [log, FastCheck.nat(), FastCheck.nat()],
+      ([leaves, a, b]) => {
+        const size = 1 + (a % leaves.length)
+        const fold = ([from, to]: M.Range) =>
+          hex(
+            M.foldSubtrees(
+              M.subtrees(from, to).map((p) =>
+                M.rootOf(leaves.slice(p.index * 2 ** p.level, (p.index + 1) * 2 ** p.level))
+              )
+            )
+          )
+        const ranges = [
+          [0, size] as M.Range,
+          ...M.inclusionRanges(b % size, size),
+          ...M.consistencyRanges(1 + (b % size), size)
+        ]
+        for (const range of ranges) expect(fold(range)).toBe(hex(M.rootOf(leaves.slice(range[0], range[1]))))
+      }
+    )
+
+    it("a range that does not start on its largest part's boundary is refused", () => {
+      expect(() => M.subtrees(1, 3)).toThrow(RangeError)
+      expect(M.subtrees(4, 11)).toEqual([
+        { level: 2, index: 1 },
+        { level: 1, index: 4 },
+        { level: 0, index: 10 }
+      ])
+    })
   })
 })

@@ -13,6 +13,7 @@ import * as Exit from "effect/Exit"
 import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
+import * as CheckpointKey from "../CheckpointKey.js"
 import * as SealingKey from "../SealingKey.js"
 import * as Store from "../Store.js"
 import * as Cli from "./Cli.js"
@@ -35,7 +36,11 @@ const onFailure = (cause: Cause.Cause<unknown>): Effect.Effect<number> => {
     if (ConfigError.isConfigError(error)) {
       return Effect.as(say(`invalid configuration: ${String(error)}`), ExitCode.usage)
     }
-    if (error instanceof SealingKey.SealingKeyError || error instanceof Store.SealingKeyMismatch) {
+    if (
+      error instanceof SealingKey.SealingKeyError ||
+      error instanceof CheckpointKey.CheckpointKeyError ||
+      error instanceof Store.SealingKeyMismatch
+    ) {
       return Effect.as(say(error.message), ExitCode.usage)
     }
     const tag = (error as { _tag?: unknown } | undefined)?._tag

@@ -4,6 +4,7 @@
  * test's (a sweeper polling faster than the server's own).
  */
 import * as Nanos from "@cobro/domain/Nanos"
+import * as Checkpoint from "@cobro/store-pg/Checkpoint"
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
@@ -11,6 +12,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
+import { createHash } from "node:crypto"
 import type * as Config from "../../src/Config.js"
 import * as Server from "../../src/Server.js"
 
@@ -29,11 +31,20 @@ export const settingsFor = (
     devWebhooks: true,
     sealingKey: Option.none(),
     publicUrl: Option.none(),
-    checkoutUrl: Option.none()
+    checkoutUrl: Option.none(),
+    checkpointKey: Option.none(),
+    logOrigin: Option.none(),
+    checkpointEveryEvents: 10_000,
+    checkpointEverySeconds: 60
   },
   adminToken: Redacted.make(adminToken),
   adminTokenGenerated: false,
-  sealingKey: { key: Redacted.make(sealingKey), source: "COBRO_SEALING_KEY" }
+  sealingKey: { key: Redacted.make(sealingKey), source: "COBRO_SEALING_KEY" },
+  // The checkpoint key derived from the sealing key: one per test database, like it.
+  checkpointKey: {
+    signer: Checkpoint.signer(new Uint8Array(createHash("sha256").update(sealingKey).digest())),
+    source: "COBRO_CHECKPOINT_KEY"
+  }
 })
 
 /** The worker of the test, forked for the layer's lifetime as the server forks its own. */
