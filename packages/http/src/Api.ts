@@ -5,6 +5,7 @@
 import * as HttpApi from "@effect/platform/HttpApi"
 import * as OpenApi from "@effect/platform/OpenApi"
 import * as AdminEndpoints from "./AdminEndpoints.js"
+import * as AuditEndpoints from "./AuditEndpoints.js"
 import * as Errors from "./Errors.js"
 import * as HealthEndpoints from "./HealthEndpoints.js"
 import * as LinkEndpoints from "./LinkEndpoints.js"
@@ -23,6 +24,8 @@ export class CobroApi extends HttpApi.make("cobro")
   .add(OnlineEndpoints.ChallengeGroup)
   .add(TerminalEndpoints.TerminalGroup)
   .add(SandboxEndpoints.SandboxGroup)
+  .add(AuditEndpoints.AuditGroup)
+  .add(AuditEndpoints.AuditAdminGroup)
   .addError(Errors.InternalServerError)
   .annotateContext(
     OpenApi.annotations({

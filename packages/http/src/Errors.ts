@@ -21,6 +21,8 @@ export const Codes = {
   ValidationError: "ValidationError",
   /** 400: the `Idempotency-Key` header is empty or longer than 255 characters. */
   InvalidIdempotencyKey: "InvalidIdempotencyKey",
+  /** 400 (audit): a tree size past the tree's, below 1, or `from` after `to`; the message gives the tree's size. */
+  TreeSizeOutOfRange: "TreeSizeOutOfRange",
   /** 401: no `Authorization` header, a malformed one, or a key that is not (or no longer) valid. */
   Unauthorized: "Unauthorized",
   /** 403: a valid key of the other integration (terminal API vs payment button). */
@@ -38,6 +40,12 @@ export const Codes = {
   TerminalNotFound: "TerminalNotFound",
   /** 404 (C): the payment, intent or refund does not exist for this key. */
   PaymentNotFound: "PaymentNotFound",
+  /** 404 (audit): no checkpoint has been signed yet, or none at this tree size. */
+  CheckpointNotFound: "CheckpointNotFound",
+  /** 404 (audit, admin): no event with this id is in the transparency log's tree. */
+  EventNotFound: "EventNotFound",
+  /** 404 (audit, admin): the event's leaf index is not below `tree_size`; ask a larger checkpoint. */
+  EventNotInTree: "EventNotInTree",
   /** 405: the path exists, not with this method (the `Allow` header lists the methods). */
   MethodNotAllowed: "MethodNotAllowed",
   /** 409: the `Idempotency-Key` was used with another method, path or body. */

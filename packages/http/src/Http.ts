@@ -9,6 +9,7 @@ import * as HttpApiScalar from "@effect/platform/HttpApiScalar"
 import * as Layer from "effect/Layer"
 import * as AdminHandlers from "./AdminHandlers.js"
 import { CobroApi } from "./Api.js"
+import * as AuditHandlers from "./AuditHandlers.js"
 import * as Authentication from "./Authentication.js"
 import * as CheckoutPage from "./CheckoutPage.js"
 import * as Fallback from "./Fallback.js"
@@ -30,7 +31,9 @@ const Groups = Layer.mergeAll(
   SandboxHandlers.layer,
   OnlineHandlers.layer,
   OnlineHandlers.layerAdmin,
-  OnlineHandlers.layerChallenge
+  OnlineHandlers.layerChallenge,
+  AuditHandlers.layer,
+  AuditHandlers.layerAdmin
 )
 
 /** The routes served beside the API, for 405 answers. */

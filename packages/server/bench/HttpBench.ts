@@ -251,7 +251,8 @@ const cobro = async (databaseUrl: string, poolSize?: number): Promise<Target> =>
             ["PORT", "0"],
             ["HOST", "127.0.0.1"],
             ["ADMIN_TOKEN", adminToken],
-            ["COBRO_SEALING_KEY", randomBytes(32).toString("hex")]
+            ["COBRO_SEALING_KEY", randomBytes(32).toString("hex")],
+            ["COBRO_CHECKPOINT_KEY", randomBytes(32).toString("hex")]
           ])
         )
       )
@@ -273,7 +274,7 @@ const cobro = async (databaseUrl: string, poolSize?: number): Promise<Target> =>
   )
   const layer = Server.layerApp.pipe(
     Layer.provideMerge(Server.layerHttpServer(settings.config)),
-    Layer.provide(Server.layerBackground),
+    Layer.provide(Layer.merge(Server.layerBackground, Server.layerTransparencyLog(settings))),
     Layer.provideMerge(ports)
   )
   const runtime = ManagedRuntime.make(

@@ -142,7 +142,13 @@ export const layerStore = (
 ) => {
   const clock = settings.config.clock === "virtual" ? VirtualClock.layerVirtualShared : VirtualClock.layerReal
   return clock.pipe(
-    Layer.provideMerge(Store.layerSetup(NodeKeyVault.keyId(Redacted.value(settings.sealingKey.key)))),
+    Layer.provideMerge(
+      Store.layerSetup(
+        NodeKeyVault.keyId(Redacted.value(settings.sealingKey.key)),
+        Store.projections,
+        Checkpoint.verifierKeyOf(settings.checkpointKey.signer)
+      )
+    ),
     Layer.provideMerge(Store.layerEventStore),
     Layer.provideMerge(layerDatabase(settings.config.database, options.poolSize, options.idleTimeout))
   )

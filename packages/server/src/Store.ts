@@ -81,15 +81,25 @@ export class SealingKeyMismatch extends Schema.TaggedError<SealingKeyMismatch>()
   message: Schema.String
 }) {}
 
+/** This node would sign the log's checkpoints with another key (or origin) than the log's. */
+export class CheckpointKeyMismatch extends Schema.TaggedError<CheckpointKeyMismatch>()(
+  "CheckpointKeyMismatch",
+  {
+    message: Schema.String
+  }
+) {}
+
 /**
  * The start-up DDL in one transaction under {@link setupLock}: PostgreSQL's `CREATE TABLE IF NOT
  * EXISTS` is not safe when two nodes run it at once (a unique violation on `pg_type`). Then checks
- * that this node seals with the key the database was first used with (its id is recorded once).
+ * that this node seals with the key the database was first used with (its id is recorded once), and,
+ * given `checkpointKey` (a verifier key), that it signs checkpoints with the log's key.
  */
 export const layerSetup = (
   sealingKeyId: string,
-  list: ReadonlyArray<Projection.Projection<SqlError, SqlClient.SqlClient>> = projections
-): Layer.Layer<never, SqlError | SealingKeyMismatch, SqlClient.SqlClient> =>
+  list: ReadonlyArray<Projection.Projection<SqlError, SqlClient.SqlClient>> = projections,
+  checkpointKey?: string
+): Layer.Layer<never, SqlError | SealingKeyMismatch | CheckpointKeyMismatch, SqlClient.SqlClient> =>
   Layer.effectDiscard(
     Effect.flatMap(SqlClient.SqlClient, (sql) =>
       sql.withTransaction(
@@ -109,6 +119,19 @@ export const layerSetup = (
                 `this database's secret keys are sealed with the sealing key of id ${recorded}, and this server ` +
                 `has the key of id ${sealingKeyId}. Start it with the same COBRO_SEALING_KEY as the other ` +
                 `nodes (or the sealing-key file this DATA_DIR was created with).`
+            })
+          }
+          if (checkpointKey === undefined) return
+          yield* sql`INSERT INTO ${sql(settingsTable)} (name, value) VALUES ('checkpoint_key', ${checkpointKey})
+            ON CONFLICT (name) DO NOTHING`
+          const keys = yield* sql<{ value: string }>`
+            SELECT value FROM ${sql(settingsTable)} WHERE name = 'checkpoint_key'`
+          if (keys[0]?.value !== checkpointKey) {
+            return yield* new CheckpointKeyMismatch({
+              message:
+                `this log's checkpoints are signed with the key ${keys[0]?.value}, and this server has ` +
+                `${checkpointKey}: auditors hold the first and would reject what this one signs. Start it with ` +
+                `the same COBRO_CHECKPOINT_KEY and COBRO_LOG_ORIGIN as the other nodes.`
             })
           }
         })

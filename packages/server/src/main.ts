@@ -22,7 +22,8 @@ const describe = (cause: Cause.Cause<unknown>): string => {
     if (
       error instanceof SealingKey.SealingKeyError ||
       error instanceof CheckpointKey.CheckpointKeyError ||
-      error instanceof Store.SealingKeyMismatch
+      error instanceof Store.SealingKeyMismatch ||
+      error instanceof Store.CheckpointKeyMismatch
     ) {
       return `Cobro cannot start: ${error.message}`
     }

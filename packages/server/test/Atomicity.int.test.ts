@@ -87,7 +87,7 @@ describe("a use case's commit when its connection dies mid-commit", () => {
         const url = yield* ServerProcess.postgresDatabase
         const server = yield* ServerProcess.start({
           DATABASE_URL: url,
-          COBRO_SEALING_KEY: ServerProcess.newSealingKey(),
+          ...ServerProcess.postgresKeys(),
           COBRO_DEV_WEBHOOKS: "1",
           COBRO_CLOCK: "virtual"
         })

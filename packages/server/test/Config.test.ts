@@ -7,6 +7,8 @@ import { randomBytes } from "node:crypto"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
+import * as Checkpoint from "@cobro/store-pg/Checkpoint"
+import * as CheckpointKey from "../src/CheckpointKey.js"
 import * as Config from "../src/Config.js"
 import * as SealingKey from "../src/SealingKey.js"
 
@@ -117,5 +119,63 @@ describe("SealingKey", () => {
         expect(error.message).toContain("COBRO_SEALING_KEY is required with DATABASE_URL")
         expect(error.message).toContain("openssl rand -hex 32")
       })
+  )
+})
+
+describe("CheckpointKey", () => {
+  it.effect(
+    "COBRO_CHECKPOINT_KEY is an Ed25519 seed of 32 bytes; COBRO_LOG_ORIGIN names the log, else its key does",
+    () =>
+      Effect.gen(function* () {
+        const seed = randomBytes(32)
+        const named = yield* CheckpointKey.resolve(
+          yield* read({
+            COBRO_CHECKPOINT_KEY: seed.toString("hex"),
+            COBRO_LOG_ORIGIN: "cobro.example.com/log"
+          })
+        )
+        expect(named.source).toBe("COBRO_CHECKPOINT_KEY")
+        expect(named.signer.origin).toBe("cobro.example.com/log")
+        expect(Buffer.from(named.signer.publicKey)).toStrictEqual(Buffer.from(Checkpoint.publicKeyOf(seed)))
+        const unnamed = yield* CheckpointKey.resolve(
+          yield* read({ COBRO_CHECKPOINT_KEY: seed.toString("base64") })
+        )
+        expect(unnamed.signer.origin).toBe(Checkpoint.defaultOrigin(unnamed.signer.publicKey))
+        expect(unnamed.signer.origin).toMatch(/^cobro\/[0-9a-f]{16}$/)
+        const bad = yield* Effect.flip(CheckpointKey.resolve(yield* read({ COBRO_CHECKPOINT_KEY: "abc" })))
+        expect(bad.message).toContain("COBRO_CHECKPOINT_KEY must be 32 bytes")
+        expect((yield* Effect.flip(read({ COBRO_LOG_ORIGIN: "my log" })))._op).toBeDefined()
+        expect((yield* Effect.flip(read({ COBRO_CHECKPOINT_EVERY_EVENTS: "0" })))._op).toBeDefined()
+        expect((yield* Effect.flip(read({ COBRO_CHECKPOINT_EVERY_SECONDS: "-1" })))._op).toBeDefined()
+        const defaults = yield* read({})
+        expect([defaults.checkpointEveryEvents, defaults.checkpointEverySeconds]).toStrictEqual([10_000, 60])
+      })
+  )
+
+  it.scoped(
+    "on PGlite the key file is created once in DATA_DIR (0600) by the server, reused, and only read by the command line",
+    () =>
+      Effect.gen(function* () {
+        const dir = yield* tempDir
+        const config = yield* read({ DATA_DIR: Path.join(dir, "data") })
+        const missing = yield* Effect.flip(CheckpointKey.resolve(config, { create: false }))
+        expect(missing.message).toContain("Cannot read the checkpoint key in DATA_DIR")
+        const first = yield* CheckpointKey.resolve(config)
+        const path = Path.join(dir, "data", CheckpointKey.fileName)
+        expect(first.source).toStrictEqual({ created: true, path })
+        expect(Fs.statSync(path).mode & 0o777).toBe(0o600)
+        const second = yield* CheckpointKey.resolve(config, { create: false })
+        expect(second.source).toStrictEqual({ created: false, path })
+        expect(Checkpoint.verifierKeyOf(second.signer)).toBe(Checkpoint.verifierKeyOf(first.signer))
+      })
+  )
+
+  it.effect("with DATABASE_URL and no COBRO_CHECKPOINT_KEY the server refuses to start", () =>
+    Effect.gen(function* () {
+      const error = yield* Effect.flip(
+        CheckpointKey.resolve(yield* read({ DATABASE_URL: "postgres://postgres@127.0.0.1:5432/cobro" }))
+      )
+      expect(error.message).toContain("COBRO_CHECKPOINT_KEY is required with DATABASE_URL")
+    })
   )
 })

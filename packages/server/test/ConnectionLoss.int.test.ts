@@ -37,7 +37,7 @@ describe("the server when PostgreSQL drops its connections", () => {
         const url = yield* ServerProcess.postgresDatabase
         const server = yield* ServerProcess.start({
           DATABASE_URL: url,
-          COBRO_SEALING_KEY: ServerProcess.newSealingKey(),
+          ...ServerProcess.postgresKeys(),
           COBRO_CLOCK: "virtual",
           COBRO_DEV_WEBHOOKS: "1",
           ADMIN_TOKEN: "drop-admin-token"

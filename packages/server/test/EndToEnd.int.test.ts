@@ -213,7 +213,7 @@ describe("two server processes on one PostgreSQL", () => {
         const url = yield* ServerProcess.postgresDatabase
         const env = {
           DATABASE_URL: url,
-          COBRO_SEALING_KEY: ServerProcess.newSealingKey(),
+          ...ServerProcess.postgresKeys(),
           COBRO_CLOCK: "virtual",
           ADMIN_TOKEN: "shared-admin-token"
         }

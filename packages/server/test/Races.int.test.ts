@@ -15,7 +15,7 @@ const serverWithMerchant = Effect.gen(function* () {
   const url = yield* ServerProcess.postgresDatabase
   const server = yield* ServerProcess.start({
     DATABASE_URL: url,
-    COBRO_SEALING_KEY: ServerProcess.newSealingKey()
+    ...ServerProcess.postgresKeys()
   })
   const created = yield* admin(server, "POST", "/admin/v1/merchants", { name: "Tienda" })
   expect(created.status, created.text).toBe(201)

@@ -3,6 +3,7 @@
  * readiness, its banner, a graceful stop on SIGTERM and SIGINT, and its data across restarts.
  */
 import * as EventStore from "@cobro/domain/EventStore"
+import * as Checkpoint from "@cobro/store-pg/Checkpoint"
 import * as PgEventStore from "@cobro/store-pg/PgEventStore"
 import * as PgliteClient from "@cobro/store-pg/PgliteClient"
 import * as PostgresClient from "@cobro/store-pg/PostgresClient"
@@ -109,6 +110,41 @@ describe("server on PGlite (DATA_DIR)", () => {
       })
   )
 
+  it.scopedLive(
+    "the server signs checkpoints of its log with the key it prints: GET /audit/v1/checkpoints/latest opens with it and covers the events written",
+    () =>
+      Effect.gen(function* () {
+        const dir = yield* ServerProcess.tempDir
+        const dataDir = Path.join(dir, "data")
+        const server = yield* ServerProcess.start({
+          DATA_DIR: dataDir,
+          COBRO_CHECKPOINT_EVERY_SECONDS: "0.2"
+        })
+        expect(server.output()).toContain(
+          "log key      " + Path.join(dataDir, "checkpoint-key") + " (created)"
+        )
+        const key = /public key {3}(\S+)/.exec(server.output())?.[1] ?? ""
+        expect(Checkpoint.parseVerifierKey(key)).toBeDefined()
+        const served = yield* ServerProcess.call(server, "GET", "/audit/v1/public-key")
+        expect(served.text).toBe(`${key}\n`)
+        const created = yield* ServerProcess.call(server, "POST", "/admin/v1/merchants", {
+          headers: { authorization: `Bearer ${server.adminToken}` },
+          body: { name: "Checkpointed" }
+        })
+        expect(created.status).toBe(201)
+        // The worker takes the settled events in every second and signs when 0.2 s have passed.
+        let checkpoint: Checkpoint.Checkpoint | undefined
+        for (let tries = 0; tries < 100 && checkpoint === undefined; tries++) {
+          const latest = yield* ServerProcess.call(server, "GET", "/audit/v1/checkpoints/latest")
+          if (latest.status === 200) checkpoint = Checkpoint.openWithVerifierKey(latest.text, key)
+          if (checkpoint === undefined) yield* Effect.sleep("100 millis")
+        }
+        expect(checkpoint, "a checkpoint signed by the printed key").toBeDefined()
+        expect(checkpoint!.size).toBeGreaterThan(0)
+        yield* stopsGracefully(server)
+      })
+  )
+
   it.scopedLive("an invalid configuration refuses to start with a sentence and status 1", () =>
     Effect.gen(function* () {
       const dir = yield* ServerProcess.tempDir
@@ -141,12 +177,12 @@ describe("server on PostgreSQL (DATABASE_URL)", () => {
         const url = yield* ServerProcess.postgresDatabase
         const first = yield* ServerProcess.start({
           DATABASE_URL: url,
-          COBRO_SEALING_KEY: ServerProcess.newSealingKey()
+          ...ServerProcess.postgresKeys()
         })
         yield* stopsGracefully(first)
         const other = yield* ServerProcess.runToExit({
           DATABASE_URL: url,
-          COBRO_SEALING_KEY: ServerProcess.newSealingKey()
+          ...ServerProcess.postgresKeys()
         })
         expect(other.code).toBe(1)
         expect(other.output).toContain(
@@ -156,11 +192,42 @@ describe("server on PostgreSQL (DATABASE_URL)", () => {
   )
 
   it.scopedLive(
+    "a node whose checkpoint key differs from the log's refuses to start: auditors would reject what it signs",
+    () =>
+      Effect.gen(function* () {
+        const url = yield* ServerProcess.postgresDatabase
+        const keys = ServerProcess.postgresKeys()
+        const first = yield* ServerProcess.start({ DATABASE_URL: url, ...keys })
+        yield* stopsGracefully(first)
+        const missing = yield* ServerProcess.runToExit({
+          DATABASE_URL: url,
+          COBRO_SEALING_KEY: keys.COBRO_SEALING_KEY
+        })
+        expect(missing.code).toBe(1)
+        expect(missing.output).toContain("COBRO_CHECKPOINT_KEY is required with DATABASE_URL")
+        const other = yield* ServerProcess.runToExit({
+          DATABASE_URL: url,
+          COBRO_SEALING_KEY: keys.COBRO_SEALING_KEY,
+          COBRO_CHECKPOINT_KEY: ServerProcess.postgresKeys().COBRO_CHECKPOINT_KEY
+        })
+        expect(other.code).toBe(1)
+        expect(other.output).toContain("Cobro cannot start: this log's checkpoints are signed with the key")
+        const renamed = yield* ServerProcess.runToExit({
+          DATABASE_URL: url,
+          ...keys,
+          COBRO_LOG_ORIGIN: "another.example/log"
+        })
+        expect(renamed.code).toBe(1)
+        expect(renamed.output).toContain("this log's checkpoints are signed with the key")
+      })
+  )
+
+  it.scopedLive(
     "npm start on PostgreSQL serves /health and /ready, stops on SIGTERM with 0, and keeps the data",
     () =>
       Effect.gen(function* () {
         const url = yield* ServerProcess.postgresDatabase
-        const env = { DATABASE_URL: url, COBRO_SEALING_KEY: ServerProcess.newSealingKey() }
+        const env = { DATABASE_URL: url, ...ServerProcess.postgresKeys() }
         const first = yield* ServerProcess.start(env)
         expect(first.output()).toContain("PostgreSQL at postgres://")
         expect(first.output()).toContain("sealing key  from COBRO_SEALING_KEY")
@@ -189,7 +256,7 @@ describe("server on PostgreSQL (DATABASE_URL)", () => {
     () =>
       Effect.gen(function* () {
         const url = yield* ServerProcess.postgresDatabase
-        const env = { DATABASE_URL: url, COBRO_SEALING_KEY: ServerProcess.newSealingKey() }
+        const env = { DATABASE_URL: url, ...ServerProcess.postgresKeys() }
         const [a, b] = yield* Effect.all([ServerProcess.start(env), ServerProcess.start(env)], {
           concurrency: 2
         })

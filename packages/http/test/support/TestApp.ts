@@ -18,9 +18,11 @@ import * as InMemoryEventStore from "@cobro/domain/InMemoryEventStore"
 import * as MerchantDirectory from "@cobro/domain/MerchantDirectory"
 import * as Nanos from "@cobro/domain/Nanos"
 import * as NotificationLog from "@cobro/domain/NotificationLog"
+import * as TransparencyLog from "@cobro/domain/TransparencyLog"
 import * as Simulator from "@cobro/terminal-sim/Simulator"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Authentication from "../../src/Authentication.js"
 import * as Http from "../../src/Http.js"
@@ -32,9 +34,33 @@ import * as TestKeyVault from "./TestKeyVault.js"
 export const ADMIN_TOKEN = "test-admin-token"
 
 /**
+ * A transparency log with no leaves and no checkpoint: what the audit group sees unless a test
+ * gives its own (`Audit.test.ts`).
+ */
+export const emptyTransparencyLog = Layer.succeed(
+  TransparencyLog.TransparencyLog,
+  TransparencyLog.TransparencyLog.of({
+    verifierKey: "cobro-test+00000000+AQ==",
+    treeSize: Effect.succeed(0),
+    latestCheckpoint: Effect.succeed(Option.none()),
+    checkpointAt: () => Effect.succeed(Option.none()),
+    inclusionProof: () =>
+      Effect.fail(new TransparencyLog.SizeOutOfRange({ message: "the tree is empty", treeSize: 0 })),
+    consistencyProof: () =>
+      Effect.fail(new TransparencyLog.SizeOutOfRange({ message: "the tree is empty", treeSize: 0 }))
+  })
+)
+
+/** What a test may replace in the app. */
+export interface Options {
+  readonly clock?: Layer.Layer<any>
+  readonly transparencyLog?: Layer.Layer<TransparencyLog.TransparencyLog>
+}
+
+/**
  * The in-memory ports. A group that needs another port adds its in-memory layer here, one line.
  */
-export const TestPorts = (options: { readonly clock?: Layer.Layer<any> } = {}) =>
+export const TestPorts = (options: Options = {}) =>
   Layer.mergeAll(
     MerchantDirectory.layerFromLog,
     Readiness.layerFromEventStore,
@@ -49,6 +75,7 @@ export const TestPorts = (options: { readonly clock?: Layer.Layer<any> } = {}) =
         IdempotencyStore.layerMemory,
         Acquirer.layerSandbox,
         Layer.succeed(Authentication.AdminToken, Redacted.make(ADMIN_TOKEN)),
+        options.transparencyLog ?? emptyTransparencyLog,
         options.clock ?? TestClock.layer()
       )
     )
@@ -58,7 +85,7 @@ export const TestPorts = (options: { readonly clock?: Layer.Layer<any> } = {}) =
  * The app served on a random local port, with an `HttpClient` that targets it. Everything the
  * app uses stays available to the test (the `EventStore`, `VirtualTime`, …).
  */
-export const layer = (options: { readonly clock?: Layer.Layer<any> } = {}) =>
+export const layer = (options: Options = {}) =>
   HttpApiBuilder.serve().pipe(
     Layer.provide(Http.layer),
     Layer.provideMerge(TestPorts(options)),

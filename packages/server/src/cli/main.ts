@@ -39,7 +39,8 @@ const onFailure = (cause: Cause.Cause<unknown>): Effect.Effect<number> => {
     if (
       error instanceof SealingKey.SealingKeyError ||
       error instanceof CheckpointKey.CheckpointKeyError ||
-      error instanceof Store.SealingKeyMismatch
+      error instanceof Store.SealingKeyMismatch ||
+      error instanceof Store.CheckpointKeyMismatch
     ) {
       return Effect.as(say(error.message), ExitCode.usage)
     }

@@ -186,6 +186,12 @@ export const postgresDatabase = Effect.gen(function* () {
 /** A sealing key, as `COBRO_SEALING_KEY` takes it. */
 export const newSealingKey = () => randomBytes(32).toString("hex")
 
+/** The keys a node on PostgreSQL must be given: a new sealing key and a new checkpoint key. */
+export const postgresKeys = () => ({
+  COBRO_SEALING_KEY: newSealingKey(),
+  COBRO_CHECKPOINT_KEY: randomBytes(32).toString("hex")
+})
+
 /** An HTTP call to a running server; the body parsed as JSON when it is JSON. */
 export const call = (
   server: RunningServer,
