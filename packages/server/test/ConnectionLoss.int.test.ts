@@ -30,7 +30,7 @@ const within = <A>(
 
 describe("the server when PostgreSQL drops its connections", () => {
   it.scopedLive(
-    "after its connections are terminated under load, every consumer checkpoint reaches the log's head, A4 lists every sale, every webhook is delivered and the link sweeper still runs, without a restart",
+    "after its connections are terminated under load, every consumer checkpoint reaches the log's head, A4 lists every sale, every webhook is delivered, the link sweeper still runs and the log's tree takes in every event, without a restart",
     () =>
       Effect.gen(function* () {
         const hook = yield* ServerProcess.webhookReceiver
@@ -145,6 +145,18 @@ describe("the server when PostgreSQL drops its connections", () => {
             db.query(`SELECT count(*)::int AS n FROM cobro_events WHERE type = 'LinkExpired'`)
           ).pipe(Effect.map((result) => result.rows[0].n as number)),
           (n) => n === 1
+        )
+
+        // The log's tree takes in every event (its worker polls every second).
+        yield* within(
+          30_000,
+          (sizes) => `the tree holds ${sizes.tree} of ${sizes.log} events`,
+          Effect.promise(() =>
+            db.query(
+              `SELECT (SELECT size FROM cobro_tree_head)::int AS tree, (SELECT count(*) FROM cobro_events)::int AS log`
+            )
+          ).pipe(Effect.map((result) => result.rows[0] as { tree: number; log: number })),
+          (sizes) => sizes.tree === sizes.log
         )
 
         const ready = yield* ServerProcess.call(server, "GET", "/ready")
