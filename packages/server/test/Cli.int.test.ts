@@ -266,7 +266,7 @@ describe("cobro audit verify on PostgreSQL (DATABASE_URL)", () => {
     () =>
       Effect.gen(function* () {
         const url = yield* ServerProcess.postgresDatabase
-        const env = { DATABASE_URL: url, COBRO_SEALING_KEY: ServerProcess.newSealingKey() }
+        const env = { DATABASE_URL: url, ...ServerProcess.postgresKeys() }
         const a = yield* merchantWithTerminal(env, "A-1")
         const b = yield* merchantWithTerminal(env, "B-1")
         const c = yield* merchantWithTerminal(env, "C-1")
@@ -324,7 +324,7 @@ describe("cobro audit verify on PostgreSQL (DATABASE_URL)", () => {
     () =>
       Effect.gen(function* () {
         const url = yield* ServerProcess.postgresDatabase
-        const env = { DATABASE_URL: url, COBRO_SEALING_KEY: ServerProcess.newSealingKey() }
+        const env = { DATABASE_URL: url, ...ServerProcess.postgresKeys() }
         const { merchantId } = yield* merchantWithTerminal(env)
         // A read model's checkpoint at the last event (set here: a rebuild's reads wait for every older
         // transaction of the cluster, which other suites may hold open).
@@ -364,7 +364,7 @@ describe("cobro admin and rebuild next to a running server on PostgreSQL", () =>
       Effect.gen(function* () {
         const hook = yield* ServerProcess.webhookReceiver
         const url = yield* ServerProcess.postgresDatabase
-        const env = { DATABASE_URL: url, COBRO_SEALING_KEY: ServerProcess.newSealingKey() }
+        const env = { DATABASE_URL: url, ...ServerProcess.postgresKeys() }
         const server = yield* ServerProcess.start({
           ...env,
           ADMIN_TOKEN: "cli-test",

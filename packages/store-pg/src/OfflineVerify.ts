@@ -46,6 +46,7 @@ export class ExportVerifier {
   private readonly frontier = new MerkleTree.Frontier()
   private readonly problems: Array<Problem> = []
   private events = 0
+  private lines = 0
   private root: MerkleTree.Hash | undefined
 
   constructor(readonly checkpoint: Checkpoint.Checkpoint) {
@@ -68,8 +69,9 @@ export class ExportVerifier {
     }
   }
 
-  /** The next line of the export (a blank line is skipped). */
+  /** The next line of the export (a blank line is skipped, and counted). */
   line(text: string): void {
+    this.lines++
     if (text.trim() === "") return
     let event: EventStore.RecordedEvent
     try {
@@ -78,7 +80,7 @@ export class ExportVerifier {
     } catch (cause) {
       this.problems.push(
         Problem.MalformedLine({
-          line: this.events + 1,
+          line: this.lines,
           message: cause instanceof Error ? cause.message : String(cause)
         })
       )
@@ -150,6 +152,18 @@ export const verifyFile = (path: string, note: string, verifierKey: string): Eff
     catch: (cause) => (cause instanceof Error ? cause : new Error(String(cause)))
   })
 
+/** The version a chain break names. */
+const versionOf = (found: Verify.ChainBreak): number => {
+  switch (found._tag) {
+    case "MissingEvent":
+      return found.expectedVersion
+    case "HeadMismatch":
+      return found.headVersion
+    default:
+      return found.streamVersion
+  }
+}
+
 /** A problem in one sentence. */
 export const describe = (problem: Problem): string => {
   switch (problem._tag) {
@@ -158,7 +172,7 @@ export const describe = (problem: Problem): string => {
     case "MalformedLine":
       return `line ${problem.line}: not an export line (${problem.message})`
     case "BrokenChain":
-      return `${problem.found.streamId}: the hash chain breaks (${problem.found._tag})`
+      return `${problem.found.streamId} version ${versionOf(problem.found)}: the hash chain breaks (${problem.found._tag})`
     case "TooShort":
       return `the export holds ${problem.events} events, fewer than the checkpoint's ${problem.size} (export the whole log, without --since or --until)`
     case "RootMismatch":

@@ -6,6 +6,7 @@
  * head row's lock); each complete subtree's hash is stored once, so a root or a proof reads
  * O(log n) rows and never rescans the log.
  */
+import type * as EventStore from "@cobro/domain/EventStore"
 import * as TransparencyLog from "@cobro/domain/TransparencyLog"
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
@@ -15,6 +16,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Checkpoint from "./Checkpoint.js"
+import * as Rows from "./internal/Rows.js"
 import * as MerkleTree from "./MerkleTree.js"
 
 /**
@@ -295,6 +297,18 @@ export const inclusionProof = (
     const hashes = yield* rangeHashes(sql, MerkleTree.inclusionRanges(leafIndex, treeSize))
     return { eventId: row.event_id, leafIndex, treeSize, eventHash: row.hash, hashes }
   }).pipe(Effect.withSpan("PgTransparencyLog.inclusionProof"))
+
+/** The event with this id as stored, to check its content against its leaf (`HashChain.hashEvent`). */
+export const eventById = (
+  eventId: string
+): Effect.Effect<Option.Option<EventStore.RecordedEvent>, SqlError, SqlClient.SqlClient> =>
+  UUID.test(eventId)
+    ? Effect.flatMap(
+        SqlClient.SqlClient,
+        (sql) => sql<Rows.EventRow>`
+          SELECT ${sql.literal(Rows.columns)} FROM cobro_events WHERE event_id = ${eventId.toLowerCase()}::uuid`
+      ).pipe(Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), Rows.toRecorded)))
+    : Effect.succeed(Option.none())
 
 /** The consistency proof from the tree of `from` leaves to the tree of `to`. */
 export const consistencyProof = (

@@ -161,10 +161,24 @@ describe("OfflineVerify", () => {
       const log = logOf(Array.from({ length: 5 }, (_, id) => ({ stream: id % 2, amount: id + 1, id })))
       const short = yield* verify(log.slice(0, 3), checkpointOf(log, 5))
       expect(short.problems).toEqual([OfflineVerify.Problem.TooShort({ events: 3, size: 5 })])
-      const lines = [...log.map(Export.toLine).slice(0, 2), "{not json", ...log.map(Export.toLine).slice(2)]
+      const lines = [
+        ...log.map(Export.toLine).slice(0, 2),
+        "",
+        "{not json",
+        ...log.map(Export.toLine).slice(2)
+      ]
       const report = yield* Effect.promise(() => OfflineVerify.verifyLines(lines, checkpointOf(log, 5), key))
+      // The line as the file numbers it (the blank line counts).
+      expect(report.problems[0]).toEqual(
+        OfflineVerify.Problem.MalformedLine({ line: 4, message: expect.any(String) as never })
+      )
       expect(tags(report)).toEqual(["MalformedLine"])
       expect(report.events).toBe(5)
+      const altered = log.map((e, i) => (i === 3 ? { ...e, type: "Other" } : e))
+      const broken = yield* verify(altered, checkpointOf(log, 5))
+      expect(broken.problems.map(OfflineVerify.describe)).toContain(
+        `${log[3]!.streamId} version ${log[3]!.streamVersion}: the hash chain breaks (AlteredEvent)`
+      )
     })
   )
 

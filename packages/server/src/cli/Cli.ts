@@ -7,10 +7,12 @@ import * as Args from "@effect/cli/Args"
 import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import * as Admin from "./Admin.js"
 import * as Audit from "./Audit.js"
 import { UserError } from "./CliError.js"
 import * as Environment from "./Environment.js"
+import * as Transparency from "./Transparency.js"
 
 const json = Options.boolean("json").pipe(
   Options.withDescription("print JSON (one object per line) instead of text")
@@ -59,9 +61,48 @@ const state = Command.make(
   ({ at, id, json }) => onLog(Audit.stateAt(id, at, { json }))
 ).pipe(Command.withDescription("the state of a resource as it was at an instant"))
 
-const verify = Command.make("verify", { json }, ({ json }) => onLog(Audit.verify({ json }))).pipe(
+const file = (name: string, description: string) =>
+  Options.text(name).pipe(
+    Options.withPseudoName("FILE"),
+    Options.optional,
+    Options.withDescription(description)
+  )
+const checkpointFile = file(
+  "checkpoint",
+  "a signed checkpoint, as cobro audit checkpoint or GET /audit/v1/checkpoints/latest gave it"
+)
+const publicKeyFile = file(
+  "public-key",
+  "the log's public key, as cobro audit public-key printed it (default: the configured key's)"
+)
+
+const verify = Command.make(
+  "verify",
+  {
+    exportFile: file(
+      "export",
+      "check this export (cobro audit export) against --checkpoint with --public-key, without the database"
+    ),
+    checkpoint: checkpointFile,
+    publicKey: publicKeyFile,
+    json
+  },
+  ({ checkpoint, exportFile, json, publicKey }) =>
+    Option.match(exportFile, {
+      onNone: () =>
+        Option.isSome(checkpoint) || Option.isSome(publicKey)
+          ? Effect.fail(
+              new UserError({
+                message:
+                  "--checkpoint and --public-key go with --export FILE (an export checked without the database)"
+              })
+            )
+          : onLog(Audit.verify({ json })),
+      onSome: (path) => Transparency.verifyExport({ exportFile: path, checkpoint, publicKey, json })
+    })
+).pipe(
   Command.withDescription(
-    "check every stream's hash chain and version sequence, and the read models' checkpoints; exit 1 when anything is broken"
+    "check every stream's hash chain and version sequence, and the read models' checkpoints; with --export, check an export against a signed checkpoint offline; exit 1 when anything is broken"
   )
 )
 
@@ -93,9 +134,80 @@ const exportLog = Command.make(
   ({ since, until }) => onLog(Audit.exportLog({ since, until }))
 ).pipe(Command.withDescription("the log as JSON lines on stdout, in commit order"))
 
-const audit = group("audit", ["history", "state", "verify", "rebuild", "export"]).pipe(
+const publicKey = Command.make("public-key", {}, () => Transparency.publicKey).pipe(
+  Command.withDescription("print the log's public key (the verifier key its checkpoints are signed with)")
+)
+
+const checkpoint = Command.make("checkpoint", {}, () => onLog(Transparency.checkpoint)).pipe(
+  Command.withDescription(
+    "add every settled event to the log's Merkle tree and print a checkpoint signed now (a signed note)"
+  )
+)
+
+const prove = Command.make(
+  "prove",
+  {
+    eventId: Args.text({ name: "event_id" }).pipe(
+      Args.withDescription("an event's UUID (the eventId of cobro audit export)")
+    ),
+    checkpoint: checkpointFile,
+    publicKey: publicKeyFile,
+    json
+  },
+  (options) =>
+    Effect.flatMap(Transparency.proveRequest(options), (request) => onLog(Transparency.prove(request)))
+).pipe(
+  Command.withDescription(
+    "check that an event, as stored, is in the tree a checkpoint signs (default: the latest); exit 1 when not"
+  )
+)
+
+const consistency = Command.make(
+  "consistency",
+  {
+    older: Args.text({ name: "old_checkpoint" }).pipe(
+      Args.withDescription("the older signed checkpoint's file")
+    ),
+    newer: Args.text({ name: "new_checkpoint" }).pipe(
+      Args.withDescription("the newer signed checkpoint's file")
+    ),
+    publicKey: publicKeyFile
+  },
+  (options) =>
+    Effect.flatMap(Transparency.consistencyRequest(options), (request) =>
+      onLog(Transparency.consistency(request))
+    )
+).pipe(
+  Command.withDescription(
+    "check that the log a newer checkpoint signs extends the one an older checkpoint signs, unchanged; exit 1 when not"
+  )
+)
+
+const auditCommands = [
+  "history",
+  "state",
+  "verify",
+  "rebuild",
+  "export",
+  "public-key",
+  "checkpoint",
+  "prove",
+  "consistency"
+]
+
+const audit = group("audit", auditCommands).pipe(
   Command.withDescription("the auditor's tools over the event log (the server need not run)"),
-  Command.withSubcommands([history, state, verify, rebuild, exportLog])
+  Command.withSubcommands([
+    history,
+    state,
+    verify,
+    rebuild,
+    exportLog,
+    publicKey,
+    checkpoint,
+    prove,
+    consistency
+  ])
 )
 
 const merchantCreate = Command.make(
