@@ -8,6 +8,7 @@
  * writes them, so that an auditor's tools check Cobro's checkpoints as they check any log's.
  */
 import {
+  type KeyObject,
   createHash,
   createPrivateKey,
   createPublicKey,
@@ -73,16 +74,20 @@ export const parseVerifierKey = (
 
 const DASH = "\u2014 "
 
-/** Signs a note's text (ending in a newline) with the key `name`: the signed note. */
-export const signNote = (text: string, name: string, seed: Uint8Array): string => {
+/** Signs with a private key object and its key id (building the key from a seed costs ~0.7 ms). */
+const signText = (text: string, name: string, privateKey: KeyObject, id: Uint8Array): string => {
   if (!validName(name)) throw new RangeError(`not a key name: ${JSON.stringify(name)}`)
   if (!text.endsWith("\n") || text.includes("\n\n") || /[\u0000-\u0009\u000b-\u001f]/.test(text)) {
     throw new RangeError("a note's text ends in a newline and holds no blank line or control character")
   }
-  const signature = edSign(null, Buffer.from(text, "utf8"), privateKeyOf(seed))
-  const blob = Buffer.concat([keyId(name, publicKeyOf(seed)), signature]).toString("base64")
+  const signature = edSign(null, Buffer.from(text, "utf8"), privateKey)
+  const blob = Buffer.concat([id, signature]).toString("base64")
   return `${text}\n${DASH}${name} ${blob}\n`
 }
+
+/** Signs a note's text (ending in a newline) with the key `name`: the signed note. */
+export const signNote = (text: string, name: string, seed: Uint8Array): string =>
+  signText(text, name, privateKeyOf(seed), keyId(name, publicKeyOf(seed)))
 
 /**
  * The text of a signed note if a signature line of the key (`name`, `publicKey`) verifies it; else
@@ -138,6 +143,9 @@ export interface Signer {
   readonly origin: string
   readonly seed: Uint8Array
   readonly publicKey: Uint8Array
+  /** The seed as a key object and the key's id, made once. */
+  readonly privateKey: KeyObject
+  readonly keyId: Uint8Array
 }
 
 /**
@@ -153,8 +161,12 @@ export const signer = (seed: Uint8Array, origin?: string): Signer => {
   const publicKey = publicKeyOf(seed)
   const name = origin ?? defaultOrigin(publicKey)
   if (!validName(name)) throw new RangeError(`not a log origin: ${JSON.stringify(name)} (no spaces, no '+')`)
-  return { origin: name, seed, publicKey }
+  return { origin: name, seed, publicKey, privateKey: privateKeyOf(seed), keyId: keyId(name, publicKey) }
 }
+
+/** A checkpoint signed by a signer, named by its origin: the C2SP signed note. */
+export const signWith = (signer: Signer, checkpoint: Checkpoint): string =>
+  signText(formatCheckpoint(checkpoint), signer.origin, signer.privateKey, signer.keyId)
 
 /** A signer's verifier key, as `cobro audit public-key` prints it and `--public-key` reads it. */
 export const verifierKeyOf = (signer: Signer): string => verifierKey(signer.origin, signer.publicKey)

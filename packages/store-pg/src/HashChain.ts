@@ -14,7 +14,7 @@
  * 3. `hash = hex(sha256(utf8(prevHash) ‖ utf8(canonical)))`, where `prevHash` is the previous event's
  *    hex hash in the same stream and the empty string for version 1.
  */
-import { createHash } from "node:crypto"
+import { hash } from "node:crypto"
 
 /** The fields of an event that the hash covers. */
 export interface HashedFields {
@@ -36,25 +36,41 @@ export const genesis = ""
  * are dropped as `JSON.stringify` drops them; non-finite numbers, bigints and functions are refused
  * because PostgreSQL's `jsonb` could not store them faithfully.
  */
-export const canonicalJson = (value: unknown): string => {
+export const canonicalJson = (value: unknown): string => write(value, "")
+
+/** {@link canonicalJson} of `value` appended to `out`: one string grown, no arrays joined. */
+const write = (value: unknown, out: string): string => {
   switch (typeof value) {
     case "string":
     case "boolean":
-      return JSON.stringify(value)
+      return out + JSON.stringify(value)
     case "number":
       if (!Number.isFinite(value)) throw new TypeError(`canonicalJson: non-finite number ${value}`)
-      return JSON.stringify(value)
+      return out + JSON.stringify(value)
     case "object": {
-      if (value === null) return "null"
-      if (value instanceof Date) return JSON.stringify(value.toISOString())
+      if (value === null) return out + "null"
+      if (value instanceof Date) return out + JSON.stringify(value.toISOString())
       if (Array.isArray(value)) {
-        return `[${value.map((item) => (item === undefined ? "null" : canonicalJson(item))).join(",")}]`
+        out += "["
+        for (let i = 0; i < value.length; i++) {
+          if (i > 0) out += ","
+          const item: unknown = value[i]
+          out = item === undefined ? out + "null" : write(item, out)
+        }
+        return out + "]"
       }
       const record = value as Record<string, unknown>
-      const keys = Object.keys(record)
-        .filter((key) => record[key] !== undefined)
-        .sort()
-      return `{${keys.map((key) => `${JSON.stringify(key)}:${canonicalJson(record[key])}`).join(",")}}`
+      const keys = Object.keys(record).sort()
+      out += "{"
+      let first = true
+      for (const key of keys) {
+        const member = record[key]
+        if (member === undefined) continue
+        out += first ? JSON.stringify(key) + ":" : "," + JSON.stringify(key) + ":"
+        first = false
+        out = write(member, out)
+      }
+      return out + "}"
     }
     default:
       throw new TypeError(`canonicalJson: cannot encode a ${typeof value}`)
@@ -94,14 +110,12 @@ export const canonicalEventAround = (
  * as {@link hashEvent}, without building the event again.
  */
 export const hashAround = (prevHash: string, before: string, streamVersion: number, after: string): string =>
-  createHash("sha256")
-    .update(prevHash, "utf8")
-    .update(before + String(streamVersion) + after, "utf8")
-    .digest("hex")
+  hash("sha256", prevHash + before + String(streamVersion) + after, "hex")
 
 /** `hex(sha256(utf8(prevHash) ‖ utf8(canonicalEvent(event))))`: the link of `event` in its chain. */
 export const hashEvent = (prevHash: string, event: HashedFields): string =>
-  createHash("sha256").update(prevHash, "utf8").update(canonicalEvent(event), "utf8").digest("hex")
+  // One string hashed at once: its UTF-8 is the two parts' UTF-8 one after the other.
+  hash("sha256", prevHash + canonicalEvent(event), "hex")
 
 /**
  * A JSON value as PostgreSQL's `jsonb` will give it back (through `JSON.parse`): what the hash is

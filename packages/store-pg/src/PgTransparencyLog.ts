@@ -21,8 +21,8 @@ import * as MerkleTree from "./MerkleTree.js"
 
 /**
  * The tables (migration `9_transparency_log`): the head (how many leaves, and the last one's
- * catch-up position), each event's leaf index, the complete subtrees' hashes (level 0: the leaf
- * hashes), and the signed checkpoints.
+ * catch-up position), each leaf's event, the hashes of the complete subtrees of
+ * {@link STORED_LEVEL} and up, and the signed checkpoints.
  */
 export const migration = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
@@ -36,8 +36,8 @@ export const migration = Effect.gen(function* () {
   yield* sql`INSERT INTO cobro_tree_head (size, transaction_id, global_position) VALUES (0, '0'::xid8, 0)`
   yield* sql`
     CREATE TABLE cobro_tree_leaves (
-      global_position bigint PRIMARY KEY,
-      leaf_index bigint NOT NULL
+      leaf_index bigint PRIMARY KEY,
+      global_position bigint NOT NULL UNIQUE
     )`
   yield* sql`
     CREATE TABLE cobro_tree_nodes (
@@ -81,29 +81,56 @@ const readHead = (sql: SqlClient.SqlClient, lock: boolean) =>
     }))
   )
 
-/** The stored hashes of some complete subtrees, by `level:index`. */
+/**
+ * The lowest level of the subtrees whose hashes are stored: those of 16 leaves and more. A smaller
+ * one is computed from its leaves, read with their events' hashes (at most 15 per part). Storing
+ * every level cost three rows per event; this costs one and an eighth.
+ */
+export const STORED_LEVEL = 4
+
+const keyOf = (part: MerkleTree.Subtree) => `${part.level}:${part.index}`
+
+/** The hashes of complete subtrees (of a tree no larger than the stored one), by `level:index`. */
 const subtreeHashes = (sql: SqlClient.SqlClient, parts: ReadonlyArray<MerkleTree.Subtree>) =>
-  parts.length === 0
-    ? Effect.succeed(new Map<string, MerkleTree.Hash>())
-    : sql<{ level: number; index: string; hash: string }>`
+  Effect.gen(function* () {
+    const found = new Map<string, MerkleTree.Hash>()
+    const stored = parts.filter((p) => p.level >= STORED_LEVEL)
+    const small = parts.filter((p) => p.level < STORED_LEVEL)
+    if (stored.length > 0) {
+      const rows = yield* sql<{ level: number; index: string; hash: string }>`
         SELECT n.level, n.index::text AS index, encode(n.hash, 'hex') AS hash
-        FROM unnest(${parts.map((p) => p.level)}::smallint[], ${parts.map((p) => String(p.index))}::bigint[]) AS k(level, index)
-        JOIN cobro_tree_nodes n ON n.level = k.level AND n.index = k.index`.pipe(
-        Effect.map((rows) => new Map(rows.map((row) => [`${row.level}:${row.index}`, unhex(row.hash)]))),
-        Effect.flatMap((found) => {
-          const missing = parts.find((p) => !found.has(`${p.level}:${p.index}`))
-          return missing === undefined
-            ? Effect.succeed(found)
-            : Effect.dieMessage(`the stored tree lacks subtree ${missing.level}:${missing.index}`)
-        })
-      )
+        FROM unnest(${stored.map((p) => p.level)}::smallint[], ${stored.map((p) => String(p.index))}::bigint[]) AS k(level, index)
+        JOIN cobro_tree_nodes n ON n.level = k.level AND n.index = k.index`
+      for (const row of rows) found.set(`${row.level}:${row.index}`, unhex(row.hash))
+    }
+    if (small.length > 0) {
+      const indexes = new Set<number>()
+      for (const p of small) {
+        for (let i = p.index * 2 ** p.level; i < (p.index + 1) * 2 ** p.level; i++) indexes.add(i)
+      }
+      const rows = yield* sql<{ leaf_index: string; hash: string }>`
+        SELECT l.leaf_index::text AS leaf_index, e.hash
+        FROM cobro_tree_leaves l JOIN cobro_events e ON e.global_position = l.global_position
+        WHERE l.leaf_index = ANY(${[...indexes].map(String)}::bigint[])`
+      const leaves = new Map(rows.map((row) => [Number(row.leaf_index), leafOf(row.hash)]))
+      for (const p of small) {
+        const first = p.index * 2 ** p.level
+        const hashes = Array.from({ length: 2 ** p.level }, (_, i) => leaves.get(first + i))
+        if (hashes.every((h) => h !== undefined)) found.set(keyOf(p), MerkleTree.rootOf(hashes))
+      }
+    }
+    const missing = parts.find((p) => !found.has(keyOf(p)))
+    return missing === undefined
+      ? found
+      : yield* Effect.dieMessage(`the stored tree lacks subtree ${missing.level}:${missing.index}`)
+  })
 
 /** The tree hashes of ranges of a tree no larger than the stored one, from its stored subtrees. */
 const rangeHashes = (sql: SqlClient.SqlClient, ranges: ReadonlyArray<MerkleTree.Range>) =>
   Effect.gen(function* () {
     const parts = ranges.map(([from, to]) => MerkleTree.subtrees(from, to))
     const found = yield* subtreeHashes(sql, parts.flat())
-    return parts.map((list) => MerkleTree.foldSubtrees(list.map((p) => found.get(`${p.level}:${p.index}`)!)))
+    return parts.map((list) => MerkleTree.foldSubtrees(list.map((p) => found.get(keyOf(p))!)))
   })
 
 /**
@@ -133,24 +160,27 @@ export const extendOnce = (
         const edge = yield* subtreeHashes(sql, edgeParts)
         const frontier = new MerkleTree.Frontier(
           head.size,
-          edgeParts.map((p) => edge.get(`${p.level}:${p.index}`)!)
+          edgeParts.map((p) => edge.get(keyOf(p))!)
         )
         const levels: Array<number> = []
         const indexes: Array<string> = []
         const hashes: Array<string> = []
         const record = (subtree: MerkleTree.Subtree, hash: MerkleTree.Hash) => {
+          if (subtree.level < STORED_LEVEL) return
           levels.push(subtree.level)
           indexes.push(String(subtree.index))
           hashes.push(hex(hash))
         }
         for (const event of events) frontier.push(leafOf(event.hash), record)
+        if (levels.length > 0) {
+          yield* sql`
+            INSERT INTO cobro_tree_nodes (level, index, hash)
+            SELECT level, index, decode(hash, 'hex')
+            FROM unnest(${levels}::smallint[], ${indexes}::bigint[], ${hashes}::text[]) AS n(level, index, hash)`
+        }
         yield* sql`
-          INSERT INTO cobro_tree_nodes (level, index, hash)
-          SELECT level, index, decode(hash, 'hex')
-          FROM unnest(${levels}::smallint[], ${indexes}::bigint[], ${hashes}::text[]) AS n(level, index, hash)`
-        yield* sql`
-          INSERT INTO cobro_tree_leaves (global_position, leaf_index)
-          SELECT global_position, ${head.size}::bigint + ord - 1
+          INSERT INTO cobro_tree_leaves (leaf_index, global_position)
+          SELECT ${head.size}::bigint + ord - 1, global_position
           FROM unnest(${events.map((e) => e.position)}::bigint[]) WITH ORDINALITY AS l(global_position, ord)`
         yield* sql`
           UPDATE cobro_tree_head SET size = ${frontier.size},
@@ -195,14 +225,15 @@ export const rootAt = (
     return root!
   })
 
+// Output names apart from the columns': `ORDER BY tree_size` would sort the text.
 interface CheckpointRow {
-  readonly tree_size: string
+  readonly size: string
   readonly note: string
   readonly signed_at: Date | string
 }
 
 const toSigned = (row: CheckpointRow): TransparencyLog.SignedCheckpoint => ({
-  size: Number(row.tree_size),
+  size: Number(row.size),
   note: row.note,
   signedAt: row.signed_at instanceof Date ? row.signed_at : new Date(row.signed_at)
 })
@@ -215,7 +246,7 @@ export const latestCheckpoint: Effect.Effect<
 > = Effect.flatMap(
   SqlClient.SqlClient,
   (sql) => sql<CheckpointRow>`
-    SELECT tree_size::text AS tree_size, note, signed_at FROM cobro_tree_checkpoints
+    SELECT tree_size::text AS size, note, signed_at FROM cobro_tree_checkpoints
     ORDER BY tree_size DESC LIMIT 1`
 ).pipe(Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toSigned)))
 
@@ -227,7 +258,7 @@ export const checkpointAt = (
     ? Effect.flatMap(
         SqlClient.SqlClient,
         (sql) => sql<CheckpointRow>`
-          SELECT tree_size::text AS tree_size, note, signed_at FROM cobro_tree_checkpoints
+          SELECT tree_size::text AS size, note, signed_at FROM cobro_tree_checkpoints
           WHERE tree_size = ${size}`
       ).pipe(Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toSigned)))
     : Effect.succeed(Option.none())
@@ -247,11 +278,7 @@ export const sign = (
       Effect.gen(function* () {
         const head = yield* readHead(sql, true)
         const [root] = head.size === 0 ? [MerkleTree.emptyRoot] : yield* rangeHashes(sql, [[0, head.size]])
-        const note = Checkpoint.signCheckpoint(
-          { origin: signer.origin, size: head.size, root: root! },
-          signer.origin,
-          signer.seed
-        )
+        const note = Checkpoint.signWith(signer, { origin: signer.origin, size: head.size, root: root! })
         const now = yield* Clock.currentTimeMillis
         yield* sql`
           INSERT INTO cobro_tree_checkpoints (tree_size, note, verifier_key, signed_at)

@@ -74,6 +74,21 @@ const suite = (name: string, database: Layer.Layer<Databases.StoreServices>) =>
   layer(database, { excludeTestServices: true, timeout: 120_000 })(
     `the transparency log on ${name}`,
     (it) => {
+      it.effect(
+        "the latest checkpoint is the largest tree signed, whatever the number of digits of its size",
+        () =>
+          Effect.gen(function* () {
+            yield* appendSome(2)
+            const small = yield* Effect.orDie(PgTransparencyLog.sign(signer))
+            yield* appendSome(10)
+            yield* extendTo(yield* countEvents)
+            const large = yield* Effect.orDie(PgTransparencyLog.sign(signer))
+            expect(String(large.size).length).toBeGreaterThan(String(small.size).length)
+            const latest = yield* Effect.orDie(PgTransparencyLog.latestCheckpoint)
+            expect(Option.map(latest, (c) => c.size)).toEqual(Option.some(large.size))
+          })
+      )
+
       it.effect("a checkpoint's root is the tree hash of the log's first events in catch-up order", () =>
         Effect.gen(function* () {
           yield* appendSome(23)
