@@ -36,9 +36,57 @@ export const genesis = ""
  * are dropped as `JSON.stringify` drops them; non-finite numbers, bigints and functions are refused
  * because PostgreSQL's `jsonb` could not store them faithfully.
  */
-export const canonicalJson = (value: unknown): string => write(value, "")
+export const canonicalJson = (value: unknown): string => {
+  try {
+    // V8's own serializer over a copy with its keys inserted in order: about twice the speed of
+    // writing value by value (appends and offline verification hash every event).
+    return JSON.stringify(sortedCopy(value))
+  } catch (cause) {
+    if (cause === ORDER_SENSITIVE) return canonicalJsonReference(value)
+    throw cause
+  }
+}
 
-/** {@link canonicalJson} of `value` appended to `out`: one string grown, no arrays joined. */
+/** An object key whose place `JSON.stringify` does not take from insertion order. */
+const ORDER_SENSITIVE = Symbol("ORDER_SENSITIVE")
+// Integer-like keys come first in ascending numeric order whatever the insertion order.
+const INDEX_LIKE = /^(?:0|[1-9][0-9]*)$/
+
+/** `value` checked as {@link canonicalJson} checks it, with every object's keys inserted sorted. */
+const sortedCopy = (value: unknown): unknown => {
+  switch (typeof value) {
+    case "string":
+    case "boolean":
+      return value
+    case "number":
+      if (!Number.isFinite(value)) throw new TypeError(`canonicalJson: non-finite number ${value}`)
+      return value
+    case "object": {
+      if (value === null) return null
+      if (value instanceof Date) return value.toISOString()
+      if (Array.isArray(value))
+        return value.map((item: unknown) => (item === undefined ? null : sortedCopy(item)))
+      const record = value as Record<string, unknown>
+      const copy: Record<string, unknown> = {}
+      for (const key of Object.keys(record).sort()) {
+        if (key === "__proto__" || INDEX_LIKE.test(key)) throw ORDER_SENSITIVE
+        const member = record[key]
+        if (member !== undefined) copy[key] = sortedCopy(member)
+      }
+      return copy
+    }
+    default:
+      throw new TypeError(`canonicalJson: cannot encode a ${typeof value}`)
+  }
+}
+
+/**
+ * {@link canonicalJson} written value by value: the definition the fast path is tested against, and
+ * the path for objects whose keys `JSON.stringify` would reorder. @internal
+ */
+export const canonicalJsonReference = (value: unknown): string => write(value, "")
+
+/** {@link canonicalJsonReference} of `value` appended to `out`: one string grown, no arrays joined. */
 const write = (value: unknown, out: string): string => {
   switch (typeof value) {
     case "string":

@@ -38,6 +38,30 @@ describe("HashChain", () => {
   })
 
   it.prop(
+    "canonical JSON is what the value-by-value reference writes, integer-like and __proto__ keys included",
+    [
+      FastCheck.jsonValue(),
+      FastCheck.dictionary(
+        FastCheck.oneof(
+          FastCheck.string(),
+          FastCheck.constantFrom("0", "1", "9", "10", "01", "-1", "__proto__", "a")
+        ),
+        FastCheck.jsonValue()
+      )
+    ],
+    ([value, record]) => {
+      for (const candidate of [
+        value,
+        record,
+        [record, value],
+        { nested: record, list: [value, undefined] }
+      ]) {
+        expect(HashChain.canonicalJson(candidate)).toBe(HashChain.canonicalJsonReference(candidate))
+      }
+    }
+  )
+
+  it.prop(
     "canonical JSON does not depend on key order",
     [FastCheck.dictionary(FastCheck.string(), FastCheck.jsonValue())],
     ([record]) => {
