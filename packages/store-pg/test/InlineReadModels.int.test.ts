@@ -231,7 +231,8 @@ const upgrade = (name: string, database: Layer.Layer<Databases.StoreServicesUnmi
             VALUES ('projection:webhook_deliveries', ${first!.transaction_id}::xid8, ${first!.global_position}::bigint)`
 
           const ran = yield* Migrations.run
-          expect(ran.map(([id]) => id)).toEqual([8])
+          // Migration 8 and those after it.
+          expect(ran.map(([id]) => id).filter((id) => id <= 8)).toEqual([8])
           expect(yield* deliveryRows(run)).toEqual(before)
           expect(yield* sql`SELECT name FROM cobro_checkpoints WHERE name LIKE 'projection:%'`).toEqual([])
           // From now on, each append writes its row.
