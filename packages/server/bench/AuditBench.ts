@@ -595,24 +595,15 @@ const treeCost = async () => {
     await unit("warm-unit", [])
 
     type Mode = "a" | "b"
-    const tallies = {
-      a: {
-        events: 0,
-        seconds: 0,
-        nodeMs: 0,
-        postgresMs: 0,
-        latencies: [] as Array<number>,
-        perRound: [] as Array<number>
-      },
-      b: {
-        events: 0,
-        seconds: 0,
-        nodeMs: 0,
-        postgresMs: 0,
-        latencies: [] as Array<number>,
-        perRound: [] as Array<number>
-      }
-    }
+    const tally = () => ({
+      events: 0,
+      seconds: 0,
+      nodeMs: 0,
+      postgresMs: 0,
+      latencies: [] as Array<number>,
+      perRound: [] as Array<number>
+    })
+    const tallies = { a: tally(), b: tally() }
     const tree = { added: 0, appended: 0, extendMs: 0, extendCalls: 0, signMs: 0, signs: 0 }
     // Round -1 warms both modes up (the worker's code, the tree tables' first pages, the first
     // autovacuum of a fresh database) and is not counted; then the rounds alternate a b, b a, ...

@@ -110,6 +110,12 @@ export const consistencyRanges = (m: number, size: number): Array<Range> => {
   return ranges.reverse()
 }
 
+/** The tree hashes of a proof's ranges over the first `size` leaves. */
+const proofOver = (leaves: ReadonlyArray<Hash>, size: number, ranges: ReadonlyArray<Range>): Array<Hash> => {
+  if (size > leaves.length) throw new RangeError(`no tree of ${size} in ${leaves.length} leaves`)
+  return ranges.map(([from, to]) => subtreeRoot(leaves, from, to))
+}
+
 /**
  * The inclusion proof of leaf `index` in the tree of the first `size` leaves (default all): the
  * sibling hashes from the leaf up.
@@ -118,10 +124,7 @@ export const inclusionProof = (
   leaves: ReadonlyArray<Hash>,
   index: number,
   size: number = leaves.length
-): Array<Hash> => {
-  if (size > leaves.length) throw new RangeError(`no tree of ${size} in ${leaves.length} leaves`)
-  return inclusionRanges(index, size).map(([from, to]) => subtreeRoot(leaves, from, to))
-}
+): Array<Hash> => proofOver(leaves, size, inclusionRanges(index, size))
 
 /**
  * The consistency proof that the tree of the first `m` leaves is a prefix of the tree of the first
@@ -131,10 +134,7 @@ export const consistencyProof = (
   leaves: ReadonlyArray<Hash>,
   m: number,
   size: number = leaves.length
-): Array<Hash> => {
-  if (size > leaves.length) throw new RangeError(`no tree of ${size} in ${leaves.length} leaves`)
-  return consistencyRanges(m, size).map(([from, to]) => subtreeRoot(leaves, from, to))
-}
+): Array<Hash> => proofOver(leaves, size, consistencyRanges(m, size))
 
 /**
  * A complete subtree: the `2^level` leaves from `index · 2^level`. Once complete, its hash never
