@@ -1,55 +1,81 @@
 /**
- * @cobro/domain: the pure core of Cobro. Each module is one concept: import one as a namespace
- * through its own path (`@cobro/domain/PaymentLink`), or all of them from here.
+ * @cobro/domain: the pure core of Cobro, one folder per feature with the decider kernel apart. Each
+ * module is one concept: import one as a namespace through its own path (`@cobro/domain/PaymentLink`),
+ * or all of them from here.
  */
-export * as Acquirer from "./Acquirer.js"
-export * as Aggregate from "./Aggregate.js"
-export * as Bogota from "./Bogota.js"
-export * as CheckoutErrors from "./CheckoutErrors.js"
-export * as CommandHandler from "./CommandHandler.js"
-export * as Decider from "./Decider.js"
-export * as DeliveryAdmin from "./DeliveryAdmin.js"
-export * as DeliveryQueue from "./DeliveryQueue.js"
-export * as DerivedId from "./DerivedId.js"
-export * as DevWebhooks from "./DevWebhooks.js"
-export * as Envelope from "./Envelope.js"
-export * as EventStore from "./EventStore.js"
-export * as Histories from "./Histories.js"
-export * as IdempotencyStore from "./IdempotencyStore.js"
-export * as IdGenerator from "./IdGenerator.js"
-export * as Ids from "./Ids.js"
-export * as InMemoryEventStore from "./InMemoryEventStore.js"
-export * as KeyVault from "./KeyVault.js"
-export * as KnownStates from "./KnownStates.js"
-export * as Outbox from "./Outbox.js"
-export * as LinkApi from "./LinkApi.js"
-export * as LinkPayments from "./LinkPayments.js"
-export * as Merchant from "./Merchant.js"
-export * as MerchantAdmin from "./MerchantAdmin.js"
-export * as MerchantDirectory from "./MerchantDirectory.js"
-export * as Money from "./Money.js"
-export * as Nanos from "./Nanos.js"
-export * as Notification from "./Notification.js"
-export * as NotificationLog from "./NotificationLog.js"
-export * as Notifications from "./Notifications.js"
-export * as OnlineApi from "./OnlineApi.js"
-export * as OnlinePayments from "./OnlinePayments.js"
-export * as Payment from "./Payment.js"
-export * as PaymentIntent from "./PaymentIntent.js"
-export * as PaymentLink from "./PaymentLink.js"
-export * as Refund from "./Refund.js"
-export * as ReturnUrl from "./ReturnUrl.js"
-export * as SafeText from "./SafeText.js"
-export * as SandboxClock from "./SandboxClock.js"
-export * as SigningKey from "./SigningKey.js"
-export * as StateMachinesDoc from "./StateMachinesDoc.js"
-export * as Taxes from "./Taxes.js"
-export * as TerminalApi from "./TerminalApi.js"
-export * as TerminalCheckout from "./TerminalCheckout.js"
-export * as TerminalGateway from "./TerminalGateway.js"
-export * as TerminalPayments from "./TerminalPayments.js"
-export * as TerminalSandbox from "./TerminalSandbox.js"
-export * as Transitions from "./Transitions.js"
-export * as TransparencyLog from "./TransparencyLog.js"
-export * as WebhookDelivery from "./WebhookDelivery.js"
-export * as WebhookTransport from "./WebhookTransport.js"
+
+// The decider kernel: deciders, aggregates, transition tables, the command handler and the event store port
+export * as Aggregate from "./kernel/Aggregate.js"
+export * as CommandHandler from "./kernel/CommandHandler.js"
+export * as Decider from "./kernel/Decider.js"
+export * as DerivedId from "./kernel/DerivedId.js"
+export * as EventStore from "./kernel/EventStore.js"
+export * as IdempotencyStore from "./kernel/IdempotencyStore.js"
+export * as IdGenerator from "./kernel/IdGenerator.js"
+export * as KnownStates from "./kernel/KnownStates.js"
+export * as Outbox from "./kernel/Outbox.js"
+export * as Transitions from "./kernel/Transitions.js"
+
+// Values every family uses: ids, money, time, text, the response envelope
+export * as Bogota from "./shared/Bogota.js"
+export * as Cards from "./shared/Cards.js"
+export * as Documents from "./shared/Documents.js"
+export * as Envelope from "./shared/Envelope.js"
+export * as Ids from "./shared/Ids.js"
+export * as Money from "./shared/Money.js"
+export * as Nanos from "./shared/Nanos.js"
+export * as ReturnUrl from "./shared/ReturnUrl.js"
+export * as SafeText from "./shared/SafeText.js"
+export * as SandboxClock from "./shared/SandboxClock.js"
+
+// Merchants, their keys and terminals (spec: Authentication, A preconditions, B1, D Registration)
+export * as KeyVault from "./merchants/KeyVault.js"
+export * as Merchant from "./merchants/Merchant.js"
+export * as MerchantAdmin from "./merchants/MerchantAdmin.js"
+export * as MerchantDirectory from "./merchants/MerchantDirectory.js"
+export * as SigningKey from "./merchants/SigningKey.js"
+
+// A: the terminal payment API
+export * as CheckoutErrors from "./terminal/CheckoutErrors.js"
+export * as Taxes from "./terminal/Taxes.js"
+export * as TerminalApi from "./terminal/TerminalApi.js"
+export * as TerminalCheckout from "./terminal/TerminalCheckout.js"
+export * as TerminalGateway from "./terminal/TerminalGateway.js"
+export * as TerminalPayments from "./terminal/TerminalPayments.js"
+export * as TerminalSandbox from "./terminal/TerminalSandbox.js"
+
+// B: payment links and the hosted checkout
+export * as LinkApi from "./links/LinkApi.js"
+export * as LinkPayments from "./links/LinkPayments.js"
+export * as PaymentLink from "./links/PaymentLink.js"
+
+// C: online payments
+export * as Acquirer from "./online/Acquirer.js"
+export * as OnlineApi from "./online/OnlineApi.js"
+export * as OnlinePayments from "./online/OnlinePayments.js"
+export * as Payment from "./online/Payment.js"
+export * as PaymentIntent from "./online/PaymentIntent.js"
+export * as Refund from "./online/Refund.js"
+
+// D: webhook notifications and the A4 fallback query
+export * as DeliveryAdmin from "./webhooks/DeliveryAdmin.js"
+export * as DeliveryQueue from "./webhooks/DeliveryQueue.js"
+export * as DevWebhooks from "./webhooks/DevWebhooks.js"
+export * as NotificationApi from "./webhooks/NotificationApi.js"
+export * as NotificationLog from "./webhooks/NotificationLog.js"
+export * as NotificationRules from "./webhooks/NotificationRules.js"
+export * as WebhookDelivery from "./webhooks/WebhookDelivery.js"
+export * as WebhookTransport from "./webhooks/WebhookTransport.js"
+
+// For auditors: histories, the transparency log port, the state-machine docs
+export * as Histories from "./audit/Histories.js"
+export * as StateMachinesDoc from "./audit/StateMachinesDoc.js"
+export * as TransparencyLog from "./audit/TransparencyLog.js"
+
+// For tests and embedders: an in-memory event store
+export * as InMemoryEventStore from "./testing/InMemoryEventStore.js"
+
+/** @deprecated Renamed `NotificationApi` (the wire schemas of spec D); kept for existing imports. */
+export * as Notification from "./webhooks/NotificationApi.js"
+/** @deprecated Renamed `NotificationRules`; kept for existing imports. */
+export * as Notifications from "./webhooks/NotificationRules.js"

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { readdirSync, readFileSync } from "node:fs"
-import { join } from "node:path"
+import { dirname, join } from "node:path"
 
 // The brief's dependency rule: @cobro/domain depends on effect alone, with no node:* and no I/O.
 const sourceDir = join(import.meta.dirname, "..", "src")
@@ -46,6 +46,41 @@ describe("the domain's dependency rule", () => {
     const manifest = JSON.parse(readFileSync(join(sourceDir, "..", "package.json"), "utf8"))
     expect(Object.keys(manifest.dependencies ?? {})).toEqual(["effect"])
   })
+
+  // The layout's arrows: the kernel and the shared values stand alone; an aggregate knows its
+  // values, the kernel and its own family's aggregates, never a wire schema or a use case.
+  const folderOf = (file: string): string => file.slice(sourceDir.length + 1).split("/")[0]!
+  const localImports = (file: string): Array<string> =>
+    importsOf(readFileSync(file, "utf8"))
+      .filter((spec) => spec.startsWith("."))
+      .map((spec) => join(dirname(file), spec).slice(sourceDir.length + 1))
+  const isAggregate = (file: string): boolean =>
+    /export const \w+: Aggregate</.test(readFileSync(file, "utf8"))
+
+  it.each(
+    files
+      .filter((f) => ["kernel", "shared"].includes(folderOf(f)))
+      .map((f) => [f.slice(sourceDir.length + 1), f])
+  )("%s imports only its own folder", (_, file) => {
+    expect(localImports(file).filter((target) => !target.startsWith(folderOf(file) + "/"))).toEqual([])
+  })
+
+  it("finds the seven aggregates", () => {
+    expect(files.filter(isAggregate).length).toBe(7)
+  })
+
+  it.each(files.filter(isAggregate).map((f) => [f.slice(sourceDir.length + 1), f]))(
+    "the aggregate %s imports no wire schema and no use case",
+    (_, file) => {
+      const allowed = (target: string) =>
+        target.startsWith("kernel/") ||
+        target.startsWith("shared/") ||
+        (target.startsWith(folderOf(file) + "/") &&
+          files.filter(isAggregate).some((a) => a.endsWith(target.replace(/\.js$/, ".ts")))) ||
+        target === "merchants/SigningKey.js"
+      expect(localImports(file).filter((target) => !allowed(target))).toEqual([])
+    }
+  )
 
   it("the import scanner sees what it must reject", () => {
     expect(

@@ -3,8 +3,8 @@
  * itself never imports them): merchants with keys and webhooks, and the histories (terminal
  * checkouts, links, online payments) whose outcomes raise notifications, written through the deciders.
  */
-import * as CommandHandler from "../CommandHandler.js"
-import * as EventStore from "../EventStore.js"
+import * as CommandHandler from "../kernel/CommandHandler.js"
+import * as EventStore from "../kernel/EventStore.js"
 import {
   IntegrationId,
   IntentReference,
@@ -12,14 +12,14 @@ import {
   PaymentLinkId,
   TerminalSerial,
   TransactionId
-} from "../Ids.js"
-import * as Merchant from "../Merchant.js"
-import { amount } from "../Money.js"
-import * as Payment from "../Payment.js"
-import { IntentAmount } from "../PaymentIntent.js"
-import * as PaymentLink from "../PaymentLink.js"
-import { IdentityKeyHash, SealedSecret } from "../SigningKey.js"
-import * as TerminalCheckout from "../TerminalCheckout.js"
+} from "../shared/Ids.js"
+import * as Merchant from "../merchants/Merchant.js"
+import { amount } from "../shared/Money.js"
+import * as Payment from "../online/Payment.js"
+import { IntentAmount } from "../online/PaymentIntent.js"
+import * as PaymentLink from "../links/PaymentLink.js"
+import { IdentityKeyHash, SealedSecret } from "../merchants/SigningKey.js"
+import * as TerminalCheckout from "../terminal/TerminalCheckout.js"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"

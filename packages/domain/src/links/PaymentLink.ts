@@ -1,0 +1,534 @@
+/**
+ * The payment link (spec B): created ACTIVE, PROCESSING while a payment is under way, then PAID, or
+ * back to ACTIVE when the payment fails (declined, or abandoned by the payer past the timeout:
+ * `ExpirePayment`) and the link is still usable. Expiry, cancellation and a
+ * rejection of an unusable link are final.
+ */
+import * as DateTime from "effect/DateTime"
+import * as Duration from "effect/Duration"
+import * as Either from "effect/Either"
+import * as Match from "effect/Match"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import type { Aggregate } from "../kernel/Aggregate.js"
+import { MerchantId, PaymentLinkId, TransactionId } from "../shared/Ids.js"
+import { Amount, Currency, TaxLine } from "../shared/Money.js"
+import * as Transitions from "../kernel/Transitions.js"
+
+// ---------------------------------------------------------------------------------------------
+// Values
+// ---------------------------------------------------------------------------------------------
+
+/** The link statuses, spelled as the spec's link record carries them. */
+export const Status = Schema.Literal("ACTIVE", "PROCESSING", "PAID", "REJECTED", "CANCELLED", "EXPIRED")
+export type Status = typeof Status.Type
+
+/** OPEN: the payer chooses the amount; CLOSE: the merchant set it. */
+export const AmountType = Schema.Literal("OPEN", "CLOSE")
+export type AmountType = typeof AmountType.Type
+
+/** Nanoseconds since the Unix epoch, kept exact (they exceed 2^53). */
+const Nanoseconds = Schema.BigInt
+
+/** The merchant-set amount of a CLOSE link. */
+export class LinkAmount extends Schema.Class<LinkAmount>("LinkAmount")({
+  currency: Currency,
+  total: Amount,
+  tip: Amount,
+  taxes: Schema.Array(TaxLine)
+}) {}
+
+/** A payment method's bounds for the amount of one link payment (B1). */
+export const AmountBounds = Schema.Struct({ min: Amount, max: Amount })
+export type AmountBounds = typeof AmountBounds.Type
+
+// ---------------------------------------------------------------------------------------------
+// Commands
+// ---------------------------------------------------------------------------------------------
+
+/** B2: create a link. The handler minted the id and read the clock. */
+export class CreateLink extends Schema.TaggedClass<CreateLink>()("CreateLink", {
+  linkId: PaymentLinkId,
+  merchantId: MerchantId,
+  sandbox: Schema.Boolean,
+  amountType: AmountType,
+  /** Required for CLOSE, absent for OPEN. */
+  amount: Schema.OptionFromUndefinedOr(LinkAmount),
+  /** The merchant's reference, or the link id when none was given. */
+  reference: Schema.String,
+  description: Schema.OptionFromUndefinedOr(Schema.String),
+  expiresAt: Schema.OptionFromUndefinedOr(Nanoseconds),
+  callbackUrl: Schema.OptionFromUndefinedOr(Schema.String),
+  /** The methods the link offers: all the merchant's when the request named none. */
+  paymentMethods: Schema.NonEmptyArray(Schema.String),
+  payerEmail: Schema.OptionFromUndefinedOr(Schema.String),
+  imageUrl: Schema.OptionFromUndefinedOr(Schema.String),
+  now: Schema.DateTimeUtc
+}) {}
+
+/** The customer starts paying on the checkout page. */
+export class StartPayment extends Schema.TaggedClass<StartPayment>()("StartPayment", {
+  transactionId: TransactionId,
+  paymentMethod: Schema.String,
+  /** The amount paid: the link's total for CLOSE, the payer's choice for OPEN. */
+  amount: Amount,
+  /** The method's bounds from the merchant's configuration (B1). */
+  bounds: AmountBounds,
+  now: Schema.DateTimeUtc
+}) {}
+
+/** The payment under way was approved. */
+export class CompletePayment extends Schema.TaggedClass<CompletePayment>()("CompletePayment", {
+  transactionId: TransactionId,
+  now: Schema.DateTimeUtc
+}) {}
+
+/** The payment under way failed. */
+export class FailPayment extends Schema.TaggedClass<FailPayment>()("FailPayment", {
+  transactionId: TransactionId,
+  now: Schema.DateTimeUtc
+}) {}
+
+/**
+ * The timeout sweeper fails the payment under way: the payer left it at the 3DS challenge, the bank
+ * or the wallet (or a crash left a card authorization unanswered) for `timeout` since it started.
+ */
+export class ExpirePayment extends Schema.TaggedClass<ExpirePayment>()("ExpirePayment", {
+  transactionId: TransactionId,
+  /** How long a payment may stay under way, from its start (`Payment.ABANDONED_PAYMENT_TIMEOUT`). */
+  timeout: Schema.DurationFromSelf,
+  now: Schema.DateTimeUtc
+}) {}
+
+/** The merchant or the customer cancels an unpaid link. */
+export class CancelLink extends Schema.TaggedClass<CancelLink>()("CancelLink", {
+  now: Schema.DateTimeUtc
+}) {}
+
+/** The sweeper marks an overdue link EXPIRED. */
+export class ExpireLink extends Schema.TaggedClass<ExpireLink>()("ExpireLink", {
+  now: Schema.DateTimeUtc
+}) {}
+
+export const Command = Schema.Union(
+  CreateLink,
+  StartPayment,
+  CompletePayment,
+  FailPayment,
+  ExpirePayment,
+  CancelLink,
+  ExpireLink
+)
+export type Command = typeof Command.Type
+
+// ---------------------------------------------------------------------------------------------
+// Events
+// ---------------------------------------------------------------------------------------------
+
+export class LinkCreated extends Schema.TaggedClass<LinkCreated>()("LinkCreated", {
+  linkId: PaymentLinkId,
+  merchantId: MerchantId,
+  sandbox: Schema.Boolean,
+  amountType: AmountType,
+  amount: Schema.OptionFromUndefinedOr(LinkAmount),
+  reference: Schema.String,
+  description: Schema.OptionFromUndefinedOr(Schema.String),
+  expiresAt: Schema.OptionFromUndefinedOr(Nanoseconds),
+  callbackUrl: Schema.OptionFromUndefinedOr(Schema.String),
+  paymentMethods: Schema.NonEmptyArray(Schema.String),
+  payerEmail: Schema.OptionFromUndefinedOr(Schema.String),
+  imageUrl: Schema.OptionFromUndefinedOr(Schema.String),
+  createdAt: Schema.DateTimeUtc
+}) {}
+
+export class LinkPaymentStarted extends Schema.TaggedClass<LinkPaymentStarted>()("LinkPaymentStarted", {
+  transactionId: TransactionId,
+  paymentMethod: Schema.String,
+  amount: Amount,
+  at: Schema.DateTimeUtc
+}) {}
+
+export class LinkPaid extends Schema.TaggedClass<LinkPaid>()("LinkPaid", {
+  transactionId: TransactionId,
+  at: Schema.DateTimeUtc
+}) {}
+
+/**
+ * Present (`true`) on a failure the timeout sweeper recorded (`ExpirePayment`): the payer never came
+ * back from the 3DS challenge, the bank or the wallet. Absent on a declined payment. The webhook is
+ * the same (SALE_REJECTED); a late decision of the payer is answered "expired".
+ */
+const expiredField = Schema.optionalWith(Schema.Literal(true), { exact: true })
+
+/** The payment failed and the link can be paid again: back to ACTIVE. */
+export class LinkPaymentFailed extends Schema.TaggedClass<LinkPaymentFailed>()("LinkPaymentFailed", {
+  transactionId: TransactionId,
+  at: Schema.DateTimeUtc,
+  expired: expiredField
+}) {}
+
+/** The payment failed and the link had expired meanwhile: it cannot be paid again. */
+export class LinkRejected extends Schema.TaggedClass<LinkRejected>()("LinkRejected", {
+  transactionId: TransactionId,
+  at: Schema.DateTimeUtc,
+  expired: expiredField
+}) {}
+
+export class LinkCancelled extends Schema.TaggedClass<LinkCancelled>()("LinkCancelled", {
+  at: Schema.DateTimeUtc
+}) {}
+
+export class LinkExpired extends Schema.TaggedClass<LinkExpired>()("LinkExpired", {
+  at: Schema.DateTimeUtc
+}) {}
+
+export const Event = Schema.Union(
+  LinkCreated,
+  LinkPaymentStarted,
+  LinkPaid,
+  LinkPaymentFailed,
+  LinkRejected,
+  LinkCancelled,
+  LinkExpired
+)
+export type Event = typeof Event.Type
+
+// ---------------------------------------------------------------------------------------------
+// Errors
+// ---------------------------------------------------------------------------------------------
+
+/** No link with that id. */
+export class LinkNotFound extends Schema.TaggedError<LinkNotFound>()("LinkNotFound", {}) {}
+
+/** A link with that id exists already. */
+export class LinkAlreadyExists extends Schema.TaggedError<LinkAlreadyExists>()("LinkAlreadyExists", {
+  linkId: PaymentLinkId
+}) {}
+
+/** The link is not in a state that accepts the command (paying a PAID link, cancelling one in flight). */
+export class LinkNotInState extends Schema.TaggedError<LinkNotInState>()("LinkNotInState", {
+  linkId: PaymentLinkId,
+  status: Status,
+  command: Schema.String
+}) {}
+
+/** The link's expiration date has passed: it cannot be paid. */
+export class LinkOverdue extends Schema.TaggedError<LinkOverdue>()("LinkOverdue", {
+  linkId: PaymentLinkId,
+  expiresAt: Nanoseconds
+}) {}
+
+/** `ExpireLink` before the link's expiration date, or on a link that has none. */
+export class LinkNotOverdue extends Schema.TaggedError<LinkNotOverdue>()("LinkNotOverdue", {
+  linkId: PaymentLinkId
+}) {}
+
+/** `ExpirePayment` before the payment under way has been so for the timeout. */
+export class LinkPaymentNotOverdue extends Schema.TaggedError<LinkPaymentNotOverdue>()(
+  "LinkPaymentNotOverdue",
+  { linkId: PaymentLinkId, transactionId: TransactionId }
+) {}
+
+/** The method is not one the link offers. */
+export class MethodNotOffered extends Schema.TaggedError<MethodNotOffered>()("MethodNotOffered", {
+  linkId: PaymentLinkId,
+  paymentMethod: Schema.String
+}) {}
+
+/** The amount is outside the method's bounds (OPEN) or differs from the link's total (CLOSE). */
+export class InvalidPaymentAmount extends Schema.TaggedError<InvalidPaymentAmount>()("InvalidPaymentAmount", {
+  linkId: PaymentLinkId,
+  amount: Amount,
+  min: Amount,
+  max: Amount
+}) {}
+
+/** The transaction named is not the one under way on the link. */
+export class UnknownLinkTransaction extends Schema.TaggedError<UnknownLinkTransaction>()(
+  "UnknownLinkTransaction",
+  { linkId: PaymentLinkId, transactionId: TransactionId }
+) {}
+
+/** A CLOSE link without an amount, or an OPEN link with one. */
+export class InvalidLinkAmount extends Schema.TaggedError<InvalidLinkAmount>()("InvalidLinkAmount", {
+  amountType: AmountType
+}) {}
+
+export type Error =
+  | LinkNotFound
+  | LinkAlreadyExists
+  | LinkNotInState
+  | LinkOverdue
+  | LinkNotOverdue
+  | LinkPaymentNotOverdue
+  | MethodNotOffered
+  | InvalidPaymentAmount
+  | UnknownLinkTransaction
+  | InvalidLinkAmount
+
+// ---------------------------------------------------------------------------------------------
+// State
+// ---------------------------------------------------------------------------------------------
+
+/** What a link is, fixed at creation. */
+export interface Link {
+  readonly linkId: PaymentLinkId
+  readonly merchantId: MerchantId
+  readonly sandbox: boolean
+  readonly amountType: AmountType
+  readonly amount: Option.Option<LinkAmount>
+  readonly reference: string
+  readonly description: Option.Option<string>
+  readonly expiresAt: Option.Option<bigint>
+  readonly callbackUrl: Option.Option<string>
+  readonly paymentMethods: ReadonlyArray<string>
+  readonly payerEmail: Option.Option<string>
+  readonly imageUrl: Option.Option<string>
+  readonly createdAt: DateTime.Utc
+}
+
+/** No link yet. */
+export interface Initial {
+  readonly _tag: "Initial"
+}
+
+/** A link in one of the spec's statuses, with its last (or current) payment. */
+export interface Existing {
+  readonly _tag: Status
+  readonly link: Link
+  readonly transactionId: Option.Option<TransactionId>
+  readonly paymentMethod: Option.Option<string>
+  /** The amount of the last payment started: the total of CLOSE links, the payer's choice for OPEN. */
+  readonly paidAmount: Option.Option<Amount>
+  /** When the last payment started (the payment timeout runs from it). */
+  readonly paymentStartedAt: Option.Option<DateTime.Utc>
+  readonly updatedAt: DateTime.Utc
+}
+
+export type State = Initial | Existing
+
+export const initialState: State = { _tag: "Initial" }
+
+// ---------------------------------------------------------------------------------------------
+// Transitions
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * State × command → states it may lead to. A state listed with only itself as target takes the
+ * command as a no-op (a repeated expiry, a repeated cancellation, a re-delivered approval).
+ */
+export const transitions = Transitions.make<State["_tag"], Command["_tag"]>({
+  Initial: { CreateLink: ["ACTIVE"] },
+  ACTIVE: { StartPayment: ["PROCESSING"], CancelLink: ["CANCELLED"], ExpireLink: ["EXPIRED"] },
+  PROCESSING: {
+    CompletePayment: ["PAID"],
+    FailPayment: ["ACTIVE", "REJECTED"],
+    ExpirePayment: ["ACTIVE", "REJECTED"]
+  },
+  PAID: { CompletePayment: ["PAID"] },
+  REJECTED: { FailPayment: ["REJECTED"] },
+  CANCELLED: { CancelLink: ["CANCELLED"] },
+  EXPIRED: { ExpireLink: ["EXPIRED"] }
+})
+
+// ---------------------------------------------------------------------------------------------
+// Decide
+// ---------------------------------------------------------------------------------------------
+
+const nanos = (instant: DateTime.DateTime): bigint => BigInt(DateTime.toEpochMillis(instant)) * 1_000_000n
+
+/** Whether the link's expiration date has passed at `now` (expiry is at `expiration_date` itself). */
+export const isOverdue = (link: Link, now: DateTime.DateTime): boolean =>
+  Option.match(link.expiresAt, { onNone: () => false, onSome: (at) => nanos(now) >= at })
+
+/**
+ * The status a reader sees at `now`: an ACTIVE link whose expiration date has passed reads as
+ * EXPIRED even before the sweeper has recorded it.
+ */
+export const statusAt = (state: Existing, now: DateTime.DateTime): Status =>
+  state._tag === "ACTIVE" && isOverdue(state.link, now) ? "EXPIRED" : state._tag
+
+/** When the payment under way times out: its start plus `timeout`; none when no payment is under way. */
+export const paymentDeadline = (
+  state: State,
+  timeout: Duration.DurationInput
+): Option.Option<DateTime.Utc> =>
+  state._tag === "PROCESSING"
+    ? Option.map(state.paymentStartedAt, (startedAt) => DateTime.addDuration(startedAt, timeout))
+    : Option.none()
+
+/**
+ * Whether the payment under way has been so for `timeout` at `now` (the deadline itself included):
+ * the payer abandoned it, and `ExpirePayment` fails it.
+ */
+export const isPaymentOverdue = (
+  state: State,
+  timeout: Duration.DurationInput,
+  now: DateTime.DateTime
+): boolean =>
+  Option.exists(paymentDeadline(state, timeout), (deadline) => DateTime.greaterThanOrEqualTo(now, deadline))
+
+const ok = (...events: ReadonlyArray<Event>): Either.Either<ReadonlyArray<Event>, Error> =>
+  Either.right(events)
+const none = ok()
+
+export const decide = (command: Command, state: State): Either.Either<ReadonlyArray<Event>, Error> => {
+  if (state._tag === "Initial") {
+    return command._tag === "CreateLink" ? create(command) : Either.left(new LinkNotFound())
+  }
+  const linkId = state.link.linkId
+  if (!Transitions.allows(transitions, state._tag, command._tag)) {
+    return Either.left(
+      command._tag === "CreateLink"
+        ? new LinkAlreadyExists({ linkId })
+        : new LinkNotInState({ linkId, status: state._tag, command: command._tag })
+    )
+  }
+  return Match.valueTags(command, {
+    CreateLink: () => Either.left(new LinkAlreadyExists({ linkId })),
+    StartPayment: (c) => startPayment(c, state),
+    CompletePayment: (c) =>
+      !sameTransaction(state, c.transactionId)
+        ? Either.left(new UnknownLinkTransaction({ linkId, transactionId: c.transactionId }))
+        : state._tag === "PAID"
+          ? none
+          : ok(new LinkPaid({ transactionId: c.transactionId, at: c.now })),
+    FailPayment: (c) =>
+      !sameTransaction(state, c.transactionId)
+        ? Either.left(new UnknownLinkTransaction({ linkId, transactionId: c.transactionId }))
+        : state._tag === "REJECTED"
+          ? none
+          : isOverdue(state.link, c.now)
+            ? ok(new LinkRejected({ transactionId: c.transactionId, at: c.now }))
+            : ok(new LinkPaymentFailed({ transactionId: c.transactionId, at: c.now })),
+    ExpirePayment: (c) =>
+      !sameTransaction(state, c.transactionId)
+        ? Either.left(new UnknownLinkTransaction({ linkId, transactionId: c.transactionId }))
+        : !isPaymentOverdue(state, c.timeout, c.now)
+          ? Either.left(new LinkPaymentNotOverdue({ linkId, transactionId: c.transactionId }))
+          : // As a declined payment: ACTIVE again, or REJECTED when the link expired meanwhile.
+            isOverdue(state.link, c.now)
+            ? ok(new LinkRejected({ transactionId: c.transactionId, at: c.now, expired: true }))
+            : ok(new LinkPaymentFailed({ transactionId: c.transactionId, at: c.now, expired: true })),
+    CancelLink: (c) => (state._tag === "CANCELLED" ? none : ok(new LinkCancelled({ at: c.now }))),
+    ExpireLink: (c) =>
+      state._tag === "EXPIRED"
+        ? none
+        : isOverdue(state.link, c.now)
+          ? ok(new LinkExpired({ at: c.now }))
+          : Either.left(new LinkNotOverdue({ linkId }))
+  })
+}
+
+const sameTransaction = (state: Existing, transactionId: TransactionId): boolean =>
+  Option.contains(state.transactionId, transactionId)
+
+const create = (c: CreateLink): Either.Either<ReadonlyArray<Event>, Error> =>
+  (c.amountType === "CLOSE") !== Option.isSome(c.amount)
+    ? Either.left(new InvalidLinkAmount({ amountType: c.amountType }))
+    : ok(
+        new LinkCreated({
+          linkId: c.linkId,
+          merchantId: c.merchantId,
+          sandbox: c.sandbox,
+          amountType: c.amountType,
+          amount: c.amount,
+          reference: c.reference,
+          description: c.description,
+          expiresAt: c.expiresAt,
+          callbackUrl: c.callbackUrl,
+          paymentMethods: c.paymentMethods,
+          payerEmail: c.payerEmail,
+          imageUrl: c.imageUrl,
+          createdAt: c.now
+        })
+      )
+
+const startPayment = (c: StartPayment, state: Existing): Either.Either<ReadonlyArray<Event>, Error> => {
+  const link = state.link
+  if (isOverdue(link, c.now)) {
+    return Either.left(
+      new LinkOverdue({ linkId: link.linkId, expiresAt: Option.getOrElse(link.expiresAt, () => 0n) })
+    )
+  }
+  if (!link.paymentMethods.includes(c.paymentMethod)) {
+    return Either.left(new MethodNotOffered({ linkId: link.linkId, paymentMethod: c.paymentMethod }))
+  }
+  // A CLOSE link is paid for exactly its total; an OPEN one for any amount within the method's bounds.
+  const [min, max] = Option.match(link.amount, {
+    onNone: () => [c.bounds.min, c.bounds.max] as const,
+    onSome: (amount) => [amount.total, amount.total] as const
+  })
+  if (c.amount < min || c.amount > max) {
+    return Either.left(new InvalidPaymentAmount({ linkId: link.linkId, amount: c.amount, min, max }))
+  }
+  return ok(
+    new LinkPaymentStarted({
+      transactionId: c.transactionId,
+      paymentMethod: c.paymentMethod,
+      amount: c.amount,
+      at: c.now
+    })
+  )
+}
+
+// ---------------------------------------------------------------------------------------------
+// Evolve
+// ---------------------------------------------------------------------------------------------
+
+export const evolve = (state: State, event: Event): State => {
+  if (event._tag === "LinkCreated") {
+    return {
+      _tag: "ACTIVE",
+      link: {
+        linkId: event.linkId,
+        merchantId: event.merchantId,
+        sandbox: event.sandbox,
+        amountType: event.amountType,
+        amount: event.amount,
+        reference: event.reference,
+        description: event.description,
+        expiresAt: event.expiresAt,
+        callbackUrl: event.callbackUrl,
+        paymentMethods: event.paymentMethods,
+        payerEmail: event.payerEmail,
+        imageUrl: event.imageUrl,
+        createdAt: event.createdAt
+      },
+      transactionId: Option.none(),
+      paymentMethod: Option.none(),
+      paidAmount: Option.none(),
+      paymentStartedAt: Option.none(),
+      updatedAt: event.createdAt
+    }
+  }
+  // Events of a link that does not exist cannot be in a well-formed stream: ignore them.
+  if (state._tag === "Initial") return state
+  return Match.valueTags(event, {
+    LinkPaymentStarted: (e): State => ({
+      ...state,
+      _tag: "PROCESSING",
+      transactionId: Option.some(e.transactionId),
+      paymentMethod: Option.some(e.paymentMethod),
+      paidAmount: Option.some(e.amount),
+      paymentStartedAt: Option.some(e.at),
+      updatedAt: e.at
+    }),
+    LinkPaid: (e): State => ({ ...state, _tag: "PAID", updatedAt: e.at }),
+    LinkPaymentFailed: (e): State => ({ ...state, _tag: "ACTIVE", updatedAt: e.at }),
+    LinkRejected: (e): State => ({ ...state, _tag: "REJECTED", updatedAt: e.at }),
+    LinkCancelled: (e): State => ({ ...state, _tag: "CANCELLED", updatedAt: e.at }),
+    LinkExpired: (e): State => ({ ...state, _tag: "EXPIRED", updatedAt: e.at })
+  })
+}
+
+/** The PaymentLink aggregate. */
+export const PaymentLink: Aggregate<Command, Event, State, Error> = {
+  name: "PaymentLink",
+  initialState,
+  decide,
+  evolve,
+  transitions,
+  Event,
+  schemaVersion: 1
+}

@@ -1,0 +1,59 @@
+/**
+ * Card and method values shared by the terminal checkout, online payments and the notifications
+ * that report them (spec A3, C4, D "`data` fields for card payments").
+ */
+import * as Schema from "effect/Schema"
+
+/** How the card was read. */
+export const CaptureMode = Schema.Literal("CHIP", "CONTACTLESS_CHIP")
+export type CaptureMode = typeof CaptureMode.Type
+
+/** The card networks, and `UNKOWN` (spelled so by the spec) when the network is not recognized. */
+export const CardBrand = Schema.Literal(
+  "VISA",
+  "MASTERCARD",
+  "AMEX",
+  "DINERS",
+  "DISCOVER",
+  "JCB",
+  "MAESTRO",
+  "ELECTRON",
+  "CODENSA",
+  "UNIONPAY",
+  "CABAL",
+  "UNKOWN"
+)
+export type CardBrand = typeof CardBrand.Type
+
+/** Debit or credit card. */
+export const CardType = Schema.Literal("DEBIT", "CREDIT")
+export type CardType = typeof CardType.Type
+
+/** A masked card number: the first 6 and last 4 digits visible, the rest `*` (12 to 19 in all). */
+export const MaskedPan = Schema.String.pipe(
+  Schema.pattern(/^[0-9]{6}\*{2,9}[0-9]{4}$/, {
+    message: () => "expected 6 digits, 2 to 9 '*' and 4 digits"
+  }),
+  Schema.annotations({ identifier: "MaskedPan" })
+)
+export type MaskedPan = typeof MaskedPan.Type
+
+/** Card-present methods: a card, or a card tapped on a mobile device. */
+export const CardPaymentMethod = Schema.Literal("CARD", "SERVICE_TAP")
+export type CardPaymentMethod = typeof CardPaymentMethod.Type
+
+/**
+ * Methods without card-present data (the spec does not show their `data`): the link and terminal
+ * method names; `CREDIT_CARD` is an online card payment (no terminal capture); `CARD` is a terminal
+ * card sale refused before a card was read (no `card` object, W14).
+ */
+export const OtherPaymentMethod = Schema.Literal(
+  "CARD",
+  "CREDIT_CARD",
+  "PSE",
+  "BOTON_BANK",
+  "WALLET_A",
+  "WALLET_B",
+  "PAY_BY_QR_SERVICE"
+)
+export type OtherPaymentMethod = typeof OtherPaymentMethod.Type

@@ -1,0 +1,714 @@
+/**
+ * The terminal checkout (spec A3, rules R1–R5, and the webhook types of D): a charge pushed to a bound
+ * terminal, held while the terminal is locked, approved or rejected there, and voided the same day.
+ */
+import * as DateTime from "effect/DateTime"
+import * as Either from "effect/Either"
+import * as Match from "effect/Match"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import type { Aggregate } from "../kernel/Aggregate.js"
+import * as Bogota from "../shared/Bogota.js"
+import { IntegrationId, MerchantId, TerminalSerial, TransactionId } from "../shared/Ids.js"
+import { Amount, CurrencyCode, TaxLine } from "../shared/Money.js"
+import {
+  CaptureMode,
+  CardBrand,
+  CardPaymentMethod,
+  CardType,
+  MaskedPan,
+  OtherPaymentMethod
+} from "../shared/Cards.js"
+import { DocumentNumber, DocumentType } from "../shared/Documents.js"
+import * as Transitions from "../kernel/Transitions.js"
+
+// ---------------------------------------------------------------------------------------------
+// Values
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Terminal payment methods of both API variants: card (`POS`), the wallets (`WALLET_B` is in the
+ * beta variant only), a payment link, and the service's QR (`PAY_BY_QR_SERVICE`, current variant only).
+ */
+export const TerminalPaymentMethod = Schema.Literal(
+  "POS",
+  "WALLET_A",
+  "WALLET_B",
+  "PAY_BY_LINK",
+  "PAY_BY_QR_SERVICE"
+)
+export type TerminalPaymentMethod = typeof TerminalPaymentMethod.Type
+
+/** `payment_method` of a checkout: a method, or `""` for the terminal's own selection screen. */
+export const CheckoutPaymentMethod = Schema.Literal(...TerminalPaymentMethod.literals, "")
+export type CheckoutPaymentMethod = typeof CheckoutPaymentMethod.Type
+
+/**
+ * The checkout statuses. The spec shows none ("Transitions of a terminal checkout: not shown"):
+ * PENDING (created, not yet pushed), SENDING (a push is under way), SENT (on the terminal), HELD (on a
+ * terminal locked for more than 2 minutes, R1), UNREACHABLE (the push failed, R5; it is retried),
+ * CANCELLED, APPROVED, REJECTED, VOIDED.
+ */
+export const Status = Schema.Literal(
+  "PENDING",
+  "SENDING",
+  "SENT",
+  "HELD",
+  "UNREACHABLE",
+  "CANCELLED",
+  "APPROVED",
+  "REJECTED",
+  "VOIDED"
+)
+export type Status = typeof Status.Type
+
+/** R1: a terminal locked for more than this holds the payment until it is unlocked. */
+export const HOLD_AFTER_LOCKED_MS = 2 * 60 * 1000
+
+/** The `amount` of a checkout as recorded: the tax lines are already computed from the tax form. */
+export class CheckoutAmount extends Schema.Class<CheckoutAmount>("CheckoutAmount")({
+  currency: CurrencyCode,
+  /** Total to process, including tip and taxes. */
+  total: Amount,
+  tip: Amount,
+  taxes: Schema.Array(TaxLine)
+}) {}
+
+/** `payer.document`. */
+export class PayerDocument extends Schema.Class<PayerDocument>("PayerDocument")({
+  documentType: Schema.OptionFromUndefinedOr(DocumentType),
+  documentNumber: Schema.OptionFromUndefinedOr(DocumentNumber)
+}) {}
+
+/** `payer`: every member optional; an empty payer is allowed. */
+export class Payer extends Schema.Class<Payer>("Payer")({
+  email: Schema.OptionFromUndefinedOr(Schema.String),
+  phoneNumber: Schema.OptionFromUndefinedOr(Schema.String),
+  document: Schema.OptionFromUndefinedOr(PayerDocument)
+}) {}
+
+/** The card read by the terminal (the webhook's `data.card`). */
+export class Card extends Schema.Class<Card>("Card")({
+  /** First 6 and last 4 digits visible. */
+  maskedPan: MaskedPan,
+  brand: CardBrand,
+  captureMode: CaptureMode,
+  cardType: CardType,
+  cardholderName: Schema.String,
+  installments: Schema.Int.pipe(Schema.positive()),
+  /** The terminal that captured the card. */
+  terminalId: Schema.String
+}) {}
+
+/** How the sale was paid, as the webhook's `data.payment_method` carries it. */
+export const SalePaymentMethod = Schema.Literal(...CardPaymentMethod.literals, ...OtherPaymentMethod.literals)
+export type SalePaymentMethod = typeof SalePaymentMethod.Type
+
+/** What the terminal reports of an approved sale. */
+export class Sale extends Schema.Class<Sale>("Sale")({
+  paymentMethod: SalePaymentMethod,
+  /** The code that identifies the transaction on the terminal. */
+  serviceCode: Schema.String,
+  /** From the card network; required for card sales. */
+  approvalNumber: Schema.OptionFromUndefinedOr(Schema.String),
+  payerEmail: Schema.OptionFromUndefinedOr(Schema.String),
+  /** Present exactly for card sales (CARD, SERVICE_TAP). */
+  card: Schema.OptionFromUndefinedOr(Card)
+}) {}
+
+const isCardMethod = (method: SalePaymentMethod): boolean => Schema.is(CardPaymentMethod)(method)
+
+// ---------------------------------------------------------------------------------------------
+// Commands
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * A3: create a checkout. The handler checked the method is active (AP003) and the terminal bound
+ * (AP004), computed the tax lines from the tax form (AP002), minted the ids and read the clock.
+ */
+export class CreateCheckout extends Schema.TaggedClass<CreateCheckout>()("CreateCheckout", {
+  integrationId: IntegrationId,
+  /** The sale's id (`payment_id` of its notifications), minted now so the terminal reports against it. */
+  transactionId: TransactionId,
+  merchantId: MerchantId,
+  sandbox: Schema.Boolean,
+  terminalSerial: TerminalSerial,
+  terminalModel: Schema.String,
+  reference: Schema.String,
+  amount: CheckoutAmount,
+  /** `""`: the terminal shows its own method-selection screen. */
+  paymentMethod: CheckoutPaymentMethod,
+  userEmail: Schema.String,
+  description: Schema.OptionFromUndefinedOr(Schema.String),
+  payer: Schema.OptionFromUndefinedOr(Payer),
+  now: Schema.DateTimeUtc
+}) {}
+
+/**
+ * The push worker claims the checkout before it calls the terminal gateway, so that a concurrent
+ * cancel either wins (no push) or loses (R3: the instruction may already be on its way).
+ */
+export class AttemptPush extends Schema.TaggedClass<AttemptPush>()("AttemptPush", {
+  now: Schema.DateTimeUtc
+}) {}
+
+/**
+ * The gateway delivered the instruction. `lockedSince` is the terminal's condition at push time:
+ * absent when unlocked, else when it was locked (R1).
+ */
+export class RecordDelivery extends Schema.TaggedClass<RecordDelivery>()("RecordDelivery", {
+  lockedSince: Schema.OptionFromUndefinedOr(Schema.DateTimeUtc),
+  now: Schema.DateTimeUtc
+}) {}
+
+/** The gateway could not reach the terminal (off, app closed, session token expired: R5). */
+export class RecordUnreachable extends Schema.TaggedClass<RecordUnreachable>()("RecordUnreachable", {
+  reason: Schema.String,
+  now: Schema.DateTimeUtc
+}) {}
+
+/** The terminal was unlocked: a held payment is processed automatically (R1). */
+export class UnlockTerminal extends Schema.TaggedClass<UnlockTerminal>()("UnlockTerminal", {
+  now: Schema.DateTimeUtc
+}) {}
+
+/** The merchant withdraws a checkout that has not been sent (R3). */
+export class CancelCheckout extends Schema.TaggedClass<CancelCheckout>()("CancelCheckout", {
+  now: Schema.DateTimeUtc
+}) {}
+
+/** The terminal reports the sale approved. */
+export class ApproveSale extends Schema.TaggedClass<ApproveSale>()("ApproveSale", {
+  transactionId: TransactionId,
+  sale: Sale,
+  now: Schema.DateTimeUtc
+}) {}
+
+/** The terminal reports the sale rejected. */
+export class RejectSale extends Schema.TaggedClass<RejectSale>()("RejectSale", {
+  transactionId: TransactionId,
+  reason: Schema.String,
+  card: Schema.OptionFromUndefinedOr(Card),
+  now: Schema.DateTimeUtc
+}) {}
+
+/** The sale was voided (on the terminal) and the void approved. */
+export class ApproveVoid extends Schema.TaggedClass<ApproveVoid>()("ApproveVoid", {
+  transactionId: TransactionId,
+  now: Schema.DateTimeUtc
+}) {}
+
+/** The sale's void was rejected: the sale stays APPROVED. */
+export class RejectVoid extends Schema.TaggedClass<RejectVoid>()("RejectVoid", {
+  transactionId: TransactionId,
+  reason: Schema.String,
+  now: Schema.DateTimeUtc
+}) {}
+
+export const Command = Schema.Union(
+  CreateCheckout,
+  AttemptPush,
+  RecordDelivery,
+  RecordUnreachable,
+  UnlockTerminal,
+  CancelCheckout,
+  ApproveSale,
+  RejectSale,
+  ApproveVoid,
+  RejectVoid
+)
+export type Command = typeof Command.Type
+
+// ---------------------------------------------------------------------------------------------
+// Events
+// ---------------------------------------------------------------------------------------------
+
+export class CheckoutCreated extends Schema.TaggedClass<CheckoutCreated>()("CheckoutCreated", {
+  integrationId: IntegrationId,
+  transactionId: TransactionId,
+  merchantId: MerchantId,
+  sandbox: Schema.Boolean,
+  terminalSerial: TerminalSerial,
+  terminalModel: Schema.String,
+  reference: Schema.String,
+  amount: CheckoutAmount,
+  paymentMethod: CheckoutPaymentMethod,
+  userEmail: Schema.String,
+  description: Schema.OptionFromUndefinedOr(Schema.String),
+  payer: Schema.OptionFromUndefinedOr(Payer),
+  createdAt: Schema.DateTimeUtc
+}) {}
+
+/** A push was claimed; `attempt` counts from 1. */
+export class PushAttempted extends Schema.TaggedClass<PushAttempted>()("PushAttempted", {
+  attempt: Schema.Int.pipe(Schema.positive()),
+  at: Schema.DateTimeUtc
+}) {}
+
+/** The instruction is on the terminal. `lockedSince`: it was locked for at most 2 minutes. */
+export class CheckoutSent extends Schema.TaggedClass<CheckoutSent>()("CheckoutSent", {
+  lockedSince: Schema.OptionFromUndefinedOr(Schema.DateTimeUtc),
+  at: Schema.DateTimeUtc
+}) {}
+
+/** R1: the instruction is on a terminal locked for more than 2 minutes; it waits for the unlock. */
+export class CheckoutHeld extends Schema.TaggedClass<CheckoutHeld>()("CheckoutHeld", {
+  lockedSince: Schema.DateTimeUtc,
+  at: Schema.DateTimeUtc
+}) {}
+
+/** The terminal was unlocked and processes the held payment. */
+export class CheckoutReleased extends Schema.TaggedClass<CheckoutReleased>()("CheckoutReleased", {
+  at: Schema.DateTimeUtc
+}) {}
+
+/** R5: the push did not reach the terminal; the checkout waits for another attempt. */
+export class DeliveryFailed extends Schema.TaggedClass<DeliveryFailed>()("DeliveryFailed", {
+  reason: Schema.String,
+  at: Schema.DateTimeUtc
+}) {}
+
+export class CheckoutCancelled extends Schema.TaggedClass<CheckoutCancelled>()("CheckoutCancelled", {
+  at: Schema.DateTimeUtc
+}) {}
+
+/** SALE_APPROVED. */
+export class SaleApproved extends Schema.TaggedClass<SaleApproved>()("SaleApproved", {
+  transactionId: TransactionId,
+  sale: Sale,
+  at: Schema.DateTimeUtc
+}) {}
+
+/** SALE_REJECTED. */
+export class SaleRejected extends Schema.TaggedClass<SaleRejected>()("SaleRejected", {
+  transactionId: TransactionId,
+  reason: Schema.String,
+  card: Schema.OptionFromUndefinedOr(Card),
+  at: Schema.DateTimeUtc
+}) {}
+
+/** VOID_APPROVED. */
+export class SaleVoided extends Schema.TaggedClass<SaleVoided>()("SaleVoided", {
+  transactionId: TransactionId,
+  at: Schema.DateTimeUtc
+}) {}
+
+/** VOID_REJECTED: recorded, the sale stays APPROVED. */
+export class VoidRejected extends Schema.TaggedClass<VoidRejected>()("VoidRejected", {
+  transactionId: TransactionId,
+  reason: Schema.String,
+  at: Schema.DateTimeUtc
+}) {}
+
+export const Event = Schema.Union(
+  CheckoutCreated,
+  PushAttempted,
+  CheckoutSent,
+  CheckoutHeld,
+  CheckoutReleased,
+  DeliveryFailed,
+  CheckoutCancelled,
+  SaleApproved,
+  SaleRejected,
+  SaleVoided,
+  VoidRejected
+)
+export type Event = typeof Event.Type
+
+// ---------------------------------------------------------------------------------------------
+// Errors
+// ---------------------------------------------------------------------------------------------
+
+/** No checkout with that integration id. */
+export class CheckoutNotFound extends Schema.TaggedError<CheckoutNotFound>()("CheckoutNotFound", {}) {}
+
+/** A checkout with that integration id exists already. */
+export class CheckoutAlreadyExists extends Schema.TaggedError<CheckoutAlreadyExists>()(
+  "CheckoutAlreadyExists",
+  {
+    integrationId: IntegrationId
+  }
+) {}
+
+/** The checkout is not in a state that accepts the command (voiding a REJECTED sale, unlocking a PENDING one). */
+export class CheckoutNotInState extends Schema.TaggedError<CheckoutNotInState>()("CheckoutNotInState", {
+  integrationId: IntegrationId,
+  status: Status,
+  command: Schema.String
+}) {}
+
+/** R3: the payment request was already sent to the terminal and cannot be cancelled remotely. */
+export class CheckoutAlreadySent extends Schema.TaggedError<CheckoutAlreadySent>()("CheckoutAlreadySent", {
+  integrationId: IntegrationId,
+  status: Status
+}) {}
+
+/** The outcome names a transaction other than the checkout's. */
+export class UnknownCheckoutTransaction extends Schema.TaggedError<UnknownCheckoutTransaction>()(
+  "UnknownCheckoutTransaction",
+  { integrationId: IntegrationId, transactionId: TransactionId }
+) {}
+
+/** A card sale without card data or approval number, or card data on a sale by another method. */
+export class InvalidSaleDetails extends Schema.TaggedError<InvalidSaleDetails>()("InvalidSaleDetails", {
+  integrationId: IntegrationId,
+  reason: Schema.String
+}) {}
+
+/** Only credit or debit card sales can be voided. */
+export class NotACardSale extends Schema.TaggedError<NotACardSale>()("NotACardSale", {
+  integrationId: IntegrationId,
+  paymentMethod: SalePaymentMethod
+}) {}
+
+/** The void window closed: same Bogotá day, before 21:00. A refund is the remedy. */
+export class VoidWindowClosed extends Schema.TaggedError<VoidWindowClosed>()("VoidWindowClosed", {
+  integrationId: IntegrationId,
+  approvedAt: Schema.DateTimeUtc,
+  closesAt: Schema.DateTimeUtc
+}) {}
+
+export type Error =
+  | CheckoutNotFound
+  | CheckoutAlreadyExists
+  | CheckoutNotInState
+  | CheckoutAlreadySent
+  | UnknownCheckoutTransaction
+  | InvalidSaleDetails
+  | NotACardSale
+  | VoidWindowClosed
+
+// ---------------------------------------------------------------------------------------------
+// State
+// ---------------------------------------------------------------------------------------------
+
+/** What a checkout is, fixed at creation. */
+export interface Checkout {
+  readonly integrationId: IntegrationId
+  readonly transactionId: TransactionId
+  readonly merchantId: MerchantId
+  readonly sandbox: boolean
+  readonly terminalSerial: TerminalSerial
+  readonly terminalModel: string
+  readonly reference: string
+  readonly amount: CheckoutAmount
+  readonly paymentMethod: CheckoutPaymentMethod
+  readonly userEmail: string
+  readonly description: Option.Option<string>
+  readonly payer: Option.Option<Payer>
+  readonly createdAt: DateTime.Utc
+}
+
+/** An approved sale and when it was approved (the void window counts from then). */
+export interface Approval {
+  readonly sale: Sale
+  readonly approvedAt: DateTime.Utc
+}
+
+/** No checkout yet. */
+export interface Initial {
+  readonly _tag: "Initial"
+}
+
+/** A checkout in one of its statuses. */
+export interface Existing {
+  readonly _tag: Status
+  readonly checkout: Checkout
+  /** Push attempts claimed so far. */
+  readonly pushAttempts: number
+  /** Why the last push failed (UNREACHABLE). */
+  readonly lastFailure: Option.Option<string>
+  /** When the terminal was locked, as observed at delivery. */
+  readonly lockedSince: Option.Option<DateTime.Utc>
+  readonly approval: Option.Option<Approval>
+  readonly rejectionReason: Option.Option<string>
+  readonly updatedAt: DateTime.Utc
+}
+
+export type State = Initial | Existing
+
+export const initialState: State = { _tag: "Initial" }
+
+// ---------------------------------------------------------------------------------------------
+// Transitions
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * State × command → states it may lead to. Outcomes are taken from SENDING too (they may overtake
+ * the delivery report) and from HELD (they prove the unlock). Late or repeated reports (delivery,
+ * unreachable, unlock, outcome) after the outcome are no-ops. APPROVED × RejectVoid records the
+ * rejection and stays APPROVED.
+ */
+export const transitions = Transitions.make<State["_tag"], Command["_tag"]>({
+  Initial: { CreateCheckout: ["PENDING"] },
+  PENDING: { AttemptPush: ["SENDING"], CancelCheckout: ["CANCELLED"] },
+  SENDING: {
+    AttemptPush: ["SENDING"],
+    RecordDelivery: ["SENT", "HELD"],
+    RecordUnreachable: ["UNREACHABLE"],
+    ApproveSale: ["APPROVED"],
+    RejectSale: ["REJECTED"]
+  },
+  UNREACHABLE: { AttemptPush: ["SENDING"], CancelCheckout: ["CANCELLED"] },
+  SENT: {
+    RecordDelivery: ["SENT"],
+    UnlockTerminal: ["SENT"],
+    ApproveSale: ["APPROVED"],
+    RejectSale: ["REJECTED"]
+  },
+  HELD: {
+    RecordDelivery: ["HELD"],
+    UnlockTerminal: ["SENT"],
+    ApproveSale: ["APPROVED"],
+    RejectSale: ["REJECTED"]
+  },
+  CANCELLED: { CancelCheckout: ["CANCELLED"] },
+  APPROVED: {
+    RecordDelivery: ["APPROVED"],
+    RecordUnreachable: ["APPROVED"],
+    UnlockTerminal: ["APPROVED"],
+    ApproveSale: ["APPROVED"],
+    ApproveVoid: ["VOIDED"],
+    RejectVoid: ["APPROVED"]
+  },
+  REJECTED: {
+    RecordDelivery: ["REJECTED"],
+    RecordUnreachable: ["REJECTED"],
+    UnlockTerminal: ["REJECTED"],
+    RejectSale: ["REJECTED"]
+  },
+  VOIDED: {
+    RecordDelivery: ["VOIDED"],
+    RecordUnreachable: ["VOIDED"],
+    UnlockTerminal: ["VOIDED"],
+    ApproveSale: ["VOIDED"],
+    ApproveVoid: ["VOIDED"]
+  }
+})
+
+// ---------------------------------------------------------------------------------------------
+// Decide
+// ---------------------------------------------------------------------------------------------
+
+/** Whether the instruction has (or may have) left Cobro: from then on it cannot be cancelled (R3). */
+export const wasSent = (status: Status): boolean =>
+  status !== "PENDING" && status !== "UNREACHABLE" && status !== "CANCELLED"
+
+/**
+ * R1: whether a terminal locked since `lockedSince` holds a payment delivered at `now`: locked for
+ * more than 2 minutes. A lock of exactly 2 minutes or less does not hold it.
+ */
+export const holdsPayment = (
+  lockedSince: Option.Option<DateTime.DateTime>,
+  now: DateTime.DateTime
+): boolean =>
+  Option.match(lockedSince, {
+    onNone: () => false,
+    onSome: (since) => DateTime.toEpochMillis(now) - DateTime.toEpochMillis(since) > HOLD_AFTER_LOCKED_MS
+  })
+
+const ok = (...events: ReadonlyArray<Event>): Either.Either<ReadonlyArray<Event>, Error> =>
+  Either.right(events)
+const none = ok()
+
+export const decide = (command: Command, state: State): Either.Either<ReadonlyArray<Event>, Error> => {
+  if (state._tag === "Initial") {
+    return command._tag === "CreateCheckout" ? create(command) : Either.left(new CheckoutNotFound())
+  }
+  const integrationId = state.checkout.integrationId
+  if (!Transitions.allows(transitions, state._tag, command._tag)) {
+    return Either.left(
+      command._tag === "CreateCheckout"
+        ? new CheckoutAlreadyExists({ integrationId })
+        : command._tag === "CancelCheckout" && wasSent(state._tag)
+          ? new CheckoutAlreadySent({ integrationId, status: state._tag })
+          : new CheckoutNotInState({ integrationId, status: state._tag, command: command._tag })
+    )
+  }
+  // Outcomes must name the checkout's own transaction, whatever the state.
+  const unknown = (transactionId: TransactionId) =>
+    Either.left(new UnknownCheckoutTransaction({ integrationId, transactionId }))
+  const isOwn = (transactionId: TransactionId) => transactionId === state.checkout.transactionId
+  return Match.valueTags(command, {
+    CreateCheckout: () => Either.left(new CheckoutAlreadyExists({ integrationId })),
+    AttemptPush: (c) =>
+      // A worker that crashed mid-push claims it again: nothing to record, it pushes again.
+      state._tag === "SENDING" ? none : ok(new PushAttempted({ attempt: state.pushAttempts + 1, at: c.now })),
+    RecordDelivery: (c) =>
+      state._tag !== "SENDING"
+        ? none
+        : holdsPayment(c.lockedSince, c.now)
+          ? ok(new CheckoutHeld({ lockedSince: Option.getOrThrow(c.lockedSince), at: c.now }))
+          : ok(new CheckoutSent({ lockedSince: c.lockedSince, at: c.now })),
+    RecordUnreachable: (c) =>
+      // After an outcome the terminal evidently got the instruction: the report is stale.
+      state._tag !== "SENDING" ? none : ok(new DeliveryFailed({ reason: c.reason, at: c.now })),
+    UnlockTerminal: (c) => (state._tag === "HELD" ? ok(new CheckoutReleased({ at: c.now })) : none),
+    CancelCheckout: (c) => (state._tag === "CANCELLED" ? none : ok(new CheckoutCancelled({ at: c.now }))),
+    ApproveSale: (c) =>
+      !isOwn(c.transactionId)
+        ? unknown(c.transactionId)
+        : state._tag === "APPROVED" || state._tag === "VOIDED"
+          ? none
+          : approve(c, integrationId),
+    RejectSale: (c) =>
+      !isOwn(c.transactionId)
+        ? unknown(c.transactionId)
+        : state._tag === "REJECTED"
+          ? none
+          : ok(
+              new SaleRejected({ transactionId: c.transactionId, reason: c.reason, card: c.card, at: c.now })
+            ),
+    ApproveVoid: (c) =>
+      !isOwn(c.transactionId)
+        ? unknown(c.transactionId)
+        : state._tag === "VOIDED"
+          ? none
+          : Either.map(voidable(state, c.now), () => [
+              new SaleVoided({ transactionId: c.transactionId, at: c.now })
+            ]),
+    RejectVoid: (c) =>
+      !isOwn(c.transactionId)
+        ? unknown(c.transactionId)
+        : Either.map(voidable(state, c.now), () => [
+            new VoidRejected({ transactionId: c.transactionId, reason: c.reason, at: c.now })
+          ])
+  })
+}
+
+const create = (c: CreateCheckout): Either.Either<ReadonlyArray<Event>, Error> =>
+  ok(
+    new CheckoutCreated({
+      integrationId: c.integrationId,
+      transactionId: c.transactionId,
+      merchantId: c.merchantId,
+      sandbox: c.sandbox,
+      terminalSerial: c.terminalSerial,
+      terminalModel: c.terminalModel,
+      reference: c.reference,
+      amount: c.amount,
+      paymentMethod: c.paymentMethod,
+      userEmail: c.userEmail,
+      description: c.description,
+      payer: c.payer,
+      createdAt: c.now
+    })
+  )
+
+const approve = (
+  c: ApproveSale,
+  integrationId: IntegrationId
+): Either.Either<ReadonlyArray<Event>, Error> => {
+  // The webhook's card `data` needs the card and the approval number; other methods carry no card.
+  if (isCardMethod(c.sale.paymentMethod)) {
+    if (Option.isNone(c.sale.card) || Option.isNone(c.sale.approvalNumber)) {
+      return Either.left(
+        new InvalidSaleDetails({
+          integrationId,
+          reason: "a card sale carries the card and the approval number"
+        })
+      )
+    }
+  } else if (Option.isSome(c.sale.card)) {
+    return Either.left(new InvalidSaleDetails({ integrationId, reason: "only card sales carry card data" }))
+  }
+  return ok(new SaleApproved({ transactionId: c.transactionId, sale: c.sale, at: c.now }))
+}
+
+/** The void preconditions: an APPROVED card sale, within its Bogotá void window at `now`. */
+const voidable = (state: Existing, now: DateTime.Utc): Either.Either<void, Error> => {
+  const integrationId = state.checkout.integrationId
+  // The table lets void commands reach only APPROVED (and VOIDED, handled before), so approval is set.
+  const approval = Option.getOrThrow(state.approval)
+  if (Option.isNone(approval.sale.card)) {
+    return Either.left(new NotACardSale({ integrationId, paymentMethod: approval.sale.paymentMethod }))
+  }
+  if (!Bogota.isWithinVoidWindow(approval.approvedAt, now)) {
+    return Either.left(
+      new VoidWindowClosed({
+        integrationId,
+        approvedAt: approval.approvedAt,
+        closesAt: Bogota.voidWindowClosesAt(approval.approvedAt)
+      })
+    )
+  }
+  return Either.void
+}
+
+// ---------------------------------------------------------------------------------------------
+// Evolve
+// ---------------------------------------------------------------------------------------------
+
+export const evolve = (state: State, event: Event): State => {
+  if (event._tag === "CheckoutCreated") {
+    return {
+      _tag: "PENDING",
+      checkout: {
+        integrationId: event.integrationId,
+        transactionId: event.transactionId,
+        merchantId: event.merchantId,
+        sandbox: event.sandbox,
+        terminalSerial: event.terminalSerial,
+        terminalModel: event.terminalModel,
+        reference: event.reference,
+        amount: event.amount,
+        paymentMethod: event.paymentMethod,
+        userEmail: event.userEmail,
+        description: event.description,
+        payer: event.payer,
+        createdAt: event.createdAt
+      },
+      pushAttempts: 0,
+      lastFailure: Option.none(),
+      lockedSince: Option.none(),
+      approval: Option.none(),
+      rejectionReason: Option.none(),
+      updatedAt: event.createdAt
+    }
+  }
+  // Events of a checkout that does not exist cannot be in a well-formed stream: ignore them.
+  if (state._tag === "Initial") return state
+  return Match.valueTags(event, {
+    PushAttempted: (e): State => ({ ...state, _tag: "SENDING", pushAttempts: e.attempt, updatedAt: e.at }),
+    CheckoutSent: (e): State => ({ ...state, _tag: "SENT", lockedSince: e.lockedSince, updatedAt: e.at }),
+    CheckoutHeld: (e): State => ({
+      ...state,
+      _tag: "HELD",
+      lockedSince: Option.some(e.lockedSince),
+      updatedAt: e.at
+    }),
+    CheckoutReleased: (e): State => ({ ...state, _tag: "SENT", lockedSince: Option.none(), updatedAt: e.at }),
+    DeliveryFailed: (e): State => ({
+      ...state,
+      _tag: "UNREACHABLE",
+      lastFailure: Option.some(e.reason),
+      updatedAt: e.at
+    }),
+    CheckoutCancelled: (e): State => ({ ...state, _tag: "CANCELLED", updatedAt: e.at }),
+    SaleApproved: (e): State => ({
+      ...state,
+      _tag: "APPROVED",
+      approval: Option.some({ sale: e.sale, approvedAt: e.at }),
+      updatedAt: e.at
+    }),
+    SaleRejected: (e): State => ({
+      ...state,
+      _tag: "REJECTED",
+      rejectionReason: Option.some(e.reason),
+      updatedAt: e.at
+    }),
+    SaleVoided: (e): State => ({ ...state, _tag: "VOIDED", updatedAt: e.at }),
+    VoidRejected: (e): State => ({ ...state, updatedAt: e.at })
+  })
+}
+
+/** The TerminalCheckout aggregate; its streams are keyed by integration id. */
+export const TerminalCheckout: Aggregate<Command, Event, State, Error> = {
+  name: "TerminalCheckout",
+  initialState,
+  decide,
+  evolve,
+  transitions,
+  Event,
+  schemaVersion: 1
+}

@@ -1,0 +1,413 @@
+/**
+ * The terminal payment use cases (spec A1–A4, rules R1–R5): the merchant's methods and bound
+ * terminals, the checkout (decode, merchant checks, create, push through the gateway), the outcomes
+ * the terminal reports, and the fallback notifications query. Pure: everything goes through ports.
+ */
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import * as CheckoutErrors from "./CheckoutErrors.js"
+import * as CommandHandler from "../kernel/CommandHandler.js"
+import { IdGenerator } from "../kernel/IdGenerator.js"
+import { IntegrationId, MerchantId, TransactionId } from "../shared/Ids.js"
+import * as Merchant from "../merchants/Merchant.js"
+import * as Nanos from "../shared/Nanos.js"
+import * as Notification from "../webhooks/NotificationApi.js"
+import { NotificationLog, type Owner } from "../webhooks/NotificationLog.js"
+import * as Taxes from "./Taxes.js"
+import type * as TerminalApi from "./TerminalApi.js"
+import * as TerminalCheckout from "./TerminalCheckout.js"
+import { ChargeInstruction, TerminalGateway } from "./TerminalGateway.js"
+
+/** Who calls the terminal API: one merchant, with a production (`sandbox: false`) or test key. */
+export interface Caller {
+  readonly merchantId: MerchantId
+  readonly sandbox: boolean
+}
+
+// The merchant is read by nearly every request: only the events since the state last read are folded.
+const loadMerchant = CommandHandler.loadCurrent(Merchant.Merchant)
+const loadCheckout = CommandHandler.load(TerminalCheckout.TerminalCheckout)
+// A checkout this process has just written is decided on as written: its next append checks the version.
+const loadKnownCheckout = CommandHandler.loadKnown(TerminalCheckout.TerminalCheckout)
+const handleCheckout = CommandHandler.make(TerminalCheckout.TerminalCheckout)
+const decideCheckoutAll = CommandHandler.deciderOfAll(TerminalCheckout.TerminalCheckout)
+
+const now = DateTime.now
+
+/**
+ * A checkout as a previous command left it, with its stream version: the outcome commands accept
+ * it to decide without reading the stream again (`CommandHandler.Known`; a stale one only costs a
+ * retry).
+ */
+export type KnownCheckout = CommandHandler.Known<TerminalCheckout.State>
+
+/** A1: every terminal method with `enabled`, in the A1 order (POS, WALLET_A, WALLET_B, PAY_BY_LINK, PAY_BY_QR_SERVICE). */
+export const paymentMethods = Effect.fn("TerminalPayments.paymentMethods")(function* (
+  merchantId: MerchantId
+) {
+  const { state } = yield* loadMerchant(merchantId)
+  return Merchant.terminalMethods(state).map((m): TerminalApi.PaymentMethodEntry => ({
+    name: m.name,
+    enabled: m.enabled
+  }))
+})
+
+/** A2: the terminals bound to the merchant, selected for the API or not, each with status `BINDED`. */
+export const boundTerminals = Effect.fn("TerminalPayments.boundTerminals")(function* (
+  merchantId: MerchantId
+) {
+  const { state } = yield* loadMerchant(merchantId)
+  return Merchant.boundTerminals(state).map((t): TerminalApi.TerminalEntry => ({
+    terminal_model: t.model,
+    terminal_serial: t.serial,
+    status: "BINDED",
+    name: t.name
+  }))
+})
+
+/** What A3 created: the checkout's ids and its status after the push (SENT, HELD, UNREACHABLE, or an outcome). */
+export interface CheckoutCreated {
+  readonly integrationId: IntegrationId
+  readonly transactionId: TransactionId
+  readonly status: TerminalCheckout.Status
+}
+
+/**
+ * The merchant checks of A3 after decoding, in the spec's field order: the method must be active
+ * (AP003; `""` needs at least one active method, since the terminal's selection screen lists the
+ * active ones), then the terminal must be bound to an enabled account with that model and be
+ * selected for the API (AP004).
+ */
+export const checkMerchant = (
+  state: Merchant.State,
+  request: TerminalApi.CheckoutRequest
+): Either.Either<void, CheckoutErrors.PaymentMethodNotActive | CheckoutErrors.TerminalNotBound> => {
+  const active = Merchant.activeTerminalMethods(state)
+  const method = request.payment_method
+  if (method === "" ? active.length === 0 : !active.includes(method)) {
+    return Either.left(new CheckoutErrors.PaymentMethodNotActive({ payment_method: method }))
+  }
+  if (
+    !Merchant.isEnabled(state) ||
+    !Merchant.isTerminalUsable(state, request.terminal_serial, request.terminal_model)
+  ) {
+    return Either.left(
+      new CheckoutErrors.TerminalNotBound({
+        terminal_model: request.terminal_model,
+        terminal_serial: request.terminal_serial
+      })
+    )
+  }
+  return Either.void
+}
+
+const unmapped = (reason: string) => new CheckoutErrors.Unmapped({ reason })
+
+/**
+ * A3: decodes the raw JSON body (AP002/AP003/AP005/AP006 with the field), checks the merchant (AP003
+ * not active, AP004 not bound or not usable), computes the tax lines (AP002 when the amounts cannot
+ * hold), creates the checkout with fresh `INT_…` and `TRX_…` ids, and pushes it to the terminal.
+ *
+ * An unreachable terminal does not fail the request: the checkout exists, waits UNREACHABLE and is
+ * pushed again when the terminal comes back (spec-decisions TC-6). Any other failure is AP001.
+ */
+export const checkout = Effect.fn("TerminalPayments.checkout")(function* (caller: Caller, body: unknown) {
+  const request = yield* CheckoutErrors.decodeCheckoutRequest(body)
+  const { state: merchant } = yield* loadMerchant(caller.merchantId)
+  yield* checkMerchant(merchant, request)
+  const taxes = yield* Option.match(
+    Taxes.taxLines(request.amount.taxes, {
+      total: request.amount.total_amount,
+      tip: request.amount.tip_amount
+    }),
+    {
+      onNone: () =>
+        Effect.fail(
+          new CheckoutErrors.InvalidTaxes({ reason: "the tax values and the tip exceed the total" })
+        ),
+      onSome: Effect.succeed
+    }
+  )
+  const ids = yield* IdGenerator
+  const integrationId = IntegrationId.make(yield* ids.next("INT_"))
+  const transactionId = TransactionId.make(yield* ids.next("TRX_"))
+  const payer = Option.fromNullable(request.payer).pipe(
+    Option.map(
+      (p) =>
+        new TerminalCheckout.Payer({
+          email: Option.fromNullable(p.email),
+          phoneNumber: Option.fromNullable(p.phone_number),
+          document: Option.fromNullable(p.document).pipe(
+            Option.map(
+              (d) =>
+                new TerminalCheckout.PayerDocument({
+                  documentType: Option.fromNullable(d.document_type),
+                  documentNumber: Option.fromNullable(d.document_number)
+                })
+            )
+          )
+        })
+    )
+  )
+  const at = yield* now
+  // The checkout and the claim of its first push are one append: the terminal is called after it.
+  const created = yield* decideCheckoutAll(
+    integrationId,
+    [
+      new TerminalCheckout.CreateCheckout({
+        integrationId,
+        transactionId,
+        merchantId: caller.merchantId,
+        sandbox: caller.sandbox,
+        terminalSerial: request.terminal_serial,
+        terminalModel: request.terminal_model,
+        reference: request.reference,
+        amount: new TerminalCheckout.CheckoutAmount({
+          currency: request.amount.currency,
+          total: request.amount.total_amount,
+          tip: request.amount.tip_amount,
+          taxes
+        }),
+        paymentMethod: request.payment_method,
+        userEmail: request.user_email,
+        description: Option.fromNullable(request.description),
+        payer,
+        now: at
+      }),
+      new TerminalCheckout.AttemptPush({ now: at })
+    ],
+    CommandHandler.fresh(TerminalCheckout.TerminalCheckout)
+  ).pipe(
+    Effect.tap((decided) => CommandHandler.commit([decided])),
+    Effect.mapError((e) => unmapped(`${e._tag} while creating the checkout`))
+  )
+  const status = yield* deliver(integrationId, created.handled).pipe(
+    Effect.mapError((e) => unmapped(`${e._tag} while pushing the checkout`))
+  )
+  return { integrationId, transactionId, status } satisfies CheckoutCreated
+})
+
+/**
+ * Pushes a checkout to its terminal: claims the push (`AttemptPush`, so that a cancel cannot race it,
+ * R3), calls the gateway, and records the delivery (SENT, or HELD on a terminal locked for more than
+ * 2 minutes, R1) or the failure (UNREACHABLE, R5). Used to push an UNREACHABLE checkout again once
+ * its terminal is back (A3 writes the checkout and its first claim in one append, then delivers). Returns the checkout's status afterwards. `known`: the checkout as
+ * the caller just left it, to claim the push without reading the stream again.
+ */
+export const push = Effect.fn("TerminalPayments.push")(function* (
+  integrationId: IntegrationId,
+  known?: KnownCheckout
+) {
+  const claimed = yield* handleCheckout(
+    integrationId,
+    new TerminalCheckout.AttemptPush({ now: yield* now }),
+    {},
+    known
+  )
+  return yield* deliver(integrationId, claimed)
+})
+
+/** Calls the gateway for a checkout whose push is claimed, and records the delivery or the failure. */
+const deliver = Effect.fnUntraced(function* (integrationId: IntegrationId, claimed: KnownCheckout) {
+  if (claimed.state._tag === "Initial") return yield* new TerminalCheckout.CheckoutNotFound()
+  const checkout = claimed.state.checkout
+  const gateway = yield* TerminalGateway
+  const delivered = yield* gateway
+    .push(
+      new ChargeInstruction({
+        integrationId,
+        transactionId: checkout.transactionId,
+        merchantId: checkout.merchantId,
+        terminalSerial: checkout.terminalSerial,
+        terminalModel: checkout.terminalModel,
+        paymentMethod: checkout.paymentMethod,
+        currency: checkout.amount.currency,
+        total: checkout.amount.total,
+        reference: checkout.reference,
+        sandbox: checkout.sandbox
+      })
+    )
+    .pipe(Effect.either)
+  if (Either.isRight(delivered) && delivered.right.recorded) {
+    const { state } = yield* loadKnownCheckout(integrationId)
+    return state._tag === "Initial" ? ("PENDING" as const) : state._tag
+  }
+  const recorded = yield* Either.match(delivered, {
+    onLeft: (unreachable) =>
+      Effect.flatMap(now, (at) =>
+        handleCheckout(
+          integrationId,
+          new TerminalCheckout.RecordUnreachable({ reason: unreachable.reason, now: at })
+        )
+      ),
+    onRight: (d) =>
+      Effect.flatMap(now, (at) =>
+        handleCheckout(
+          integrationId,
+          new TerminalCheckout.RecordDelivery({ lockedSince: d.lockedSince, now: at })
+        )
+      )
+  })
+  return recorded.state._tag === "Initial" ? ("PENDING" as const) : recorded.state._tag
+})
+
+/** The checkout's current state (the simulator reads what it was asked to charge). */
+export const load = Effect.fn("TerminalPayments.load")(function* (integrationId: IntegrationId) {
+  const { state } = yield* loadCheckout(integrationId)
+  return state
+})
+
+/** The terminal acknowledged the instruction (the simulator may report it before the push returns). */
+export const recordDelivery = Effect.fn("TerminalPayments.recordDelivery")(function* (
+  integrationId: IntegrationId,
+  lockedSince: Option.Option<DateTime.Utc>,
+  known?: KnownCheckout
+) {
+  return yield* handleCheckout(
+    integrationId,
+    new TerminalCheckout.RecordDelivery({ lockedSince, now: yield* now }),
+    {},
+    known
+  )
+})
+
+/** R1: the terminal was unlocked; a held payment is processed. */
+export const recordUnlock = Effect.fn("TerminalPayments.recordUnlock")(function* (
+  integrationId: IntegrationId
+) {
+  return yield* handleCheckout(integrationId, new TerminalCheckout.UnlockTerminal({ now: yield* now }))
+})
+
+/** The terminal approved the sale (SALE_APPROVED); the sale carries what the webhook's `data` needs. */
+export const approveSale = Effect.fn("TerminalPayments.approveSale")(function* (
+  integrationId: IntegrationId,
+  transactionId: TransactionId,
+  sale: TerminalCheckout.Sale,
+  known?: KnownCheckout
+) {
+  return yield* handleCheckout(
+    integrationId,
+    new TerminalCheckout.ApproveSale({ transactionId, sale, now: yield* now }),
+    {},
+    known
+  )
+})
+
+/**
+ * The checkout as this process last wrote or read it, without a read when it has it
+ * (`CommandHandler.loadKnown`): for a decision committed with the checkout's expected version.
+ */
+export const knownCheckout = (integrationId: IntegrationId) => loadKnownCheckout(integrationId)
+
+/** What a terminal answers at once when it takes a charge: it approves the sale, or rejects it. */
+export type ImmediateOutcome =
+  | { readonly _tag: "Approve"; readonly sale: TerminalCheckout.Sale }
+  | {
+      readonly _tag: "Reject"
+      readonly reason: string
+      readonly card: Option.Option<TerminalCheckout.Card>
+    }
+
+/**
+ * The terminal's acknowledgement and the outcome it decided at once (an automatic behaviour), decided
+ * together on `known` (usually {@link knownCheckout}), and not written: the terminal's
+ * adapter commits them with its own decisions (`CommandHandler.commit`), so that nothing records an
+ * outcome on one side only. Fails as the commands do (the checkout moved on: a cancel, another answer).
+ */
+export const decideAnswer = Effect.fnUntraced(function* (
+  integrationId: IntegrationId,
+  transactionId: TransactionId,
+  lockedSince: Option.Option<DateTime.Utc>,
+  outcome: ImmediateOutcome,
+  known: KnownCheckout
+) {
+  const at = yield* now
+  return yield* decideCheckoutAll(
+    integrationId,
+    [
+      new TerminalCheckout.RecordDelivery({ lockedSince, now: at }),
+      outcome._tag === "Approve"
+        ? new TerminalCheckout.ApproveSale({ transactionId, sale: outcome.sale, now: at })
+        : new TerminalCheckout.RejectSale({
+            transactionId,
+            reason: outcome.reason,
+            card: outcome.card,
+            now: at
+          })
+    ],
+    known
+  )
+})
+
+/** The terminal rejected the sale (SALE_REJECTED), with the card read if any. */
+export const rejectSale = Effect.fn("TerminalPayments.rejectSale")(function* (
+  integrationId: IntegrationId,
+  transactionId: TransactionId,
+  reason: string,
+  card: Option.Option<TerminalCheckout.Card>,
+  known?: KnownCheckout
+) {
+  return yield* handleCheckout(
+    integrationId,
+    new TerminalCheckout.RejectSale({ transactionId, reason, card, now: yield* now }),
+    {},
+    known
+  )
+})
+
+/** The sale was voided on the terminal and the void approved (VOID_APPROVED). */
+export const approveVoid = Effect.fn("TerminalPayments.approveVoid")(function* (
+  integrationId: IntegrationId,
+  transactionId: TransactionId
+) {
+  return yield* handleCheckout(
+    integrationId,
+    new TerminalCheckout.ApproveVoid({ transactionId, now: yield* now })
+  )
+})
+
+/** The void was rejected (VOID_REJECTED); the sale stays APPROVED. */
+export const rejectVoid = Effect.fn("TerminalPayments.rejectVoid")(function* (
+  integrationId: IntegrationId,
+  transactionId: TransactionId,
+  reason: string
+) {
+  return yield* handleCheckout(
+    integrationId,
+    new TerminalCheckout.RejectVoid({ transactionId, reason, now: yield* now })
+  )
+})
+
+const decodeNotification = Schema.decodeEither(Nanos.fromExactJson(Notification.Notification))
+
+/**
+ * A4: the notification of the last valid state of each matching payment of the caller (its merchant,
+ * production or sandbox), at most 10: by transaction id (default) or by the external reference sent
+ * with the payment. A stored body that no longer decodes is skipped (it cannot be served in the A4
+ * shape).
+ */
+export const fallbackNotifications = Effect.fn("TerminalPayments.fallbackNotifications")(function* (
+  caller: Caller,
+  paymentId: string,
+  isExternalReference: boolean
+) {
+  const log = yield* NotificationLog
+  const owner: Owner = { merchantId: caller.merchantId, sandbox: caller.sandbox }
+  const bodies = isExternalReference
+    ? yield* log.lastByExternalReference(owner, paymentId, MAX_NOTIFICATIONS)
+    : Option.toArray(yield* log.lastByPaymentId(owner, paymentId))
+  return bodies
+    .flatMap((body) =>
+      Either.getOrElse(
+        Either.map(decodeNotification(body), (n) => [n]),
+        () => []
+      )
+    )
+    .slice(0, MAX_NOTIFICATIONS)
+})
+
+/** A4's limit. */
+export const MAX_NOTIFICATIONS = 10

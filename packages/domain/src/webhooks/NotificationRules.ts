@@ -1,0 +1,851 @@
+/**
+ * Which logged events raise a webhook notification and what it says (spec D, Notification types,
+ * Envelope fields, `data` fields, Signature's key priority, W10): the exact body, its signing key and
+ * the merchant's URL, all derived from the event, so that a replay schedules nothing twice.
+ */
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Match from "effect/Match"
+import * as Option from "effect/Option"
+import type * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
+import { streamId } from "../kernel/Aggregate.js"
+import * as Bogota from "../shared/Bogota.js"
+import * as CommandHandler from "../kernel/CommandHandler.js"
+import { fold } from "../kernel/Decider.js"
+import * as DerivedId from "../kernel/DerivedId.js"
+import * as EventStore from "../kernel/EventStore.js"
+import { NotificationId } from "../shared/Ids.js"
+import type { MerchantId, TransactionId } from "../shared/Ids.js"
+import * as Merchant from "../merchants/Merchant.js"
+import * as Money from "../shared/Money.js"
+import * as Nanos from "../shared/Nanos.js"
+import * as Notification from "./NotificationApi.js"
+import type * as Outbox from "../kernel/Outbox.js"
+import * as Payment from "../online/Payment.js"
+import * as PaymentLink from "../links/PaymentLink.js"
+import * as SigningKey from "../merchants/SigningKey.js"
+import * as TerminalCheckout from "../terminal/TerminalCheckout.js"
+import * as WebhookDelivery from "./WebhookDelivery.js"
+
+// ---------------------------------------------------------------------------------------------
+// Constants of the envelope
+// ---------------------------------------------------------------------------------------------
+
+/** The CloudEvents specification version the envelope follows. */
+export const SPEC_VERSION = "1.0"
+
+/** The body's format. */
+export const DATA_CONTENT_TYPE = "application/json"
+
+/** `source`: the resource that raised the notification, per origin (the spec's sample is `/payments`). */
+export const SOURCES = {
+  terminal: "/payments",
+  link: "/online/link/v1",
+  online: "/v1/payment"
+} as const
+
+/** The events that raise a notification, per aggregate (the others raise none). */
+export const RAISING_EVENTS: { readonly [aggregate: string]: ReadonlyArray<string> } = {
+  [TerminalCheckout.TerminalCheckout.name]: ["SaleApproved", "SaleRejected", "SaleVoided", "VoidRejected"],
+  [PaymentLink.PaymentLink.name]: ["LinkPaid", "LinkPaymentFailed", "LinkRejected"],
+  [Payment.Payment.name]: ["PaymentApproved", "PaymentRejected", "PaymentVoided"]
+}
+
+const aggregateOf = (event: { readonly streamId: string }): string | undefined => {
+  const dash = event.streamId.indexOf("-")
+  return dash < 0 ? undefined : event.streamId.slice(0, dash)
+}
+
+/** Whether a logged event may raise a notification: a cheap test on its stream and type, before decoding. */
+export const mayRaise = (event: { readonly streamId: string; readonly type: string }): boolean => {
+  const aggregate = aggregateOf(event)
+  return aggregate !== undefined && (RAISING_EVENTS[aggregate]?.includes(event.type) ?? false)
+}
+
+/**
+ * Whether a notifier that keeps streams in memory should follow this event's stream: the streams of
+ * the aggregates that raise notifications, and merchants' (whose webhooks and keys a delivery uses).
+ */
+export const isFollowed = (event: { readonly streamId: string }): boolean => {
+  const aggregate = aggregateOf(event)
+  return aggregate !== undefined && (aggregate in RAISING_EVENTS || aggregate === Merchant.Merchant.name)
+}
+
+/** The notification id of the notification an event raises: derived, so a replay finds the same one. */
+export const notificationIdOf = (sourceEventId: string): NotificationId =>
+  NotificationId.make(DerivedId.uuid("cobro:notification", sourceEventId.toLowerCase()))
+
+/** The event id of the `DeliveryScheduled` a source event leads to (derived like the notification id). */
+export const scheduledEventIdOf = (sourceEventId: string): string =>
+  DerivedId.uuid("cobro:delivery-scheduled", sourceEventId.toLowerCase())
+
+/** The WebhookDelivery stream of a notification. */
+export const deliveryStreamOf = (notificationId: string): string =>
+  streamId(WebhookDelivery.WebhookDelivery, notificationId)
+
+// ---------------------------------------------------------------------------------------------
+// What a notification says (pure)
+// ---------------------------------------------------------------------------------------------
+
+/** A notification before it has an id: what happened, to whom, and the `data` that describes it. */
+export interface Notice {
+  readonly type: Notification.NotificationType
+  readonly subject: TransactionId
+  readonly merchantId: MerchantId
+  readonly sandbox: boolean
+  /** How the payment was made, for the signing key's priority rules. */
+  readonly channel: SigningKey.PaymentChannel
+  readonly source: string
+  /** The instant of the state change: the envelope's `time`. */
+  readonly at: DateTime.Utc
+  readonly data: Notification.PaymentData
+  readonly seller: Option.Option<Notification.Seller>
+}
+
+const isOtherMethod = Schema.is(Notification.OtherPaymentMethod)
+
+/**
+ * `data.payment_method` of a payment without card-present data: the method itself when the
+ * notification schema names it, `CREDIT_CARD` for any card method (online cards, a card sale refused
+ * before a card was read), `None` for a method the schema cannot carry.
+ */
+export const otherMethodOf = (method: string): Option.Option<Notification.OtherPaymentMethod> => {
+  const upper = method.toUpperCase()
+  if (isOtherMethod(upper)) return Option.some(upper)
+  return Payment.isCardMethod(upper) || upper === "POS" || upper === "" || upper === "PAY_BY_LINK"
+    ? Option.some("CREDIT_CARD")
+    : Option.none()
+}
+
+/**
+ * `data.payment_method` of a terminal sale without card data: as {@link otherMethodOf}, but a card
+ * sale refused before a card was read is the terminal's `CARD`, not the online API's `CREDIT_CARD`
+ * (W14).
+ */
+const terminalMethodOf = (method: string): Option.Option<Notification.OtherPaymentMethod> =>
+  Option.map(otherMethodOf(method), (other) => (other === "CREDIT_CARD" ? "CARD" : other))
+
+const cardOf = (card: TerminalCheckout.Card): Notification.CardDetails => ({
+  capture_mode: card.captureMode,
+  brand: card.brand,
+  cardholder_name: card.cardholderName,
+  terminal_id: card.terminalId,
+  masked_pan: card.maskedPan,
+  installments: card.installments,
+  card_type: card.cardType
+})
+
+/**
+ * The webhook type (D) an event is notified as, or none for events merchants are not notified of.
+ * A terminal checkout's events say what happened; which of them merchants hear of is decided here.
+ */
+export const notificationTypeOf = (
+  event: TerminalCheckout.Event
+): Option.Option<Notification.NotificationType> =>
+  Match.value(event).pipe(
+    Match.tagsExhaustive({
+      SaleApproved: () => Option.some<Notification.NotificationType>("SALE_APPROVED"),
+      SaleRejected: () => Option.some<Notification.NotificationType>("SALE_REJECTED"),
+      SaleVoided: () => Option.some<Notification.NotificationType>("VOID_APPROVED"),
+      VoidRejected: () => Option.some<Notification.NotificationType>("VOID_REJECTED"),
+      CheckoutCreated: () => Option.none(),
+      PushAttempted: () => Option.none(),
+      CheckoutSent: () => Option.none(),
+      CheckoutHeld: () => Option.none(),
+      CheckoutReleased: () => Option.none(),
+      DeliveryFailed: () => Option.none(),
+      CheckoutCancelled: () => Option.none()
+    })
+  )
+
+/**
+ * The notice of a terminal checkout event (A3 → D): `state` is the checkout after the event.
+ * `integration` is API_INTEGRATIONS and `metadata.reference` the checkout's `reference` (spec D,
+ * Emitters); the seller is the `user_email` of A3.
+ */
+export const terminalNotice = (
+  state: TerminalCheckout.State,
+  event: TerminalCheckout.Event
+): Option.Option<Notice> => {
+  if (state._tag === "Initial") return Option.none()
+  return Option.flatMap(notificationTypeOf(event), (type) => {
+    const checkout = state.checkout
+    const approval = Option.getOrUndefined(state.approval)
+    const sale = approval?.sale
+    const at = "at" in event ? event.at : checkout.createdAt
+    const payerEmail =
+      sale !== undefined && Option.isSome(sale.payerEmail)
+        ? sale.payerEmail.value
+        : Option.getOrElse(
+            Option.flatMap(checkout.payer, (p) => p.email),
+            () => ""
+          )
+    const common = {
+      payment_id: checkout.transactionId,
+      merchant_id: checkout.merchantId,
+      created_at: Bogota.formatIso(checkout.createdAt),
+      amount: {
+        currency: checkout.amount.currency,
+        total: checkout.amount.total,
+        taxes: checkout.amount.taxes,
+        tip: checkout.amount.tip
+      },
+      user_id: checkout.userEmail,
+      metadata: { reference: checkout.reference },
+      service_code: sale?.serviceCode ?? "",
+      payer_email: payerEmail,
+      integration: "API_INTEGRATIONS" as const
+    }
+    let data: Option.Option<Notification.PaymentData>
+    if (event._tag === "SaleRejected") {
+      data = Option.match(event.card, {
+        onSome: (card) =>
+          Option.some<Notification.PaymentData>({
+            ...common,
+            payment_method: "CARD",
+            card: cardOf(card),
+            approval_number: ""
+          }),
+        onNone: () =>
+          Option.map(
+            terminalMethodOf(checkout.paymentMethod),
+            (payment_method): Notification.PaymentData => ({
+              ...common,
+              payment_method
+            })
+          )
+      })
+    } else if (sale === undefined) {
+      data = Option.none()
+    } else if (Option.isSome(sale.card) && Schema.is(Notification.CardPaymentMethod)(sale.paymentMethod)) {
+      data = Option.some({
+        ...common,
+        payment_method: sale.paymentMethod,
+        card: cardOf(sale.card.value),
+        approval_number: Option.getOrElse(sale.approvalNumber, () => "")
+      })
+    } else {
+      data = Option.map(terminalMethodOf(sale.paymentMethod), (payment_method): Notification.PaymentData => ({
+        ...common,
+        payment_method,
+        ...(Option.isSome(sale.approvalNumber) ? { approval_number: sale.approvalNumber.value } : {})
+      }))
+    }
+    return Option.map(data, (data): Notice => ({
+      type,
+      subject: checkout.transactionId,
+      merchantId: checkout.merchantId,
+      sandbox: checkout.sandbox,
+      channel: "terminal_api",
+      source: SOURCES.terminal,
+      at,
+      data,
+      seller: Option.some({ name: "", last_name: "", email: checkout.userEmail })
+    }))
+  })
+}
+
+/**
+ * The notice of a payment link event (B, "The status of link transactions is also notified"):
+ * LinkPaid is SALE_APPROVED; a failed payment (back to ACTIVE, or REJECTED) is SALE_REJECTED.
+ * `state` is the link after the event: it still holds the payment the event decides (its method,
+ * amount and start, which dates it).
+ */
+export const linkNotice = (state: PaymentLink.State, event: PaymentLink.Event): Option.Option<Notice> => {
+  if (state._tag === "Initial") return Option.none()
+  const type: Notification.NotificationType | undefined =
+    event._tag === "LinkPaid"
+      ? "SALE_APPROVED"
+      : event._tag === "LinkPaymentFailed" || event._tag === "LinkRejected"
+        ? "SALE_REJECTED"
+        : undefined
+  if (type === undefined || !("transactionId" in event)) return Option.none()
+  const link = state.link
+  if (Option.getOrUndefined(state.transactionId) !== event.transactionId) return Option.none()
+  const paymentMethod = Option.getOrUndefined(state.paymentMethod)
+  const paidAmount = Option.getOrUndefined(state.paidAmount)
+  const startedAt = Option.getOrUndefined(state.paymentStartedAt)
+  if (paymentMethod === undefined || paidAmount === undefined || startedAt === undefined) return Option.none()
+  const started = { paymentMethod, amount: paidAmount, at: startedAt }
+  return Option.map(otherMethodOf(started.paymentMethod), (payment_method) => {
+    const amount = Option.match(link.amount, {
+      onSome: (a) => ({ currency: a.currency, total: a.total, taxes: a.taxes, tip: a.tip }),
+      // An OPEN link: the payer's amount, processed in COP (B2), no tip nor taxes known.
+      onNone: () => ({ currency: "COP", total: started.amount, taxes: [], tip: Money.amount(0) })
+    })
+    return {
+      type,
+      subject: event.transactionId,
+      merchantId: link.merchantId,
+      sandbox: link.sandbox,
+      channel: "payment_link",
+      source: SOURCES.link,
+      at: event.at,
+      data: {
+        payment_id: event.transactionId,
+        merchant_id: link.merchantId,
+        created_at: Bogota.formatIso(started.at),
+        amount,
+        user_id: "",
+        metadata: { reference: link.reference },
+        service_code: link.linkId,
+        payer_email: Option.getOrElse(link.payerEmail, () => ""),
+        integration: "API_INTEGRATIONS",
+        payment_method
+      },
+      seller: Option.none()
+    }
+  })
+}
+
+/**
+ * The notice of an online payment event (C): PaymentApproved is SALE_APPROVED, PaymentRejected
+ * SALE_REJECTED, PaymentVoided VOID_APPROVED (a refused void is a synchronous 409, never an event).
+ */
+export const paymentNotice = (state: Payment.State, event: Payment.Event): Option.Option<Notice> => {
+  if (state._tag === "Initial") return Option.none()
+  const type: Notification.NotificationType | undefined =
+    event._tag === "PaymentApproved"
+      ? "SALE_APPROVED"
+      : event._tag === "PaymentRejected"
+        ? "SALE_REJECTED"
+        : event._tag === "PaymentVoided"
+          ? "VOID_APPROVED"
+          : undefined
+  if (type === undefined || !("at" in event)) return Option.none()
+  const payment = state.payment
+  const approvalNumber = Option.map(state.approval, (a) => a.approvalNumber)
+  return Option.map(otherMethodOf(payment.paymentMethod), (payment_method) => ({
+    type,
+    subject: payment.transactionId,
+    merchantId: payment.merchantId,
+    sandbox: payment.sandbox,
+    channel: "other",
+    source: SOURCES.online,
+    at: event.at,
+    data: {
+      payment_id: payment.transactionId,
+      merchant_id: payment.merchantId,
+      created_at: Bogota.formatIso(payment.attemptedAt),
+      amount: {
+        currency: payment.amount.currency,
+        total: payment.amount.total,
+        taxes: payment.amount.taxes,
+        tip: payment.amount.tip
+      },
+      user_id: "",
+      metadata: { reference: payment.referenceId },
+      service_code: payment.transactionId,
+      payer_email: Option.getOrElse(
+        Option.flatMap(payment.payer, (p) => Option.fromNullable(p.email)),
+        () => ""
+      ),
+      integration: "API_INTEGRATIONS",
+      payment_method,
+      ...(Option.isSome(approvalNumber) ? { approval_number: approvalNumber.value } : {})
+    },
+    seller: Option.none()
+  }))
+}
+
+const encodeNotification = Schema.encodeEither(Notification.Notification)
+
+/**
+ * The exact JSON text of a notification: the envelope in the spec's order, `time` in nanoseconds as
+ * an exact integer literal (it exceeds 2^53). The signature is computed over these bytes.
+ */
+export const body = (
+  notificationId: NotificationId,
+  notice: Notice
+): Either.Either<string, ParseResult.ParseError> =>
+  Either.map(
+    encodeNotification({
+      id: notificationId,
+      type: notice.type,
+      subject: notice.subject,
+      source: notice.source,
+      spec_version: SPEC_VERSION,
+      time: Nanos.fromDateTime(notice.at),
+      datacontenttype: DATA_CONTENT_TYPE,
+      ...(Option.isSome(notice.seller) ? { seller: notice.seller.value } : {}),
+      data: notice.data
+    }),
+    Nanos.stringifyWithBigInt
+  )
+
+/** Why an event that raises a notification schedules no delivery. */
+export type Unscheduled = { readonly _tag: "InvalidBody"; readonly message: string }
+
+/**
+ * The delivery of a notice: its id derived from the source event, its body, the key that signs it
+ * (sandbox → the empty secret, else the spec's priority), and the URL: the production webhook, or
+ * for sandbox the test webhook, else the one registered in the panel (W10). `merchant` is the
+ * merchant as it was when the event was recorded. With no webhook registered then, the delivery has
+ * no URL: the notification is recorded (A4 finds it) and born CANCELLED, never sent (W15).
+ */
+export const deliveryOf = (
+  sourceEventId: string,
+  notice: Notice,
+  merchant: Merchant.State
+): Either.Either<WebhookDelivery.ScheduleDelivery, Unscheduled> => {
+  const url = Merchant.webhookUrl(merchant, notice.sandbox ? "test" : "production")
+  const notificationId = notificationIdOf(sourceEventId)
+  return Either.match(body(notificationId, notice), {
+    onLeft: (error) => Either.left<Unscheduled>({ _tag: "InvalidBody", message: error.message }),
+    onRight: (text) =>
+      Either.right(
+        new WebhookDelivery.ScheduleDelivery(
+          {
+            notificationId,
+            merchantId: notice.merchantId,
+            ...(Option.isSome(url) ? { url: url.value } : {}),
+            type: notice.type,
+            subject: notice.subject,
+            body: text,
+            signingKey: SigningKey.signingKeyFor({
+              channel: notice.channel,
+              sandbox: notice.sandbox,
+              paymentButtonEnabled: Merchant.isIntegrationActive(merchant, "payment_button")
+            }),
+            sandbox: notice.sandbox,
+            now: notice.at
+          },
+          // Every field is typed by the schemas it was decoded or made with, but for two plain strings:
+          // the body (JSON text, never empty) and the URL (a stored `WebhookSet` may hold ""). Only a
+          // command with an empty one is validated, so that it fails as it always has.
+          { disableValidation: text.length > 0 && Option.getOrElse(url, () => "-").length > 0 }
+        )
+      )
+  })
+}
+
+// ---------------------------------------------------------------------------------------------
+// From the log (over the EventStore port)
+// ---------------------------------------------------------------------------------------------
+
+const loadMerchant = CommandHandler.load(Merchant.Merchant)
+const decodeTerminal = Schema.decodeUnknownSync(TerminalCheckout.TerminalCheckout.Event)
+const decodeLink = Schema.decodeUnknownSync(PaymentLink.PaymentLink.Event)
+const decodePayment = Schema.decodeUnknownSync(Payment.Payment.Event)
+const decodeMerchant = Schema.decodeUnknownSync(Merchant.Merchant.Event)
+
+/** The stream (in the log) of the merchant of a notice. */
+export const merchantStreamOf = (merchantId: string): string => streamId(Merchant.Merchant, merchantId)
+
+/**
+ * The notice an event raises, from its stream's recorded events from version 1 up to and including
+ * the event (a stored event that no longer decodes is a corrupted log: a defect).
+ */
+export const noticeFromHistory = (
+  event: EventStore.RecordedEvent,
+  history: ReadonlyArray<EventStore.RecordedEvent>
+): Option.Option<Notice> => {
+  if (!mayRaise(event)) return Option.none()
+  switch (aggregateOf(event)) {
+    case TerminalCheckout.TerminalCheckout.name: {
+      const events = history.map((r) => decodeTerminal(r.data))
+      const last = events[events.length - 1]
+      return last === undefined
+        ? Option.none()
+        : terminalNotice(fold(TerminalCheckout.TerminalCheckout, events), last)
+    }
+    case PaymentLink.PaymentLink.name: {
+      const events = history.map((r) => decodeLink(r.data))
+      const last = events[events.length - 1]
+      return last === undefined ? Option.none() : linkNotice(fold(PaymentLink.PaymentLink, events), last)
+    }
+    case Payment.Payment.name: {
+      const events = history.map((r) => decodePayment(r.data))
+      const last = events[events.length - 1]
+      return last === undefined ? Option.none() : paymentNotice(fold(Payment.Payment, events), last)
+    }
+    default:
+      return Option.none()
+  }
+}
+
+/** The notice an event raises, from its stream as it was up to the event. */
+export const noticeOf = Effect.fn("Notifications.noticeOf")(function* (event: EventStore.RecordedEvent) {
+  if (!mayRaise(event)) return Option.none<Notice>()
+  const store = yield* EventStore.EventStore
+  return noticeFromHistory(event, yield* store.readStream(event.streamId, { toVersion: event.streamVersion }))
+})
+
+/**
+ * The delivery an event leads to, from what a caller already holds: the event's stream up to it and
+ * the merchant's stream (any suffix recorded after the event is ignored: the merchant is taken as it
+ * was when the event was recorded). `None` when it raises no notification.
+ */
+export const planFromHistory = (
+  event: EventStore.RecordedEvent,
+  history: ReadonlyArray<EventStore.RecordedEvent>,
+  merchantHistory: ReadonlyArray<EventStore.RecordedEvent>
+): Option.Option<Either.Either<WebhookDelivery.ScheduleDelivery, Unscheduled>> =>
+  Option.map(noticeFromHistory(event, history), (notice) =>
+    deliveryOf(event.eventId, notice, merchantFromHistory(merchantHistory, event.recordedAt.getTime()))
+  )
+
+/** The merchant as it was at `asOf` (epoch milliseconds): its records recorded then or before, folded. */
+const merchantFromHistory = (merchantHistory: ReadonlyArray<EventStore.RecordedEvent>, asOf: number) =>
+  fold(
+    Merchant.Merchant,
+    merchantHistory.filter((r) => r.recordedAt.getTime() <= asOf).map((r) => decodeMerchant(r.data))
+  )
+
+/**
+ * The delivery an event leads to: `None` when it raises no notification; `Left` when it raises one
+ * that cannot be scheduled (a body the schema refuses). The merchant is read as it was when the
+ * event was recorded, so replaying the event gives the same delivery.
+ */
+export const planFor = Effect.fn("Notifications.planFor")(function* (event: EventStore.RecordedEvent) {
+  const notice = yield* noticeOf(event)
+  if (Option.isNone(notice))
+    return Option.none<Either.Either<WebhookDelivery.ScheduleDelivery, Unscheduled>>()
+  const { state: merchant } = yield* loadMerchant(notice.value.merchantId, { asOf: event.recordedAt })
+  return Option.some(deliveryOf(event.eventId, notice.value, merchant))
+})
+
+// ---------------------------------------------------------------------------------------------
+// From streams kept in memory (a notifier following the log)
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * A stream's events decoded (from its first record on) and the state after the first `folded` of
+ * them. One state only: a state per event would hold, for a merchant binding many terminals, as many
+ * copies of its terminals.
+ */
+interface Folding<E, S> {
+  readonly decode: (data: unknown) => E
+  readonly evolve: (state: S, event: E) => S
+  readonly initial: S
+  readonly events: Array<E>
+  state: S
+  folded: number
+}
+
+type Folded =
+  | {
+      readonly _tag: "TerminalCheckout"
+      readonly folding: Folding<TerminalCheckout.Event, TerminalCheckout.State>
+    }
+  | { readonly _tag: "PaymentLink"; readonly folding: Folding<PaymentLink.Event, PaymentLink.State> }
+  | { readonly _tag: "Payment"; readonly folding: Folding<Payment.Event, Payment.State> }
+  | { readonly _tag: "Merchant"; readonly folding: Folding<Merchant.Event, Merchant.State> }
+  | { readonly _tag: "Other" }
+
+const folding = <E, S>(
+  decider: { readonly initialState: S; readonly evolve: (state: S, event: E) => S },
+  decode: (data: unknown) => E
+): Folding<E, S> => ({
+  decode,
+  evolve: decider.evolve,
+  initial: decider.initialState,
+  events: [],
+  state: decider.initialState,
+  folded: 0
+})
+
+/**
+ * A stream's records (from version 1) with each one's decoded event and the state after it, computed
+ * once, when first needed: a notifier that keeps streams in memory plans a notification without
+ * decoding and folding the stream's history, nor its merchant's, again. The owner only ever appends
+ * to `records` (the events it follows, without a gap), so what was computed stays what a replay of
+ * the records gives.
+ */
+export interface Replay {
+  readonly streamId: string
+  readonly records: Array<EventStore.RecordedEvent>
+  readonly folded: Folded
+  /** How many records from the first are in `recordedAt` order (for the merchant "as of" an instant). */
+  ordered: number
+}
+
+/** The replay of a stream's records (which the caller then only appends to). */
+export const replayOf = (streamId: string, records: Array<EventStore.RecordedEvent>): Replay => {
+  const folded: Folded = (() => {
+    switch (aggregateOf({ streamId })) {
+      case TerminalCheckout.TerminalCheckout.name:
+        return {
+          _tag: "TerminalCheckout",
+          folding: folding(TerminalCheckout.TerminalCheckout, decodeTerminal)
+        } as const
+      case PaymentLink.PaymentLink.name:
+        return { _tag: "PaymentLink", folding: folding(PaymentLink.PaymentLink, decodeLink) } as const
+      case Payment.Payment.name:
+        return { _tag: "Payment", folding: folding(Payment.Payment, decodePayment) } as const
+      case Merchant.Merchant.name:
+        return { _tag: "Merchant", folding: folding(Merchant.Merchant, decodeMerchant) } as const
+      default:
+        return { _tag: "Other" } as const
+    }
+  })()
+  return { streamId, records, folded, ordered: 0 }
+}
+
+/**
+ * The state after the first `length` records, as `fold` gives it over their decoded events: each
+ * record is decoded once (a record that does not decode throws, as a replay of the history does), and
+ * folded once while the stream is asked about in order (an earlier prefix is folded again from its
+ * decoded events).
+ */
+const stateAt = <E, S>(
+  f: Folding<E, S>,
+  records: ReadonlyArray<EventStore.RecordedEvent>,
+  length: number
+): S => {
+  for (let i = f.events.length; i < length; i++) f.events.push(f.decode(records[i]!.data))
+  const from = length >= f.folded
+  let state = from ? f.state : f.initial
+  for (let i = from ? f.folded : 0; i < length; i++) state = f.evolve(state, f.events[i]!)
+  if (from) {
+    f.state = state
+    f.folded = length
+  }
+  return state
+}
+
+/** `fold`'s result and the last event over the first `length` (at least one) records. */
+const replayed = <E, S>(
+  f: Folding<E, S>,
+  records: ReadonlyArray<EventStore.RecordedEvent>,
+  length: number
+) => {
+  const state = stateAt(f, records, length)
+  return { last: f.events[length - 1]!, state }
+}
+
+/**
+ * {@link noticeFromHistory} of an event over the first `length` records of its stream's replay (the
+ * history up to and including the event).
+ */
+export const noticeFromReplay = (
+  event: EventStore.RecordedEvent,
+  own: Replay,
+  length: number
+): Option.Option<Notice> => {
+  const { folded, records } = own
+  const upTo = Math.min(length, records.length)
+  // Not a stream of the event's aggregate (a caller's mistake): its history decoded as the event's.
+  if (aggregateOf(event) !== aggregateOf(own)) {
+    return noticeFromHistory(event, records.slice(0, upTo))
+  }
+  if (!mayRaise(event) || upTo === 0) return Option.none()
+  switch (folded._tag) {
+    case "TerminalCheckout": {
+      const { last, state } = replayed(folded.folding, records, upTo)
+      return terminalNotice(state, last)
+    }
+    case "PaymentLink": {
+      const { last, state } = replayed(folded.folding, records, upTo)
+      return linkNotice(state, last)
+    }
+    case "Payment": {
+      const { last, state } = replayed(folded.folding, records, upTo)
+      return paymentNotice(state, last)
+    }
+    default:
+      return Option.none()
+  }
+}
+
+/**
+ * The merchant of a replay as it was at `asOf`, as {@link planFromHistory} folds it: the records
+ * recorded at or before `asOf`. While the records are in `recordedAt` order those are a prefix,
+ * folded on from the one asked before; otherwise they are folded again.
+ */
+export const merchantAsOf = (merchant: Replay, asOf: Date): Merchant.State => {
+  const { folded, records } = merchant
+  const at = asOf.getTime()
+  if (folded._tag !== "Merchant") return merchantFromHistory(records, at)
+  const f = folded.folding
+  while (
+    merchant.ordered < records.length &&
+    (merchant.ordered === 0 ||
+      records[merchant.ordered - 1]!.recordedAt.getTime() <= records[merchant.ordered]!.recordedAt.getTime())
+  ) {
+    merchant.ordered++
+  }
+  if (merchant.ordered === records.length) {
+    let length = records.length
+    while (length > 0 && records[length - 1]!.recordedAt.getTime() > at) length--
+    return stateAt(f, records, length)
+  }
+  return fold(
+    Merchant.Merchant,
+    records.flatMap((r, i) =>
+      r.recordedAt.getTime() <= at ? [i < f.events.length ? f.events[i]! : f.decode(r.data)] : []
+    )
+  )
+}
+
+const encodeDeliveryEvent = Schema.encodeSync(WebhookDelivery.Event)
+
+/**
+ * The delivery to append for a planned notification, if any: logs why an event that raises a
+ * notification schedules nothing (a body the schema refuses), and that a notification without a
+ * webhook is recorded for A4 but not sent (W15). `None` when there is nothing to append.
+ */
+export const toSchedule = (
+  event: Pick<EventStore.RecordedEvent, "eventId">,
+  plan: Option.Option<Either.Either<WebhookDelivery.ScheduleDelivery, Unscheduled>>
+): Effect.Effect<Option.Option<WebhookDelivery.ScheduleDelivery>> =>
+  Effect.gen(function* () {
+    if (Option.isNone(plan)) return Option.none()
+    if (Either.isLeft(plan.value)) {
+      yield* Effect.logError("notification body does not match the spec's schema: not scheduled").pipe(
+        Effect.annotateLogs({ eventId: event.eventId, message: plan.value.left.message })
+      )
+      return Option.none()
+    }
+    const command = plan.value.right
+    if (command.url === undefined) {
+      // DEBUG, not INFO: under load a line per sale is a write per sale to stdout.
+      yield* Effect.logDebug("no webhook registered: notification recorded for A4, not sent").pipe(
+        Effect.annotateLogs({
+          merchantId: command.merchantId,
+          sandbox: command.sandbox,
+          eventId: event.eventId
+        })
+      )
+    }
+    return Option.some(command)
+  })
+
+/**
+ * The append that schedules a delivery: its stream and events derived from the source event (the
+ * first event's id from the source's, {@link scheduledEventIdOf}), on a stream that must not exist.
+ * A replay builds the same append, which the store accepts as a no-op (or meets the stream).
+ */
+export const scheduleAppend = (
+  event: Pick<EventStore.RecordedEvent, "eventId" | "metadata">,
+  command: WebhookDelivery.ScheduleDelivery
+): EventStore.BatchAppend => {
+  // A command built here always schedules on an empty stream.
+  const events = Either.getOrThrow(WebhookDelivery.decide(command, WebhookDelivery.initialState))
+  return {
+    streamId: deliveryStreamOf(command.notificationId),
+    events: events.map((e, i) => ({
+      eventId:
+        i === 0 ? scheduledEventIdOf(event.eventId) : DerivedId.uuid(`cobro:delivery:${i}`, event.eventId),
+      type: e._tag,
+      schemaVersion: WebhookDelivery.WebhookDelivery.schemaVersion,
+      data: encodeDeliveryEvent(e),
+      metadata: {
+        causationId: event.eventId,
+        ...(event.metadata.correlationId ? { correlationId: event.metadata.correlationId } : {})
+      }
+    })),
+    expected: EventStore.ExpectedVersion.NoStream()
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// With the outcome that raises them (the outbox)
+// ---------------------------------------------------------------------------------------------
+
+const loadCurrentMerchant = CommandHandler.loadCurrent(Merchant.Merchant)
+
+/** The notice of `event`, on a stream of `aggregate`, given the stream's state after it. */
+const noticeAfter = (
+  aggregate: string,
+  state: unknown,
+  event: { readonly _tag: string }
+): Option.Option<Notice> => {
+  switch (aggregate) {
+    case TerminalCheckout.TerminalCheckout.name:
+      return terminalNotice(state as TerminalCheckout.State, event as TerminalCheckout.Event)
+    case PaymentLink.PaymentLink.name:
+      return linkNotice(state as PaymentLink.State, event as PaymentLink.Event)
+    case Payment.Payment.name:
+      return paymentNotice(state as Payment.State, event as Payment.Event)
+    default:
+      return Option.none()
+  }
+}
+
+/** The `evolve` of the aggregates that raise notifications, by name. */
+const evolveOf: { readonly [aggregate: string]: (state: any, event: any) => unknown } = {
+  [TerminalCheckout.TerminalCheckout.name]: TerminalCheckout.TerminalCheckout.evolve,
+  [PaymentLink.PaymentLink.name]: PaymentLink.PaymentLink.evolve,
+  [Payment.Payment.name]: Payment.Payment.evolve
+}
+
+/**
+ * The notifications' outbox policy: every event a command writes that raises a notification
+ * schedules its delivery in the same commit — the same stream, id, body, key and URL that the log's
+ * notifier plans ({@link schedule}), from the stream's state after the event (the state the command
+ * decided on, with its events folded) and the merchant as it is now (read, as fresh as a replay, when
+ * the outcome is decided). A sale's outcome and its notification are then recorded together or not
+ * at all, and no consumer re-reads the log to find them.
+ */
+export const outbox: Outbox.Policy = {
+  follow: (written) => {
+    if (!written.some((w) => w.events.some((e) => mayRaise({ streamId: w.streamId, type: e._tag })))) {
+      return Effect.succeed([])
+    }
+    return Effect.gen(function* () {
+      const appends: Array<EventStore.BatchAppend> = []
+      for (const w of written) {
+        const aggregate = aggregateOf(w)
+        const evolve = aggregate === undefined ? undefined : evolveOf[aggregate]
+        if (aggregate === undefined || evolve === undefined) continue
+        let state = w.before
+        for (const [i, event] of w.events.entries()) {
+          state = evolve(state, event)
+          if (!mayRaise({ streamId: w.streamId, type: event._tag })) continue
+          const notice = noticeAfter(aggregate, state, event)
+          if (Option.isNone(notice)) continue
+          const source = w.appended[i]!
+          const { state: merchant } = yield* loadCurrentMerchant(notice.value.merchantId)
+          const command = yield* toSchedule(
+            source,
+            Option.some(deliveryOf(source.eventId, notice.value, merchant))
+          )
+          if (Option.isSome(command)) appends.push(scheduleAppend(source, command.value))
+        }
+      }
+      return appends
+    })
+  }
+}
+
+/**
+ * Appends one delivery's schedule ({@link scheduleAppend}), once: a stream scheduled already (a
+ * replay, another notifier) is taken as scheduled. Returns the notification id. Untraced: the
+ * caller's span (`Notifications.schedule`, the notifier's batch) encloses it.
+ */
+export const appendSchedule = Effect.fnUntraced(function* (
+  event: EventStore.RecordedEvent,
+  command: WebhookDelivery.ScheduleDelivery
+) {
+  const store = yield* EventStore.EventStore
+  const { events, expected, streamId: stream } = scheduleAppend(event, command)
+  // No read first: the append says whether it is scheduled already (a replay re-appends the same
+  // derived event id and content, which the store accepts as a no-op, or meets the stream).
+  yield* store.append(stream, events, expected).pipe(
+    Effect.catchTags({
+      ConcurrencyConflict: () => Effect.void,
+      EventIdReused: () => Effect.void
+    })
+  )
+  return command.notificationId
+})
+
+/**
+ * Schedules the delivery of the notification an event raises, once: the delivery stream and its
+ * first event's id are derived from the event's id, so a replay (a crash before the consumer's
+ * checkpoint was saved, a second notifier) appends nothing. Returns the notification id scheduled
+ * (or found scheduled; with no webhook registered, recorded and CANCELLED, W15), `None` when the
+ * event raises nothing.
+ */
+export const schedule = Effect.fn("Notifications.schedule")(function* (
+  event: EventStore.RecordedEvent,
+  /** The delivery already planned from streams the caller holds ({@link planFromHistory}); else read. */
+  planned?: Option.Option<Either.Either<WebhookDelivery.ScheduleDelivery, Unscheduled>>
+) {
+  const command = yield* toSchedule(event, planned ?? (yield* planFor(event)))
+  if (Option.isNone(command)) return Option.none<NotificationId>()
+  return Option.some(yield* appendSchedule(event, command.value))
+})

@@ -1,0 +1,348 @@
+import { describe, expect, it } from "@effect/vitest"
+import * as DateTime from "effect/DateTime"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as FastCheck from "effect/FastCheck"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as CommandHandler from "@cobro/domain/CommandHandler"
+import * as IdGenerator from "@cobro/domain/IdGenerator"
+import * as InMemoryEventStore from "@cobro/domain/InMemoryEventStore"
+import { MerchantId, PaymentLinkId, TransactionId } from "@cobro/domain/Ids"
+import { amount } from "@cobro/domain/Money"
+import * as PaymentLink from "@cobro/domain/PaymentLink"
+import * as Transitions from "@cobro/domain/Transitions"
+import { DeciderSpec } from "../support/DeciderSpec.js"
+import { checkRun } from "../support/TransitionProperties.js"
+
+const T0 = Date.UTC(2026, 10, 21, 15, 0, 0)
+const at = (minutes: number) => DateTime.unsafeMake(T0 + minutes * 60_000)
+const nanosAt = (minutes: number) => BigInt(T0 + minutes * 60_000) * 1_000_000n
+const linkId = PaymentLinkId.make("LNK_1")
+const trx1 = TransactionId.make("TRX_1")
+const trx2 = TransactionId.make("TRX_2")
+const bounds = { min: amount(1_000), max: amount(5_000_000) }
+
+const create = (overrides: Partial<ConstructorParameters<typeof PaymentLink.CreateLink>[0]> = {}) =>
+  new PaymentLink.CreateLink({
+    linkId,
+    merchantId: MerchantId.make("MER_1"),
+    sandbox: true,
+    amountType: "CLOSE",
+    amount: Option.some(
+      new PaymentLink.LinkAmount({ currency: "COP", total: amount(50_000), tip: amount(0), taxes: [] })
+    ),
+    reference: "order-1",
+    description: Option.some("Two coffees"),
+    expiresAt: Option.some(nanosAt(60)),
+    callbackUrl: Option.none(),
+    paymentMethods: ["CREDIT_CARD", "PSE"],
+    payerEmail: Option.none(),
+    imageUrl: Option.none(),
+    now: at(0),
+    ...overrides
+  })
+
+const created = (command = create()) =>
+  PaymentLink.decide(command, PaymentLink.initialState).pipe((e) => (e._tag === "Right" ? e.right : []))
+const started = (trx = trx1, minutes = 1) =>
+  new PaymentLink.LinkPaymentStarted({
+    transactionId: trx,
+    paymentMethod: "CREDIT_CARD",
+    amount: amount(50_000),
+    at: at(minutes)
+  })
+const start = (overrides: Partial<ConstructorParameters<typeof PaymentLink.StartPayment>[0]> = {}) =>
+  new PaymentLink.StartPayment({
+    transactionId: trx1,
+    paymentMethod: "CREDIT_CARD",
+    amount: amount(50_000),
+    bounds,
+    now: at(1),
+    ...overrides
+  })
+
+const spec = DeciderSpec.for(PaymentLink.PaymentLink)
+
+describe("PaymentLink", () => {
+  describe("CreateLink", () => {
+    it("a valid request creates an ACTIVE link", () => {
+      const command = create()
+      spec
+        .given([])
+        .when(command)
+        .then([
+          new PaymentLink.LinkCreated({
+            linkId,
+            merchantId: command.merchantId,
+            sandbox: true,
+            amountType: "CLOSE",
+            amount: command.amount,
+            reference: "order-1",
+            description: command.description,
+            expiresAt: command.expiresAt,
+            callbackUrl: Option.none(),
+            paymentMethods: ["CREDIT_CARD", "PSE"],
+            payerEmail: Option.none(),
+            imageUrl: Option.none(),
+            createdAt: at(0)
+          })
+        ])
+    })
+    it("a CLOSE link requires an amount", () => {
+      spec
+        .given([])
+        .when(create({ amount: Option.none() }))
+        .thenFails("InvalidLinkAmount", { amountType: "CLOSE" })
+    })
+    it("an OPEN link carries no amount", () => {
+      spec
+        .given([])
+        .when(create({ amountType: "OPEN" }))
+        .thenFails("InvalidLinkAmount", { amountType: "OPEN" })
+    })
+    it("a link id is created once", () => {
+      spec.given(created()).when(create()).thenFails("LinkAlreadyExists")
+    })
+  })
+
+  describe("StartPayment", () => {
+    it("an ACTIVE link starts PROCESSING", () => {
+      spec.given(created()).when(start()).then([started()])
+    })
+    it("a CLOSE link is paid for exactly its total", () => {
+      spec
+        .given(created())
+        .when(start({ amount: amount(49_999) }))
+        .thenFails("InvalidPaymentAmount", {
+          min: 50_000,
+          max: 50_000
+        })
+    })
+    it("an OPEN link accepts an amount within the method's bounds only", () => {
+      const open = created(create({ amountType: "OPEN", amount: Option.none() }))
+      spec
+        .given(open)
+        .when(start({ amount: amount(1_000) }))
+        .then([
+          new PaymentLink.LinkPaymentStarted({
+            transactionId: trx1,
+            paymentMethod: "CREDIT_CARD",
+            amount: amount(1_000),
+            at: at(1)
+          })
+        ])
+      spec
+        .given(open)
+        .when(start({ amount: amount(999) }))
+        .thenFails("InvalidPaymentAmount")
+      spec
+        .given(open)
+        .when(start({ amount: amount(5_000_001) }))
+        .thenFails("InvalidPaymentAmount")
+    })
+    it("only a method the link offers can pay it", () => {
+      spec
+        .given(created())
+        .when(start({ paymentMethod: "WALLET_A" }))
+        .thenFails("MethodNotOffered")
+    })
+    it("a link cannot be paid at or after its expiration_date", () => {
+      spec
+        .given(created())
+        .when(start({ now: at(60) }))
+        .thenFails("LinkOverdue")
+      spec
+        .given(created())
+        .when(start({ now: at(59.99) }))
+        .then([started(trx1, 59.99)])
+    })
+    it("a link already PROCESSING cannot start a second payment (two tabs)", () => {
+      spec
+        .given([...created(), started()])
+        .when(start({ transactionId: trx2 }))
+        .thenFails("LinkNotInState", {
+          status: "PROCESSING"
+        })
+    })
+    it("a link on a non-existing stream is not found", () => {
+      spec.given([]).when(start()).thenFails("LinkNotFound")
+    })
+  })
+
+  describe("CompletePayment", () => {
+    it("the payment under way approved makes the link PAID", () => {
+      spec
+        .given([...created(), started()])
+        .when(new PaymentLink.CompletePayment({ transactionId: trx1, now: at(2) }))
+        .then([new PaymentLink.LinkPaid({ transactionId: trx1, at: at(2) })])
+    })
+    it("another transaction cannot complete it", () => {
+      spec
+        .given([...created(), started()])
+        .when(new PaymentLink.CompletePayment({ transactionId: trx2, now: at(2) }))
+        .thenFails("UnknownLinkTransaction")
+    })
+    it("a re-delivered approval of a PAID link changes nothing", () => {
+      spec
+        .given([...created(), started(), new PaymentLink.LinkPaid({ transactionId: trx1, at: at(2) })])
+        .when(new PaymentLink.CompletePayment({ transactionId: trx1, now: at(3) }))
+        .thenNothing()
+    })
+  })
+
+  describe("FailPayment", () => {
+    it("a failed payment returns a usable link to ACTIVE", () => {
+      spec
+        .given([...created(), started()])
+        .when(new PaymentLink.FailPayment({ transactionId: trx1, now: at(2) }))
+        .then([new PaymentLink.LinkPaymentFailed({ transactionId: trx1, at: at(2) })])
+    })
+    it("a failed payment of a link that expired meanwhile makes it REJECTED", () => {
+      spec
+        .given([...created(), started()])
+        .when(new PaymentLink.FailPayment({ transactionId: trx1, now: at(61) }))
+        .then([new PaymentLink.LinkRejected({ transactionId: trx1, at: at(61) })])
+    })
+    it("a failure on an ACTIVE link is forbidden", () => {
+      spec
+        .given(created())
+        .when(new PaymentLink.FailPayment({ transactionId: trx1, now: at(2) }))
+        .thenFails("LinkNotInState")
+    })
+  })
+
+  describe("CancelLink", () => {
+    it("an ACTIVE link can be cancelled", () => {
+      spec
+        .given(created())
+        .when(new PaymentLink.CancelLink({ now: at(5) }))
+        .then([new PaymentLink.LinkCancelled({ at: at(5) })])
+    })
+    it("a PAID link cannot be cancelled", () => {
+      spec
+        .given([...created(), started(), new PaymentLink.LinkPaid({ transactionId: trx1, at: at(2) })])
+        .when(new PaymentLink.CancelLink({ now: at(5) }))
+        .thenFails("LinkNotInState", { status: "PAID" })
+    })
+    it("cancelling a CANCELLED link again changes nothing", () => {
+      spec
+        .given([...created(), new PaymentLink.LinkCancelled({ at: at(5) })])
+        .when(new PaymentLink.CancelLink({ now: at(6) }))
+        .thenNothing()
+    })
+  })
+
+  describe("ExpireLink", () => {
+    it("an ACTIVE link expires at its expiration_date", () => {
+      spec
+        .given(created())
+        .when(new PaymentLink.ExpireLink({ now: at(60) }))
+        .then([new PaymentLink.LinkExpired({ at: at(60) })])
+    })
+    it("a link cannot be expired before its expiration_date", () => {
+      spec
+        .given(created())
+        .when(new PaymentLink.ExpireLink({ now: at(59) }))
+        .thenFails("LinkNotOverdue")
+    })
+    it("a link without expiration_date never expires", () => {
+      spec
+        .given(created(create({ expiresAt: Option.none() })))
+        .when(new PaymentLink.ExpireLink({ now: at(1_000_000) }))
+        .thenFails("LinkNotOverdue")
+    })
+    it("expiring an EXPIRED link again changes nothing", () => {
+      spec
+        .given([...created(), new PaymentLink.LinkExpired({ at: at(60) })])
+        .when(new PaymentLink.ExpireLink({ now: at(70) }))
+        .thenNothing()
+    })
+    it("an overdue ACTIVE link reads as EXPIRED before the sweeper records it", () => {
+      const state = PaymentLink.decide(create(), PaymentLink.initialState).pipe((e) =>
+        e._tag === "Right" ? e.right : []
+      )
+      const folded = state.reduce(PaymentLink.evolve, PaymentLink.initialState)
+      if (folded._tag === "Initial") throw new Error("not created")
+      expect(PaymentLink.statusAt(folded, at(59))).toBe("ACTIVE")
+      expect(PaymentLink.statusAt(folded, at(60))).toBe("EXPIRED")
+    })
+  })
+
+  describe("properties", () => {
+    const minute = FastCheck.integer({ min: 0, max: 120 })
+    const trx = FastCheck.constantFrom(trx1, trx2)
+    const command: FastCheck.Arbitrary<PaymentLink.Command> = FastCheck.oneof(
+      FastCheck.record({
+        open: FastCheck.boolean(),
+        expires: FastCheck.option(minute, { nil: undefined })
+      }).map(({ open, expires }) =>
+        create({
+          amountType: open ? "OPEN" : "CLOSE",
+          amount: open ? Option.none() : create().amount,
+          expiresAt: expires === undefined ? Option.none() : Option.some(nanosAt(expires))
+        })
+      ),
+      FastCheck.record({ trx, m: minute, a: FastCheck.constantFrom(50_000, 999, 2_000) }).map(
+        ({ trx, m, a }) => start({ transactionId: trx, now: at(m), amount: amount(a) })
+      ),
+      FastCheck.record({ trx, m: minute }).map(
+        ({ trx, m }) => new PaymentLink.CompletePayment({ transactionId: trx, now: at(m) })
+      ),
+      FastCheck.record({ trx, m: minute }).map(
+        ({ trx, m }) => new PaymentLink.FailPayment({ transactionId: trx, now: at(m) })
+      ),
+      FastCheck.record({ trx, m: minute, timeout: FastCheck.constantFrom(5, 15, 30) }).map(
+        ({ m, timeout, trx }) =>
+          new PaymentLink.ExpirePayment({
+            transactionId: trx,
+            timeout: Duration.minutes(timeout),
+            now: at(m)
+          })
+      ),
+      minute.map((m) => new PaymentLink.CancelLink({ now: at(m) })),
+      minute.map((m) => new PaymentLink.ExpireLink({ now: at(m) }))
+    )
+    // Starting from a created link makes most runs exercise more than creation.
+    const run = FastCheck.array(command, { maxLength: 25 }).map((rest) => [create(), ...rest])
+
+    it.prop(
+      "random commands never leave the transition table nor an absorbing state",
+      [run],
+      ([commands]) => {
+        checkRun(PaymentLink.PaymentLink, commands)
+      }
+    )
+
+    it("random runs reach every state of the table", () => {
+      const seen = new Set<string>()
+      FastCheck.assert(
+        FastCheck.property(run, (commands) => {
+          for (const s of checkRun(PaymentLink.PaymentLink, commands)) seen.add(s)
+        }),
+        { numRuns: 300, seed: 42 }
+      )
+      expect([...seen].sort()).toEqual([...Transitions.states(PaymentLink.transitions)].sort())
+    })
+
+    it.effect.prop("the handler's state is the fold of the stored events", [run], ([commands]) =>
+      Effect.gen(function* () {
+        const handle = CommandHandler.make(PaymentLink.PaymentLink)
+        let last: PaymentLink.State = PaymentLink.initialState
+        for (const command of commands) {
+          const result = yield* Effect.either(handle("LNK_1", command))
+          if (result._tag === "Right") last = result.right.state
+        }
+        const loaded = yield* CommandHandler.load(PaymentLink.PaymentLink)("LNK_1")
+        expect(loaded.state).toEqual(last)
+      }).pipe(Effect.provide(Layer.merge(InMemoryEventStore.layer, IdGenerator.layerSequential)))
+    )
+
+    it("PAID, REJECTED, CANCELLED and EXPIRED are absorbing; ACTIVE and PROCESSING are not", () => {
+      const absorbing = Transitions.states(PaymentLink.transitions).filter((s) =>
+        Transitions.isAbsorbing(PaymentLink.transitions, s)
+      )
+      expect([...absorbing].sort()).toEqual(["CANCELLED", "EXPIRED", "PAID", "REJECTED"])
+    })
+  })
+})

@@ -1,0 +1,406 @@
+import { describe, expect, it } from "@effect/vitest"
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as FastCheck from "effect/FastCheck"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import * as CommandHandler from "@cobro/domain/CommandHandler"
+import { fold } from "@cobro/domain/Decider"
+import * as IdGenerator from "@cobro/domain/IdGenerator"
+import * as InMemoryEventStore from "@cobro/domain/InMemoryEventStore"
+import { IntentReference, MerchantId, TransactionId } from "@cobro/domain/Ids"
+import { amount } from "@cobro/domain/Money"
+import * as PaymentIntent from "@cobro/domain/PaymentIntent"
+import * as Transitions from "@cobro/domain/Transitions"
+import { DeciderSpec } from "../support/DeciderSpec.js"
+import { checkRun } from "../support/TransitionProperties.js"
+
+const T0 = Date.UTC(2026, 10, 21, 15, 0, 0)
+const at = (minutes: number) => DateTime.unsafeMake(T0 + minutes * 60_000)
+const merchant = MerchantId.make("MER_1")
+const referenceId = IntentReference.make("order-1")
+const trx1 = TransactionId.make("TRX_1")
+const trx2 = TransactionId.make("TRX_2")
+
+const intentAmount = (total: number) =>
+  new PaymentIntent.IntentAmount({
+    currency: "COP",
+    total: amount(total),
+    tip: amount(0),
+    taxes: [{ type: "VAT", base: amount(total / 1.19), value: amount(total - total / 1.19) }]
+  })
+
+const details = (overrides: Partial<ConstructorParameters<typeof PaymentIntent.IntentDetails>[0]> = {}) =>
+  new PaymentIntent.IntentDetails({
+    amount: intentAmount(119_000),
+    description: Option.some("Two coffees"),
+    callbackUrl: Option.some("https://shop.example/return"),
+    metadata: Option.some({ key: "order", value: "1" }),
+    customer: Option.some({ name: "Ana", email: "ana@example.com", billingAddress: { city: "Bogotá" } }),
+    ...overrides
+  })
+
+const create = (overrides: Partial<ConstructorParameters<typeof PaymentIntent.CreateIntent>[0]> = {}) =>
+  new PaymentIntent.CreateIntent({
+    merchantId: merchant,
+    sandbox: true,
+    referenceId,
+    details: details(),
+    deviceFingerprint: Option.some({ ip: "10.0.0.1", javaEnabled: false, screenHeight: 900 }),
+    now: at(0),
+    ...overrides
+  })
+
+const created = (command = create()) =>
+  PaymentIntent.decide(command, PaymentIntent.initialState).pipe((e) => (e._tag === "Right" ? e.right : []))
+const started = (trx = trx1, minutes = 1) =>
+  new PaymentIntent.IntentPaymentStarted({
+    transactionId: trx,
+    paymentMethod: "CREDIT_CARD",
+    at: at(minutes)
+  })
+const paid = (trx = trx1) => new PaymentIntent.IntentPaid({ transactionId: trx, at: at(2) })
+const failed = (trx = trx1) => new PaymentIntent.IntentPaymentFailed({ transactionId: trx, at: at(2) })
+const start = (overrides: Partial<ConstructorParameters<typeof PaymentIntent.StartPayment>[0]> = {}) =>
+  new PaymentIntent.StartPayment({
+    transactionId: trx1,
+    paymentMethod: "CREDIT_CARD",
+    now: at(1),
+    ...overrides
+  })
+
+const spec = DeciderSpec.for(PaymentIntent.PaymentIntent)
+
+describe("PaymentIntent", () => {
+  describe("CreateIntent", () => {
+    it("C1 creates an ACTIVE intent", () => {
+      const command = create()
+      spec
+        .given([])
+        .when(command)
+        .then([
+          new PaymentIntent.IntentCreated({
+            merchantId: merchant,
+            sandbox: true,
+            referenceId,
+            details: command.details,
+            deviceFingerprint: command.deviceFingerprint,
+            createdAt: at(0)
+          })
+        ])
+      expect(fold(PaymentIntent.PaymentIntent, created())._tag).toBe("ACTIVE")
+    })
+    it("a duplicate reference_id is a conflict", () => {
+      spec
+        .given(created())
+        .when(create({ now: at(5) }))
+        .thenFails("IntentAlreadyExists", { referenceId })
+    })
+    it("totals, taxes and tip are not checked for consistency", () => {
+      const inconsistent = details({
+        amount: new PaymentIntent.IntentAmount({
+          currency: "COP",
+          total: amount(100),
+          tip: amount(500),
+          taxes: [{ type: "VAT", base: amount(1_000), value: amount(190) }]
+        })
+      })
+      const result = PaymentIntent.decide(create({ details: inconsistent }), PaymentIntent.initialState)
+      expect(Either.isRight(result)).toBe(true)
+    })
+    it("metadata accepts both {key, value} and a map of keys to values", () => {
+      const decode = Schema.decodeUnknownSync(PaymentIntent.IntentDetails)
+      const base = Schema.encodeSync(PaymentIntent.IntentDetails)(details())
+      for (const metadata of [
+        { key: "order", value: "1" },
+        { order: "1", channel: "web" }
+      ]) {
+        expect(decode({ ...base, metadata }).metadata).toEqual(Option.some(metadata))
+      }
+    })
+    it("an intent's currency is COP or USD", () => {
+      const base = Schema.encodeSync(PaymentIntent.IntentAmount)(intentAmount(1_000))
+      expect(
+        Either.isRight(Schema.decodeUnknownEither(PaymentIntent.IntentAmount)({ ...base, currency: "USD" }))
+      ).toBe(true)
+      expect(
+        Either.isLeft(Schema.decodeUnknownEither(PaymentIntent.IntentAmount)({ ...base, currency: "EUR" }))
+      ).toBe(true)
+    })
+    it("reference_id is unique per merchant and mode: the stream key holds all three", () => {
+      const key = PaymentIntent.streamKey(merchant, true, referenceId)
+      expect(key).toBe("MER_1:test:order-1")
+      expect(PaymentIntent.streamKey(merchant, false, referenceId)).not.toBe(key)
+      expect(PaymentIntent.streamKey(MerchantId.make("MER_2"), true, referenceId)).not.toBe(key)
+    })
+    it.effect(
+      "a duplicate reference_id of the same merchant and mode is a conflict (409), another mode is not",
+      () =>
+        Effect.gen(function* () {
+          const handle = CommandHandler.make(PaymentIntent.PaymentIntent)
+          const test = PaymentIntent.streamKey(merchant, true, referenceId)
+          const live = PaymentIntent.streamKey(merchant, false, referenceId)
+          yield* handle(test, create())
+          const duplicate = yield* Effect.flip(handle(test, create({ now: at(1) })))
+          expect(duplicate).toMatchObject({ _tag: "IntentAlreadyExists", referenceId })
+          const other = yield* handle(live, create({ sandbox: false }))
+          expect(other.state._tag).toBe("ACTIVE")
+        }).pipe(Effect.provide(Layer.merge(InMemoryEventStore.layer, IdGenerator.layerSequential)))
+    )
+    it("events encode to JSON and decode back", () => {
+      const events = [...created(), started(), paid()]
+      const codec = Schema.parseJson(PaymentIntent.Event)
+      for (const event of events) {
+        expect(Schema.decodeSync(codec)(Schema.encodeSync(codec)(event))).toEqual(event)
+      }
+    })
+  })
+
+  describe("UpdateIntent", () => {
+    it("C3 replaces the whole body: omitted optional fields become absent", () => {
+      const replacement = details({
+        amount: intentAmount(50_000),
+        description: Option.none(),
+        metadata: Option.none(),
+        customer: Option.none()
+      })
+      spec
+        .given(created())
+        .when(new PaymentIntent.UpdateIntent({ details: replacement, now: at(3) }))
+        .then([new PaymentIntent.IntentUpdated({ details: replacement, at: at(3) })])
+      const state = fold(PaymentIntent.PaymentIntent, [
+        ...created(),
+        new PaymentIntent.IntentUpdated({ details: replacement, at: at(3) })
+      ])
+      expect(state).toMatchObject({ _tag: "ACTIVE", details: replacement })
+    })
+    it("an identical PUT (a retry) appends nothing", () => {
+      spec
+        .given(created())
+        .when(new PaymentIntent.UpdateIntent({ details: details(), now: at(3) }))
+        .thenNothing()
+    })
+    it("while an attempt is RUNNING the amount cannot change", () => {
+      spec
+        .given([...created(), started()])
+        .when(new PaymentIntent.UpdateIntent({ details: details({ amount: intentAmount(1) }), now: at(3) }))
+        .thenFails("IntentAmountLocked", { referenceId, transactionId: trx1 })
+    })
+    it("while an attempt is RUNNING the other fields can change", () => {
+      const replacement = details({ description: Option.some("Three coffees") })
+      spec
+        .given([...created(), started()])
+        .when(new PaymentIntent.UpdateIntent({ details: replacement, now: at(3) }))
+        .then([new PaymentIntent.IntentUpdated({ details: replacement, at: at(3) })])
+    })
+    it("an intent can be updated only while it has not been paid", () => {
+      spec
+        .given([...created(), started(), paid()])
+        .when(new PaymentIntent.UpdateIntent({ details: details({ amount: intentAmount(1) }), now: at(3) }))
+        .thenFails("IntentAlreadyPaid", { referenceId, transactionId: trx1 })
+      spec
+        .given([...created(), started(), paid()])
+        .when(new PaymentIntent.UpdateIntent({ details: details(), now: at(3) }))
+        .thenFails("IntentAlreadyPaid")
+    })
+    it("an unknown reference is not found (404 PaymentNotFound)", () => {
+      spec
+        .given([])
+        .when(new PaymentIntent.UpdateIntent({ details: details(), now: at(3) }))
+        .thenFails("IntentNotFound")
+    })
+  })
+
+  describe("StartPayment", () => {
+    it("an attempt ties its transaction to the intent: PROCESSING, with service_transaction_id", () => {
+      spec.given(created()).when(start()).then([started()])
+      const state = fold(PaymentIntent.PaymentIntent, [...created(), started()])
+      expect(state).toMatchObject({ _tag: "PROCESSING", transactionId: Option.some(trx1) })
+    })
+    it("a second attempt while one is running is refused", () => {
+      spec
+        .given([...created(), started()])
+        .when(start({ transactionId: trx2 }))
+        .thenFails("IntentNotInState", { status: "PROCESSING" })
+    })
+    it("callback_url is required for the PSE and the bank-button payment methods", () => {
+      const noCallback = created(create({ details: details({ callbackUrl: Option.none() }) }))
+      spec
+        .given(noCallback)
+        .when(start({ paymentMethod: "PSE" }))
+        .thenFails("CallbackUrlRequired")
+      spec
+        .given(noCallback)
+        .when(start({ paymentMethod: "BOTON_BANK" }))
+        .thenFails("CallbackUrlRequired")
+      spec
+        .given(created())
+        .when(start({ paymentMethod: "PSE" }))
+        .then([
+          new PaymentIntent.IntentPaymentStarted({ transactionId: trx1, paymentMethod: "PSE", at: at(1) })
+        ])
+    })
+    it("a card attempt does not require callback_url", () => {
+      const noCallback = created(create({ details: details({ callbackUrl: Option.none() }) }))
+      spec.given(noCallback).when(start()).then([started()])
+    })
+    it("a PAID intent cannot be attempted again", () => {
+      spec
+        .given([...created(), started(), paid()])
+        .when(start({ transactionId: trx2 }))
+        .thenFails("IntentNotInState", { status: "PAID" })
+    })
+    it("an attempt on an unknown intent is not found", () => {
+      spec.given([]).when(start()).thenFails("IntentNotFound")
+    })
+  })
+
+  describe("CompletePayment", () => {
+    it("when the payment is approved the intent is PAID", () => {
+      spec
+        .given([...created(), started()])
+        .when(new PaymentIntent.CompletePayment({ transactionId: trx1, now: at(2) }))
+        .then([paid()])
+    })
+    it("another transaction cannot pay it", () => {
+      spec
+        .given([...created(), started()])
+        .when(new PaymentIntent.CompletePayment({ transactionId: trx2, now: at(2) }))
+        .thenFails("UnknownIntentTransaction", { transactionId: trx2 })
+    })
+    it("a re-delivered approval of a PAID intent changes nothing", () => {
+      spec
+        .given([...created(), started(), paid()])
+        .when(new PaymentIntent.CompletePayment({ transactionId: trx1, now: at(5) }))
+        .thenNothing()
+    })
+    it("an ACTIVE intent has no attempt to approve", () => {
+      spec
+        .given(created())
+        .when(new PaymentIntent.CompletePayment({ transactionId: trx1, now: at(2) }))
+        .thenFails("IntentNotInState", { status: "ACTIVE" })
+    })
+  })
+
+  describe("FailPayment", () => {
+    it("a rejected payment returns the intent to ACTIVE", () => {
+      spec
+        .given([...created(), started()])
+        .when(new PaymentIntent.FailPayment({ transactionId: trx1, now: at(2) }))
+        .then([failed()])
+    })
+    it("after a rejected payment the intent can be attempted again", () => {
+      spec
+        .given([...created(), started(), failed()])
+        .when(start({ transactionId: trx2, now: at(3) }))
+        .then([started(trx2, 3)])
+      const state = fold(PaymentIntent.PaymentIntent, [...created(), started(), failed()])
+      expect(state).toMatchObject({ _tag: "ACTIVE", transactionId: Option.some(trx1) })
+    })
+    it("a re-delivered rejection of the last attempt changes nothing", () => {
+      spec
+        .given([...created(), started(), failed()])
+        .when(new PaymentIntent.FailPayment({ transactionId: trx1, now: at(4) }))
+        .thenNothing()
+    })
+    it("a rejection of another transaction is refused", () => {
+      spec
+        .given([...created(), started()])
+        .when(new PaymentIntent.FailPayment({ transactionId: trx2, now: at(2) }))
+        .thenFails("UnknownIntentTransaction")
+      spec
+        .given(created())
+        .when(new PaymentIntent.FailPayment({ transactionId: trx1, now: at(2) }))
+        .thenFails("UnknownIntentTransaction")
+    })
+    it("a PAID intent cannot fail", () => {
+      spec
+        .given([...created(), started(), paid()])
+        .when(new PaymentIntent.FailPayment({ transactionId: trx1, now: at(3) }))
+        .thenFails("IntentNotInState", { status: "PAID" })
+    })
+  })
+
+  describe("properties", () => {
+    const minute = FastCheck.integer({ min: 0, max: 120 })
+    const trx = FastCheck.constantFrom(trx1, trx2)
+    const someDetails = FastCheck.record({
+      total: FastCheck.constantFrom(119_000, 50_000),
+      callback: FastCheck.boolean(),
+      description: FastCheck.constantFrom("Two coffees", "Three coffees")
+    }).map(({ total, callback, description }) =>
+      details({
+        amount: intentAmount(total),
+        callbackUrl: callback ? Option.some("https://shop.example/return") : Option.none(),
+        description: Option.some(description)
+      })
+    )
+    const command: FastCheck.Arbitrary<PaymentIntent.Command> = FastCheck.oneof(
+      FastCheck.record({ d: someDetails, m: minute }).map(({ d, m }) => create({ details: d, now: at(m) })),
+      FastCheck.record({ d: someDetails, m: minute }).map(
+        ({ d, m }) => new PaymentIntent.UpdateIntent({ details: d, now: at(m) })
+      ),
+      FastCheck.record({ trx, m: minute, method: FastCheck.constantFrom("CREDIT_CARD", "PSE") }).map(
+        ({ trx, m, method }) => start({ transactionId: trx, paymentMethod: method, now: at(m) })
+      ),
+      FastCheck.record({ trx, m: minute }).map(
+        ({ trx, m }) => new PaymentIntent.CompletePayment({ transactionId: trx, now: at(m) })
+      ),
+      FastCheck.record({ trx, m: minute }).map(
+        ({ trx, m }) => new PaymentIntent.FailPayment({ transactionId: trx, now: at(m) })
+      )
+    )
+    const run = FastCheck.array(command, { maxLength: 25 }).map((rest) => [create(), ...rest])
+
+    it.prop(
+      "random commands never leave the transition table nor an absorbing state",
+      [run],
+      ([commands]) => {
+        checkRun(PaymentIntent.PaymentIntent, commands)
+      }
+    )
+
+    it("random runs reach every state of the table", () => {
+      const seen = new Set<string>()
+      FastCheck.assert(
+        FastCheck.property(run, (commands) => {
+          for (const s of checkRun(PaymentIntent.PaymentIntent, commands)) seen.add(s)
+        }),
+        { numRuns: 300, seed: 42 }
+      )
+      expect([...seen].sort()).toEqual([...Transitions.states(PaymentIntent.transitions)].sort())
+    })
+
+    it.effect.prop("the handler's state is the fold of the stored events", [run], ([commands]) =>
+      Effect.gen(function* () {
+        const handle = CommandHandler.make(PaymentIntent.PaymentIntent)
+        const key = PaymentIntent.streamKey(merchant, true, referenceId)
+        let last: PaymentIntent.State = PaymentIntent.initialState
+        for (const command of commands) {
+          const result = yield* Effect.either(handle(key, command))
+          if (result._tag === "Right") last = result.right.state
+        }
+        const loaded = yield* CommandHandler.load(PaymentIntent.PaymentIntent)(key)
+        expect(loaded.state).toEqual(last)
+      }).pipe(Effect.provide(Layer.merge(InMemoryEventStore.layer, IdGenerator.layerSequential)))
+    )
+
+    it.prop("an intent is never updated once paid", [run], ([commands]) => {
+      let state = PaymentIntent.initialState
+      for (const command of commands) {
+        const result = PaymentIntent.decide(command, state)
+        if (state._tag === "PAID") expect(Either.getOrElse(result, () => [])).toEqual([])
+        if (Either.isRight(result)) state = fold(PaymentIntent.PaymentIntent, result.right, state)
+      }
+    })
+
+    it("PAID is absorbing; ACTIVE and PROCESSING are not", () => {
+      const absorbing = Transitions.states(PaymentIntent.transitions).filter((s) =>
+        Transitions.isAbsorbing(PaymentIntent.transitions, s)
+      )
+      expect([...absorbing].sort()).toEqual(["PAID"])
+    })
+  })
+})

@@ -1,0 +1,190 @@
+import { describe, expect, it } from "@effect/vitest"
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as FastCheck from "effect/FastCheck"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import * as CommandHandler from "@cobro/domain/CommandHandler"
+import { fold } from "@cobro/domain/Decider"
+import * as IdGenerator from "@cobro/domain/IdGenerator"
+import * as InMemoryEventStore from "@cobro/domain/InMemoryEventStore"
+import { IntentReference, MerchantId, RefundId, TransactionId } from "@cobro/domain/Ids"
+import { amount } from "@cobro/domain/Money"
+import * as Refund from "@cobro/domain/Refund"
+import * as Transitions from "@cobro/domain/Transitions"
+import { DeciderSpec } from "../support/DeciderSpec.js"
+import { checkRun } from "../support/TransitionProperties.js"
+
+const T0 = Date.UTC(2026, 10, 21, 15, 0, 0)
+const at = (minutes: number) => DateTime.unsafeMake(T0 + minutes * 60_000)
+const refundId = RefundId.make("RFD_1")
+
+const request = (overrides: Partial<ConstructorParameters<typeof Refund.RequestRefund>[0]> = {}) =>
+  new Refund.RequestRefund({
+    refundId,
+    merchantId: MerchantId.make("MER_1"),
+    sandbox: true,
+    transactionId: TransactionId.make("TRX_1"),
+    referenceId: IntentReference.make("order-1"),
+    amount: amount(119_000),
+    reason: "customer changed their mind",
+    now: at(0),
+    ...overrides
+  })
+
+const requested = (command = request()) =>
+  Refund.decide(command, Refund.initialState).pipe((e) => (e._tag === "Right" ? e.right : []))
+const reviewRefund = (outcome: Refund.Outcome, minutes = 10) =>
+  new Refund.ReviewRefund({ outcome, now: at(minutes) })
+
+const spec = DeciderSpec.for(Refund.Refund)
+
+describe("Refund", () => {
+  describe("RequestRefund", () => {
+    it("a refund request is PROCESSING, for the captured amount", () => {
+      const command = request()
+      spec
+        .given([])
+        .when(command)
+        .then([
+          new Refund.RefundRequested({
+            refundId,
+            merchantId: command.merchantId,
+            sandbox: true,
+            transactionId: command.transactionId,
+            referenceId: command.referenceId,
+            amount: amount(119_000),
+            reason: "customer changed their mind",
+            requestedAt: at(0)
+          })
+        ])
+      expect(fold(Refund.Refund, requested())).toMatchObject({
+        _tag: "PROCESSING",
+        dateApplied: Option.none()
+      })
+    })
+    it("a refund id is requested once", () => {
+      spec
+        .given(requested())
+        .when(request({ now: at(1) }))
+        .thenFails("RefundAlreadyExists", { refundId })
+      spec
+        .given([...requested(), new Refund.RefundRejected({ dateApplied: at(10) })])
+        .when(request({ now: at(11) }))
+        .thenFails("RefundAlreadyExists")
+    })
+    it("amounts are never negative: a negative refund does not decode", () => {
+      const encoded = Schema.encodeSync(Refund.RefundRequested)(requested()[0] as Refund.RefundRequested)
+      expect(Either.isLeft(Schema.decodeUnknownEither(Refund.Event)({ ...encoded, amount: -1 }))).toBe(true)
+      expect(Schema.decodeUnknownSync(Refund.Event)(encoded)).toEqual(requested()[0])
+    })
+  })
+
+  describe("ReviewRefund", () => {
+    it("the review approves the refund, with date_applied", () => {
+      spec
+        .given(requested())
+        .when(reviewRefund("APPROVED"))
+        .then([new Refund.RefundApproved({ dateApplied: at(10) })])
+      expect(
+        fold(Refund.Refund, [...requested(), new Refund.RefundApproved({ dateApplied: at(10) })])
+      ).toMatchObject({
+        _tag: "APPROVED",
+        dateApplied: Option.some(at(10))
+      })
+    })
+    it("the review rejects the refund, with date_applied", () => {
+      spec
+        .given(requested())
+        .when(reviewRefund("REJECTED"))
+        .then([new Refund.RefundRejected({ dateApplied: at(10) })])
+    })
+    it("a repeated review outcome changes nothing", () => {
+      spec
+        .given([...requested(), new Refund.RefundApproved({ dateApplied: at(10) })])
+        .when(reviewRefund("APPROVED", 20))
+        .thenNothing()
+      spec
+        .given([...requested(), new Refund.RefundRejected({ dateApplied: at(10) })])
+        .when(reviewRefund("REJECTED", 20))
+        .thenNothing()
+    })
+    it("a refund is irreversible: a contradicting review is refused", () => {
+      spec
+        .given([...requested(), new Refund.RefundApproved({ dateApplied: at(10) })])
+        .when(reviewRefund("REJECTED", 20))
+        .thenFails("RefundAlreadyReviewed", { status: "APPROVED" })
+      spec
+        .given([...requested(), new Refund.RefundRejected({ dateApplied: at(10) })])
+        .when(reviewRefund("APPROVED", 20))
+        .thenFails("RefundAlreadyReviewed", { status: "REJECTED" })
+    })
+    it("a review of an unknown refund is not found", () => {
+      spec.given([]).when(reviewRefund("APPROVED")).thenFails("RefundNotFound")
+    })
+  })
+
+  describe("properties", () => {
+    const minute = FastCheck.integer({ min: 0, max: 120 })
+    const command: FastCheck.Arbitrary<Refund.Command> = FastCheck.oneof(
+      minute.map((m) => request({ now: at(m) })),
+      FastCheck.record({ outcome: FastCheck.constantFrom("APPROVED", "REJECTED"), m: minute }).map(
+        ({ outcome, m }) => reviewRefund(outcome as Refund.Outcome, m)
+      )
+    )
+    const run = FastCheck.array(command, { maxLength: 15 }).map((rest) => [request(), ...rest])
+
+    it.prop(
+      "random commands never leave the transition table nor an absorbing state",
+      [run],
+      ([commands]) => {
+        checkRun(Refund.Refund, commands)
+      }
+    )
+
+    it("random runs reach every state of the table", () => {
+      const seen = new Set<string>()
+      FastCheck.assert(
+        FastCheck.property(run, (commands) => {
+          for (const s of checkRun(Refund.Refund, commands)) seen.add(s)
+        }),
+        { numRuns: 300, seed: 42 }
+      )
+      expect([...seen].sort()).toEqual([...Transitions.states(Refund.transitions)].sort())
+    })
+
+    it.effect.prop("the handler's state is the fold of the stored events", [run], ([commands]) =>
+      Effect.gen(function* () {
+        const handle = CommandHandler.make(Refund.Refund)
+        let last: Refund.State = Refund.initialState
+        for (const command of commands) {
+          const result = yield* Effect.either(handle(refundId, command))
+          if (result._tag === "Right") last = result.right.state
+        }
+        const loaded = yield* CommandHandler.load(Refund.Refund)(refundId)
+        expect(loaded.state).toEqual(last)
+      }).pipe(Effect.provide(Layer.merge(InMemoryEventStore.layer, IdGenerator.layerSequential)))
+    )
+
+    it.prop("the first review outcome is final", [run], ([commands]) => {
+      let state = Refund.initialState
+      let first: string | undefined
+      for (const command of commands) {
+        const result = Refund.decide(command, state)
+        if (Either.isRight(result)) state = fold(Refund.Refund, result.right, state)
+        if (first === undefined && (state._tag === "APPROVED" || state._tag === "REJECTED"))
+          first = state._tag
+      }
+      if (first !== undefined) expect(state._tag).toBe(first)
+    })
+
+    it("APPROVED and REJECTED are absorbing; PROCESSING is not", () => {
+      const absorbing = Transitions.states(Refund.transitions).filter((s) =>
+        Transitions.isAbsorbing(Refund.transitions, s)
+      )
+      expect([...absorbing].sort()).toEqual(["APPROVED", "REJECTED"])
+    })
+  })
+})

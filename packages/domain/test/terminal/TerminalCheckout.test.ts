@@ -1,0 +1,748 @@
+import { describe, expect, it } from "@effect/vitest"
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as FastCheck from "effect/FastCheck"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import * as CommandHandler from "@cobro/domain/CommandHandler"
+import * as IdGenerator from "@cobro/domain/IdGenerator"
+import { IntegrationId, MerchantId, TerminalSerial, TransactionId } from "@cobro/domain/Ids"
+import * as InMemoryEventStore from "@cobro/domain/InMemoryEventStore"
+import { amount } from "@cobro/domain/Money"
+import * as TerminalCheckout from "@cobro/domain/TerminalCheckout"
+import * as NotificationRules from "@cobro/domain/NotificationRules"
+import * as Transitions from "@cobro/domain/Transitions"
+import { DeciderSpec } from "../support/DeciderSpec.js"
+import { checkRun } from "../support/TransitionProperties.js"
+
+const HOUR = 60 * 60 * 1000
+/** 2026-11-21 10:00 Bogotá (15:00 UTC). */
+const T0 = Date.UTC(2026, 10, 21, 15, 0, 0)
+const at = (minutes: number) => DateTime.unsafeMake(T0 + minutes * 60_000)
+/** An instant given as Bogotá wall-clock time (UTC−05:00). */
+const bogota = (y: number, mo: number, d: number, h: number, mi = 0, s = 0, ms = 0) =>
+  DateTime.unsafeMake(Date.UTC(y, mo - 1, d, h + 5, mi, s, ms))
+
+const integrationId = IntegrationId.make("INT_1")
+const trx1 = TransactionId.make("TRX_1")
+const trx2 = TransactionId.make("TRX_2")
+const serial = TerminalSerial.make("SN-0001")
+
+const create = (overrides: Partial<ConstructorParameters<typeof TerminalCheckout.CreateCheckout>[0]> = {}) =>
+  new TerminalCheckout.CreateCheckout({
+    integrationId,
+    transactionId: trx1,
+    merchantId: MerchantId.make("MER_1"),
+    sandbox: true,
+    terminalSerial: serial,
+    terminalModel: "Smart Pro",
+    reference: "order-1",
+    amount: new TerminalCheckout.CheckoutAmount({
+      currency: "COP",
+      total: amount(11_900),
+      tip: amount(0),
+      taxes: [{ type: "VAT", base: amount(10_000), value: amount(1_900) }]
+    }),
+    paymentMethod: "POS",
+    userEmail: "seller@shop.example",
+    description: Option.some("Two coffees"),
+    payer: Option.none(),
+    now: at(0),
+    ...overrides
+  })
+
+const card = new TerminalCheckout.Card({
+  maskedPan: "450799******1234",
+  brand: "VISA",
+  captureMode: "CONTACTLESS_CHIP",
+  cardType: "CREDIT",
+  cardholderName: "ANA PEREZ",
+  installments: 1,
+  terminalId: "TID-9"
+})
+const cardSale = new TerminalCheckout.Sale({
+  paymentMethod: "CARD",
+  serviceCode: "SC-1",
+  approvalNumber: Option.some("123456"),
+  payerEmail: Option.none(),
+  card: Option.some(card)
+})
+const walletSale = new TerminalCheckout.Sale({
+  paymentMethod: "WALLET_A",
+  serviceCode: "SC-2",
+  approvalNumber: Option.none(),
+  payerEmail: Option.none(),
+  card: Option.none()
+})
+
+const Checkout = {
+  fold: (events: ReadonlyArray<TerminalCheckout.Event>): TerminalCheckout.State =>
+    events.reduce(TerminalCheckout.evolve, TerminalCheckout.initialState)
+}
+
+// Histories, built from events (the given of each spec).
+const created = (command = create()) =>
+  TerminalCheckout.decide(command, TerminalCheckout.initialState).pipe((e) =>
+    e._tag === "Right" ? e.right : []
+  )
+const attempted = (attempt = 1, minutes = 0) =>
+  new TerminalCheckout.PushAttempted({ attempt, at: at(minutes) })
+const sending = () => [...created(), attempted()]
+const sent = () => [
+  ...sending(),
+  new TerminalCheckout.CheckoutSent({ lockedSince: Option.none(), at: at(0) })
+]
+const held = () => [...sending(), new TerminalCheckout.CheckoutHeld({ lockedSince: at(-10), at: at(0) })]
+const unreachable = () => [
+  ...sending(),
+  new TerminalCheckout.DeliveryFailed({ reason: "SESSION_EXPIRED", at: at(0) })
+]
+const cancelled = () => [...created(), new TerminalCheckout.CheckoutCancelled({ at: at(1) })]
+const saleApproved = (when: DateTime.Utc = at(1), sale = cardSale) =>
+  new TerminalCheckout.SaleApproved({ transactionId: trx1, sale, at: when })
+const approved = (when: DateTime.Utc = at(1), sale = cardSale) => [...sent(), saleApproved(when, sale)]
+const rejected = () => [
+  ...sent(),
+  new TerminalCheckout.SaleRejected({
+    transactionId: trx1,
+    reason: "DECLINED",
+    card: Option.none(),
+    at: at(1)
+  })
+]
+const voided = () => [...approved(), new TerminalCheckout.SaleVoided({ transactionId: trx1, at: at(2) })]
+
+const approve = (overrides: Partial<ConstructorParameters<typeof TerminalCheckout.ApproveSale>[0]> = {}) =>
+  new TerminalCheckout.ApproveSale({ transactionId: trx1, sale: cardSale, now: at(1), ...overrides })
+const reject = (transactionId = trx1, now = at(1)) =>
+  new TerminalCheckout.RejectSale({ transactionId, reason: "DECLINED", card: Option.none(), now })
+const approveVoid = (now: DateTime.Utc = at(2), transactionId = trx1) =>
+  new TerminalCheckout.ApproveVoid({ transactionId, now })
+const rejectVoid = (now: DateTime.Utc = at(2), transactionId = trx1) =>
+  new TerminalCheckout.RejectVoid({ transactionId, reason: "NETWORK_DECLINED", now })
+const deliver = (lockedSince: Option.Option<DateTime.Utc>, now = at(0)) =>
+  new TerminalCheckout.RecordDelivery({ lockedSince, now })
+
+const spec = DeciderSpec.for(TerminalCheckout.TerminalCheckout)
+
+describe("TerminalCheckout", () => {
+  describe("CreateCheckout", () => {
+    it("A3: a checkout is created PENDING, to be pushed to the bound terminal", () => {
+      const command = create()
+      spec
+        .given([])
+        .when(command)
+        .then([
+          new TerminalCheckout.CheckoutCreated({
+            integrationId,
+            transactionId: trx1,
+            merchantId: command.merchantId,
+            sandbox: true,
+            terminalSerial: serial,
+            terminalModel: "Smart Pro",
+            reference: "order-1",
+            amount: command.amount,
+            paymentMethod: "POS",
+            userEmail: "seller@shop.example",
+            description: Option.some("Two coffees"),
+            payer: Option.none(),
+            createdAt: at(0)
+          })
+        ])
+    })
+    it("an empty payment_method is kept: the terminal shows its own method-selection screen", () => {
+      const result = TerminalCheckout.decide(create({ paymentMethod: "" }), TerminalCheckout.initialState)
+      expect(Either.getOrThrow(result)[0]).toMatchObject({ _tag: "CheckoutCreated", paymentMethod: "" })
+    })
+    it("an integration id is created once", () => {
+      spec.given(created()).when(create()).thenFails("CheckoutAlreadyExists", { integrationId })
+    })
+    it.effect("R4: a new request on a terminal that just approved a sale proceeds normally", () =>
+      Effect.gen(function* () {
+        const handle = CommandHandler.make(TerminalCheckout.TerminalCheckout)
+        yield* handle("INT_1", create())
+        yield* handle("INT_1", new TerminalCheckout.AttemptPush({ now: at(0) }))
+        yield* handle("INT_1", deliver(Option.none()))
+        const first = yield* handle("INT_1", approve())
+        expect(first.state._tag).toBe("APPROVED")
+        // Same terminal, still on its confirmation screen: the second checkout is not blocked.
+        const second = IntegrationId.make("INT_2")
+        yield* handle("INT_2", create({ integrationId: second, transactionId: trx2, now: at(2) }))
+        yield* handle("INT_2", new TerminalCheckout.AttemptPush({ now: at(2) }))
+        const delivered = yield* handle("INT_2", deliver(Option.none(), at(2)))
+        expect(delivered.state._tag).toBe("SENT")
+      }).pipe(Effect.provide(Layer.merge(InMemoryEventStore.layer, IdGenerator.layerSequential)))
+    )
+  })
+
+  describe("AttemptPush", () => {
+    it("a PENDING checkout is claimed for its first push", () => {
+      spec
+        .given(created())
+        .when(new TerminalCheckout.AttemptPush({ now: at(0) }))
+        .then([attempted(1, 0)])
+    })
+    it("R5: an UNREACHABLE checkout waits and is pushed again", () => {
+      spec
+        .given(unreachable())
+        .when(new TerminalCheckout.AttemptPush({ now: at(3) }))
+        .then([attempted(2, 3)])
+    })
+    it("a push claimed again after a worker crash changes nothing", () => {
+      spec
+        .given(sending())
+        .when(new TerminalCheckout.AttemptPush({ now: at(1) }))
+        .thenNothing()
+    })
+    it("a checkout already on the terminal is not pushed again", () => {
+      spec
+        .given(sent())
+        .when(new TerminalCheckout.AttemptPush({ now: at(1) }))
+        .thenFails("CheckoutNotInState", { status: "SENT", command: "AttemptPush" })
+    })
+    it("a checkout on a non-existing stream is not found", () => {
+      spec
+        .given([])
+        .when(new TerminalCheckout.AttemptPush({ now: at(0) }))
+        .thenFails("CheckoutNotFound")
+    })
+  })
+
+  describe("RecordDelivery", () => {
+    it("an unlocked terminal gets the payment: SENT", () => {
+      spec
+        .given(sending())
+        .when(deliver(Option.none(), at(1)))
+        .then([new TerminalCheckout.CheckoutSent({ lockedSince: Option.none(), at: at(1) })])
+    })
+    it("R1: a terminal locked for exactly 2 minutes gets the payment normally", () => {
+      const lockedSince = DateTime.unsafeMake(T0 - 2 * 60_000)
+      spec
+        .given(sending())
+        .when(deliver(Option.some(lockedSince)))
+        .then([new TerminalCheckout.CheckoutSent({ lockedSince: Option.some(lockedSince), at: at(0) })])
+    })
+    it("R1: a terminal locked for more than 2 minutes (2 min + 1 ms) holds the payment: HELD", () => {
+      const lockedSince = DateTime.unsafeMake(T0 - 2 * 60_000 - 1)
+      spec
+        .given(sending())
+        .when(deliver(Option.some(lockedSince)))
+        .then([new TerminalCheckout.CheckoutHeld({ lockedSince, at: at(0) })])
+    })
+    it.prop(
+      "R1: the payment is held iff the terminal was locked for more than 2 minutes",
+      [
+        FastCheck.oneof(
+          FastCheck.integer({ min: 0, max: 10 * 60_000 }),
+          FastCheck.integer({ min: 119_995, max: 120_005 })
+        )
+      ],
+      ([lockedForMs]) => {
+        const lockedSince = DateTime.unsafeMake(T0 - lockedForMs)
+        const events = Either.getOrThrow(
+          TerminalCheckout.decide(deliver(Option.some(lockedSince)), Checkout.fold(sending()))
+        )
+        expect(events.map((e) => e._tag)).toEqual([lockedForMs > 120_000 ? "CheckoutHeld" : "CheckoutSent"])
+      }
+    )
+    it("a repeated delivery report changes nothing", () => {
+      spec
+        .given(sent())
+        .when(deliver(Option.none(), at(1)))
+        .thenNothing()
+      spec
+        .given(held())
+        .when(deliver(Option.none(), at(1)))
+        .thenNothing()
+    })
+    it("a delivery report overtaken by the terminal's outcome changes nothing", () => {
+      spec
+        .given(approved())
+        .when(deliver(Option.none(), at(2)))
+        .thenNothing()
+    })
+    it("a delivery without a claimed push is refused", () => {
+      spec
+        .given(created())
+        .when(deliver(Option.none()))
+        .thenFails("CheckoutNotInState", { status: "PENDING" })
+    })
+  })
+
+  describe("RecordUnreachable", () => {
+    it("R5: a terminal off, with its app closed or its session expired leaves the checkout UNREACHABLE", () => {
+      spec
+        .given(sending())
+        .when(new TerminalCheckout.RecordUnreachable({ reason: "APP_CLOSED", now: at(1) }))
+        .then([new TerminalCheckout.DeliveryFailed({ reason: "APP_CLOSED", at: at(1) })])
+    })
+    it("a failed push is reported only for a push under way", () => {
+      spec
+        .given(sent())
+        .when(new TerminalCheckout.RecordUnreachable({ reason: "APP_CLOSED", now: at(1) }))
+        .thenFails("CheckoutNotInState", { status: "SENT" })
+    })
+    it("a failure report overtaken by the terminal's outcome changes nothing", () => {
+      spec
+        .given(approved())
+        .when(new TerminalCheckout.RecordUnreachable({ reason: "TIMEOUT", now: at(2) }))
+        .thenNothing()
+    })
+  })
+
+  describe("UnlockTerminal", () => {
+    it("R1: unlocking processes the held payment automatically: SENT", () => {
+      spec
+        .given(held())
+        .when(new TerminalCheckout.UnlockTerminal({ now: at(5) }))
+        .then([new TerminalCheckout.CheckoutReleased({ at: at(5) })])
+    })
+    it("unlocking a terminal that did not hold the payment changes nothing", () => {
+      spec
+        .given(sent())
+        .when(new TerminalCheckout.UnlockTerminal({ now: at(5) }))
+        .thenNothing()
+    })
+    it("an unlock before the checkout reached the terminal is refused", () => {
+      spec
+        .given(created())
+        .when(new TerminalCheckout.UnlockTerminal({ now: at(5) }))
+        .thenFails("CheckoutNotInState", { status: "PENDING" })
+    })
+  })
+
+  describe("CancelCheckout", () => {
+    it("R3: a request not yet sent can be cancelled", () => {
+      spec
+        .given(created())
+        .when(new TerminalCheckout.CancelCheckout({ now: at(1) }))
+        .then([new TerminalCheckout.CheckoutCancelled({ at: at(1) })])
+    })
+    it("R5: a request that could not reach the terminal can be cancelled", () => {
+      spec
+        .given(unreachable())
+        .when(new TerminalCheckout.CancelCheckout({ now: at(1) }))
+        .then([new TerminalCheckout.CheckoutCancelled({ at: at(1) })])
+    })
+    it("R3: a payment request already sent cannot be cancelled remotely", () => {
+      const histories = { SENDING: sending(), SENT: sent(), HELD: held(), APPROVED: approved() }
+      for (const [status, events] of Object.entries(histories)) {
+        spec
+          .given(events)
+          .when(new TerminalCheckout.CancelCheckout({ now: at(3) }))
+          .thenFails("CheckoutAlreadySent", { integrationId, status })
+      }
+      spec
+        .given(rejected())
+        .when(new TerminalCheckout.CancelCheckout({ now: at(3) }))
+        .thenFails("CheckoutAlreadySent", { status: "REJECTED" })
+      spec
+        .given(voided())
+        .when(new TerminalCheckout.CancelCheckout({ now: at(3) }))
+        .thenFails("CheckoutAlreadySent", { status: "VOIDED" })
+    })
+    it("cancelling a CANCELLED checkout again changes nothing", () => {
+      spec
+        .given(cancelled())
+        .when(new TerminalCheckout.CancelCheckout({ now: at(2) }))
+        .thenNothing()
+    })
+  })
+
+  describe("ApproveSale", () => {
+    it("the terminal's approval makes the checkout APPROVED with the card data", () => {
+      spec.given(sent()).when(approve()).then([saleApproved()])
+    })
+    it("an approval proves a held payment was processed on unlock", () => {
+      spec.given(held()).when(approve()).then([saleApproved()])
+    })
+    it("an approval may overtake the delivery report", () => {
+      spec.given(sending()).when(approve()).then([saleApproved()])
+    })
+    it("a sale by another method carries no card", () => {
+      spec
+        .given(sent())
+        .when(approve({ sale: walletSale }))
+        .then([saleApproved(at(1), walletSale)])
+      spec
+        .given(sent())
+        .when(approve({ sale: new TerminalCheckout.Sale({ ...walletSale, card: Option.some(card) }) }))
+        .thenFails("InvalidSaleDetails")
+    })
+    it("a card sale carries the card and the approval number", () => {
+      spec
+        .given(sent())
+        .when(approve({ sale: new TerminalCheckout.Sale({ ...cardSale, card: Option.none() }) }))
+        .thenFails("InvalidSaleDetails")
+      spec
+        .given(sent())
+        .when(approve({ sale: new TerminalCheckout.Sale({ ...cardSale, approvalNumber: Option.none() }) }))
+        .thenFails("InvalidSaleDetails")
+    })
+    it("an outcome for a different transaction is refused", () => {
+      spec
+        .given(sent())
+        .when(approve({ transactionId: trx2 }))
+        .thenFails("UnknownCheckoutTransaction", { integrationId, transactionId: trx2 })
+      spec
+        .given(approved())
+        .when(approve({ transactionId: trx2 }))
+        .thenFails("UnknownCheckoutTransaction", { transactionId: trx2 })
+    })
+    it("a re-delivered approval changes nothing", () => {
+      spec
+        .given(approved())
+        .when(approve({ now: at(9) }))
+        .thenNothing()
+      spec
+        .given(voided())
+        .when(approve({ now: at(9) }))
+        .thenNothing()
+    })
+    it("an approval of a REJECTED sale conflicts and is refused", () => {
+      spec.given(rejected()).when(approve()).thenFails("CheckoutNotInState", { status: "REJECTED" })
+    })
+    it("a checkout that never reached the terminal cannot be approved", () => {
+      spec.given(created()).when(approve()).thenFails("CheckoutNotInState", { status: "PENDING" })
+      spec.given(unreachable()).when(approve()).thenFails("CheckoutNotInState", { status: "UNREACHABLE" })
+      spec.given(cancelled()).when(approve()).thenFails("CheckoutNotInState", { status: "CANCELLED" })
+    })
+  })
+
+  describe("RejectSale", () => {
+    it("the terminal's rejection makes the checkout REJECTED", () => {
+      spec
+        .given(sent())
+        .when(reject())
+        .then([
+          new TerminalCheckout.SaleRejected({
+            transactionId: trx1,
+            reason: "DECLINED",
+            card: Option.none(),
+            at: at(1)
+          })
+        ])
+    })
+    it("an outcome for a different transaction is refused", () => {
+      spec.given(sent()).when(reject(trx2)).thenFails("UnknownCheckoutTransaction", { transactionId: trx2 })
+    })
+    it("a re-delivered rejection changes nothing", () => {
+      spec
+        .given(rejected())
+        .when(reject(trx1, at(5)))
+        .thenNothing()
+    })
+    it("a rejection of an APPROVED sale conflicts and is refused", () => {
+      spec.given(approved()).when(reject()).thenFails("CheckoutNotInState", { status: "APPROVED" })
+    })
+  })
+
+  describe("ApproveVoid", () => {
+    it("an APPROVED card sale voided the same day before 21:00 Bogotá is VOIDED", () => {
+      spec
+        .given(approved())
+        .when(approveVoid(at(2)))
+        .then([new TerminalCheckout.SaleVoided({ transactionId: trx1, at: at(2) })])
+    })
+    it("void at 20:59:59.999 Bogotá is allowed; at 21:00:00 it is refused", () => {
+      const approvedAt = bogota(2026, 11, 21, 10)
+      spec
+        .given(approved(approvedAt))
+        .when(approveVoid(bogota(2026, 11, 21, 20, 59, 59, 999)))
+        .then([
+          new TerminalCheckout.SaleVoided({ transactionId: trx1, at: bogota(2026, 11, 21, 20, 59, 59, 999) })
+        ])
+      spec
+        .given(approved(approvedAt))
+        .when(approveVoid(bogota(2026, 11, 21, 21)))
+        .thenFails("VoidWindowClosed", { approvedAt, closesAt: bogota(2026, 11, 21, 21) })
+    })
+    it("a sale approved at 23:00 Bogotá cannot be voided that night nor after Bogotá midnight", () => {
+      const approvedAt = bogota(2026, 11, 21, 23)
+      spec
+        .given(approved(approvedAt))
+        .when(approveVoid(bogota(2026, 11, 21, 23, 30)))
+        .thenFails("VoidWindowClosed")
+      spec
+        .given(approved(approvedAt))
+        .when(approveVoid(bogota(2026, 11, 22, 0, 0, 0, 1)))
+        .thenFails("VoidWindowClosed")
+      spec
+        .given(approved(approvedAt))
+        .when(approveVoid(bogota(2026, 11, 22, 10)))
+        .thenFails("VoidWindowClosed")
+    })
+    it("a sale approved at 19:00 Bogotá (00:00 UTC next day) is voidable until 21:00 Bogotá that Bogotá day", () => {
+      const approvedAt = bogota(2026, 11, 21, 19)
+      expect(DateTime.formatIso(approvedAt)).toBe("2026-11-22T00:00:00.000Z")
+      spec
+        .given(approved(approvedAt))
+        .when(approveVoid(bogota(2026, 11, 21, 20, 59, 59, 999)))
+        .then([
+          new TerminalCheckout.SaleVoided({ transactionId: trx1, at: bogota(2026, 11, 21, 20, 59, 59, 999) })
+        ])
+      spec
+        .given(approved(approvedAt))
+        .when(approveVoid(bogota(2026, 11, 21, 21)))
+        .thenFails("VoidWindowClosed")
+    })
+    it.prop(
+      "a sale is voidable iff the void is on its Bogotá day, at or after approval and before 21:00",
+      [voidInstants()],
+      ([[approvedMs, voidMs]]) => {
+        const result = TerminalCheckout.decide(
+          approveVoid(DateTime.unsafeMake(voidMs)),
+          Checkout.fold(approved(DateTime.unsafeMake(approvedMs)))
+        )
+        const expected =
+          voidMs >= approvedMs && bogotaDay(voidMs) === bogotaDay(approvedMs) && bogotaHour(voidMs) < 21
+        if (expected) expect(Either.getOrThrow(result).map((e) => e._tag)).toEqual(["SaleVoided"])
+        else
+          expect(Either.getLeft(result).pipe(Option.map((e) => e._tag))).toEqual(
+            Option.some("VoidWindowClosed")
+          )
+      }
+    )
+    it("only APPROVED sales can be voided", () => {
+      spec.given(rejected()).when(approveVoid()).thenFails("CheckoutNotInState", { status: "REJECTED" })
+      spec.given(sent()).when(approveVoid()).thenFails("CheckoutNotInState", { status: "SENT" })
+    })
+    it("only credit or debit card sales can be voided", () => {
+      spec
+        .given(approved(at(1), walletSale))
+        .when(approveVoid())
+        .thenFails("NotACardSale", { paymentMethod: "WALLET_A" })
+    })
+    it("a void for a different transaction is refused", () => {
+      spec
+        .given(approved())
+        .when(approveVoid(at(2), trx2))
+        .thenFails("UnknownCheckoutTransaction")
+    })
+    it("a void is irreversible: a re-delivered void approval changes nothing, even after 21:00", () => {
+      spec
+        .given(voided())
+        .when(approveVoid(at(2)))
+        .thenNothing()
+      spec
+        .given(voided())
+        .when(approveVoid(at(24 * 60)))
+        .thenNothing()
+    })
+  })
+
+  describe("RejectVoid", () => {
+    it("a rejected void leaves the sale APPROVED with the rejection recorded", () => {
+      const events = [
+        ...approved(),
+        new TerminalCheckout.VoidRejected({ transactionId: trx1, reason: "NETWORK_DECLINED", at: at(2) })
+      ]
+      spec
+        .given(approved())
+        .when(rejectVoid(at(2)))
+        .then([events[events.length - 1]!])
+      expect(Checkout.fold(events)._tag).toBe("APPROVED")
+      // The sale can still be voided within its window.
+      spec
+        .given(events)
+        .when(approveVoid(at(3)))
+        .then([new TerminalCheckout.SaleVoided({ transactionId: trx1, at: at(3) })])
+    })
+    it("a void after the window is refused before any outcome", () => {
+      spec
+        .given(approved())
+        .when(rejectVoid(at(12 * 60)))
+        .thenFails("VoidWindowClosed")
+    })
+    it("a void is irreversible: a VOIDED sale takes no void rejection", () => {
+      spec.given(voided()).when(rejectVoid()).thenFails("CheckoutNotInState", { status: "VOIDED" })
+    })
+    it("a void rejection for a different transaction is refused", () => {
+      spec
+        .given(approved())
+        .when(rejectVoid(at(2), trx2))
+        .thenFails("UnknownCheckoutTransaction")
+    })
+  })
+
+  describe("the webhook type of each event (NotificationRules)", () => {
+    it("maps each outcome to its webhook type (D) and every other event to none", () => {
+      const byTag = (tag: TerminalCheckout.Event["_tag"]) => allEvents().find((e) => e._tag === tag)!
+      expect(NotificationRules.notificationTypeOf(byTag("SaleApproved"))).toEqual(
+        Option.some("SALE_APPROVED")
+      )
+      expect(NotificationRules.notificationTypeOf(byTag("SaleRejected"))).toEqual(
+        Option.some("SALE_REJECTED")
+      )
+      expect(NotificationRules.notificationTypeOf(byTag("SaleVoided"))).toEqual(Option.some("VOID_APPROVED"))
+      expect(NotificationRules.notificationTypeOf(byTag("VoidRejected"))).toEqual(
+        Option.some("VOID_REJECTED")
+      )
+      const silent = allEvents().filter(
+        (e) => !["SaleApproved", "SaleRejected", "SaleVoided", "VoidRejected"].includes(e._tag)
+      )
+      expect(new Set(silent.map((e) => e._tag)).size).toBe(7)
+      for (const event of silent) expect(NotificationRules.notificationTypeOf(event)).toEqual(Option.none())
+    })
+  })
+
+  describe("events", () => {
+    it("every event survives JSON through its schema", () => {
+      const encode = Schema.encodeSync(TerminalCheckout.Event)
+      const decode = Schema.decodeUnknownSync(TerminalCheckout.Event)
+      for (const event of allEvents()) {
+        expect(decode(JSON.parse(JSON.stringify(encode(event))))).toEqual(event)
+      }
+    })
+  })
+
+  describe("properties", () => {
+    const minute = FastCheck.integer({ min: 0, max: 720 })
+    const trx = FastCheck.constantFrom(trx1, trx1, trx2)
+    const command: FastCheck.Arbitrary<TerminalCheckout.Command> = FastCheck.oneof(
+      { arbitrary: FastCheck.constant(create()), weight: 1 },
+      { arbitrary: minute.map((m) => new TerminalCheckout.AttemptPush({ now: at(m) })), weight: 3 },
+      {
+        arbitrary: FastCheck.record({ m: minute, lock: FastCheck.constantFrom(undefined, 0, 2, 3) }).map(
+          ({ m, lock }) => deliver(lock === undefined ? Option.none() : Option.some(at(m - lock)), at(m))
+        ),
+        weight: 3
+      },
+      {
+        arbitrary: minute.map(
+          (m) => new TerminalCheckout.RecordUnreachable({ reason: "POWERED_OFF", now: at(m) })
+        ),
+        weight: 1
+      },
+      { arbitrary: minute.map((m) => new TerminalCheckout.UnlockTerminal({ now: at(m) })), weight: 1 },
+      { arbitrary: minute.map((m) => new TerminalCheckout.CancelCheckout({ now: at(m) })), weight: 1 },
+      {
+        arbitrary: FastCheck.record({
+          trx,
+          m: minute,
+          sale: FastCheck.constantFrom(cardSale, cardSale, walletSale)
+        }).map(({ trx, m, sale }) => approve({ transactionId: trx, sale, now: at(m) })),
+        weight: 3
+      },
+      { arbitrary: FastCheck.record({ trx, m: minute }).map(({ trx, m }) => reject(trx, at(m))), weight: 1 },
+      {
+        arbitrary: FastCheck.record({ trx, m: minute }).map(({ trx, m }) => approveVoid(at(m), trx)),
+        weight: 2
+      },
+      {
+        arbitrary: FastCheck.record({ trx, m: minute }).map(({ trx, m }) => rejectVoid(at(m), trx)),
+        weight: 1
+      }
+    )
+    // Starting from a created checkout makes most runs exercise more than creation.
+    const run = FastCheck.array(command, { maxLength: 25 }).map((rest) => [create(), ...rest])
+
+    it.prop(
+      "random commands never leave the transition table nor an absorbing state",
+      [run],
+      ([commands]) => {
+        checkRun(TerminalCheckout.TerminalCheckout, commands)
+      }
+    )
+
+    it("random runs reach every state of the table", () => {
+      const seen = new Set<string>()
+      FastCheck.assert(
+        FastCheck.property(run, (commands) => {
+          for (const s of checkRun(TerminalCheckout.TerminalCheckout, commands)) seen.add(s)
+        }),
+        { numRuns: 300, seed: 42 }
+      )
+      expect([...seen].sort()).toEqual([...Transitions.states(TerminalCheckout.transitions)].sort())
+    })
+
+    it.effect.prop("the handler's state is the fold of the stored events", [run], ([commands]) =>
+      Effect.gen(function* () {
+        const handle = CommandHandler.make(TerminalCheckout.TerminalCheckout)
+        let last: TerminalCheckout.State = TerminalCheckout.initialState
+        for (const command of commands) {
+          const result = yield* Effect.either(handle("INT_1", command))
+          if (result._tag === "Right") last = result.right.state
+        }
+        const loaded = yield* CommandHandler.load(TerminalCheckout.TerminalCheckout)("INT_1")
+        expect(loaded.state).toEqual(last)
+      }).pipe(Effect.provide(Layer.merge(InMemoryEventStore.layer, IdGenerator.layerSequential)))
+    )
+
+    it("CANCELLED, REJECTED and VOIDED are absorbing; every other state is not", () => {
+      const absorbing = Transitions.states(TerminalCheckout.transitions).filter((s) =>
+        Transitions.isAbsorbing(TerminalCheckout.transitions, s)
+      )
+      expect([...absorbing].sort()).toEqual(["CANCELLED", "REJECTED", "VOIDED"])
+    })
+  })
+})
+
+// ---------------------------------------------------------------------------------------------
+// Helpers (function declarations, hoisted)
+// ---------------------------------------------------------------------------------------------
+
+/** The Bogotá calendar date and hour of an instant, computed apart from `Bogota.ts` as an oracle. */
+function bogotaDay(ms: number): string {
+  return new Date(ms - 5 * HOUR).toISOString().slice(0, 10)
+}
+function bogotaHour(ms: number): number {
+  return new Date(ms - 5 * HOUR).getUTCHours()
+}
+
+/**
+ * Pairs (approved, void) of epoch millis: voids up to 30 hours around the approval, and voids a few
+ * milliseconds around 21:00 and midnight Bogotá of the approval's day, where the window's edges are.
+ */
+function voidInstants(): FastCheck.Arbitrary<readonly [number, number]> {
+  const approvedAt = FastCheck.integer({ min: Date.UTC(2025, 0, 1), max: Date.UTC(2027, 0, 1) })
+  const anyTime = FastCheck.tuple(approvedAt, FastCheck.integer({ min: -2 * HOUR, max: 30 * HOUR })).map(
+    ([a, d]) => [a, a + d] as const
+  )
+  const nearEdge = FastCheck.tuple(
+    approvedAt,
+    FastCheck.constantFrom(21, 24),
+    FastCheck.integer({ min: -3, max: 3 })
+  ).map(([a, edgeHour, d]) => {
+    const day = new Date(a - 5 * HOUR)
+    const edge = Date.UTC(day.getUTCFullYear(), day.getUTCMonth(), day.getUTCDate(), edgeHour + 5)
+    return [a, edge + d] as const
+  })
+  return FastCheck.oneof(anyTime, nearEdge)
+}
+
+/** One event of each kind. */
+function allEvents(): ReadonlyArray<TerminalCheckout.Event> {
+  return [
+    ...voided(),
+    new TerminalCheckout.CheckoutHeld({ lockedSince: at(-10), at: at(0) }),
+    new TerminalCheckout.CheckoutReleased({ at: at(1) }),
+    new TerminalCheckout.DeliveryFailed({ reason: "POWERED_OFF", at: at(0) }),
+    new TerminalCheckout.CheckoutCancelled({ at: at(1) }),
+    new TerminalCheckout.SaleRejected({
+      transactionId: trx1,
+      reason: "DECLINED",
+      card: Option.some(card),
+      at: at(1)
+    }),
+    new TerminalCheckout.VoidRejected({ transactionId: trx1, reason: "NETWORK_DECLINED", at: at(2) }),
+    ...created(
+      create({
+        payer: Option.some(
+          new TerminalCheckout.Payer({
+            email: Option.some("payer@example.com"),
+            phoneNumber: Option.none(),
+            document: Option.some(
+              new TerminalCheckout.PayerDocument({
+                documentType: Option.some("CEDULA"),
+                documentNumber: Option.some("1234567")
+              })
+            )
+          })
+        )
+      })
+    )
+  ]
+}
