@@ -56,7 +56,6 @@ import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
-import * as Tracer from "effect/Tracer"
 import { execFileSync } from "node:child_process"
 import { createHash, randomBytes, randomUUID } from "node:crypto"
 import * as Fs from "node:fs"
@@ -65,6 +64,14 @@ import * as Path from "node:path"
 import { performance } from "node:perf_hooks"
 import { fileURLToPath } from "node:url"
 import * as Pg from "pg"
+import * as Cpu from "../../../bench/Cpu.js"
+import * as Database from "../../../bench/Database.js"
+import * as JsonLines from "../../../bench/JsonLines.js"
+import * as Percentile from "../../../bench/Percentile.js"
+import * as Ratio from "../../../bench/Ratio.js"
+import * as Rounds from "../../../bench/Rounds.js"
+import * as SpanClock from "../../../bench/SpanClock.js"
+import * as BenchEvent from "../../store-pg/bench/BenchEvent.js"
 import * as Ids from "../src/Ids.js"
 import * as NodeKeyVault from "../src/NodeKeyVault.js"
 import * as Store from "../src/Store.js"
@@ -81,7 +88,6 @@ const numberFlag = (name: string, fallback: number) => {
   return n
 }
 
-const baseUrl = process.env["DATABASE_URL"] ?? "postgres://postgres@127.0.0.1:5432/test"
 const totalEvents = Math.round(numberFlag("events", Number(process.env["AUDIT_BENCH_EVENTS"] ?? 1_000_000)))
 const rounds = Math.round(numberFlag("rounds", 3))
 const treeSeconds = numberFlag("tree-seconds", 10)
@@ -89,21 +95,6 @@ const samples = Math.round(numberFlag("samples", 1000))
 const parts = new Set((flag("only") ?? "walks,tree,proofs,offline").split(","))
 const self = fileURLToPath(import.meta.url)
 const root = Path.resolve(Path.dirname(self), "..", "..", "..")
-const withDatabase = (name: string) => {
-  const url = new URL(baseUrl)
-  url.pathname = `/${name}`
-  return url.toString()
-}
-
-const onServer = async (statement: string) => {
-  const client = new Pg.Client({ connectionString: baseUrl })
-  await client.connect()
-  try {
-    await client.query(statement)
-  } finally {
-    await client.end()
-  }
-}
 
 // ---------------------------------------------------------------------------------------------
 // The generated log
@@ -385,164 +376,25 @@ interface SummaryRow {
   readonly met: "met" | "missed" | "—"
 }
 
-const results: Array<Record<string, unknown>> = []
+const results = JsonLines.make<Record<string, unknown>>("audit")
 const summary: Array<SummaryRow> = []
 
-const emit = (row: Record<string, unknown>) => {
-  const line = { suite: "audit", ...row }
-  results.push(line)
-  console.log(JSON.stringify(line))
-}
+const emit = (row: Record<string, unknown>) => results.emit({ suite: "audit", ...row })
 
-const percentile = (sorted: ReadonlyArray<number>, p: number) =>
-  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0
-const sortedCopy = (values: ReadonlyArray<number>) => [...values].sort((a, b) => a - b)
 const round2 = (n: number) => Math.round(n * 100) / 100
 const round3 = (n: number) => Math.round(n * 1000) / 1000
 const thousands = (n: number) => Math.round(n).toLocaleString("en-US")
 
-/** A fresh database with Cobro's migrations; dropped by `drop` once the pools are closed. */
-const freshDatabase = async (label: string) => {
-  const name = `cobro_bench_audit_${label}_${randomBytes(4).toString("hex")}`
-  await onServer(`CREATE DATABASE ${name}`)
-  return { name, url: withDatabase(name) }
-}
-
-/**
- * Drops a bench database once the closed pools' sessions are gone (as the store bench does): forcing
- * it at once would kill sessions a pool is still closing.
- */
-const dropDatabase = async (name: string) => {
-  for (let i = 0; i < 50; i++) {
-    try {
-      return await onServer(`DROP DATABASE IF EXISTS ${name}`)
-    } catch {
-      await new Promise((resolve) => setTimeout(resolve, 100))
-    }
-  }
-  await onServer(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => {})
-}
-
-/** Wall time of the spans of these names (a tracer on the fibers measured), and how many. */
-const spanClock = (names: ReadonlyArray<string>) => {
-  const totals = new Map<string, { count: number; nanos: bigint }>(
-    names.map((n) => [n, { count: 0, nanos: 0n }])
-  )
-  const tracer = Tracer.make({
-    span: (name, parent, context, links, startTime, kind) => ({
-      _tag: "Span",
-      name,
-      spanId: randomBytes(8).toString("hex"),
-      traceId: Option.match(parent, {
-        onNone: () => randomBytes(16).toString("hex"),
-        onSome: (p) => p.traceId
-      }),
-      parent,
-      context,
-      status: { _tag: "Started", startTime },
-      attributes: new Map(),
-      links,
-      sampled: true,
-      kind,
-      end: (endTime) => {
-        const entry = totals.get(name)
-        if (entry === undefined) return
-        entry.count++
-        entry.nanos += endTime - startTime
-      },
-      attribute: () => {},
-      event: () => {},
-      addLinks: () => {}
-    }),
-    context: (f) => f()
-  })
-  return {
-    tracer,
-    take: (name: string) => {
-      const entry = totals.get(name)!
-      const taken = { count: entry.count, ms: Number(entry.nanos) / 1e6 }
-      entry.count = 0
-      entry.nanos = 0n
-      return taken
-    }
-  }
-}
-
-/** CPU time (ms) a process has used, from `/proc/<pid>/stat` (Linux); 0 when unreadable. */
-const procCpuMs = (pid: number | string): number => {
-  try {
-    const stat = Fs.readFileSync(`/proc/${pid}/stat`, "utf8")
-    // The fields after the command name (which may hold spaces), from field 3 on.
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / clockTicks
-  } catch {
-    return 0
-  }
-}
-const clockTicks = (() => {
-  try {
-    return Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100
-  } catch {
-    return 100
-  }
-})()
-
-/**
- * Where the CPU goes, as the webhook bench counts it: this process, and the PostgreSQL processes
- * of one database (its backends and autovacuum) plus the cluster's background processes (WAL
- * writer, checkpointer), if the server runs on this machine (else 0). Other databases' sessions
- * on the shared cluster are left out. Taken per process, so that a connection closed between two
- * snapshots does not count negative.
- */
-const cpuMeter = (url: string) => {
-  const snapshot = async () => {
-    const client = new Pg.Client({ connectionString: url })
-    await client.connect()
-    try {
-      const { rows } = await client.query<{ pid: number }>(
-        "SELECT pid FROM pg_stat_activity WHERE (datname IS NULL OR datname = current_database()) AND pid <> pg_backend_pid()"
-      )
-      const own = process.cpuUsage()
-      return {
-        node: (own.user + own.system) / 1000,
-        postgres: new Map(rows.map((r) => [r.pid, procCpuMs(r.pid)]))
-      }
-    } finally {
-      await client.end()
-    }
-  }
-  type Snapshot = Awaited<ReturnType<typeof snapshot>>
-  return {
-    snapshot,
-    /** CPU (ms) used between two snapshots: this process, and the PostgreSQL processes alive at `after`. */
-    since: (before: Snapshot, after: Snapshot) => {
-      let postgres = 0
-      for (const [pid, ms] of after.postgres) postgres += ms - (before.postgres.get(pid) ?? 0)
-      return { node: after.node - before.node, postgres }
-    }
-  }
-}
-
 // ---------------------------------------------------------------------------------------------
 // tree: W1 × 8 without and with the tree's worker
 // ---------------------------------------------------------------------------------------------
-
-/** The store bench's event (`StoreBench.ts`, `payload`, `events`): the same shape and metadata. */
-const storeBenchEvents = (count: number): Array<EventStore.NewEvent> =>
-  Array.from({ length: count }, (_, i) => ({
-    eventId: randomUUID(),
-    type: "BenchEvent",
-    schemaVersion: 1,
-    data: { _tag: "BenchEvent", amount: i, note: "a bench event of modest size" },
-    metadata: { requestId: "bench" }
-  }))
 
 /** W1 × 8 as the store bench runs it: 8 concurrent writers, each 50 appends of one event to a new stream. */
 const W1_WRITERS = 8
 const W1_PER_WRITER = 50
 
 const treeCost = async () => {
-  const database = await freshDatabase("tree")
+  const database = await Database.create("audit-tree")
   // The store bench's Cobro subject: the store's pool of 10, nobody listening.
   const runtime = ManagedRuntime.make(
     PgEventStore.layerMigrated.pipe(
@@ -553,13 +405,12 @@ const treeCost = async () => {
     const store = await runtime.runPromise(EventStore.EventStore)
     const append = (stream: string) =>
       runtime.runPromise(
-        Effect.asVoid(store.append(stream, storeBenchEvents(1), EventStore.ExpectedVersion.NoStream()))
+        Effect.asVoid(store.append(stream, BenchEvent.newEvents(1), EventStore.ExpectedVersion.NoStream()))
       )
     const tag = randomBytes(3).toString("hex")
     const id = (...parts: Array<unknown>) => `bench-${tag}-${parts.join("-")}`
     const signer = Checkpoint.signer(new Uint8Array(randomBytes(32)), "cobro.bench/audit-tree")
-    const clock = spanClock(["PgTransparencyLog.extendOnce", "PgTransparencyLog.sign"])
-    const meter = cpuMeter(database.url)
+    const clock = SpanClock.make()
     const countEvents = () =>
       runtime
         .runPromise(
@@ -595,33 +446,23 @@ const treeCost = async () => {
     await unit("warm-unit", [])
 
     type Mode = "a" | "b"
-    const tally = () => ({
-      events: 0,
-      seconds: 0,
-      nodeMs: 0,
-      postgresMs: 0,
-      latencies: [] as Array<number>,
-      perRound: [] as Array<number>
-    })
-    const tallies = { a: tally(), b: tally() }
+    const tallies = { a: new Rounds.Tally(), b: new Rounds.Tally() }
     const tree = { added: 0, appended: 0, extendMs: 0, extendCalls: 0, signMs: 0, signs: 0 }
     // Round -1 warms both modes up (the worker's code, the tree tables' first pages, the first
     // autovacuum of a fresh database) and is not counted; then the rounds alternate a b, b a, ...
     for (let round = -1; round < rounds; round++) {
       const warm = round < 0
       const duration = warm ? Math.min(3, treeSeconds) : treeSeconds
-      const order: Array<Mode> = round % 2 === 0 ? ["a", "b"] : ["b", "a"]
-      for (const mode of order) {
+      for (const mode of Rounds.rotate<Mode>(["a", "b"], round)) {
         // Both modes start alike: the tree holding every event so far, as a running server's would.
         const sizeBefore = await catchUp()
-        clock.take("PgTransparencyLog.extendOnce")
-        clock.take("PgTransparencyLog.sign")
+        clock.reset()
         const worker =
           mode === "b"
             ? runtime.runFork(Effect.withTracer(PgTransparencyLog.run({ signer }), clock.tracer))
             : undefined
         const tally = tallies[mode]
-        const cpuBefore = await meter.snapshot()
+        const cpuBefore = Cpu.snapshot(database.name)
         const start = performance.now()
         let events = 0
         let units = 0
@@ -630,14 +471,10 @@ const treeCost = async () => {
           events += W1_WRITERS * W1_PER_WRITER
         }
         const seconds = (performance.now() - start) / 1000
-        const used = meter.since(cpuBefore, await meter.snapshot())
+        const used = Cpu.used(cpuBefore, Cpu.snapshot(database.name))
         if (worker !== undefined) await runtime.runPromise(Fiber.interrupt(worker))
         if (warm) continue
-        tally.events += events
-        tally.seconds += seconds
-        tally.nodeMs += used.node
-        tally.postgresMs += used.postgres
-        tally.perRound.push(Math.round(events / seconds))
+        tally.add(events, seconds, used)
         const row: Record<string, unknown> = {
           part: "tree",
           workload: "W1 x 8",
@@ -689,7 +526,7 @@ const treeCost = async () => {
         )
       )
       .then((rows) => rows.map((r) => Number(r.size)))
-    const gaps = sortedCopy(signedSizes.slice(1).map((size, i) => size - signedSizes[i]!))
+    const gaps = Percentile.sorted(signedSizes.slice(1).map((size, i) => size - signedSizes[i]!))
     const latest = await runtime.runPromise(PgTransparencyLog.latestCheckpoint)
     const opened = Option.map(latest, (c) =>
       Checkpoint.openWithVerifierKey(c.note, Checkpoint.verifierKeyOf(signer))
@@ -712,18 +549,15 @@ const treeCost = async () => {
       )
     }
 
-    const rate = (mode: Mode) => Math.round(tallies[mode].events / tallies[mode].seconds)
-    const cpuPerEvent = (mode: Mode) => ({
-      node: Math.round((tallies[mode].nodeMs * 1000) / tallies[mode].events),
-      postgres: Math.round((tallies[mode].postgresMs * 1000) / tallies[mode].events)
-    })
+    const rate = (mode: Mode) => Math.round(tallies[mode].rate())
+    const cpuPerEvent = (mode: Mode) => tallies[mode].cpuPerOperation()
     const ratio = rate("b") / rate("a")
-    const perRound = tallies.b.perRound.map((b, i) => (b / tallies.a.perRound[i]!).toFixed(2)).join(" ")
+    const perRound = Ratio.perRound(tallies.b.perRound, tallies.a.perRound)
     const extendUsPerEvent = (tree.extendMs * 1000) / Math.max(1, tree.added)
-    const latency = (mode: Mode) => {
-      const sorted = sortedCopy(tallies[mode].latencies)
-      return { p50_ms: round2(percentile(sorted, 50)), p99_ms: round2(percentile(sorted, 99)) }
-    }
+    const latency = (mode: Mode) => ({
+      p50_ms: tallies[mode].latencyMs(50),
+      p99_ms: tallies[mode].latencyMs(99)
+    })
     emit({
       part: "tree",
       workload: "W1 x 8",
@@ -745,7 +579,7 @@ const treeCost = async () => {
       checkpoints_signed: tree.signs,
       checkpoint_gap_events: {
         min: gaps[0] ?? null,
-        median: percentile(gaps, 50),
+        median: Percentile.of(gaps, 50),
         max: gaps[gaps.length - 1] ?? null
       },
       sign_ms_mean: tree.signs === 0 ? null : round2(tree.signMs / tree.signs),
@@ -769,14 +603,14 @@ const treeCost = async () => {
       },
       {
         measurement: "tree: the worker's cadence (check)",
-        figure: `checkpoints ${thousands(gaps[0] ?? 0)} to ${thousands(gaps[gaps.length - 1] ?? 0)} events apart (median ${thousands(percentile(gaps, 50))}); latestCheckpoint ${thousands(opened.value.size)}, the largest signed ${thousands(largest)}`,
+        figure: `checkpoints ${thousands(gaps[0] ?? 0)} to ${thousands(gaps[gaps.length - 1] ?? 0)} events apart (median ${thousands(Percentile.of(gaps, 50))}); latestCheckpoint ${thousands(opened.value.size)}, the largest signed ${thousands(largest)}`,
         target: `≥ ${thousands(PgTransparencyLog.defaults.everyEvents)} apart; latest = largest`,
         met: cadenceHolds ? "met" : "missed"
       }
     )
   } finally {
     await runtime.dispose().catch(() => {})
-    await dropDatabase(database.name)
+    await Database.drop(database.name)
   }
 }
 
@@ -785,7 +619,7 @@ const treeCost = async () => {
 // ---------------------------------------------------------------------------------------------
 
 const proofs = async () => {
-  const database = await freshDatabase("proofs")
+  const database = await Database.create("audit-proofs")
   const runtime = ManagedRuntime.make(
     PostgresClient.layer({ url: Redacted.make(database.url), maxConnections: 4 })
   )
@@ -815,20 +649,19 @@ const proofs = async () => {
     // The tree, built by extend (batches of DEFAULT_BATCH, one transaction each), timed.
     let buildMs = 0
     let size = 0
-    const meter = cpuMeter(database.url)
-    const cpuBefore = await meter.snapshot()
+    const cpuBefore = Cpu.snapshot(database.name)
     for (let attempt = 0; size < totalEvents && attempt < 300; attempt++) {
       const t = performance.now()
       size = await run(PgTransparencyLog.extend())
       buildMs += performance.now() - t
       if (size < totalEvents) await new Promise((resolve) => setTimeout(resolve, 100))
     }
-    const buildCpu = meter.since(cpuBefore, await meter.snapshot())
+    const buildCpu = Cpu.used(cpuBefore, Cpu.snapshot(database.name))
     if (size !== totalEvents) throw new Error(`the tree holds ${size} of ${totalEvents} events`)
     const buildRate = totalEvents / (buildMs / 1000)
     const buildCpuPerEvent = {
-      node: round2((buildCpu.node * 1000) / totalEvents),
-      postgres: round2((buildCpu.postgres * 1000) / totalEvents)
+      node: round2(buildCpu.nodeUs / totalEvents),
+      postgres: round2(buildCpu.postgresUs / totalEvents)
     }
     emit({
       part: "proofs",
@@ -864,17 +697,17 @@ const proofs = async () => {
         throw new Error("PgTransparencyLog.sign signed something else than the tree")
       }
     }
-    const notes = sortedCopy(noteTimes)
-    const signs = sortedCopy(signTimes)
-    const noteMedian = percentile(notes, 50)
-    const signMedian = percentile(signs, 50)
+    const notes = Percentile.sorted(noteTimes)
+    const signs = Percentile.sorted(signTimes)
+    const noteMedian = Percentile.of(notes, 50)
+    const signMedian = Percentile.of(signs, 50)
     emit({
       part: "proofs",
       phase: "Checkpoint.signWith (the key made once, as the server signs)",
       iterations: notes.length,
       median_us: round2(noteMedian),
       mean_us: round2(notes.reduce((s, v) => s + v, 0) / notes.length),
-      p99_us: round2(percentile(notes, 99))
+      p99_us: round2(Percentile.of(notes, 99))
     })
     emit({
       part: "proofs",
@@ -882,7 +715,7 @@ const proofs = async () => {
       tree_size: size,
       iterations: signs.length,
       median_ms: round2(signMedian),
-      p99_ms: round2(percentile(signs, 99)),
+      p99_ms: round2(Percentile.of(signs, 99)),
       max_ms: round2(signs[signs.length - 1] ?? 0)
     })
 
@@ -940,19 +773,19 @@ const proofs = async () => {
       sizes: ReadonlyArray<number>,
       checked: number
     ) => {
-      const t = sortedCopy(times)
-      const s = sortedCopy(sizes)
+      const t = Percentile.sorted(times)
+      const s = Percentile.sorted(sizes)
       const row = {
         part: "proofs",
         phase,
         tree_size: size,
         proofs: times.length,
         verified: checked,
-        median_ms: round3(percentile(t, 50)),
-        p99_ms: round3(percentile(t, 99)),
-        hashes_median: percentile(s, 50),
+        median_ms: round3(Percentile.of(t, 50)),
+        p99_ms: round3(Percentile.of(t, 99)),
+        hashes_median: Percentile.of(s, 50),
         hashes_max: s[s.length - 1] ?? 0,
-        bytes_median: percentile(s, 50) * 32
+        bytes_median: Percentile.of(s, 50) * 32
       }
       emit(row)
       return row
@@ -984,7 +817,7 @@ const proofs = async () => {
       },
       {
         measurement: `signing: PgTransparencyLog.sign end to end at ${thousands(size)}`,
-        figure: `${round2(signMedian)} ms median, p99 ${round2(percentile(signs, 99))} ms (${signs.length})`,
+        figure: `${round2(signMedian)} ms median, p99 ${round2(Percentile.of(signs, 99))} ms (${signs.length})`,
         target: "reported",
         met: "—"
       },
@@ -1003,7 +836,7 @@ const proofs = async () => {
     )
   } finally {
     await runtime.dispose().catch(() => {})
-    await dropDatabase(database.name)
+    await Database.drop(database.name)
   }
 }
 
@@ -1146,36 +979,27 @@ const offline = async () => {
         }
       }
     }
-    const seconds = new Map<Mode, Array<number>>(modes.map((m) => [m, []]))
+    const tallies = new Map(modes.map((mode) => [mode, new Rounds.Tally()]))
     await runMode("read") // the file into the page cache
-    for (let round = 0; round < rounds; round++) {
-      for (let k = 0; k < modes.length; k++) {
-        const mode = modes[(k + round) % modes.length]!
-        const t = performance.now()
-        const events = await runMode(mode)
-        const s = (performance.now() - t) / 1000
-        if (events !== totalEvents) throw new Error(`${mode} read ${events} of ${totalEvents} events`)
-        seconds.get(mode)!.push(s)
-        emit({
-          part: "offline",
-          mode,
-          round,
-          events,
-          seconds: round2(s),
-          events_per_s: Math.round(events / s),
-          mb_per_s: round2(bytes / 1e6 / s)
-        })
-      }
-    }
-    const rate = (mode: Mode) => {
-      const list = seconds.get(mode)!
-      return totalEvents / (list.reduce((a, b) => a + b, 0) / list.length)
-    }
+    await Rounds.run(rounds, modes, async (mode, round) => {
+      const t = performance.now()
+      const events = await runMode(mode)
+      const s = (performance.now() - t) / 1000
+      if (events !== totalEvents) throw new Error(`${mode} read ${events} of ${totalEvents} events`)
+      tallies.get(mode)!.add(events, s)
+      emit({
+        part: "offline",
+        mode,
+        round,
+        events,
+        seconds: round2(s),
+        events_per_s: Math.round(events / s),
+        mb_per_s: round2(bytes / 1e6 / s)
+      })
+    })
+    const rate = (mode: Mode) => tallies.get(mode)!.rate()
     const perRound = (mode: Mode, floor: Mode) =>
-      seconds
-        .get(mode)!
-        .map((s, i) => (seconds.get(floor)![i]! / s).toFixed(2))
-        .join(" ")
+      Ratio.perRound(tallies.get(mode)!.perRound, tallies.get(floor)!.perRound)
     const toParse = rate("verify") / rate("read+parse")
     const toRead = rate("verify") / rate("read")
     emit({
@@ -1224,9 +1048,7 @@ const walks = async () => {
   const sizes = [totalEvents, Math.max(1000, Math.round(totalEvents / 10))]
   const rows: Array<Record<string, number | string>> = []
   for (const size of sizes) {
-    const database = `cobro_bench_audit_${randomBytes(4).toString("hex")}`
-    await onServer(`CREATE DATABASE ${database}`)
-    const url = withDatabase(database)
+    const { name, url } = await Database.create("audit-walks")
     try {
       await Effect.runPromise(
         Migrations.run.pipe(
@@ -1256,7 +1078,7 @@ const walks = async () => {
           events_per_s: p.events_per_s,
           floor: floorPhase,
           floor_events_per_s: f.events_per_s,
-          ratio_to_floor: Math.round((p.events_per_s / f.events_per_s) * 1000) / 1000,
+          ratio_to_floor: round3(p.events_per_s / f.events_per_s),
           seconds: p.seconds,
           peak_rss_mb: p.peak_rss_mb,
           base_rss_mb: p.base_rss_mb,
@@ -1267,7 +1089,7 @@ const walks = async () => {
         emit(row)
       }
     } finally {
-      await onServer(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`).catch(() => {})
+      await Database.drop(name)
     }
   }
   for (const phase of ["verify", "rebuild"]) {
@@ -1324,9 +1146,7 @@ const main = async () => {
     await part()
     timings.push(`${name} ${((performance.now() - t) / 1000).toFixed(0)} s`)
   }
-  const out = Path.join(root, "bench", "results", "audit.json")
-  Fs.mkdirSync(Path.dirname(out), { recursive: true })
-  Fs.writeFileSync(out, results.map((r) => JSON.stringify(r)).join("\n") + "\n")
+  const out = results.write()
   printSummary()
   console.log(
     `\nwritten to ${Path.relative(root, out)}; ${((performance.now() - started) / 1000).toFixed(0)} s in all (${timings.join(", ")})`

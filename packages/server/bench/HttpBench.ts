@@ -26,76 +26,34 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
-import * as Option from "effect/Option"
-import * as Tracer from "effect/Tracer"
 import * as HttpServer from "@effect/platform/HttpServer"
 import { createHash, randomBytes, randomUUID } from "node:crypto"
-import * as Fs from "node:fs"
 import * as NodeHttp from "node:http"
 import type * as Net from "node:net"
-import * as Path from "node:path"
 import { performance } from "node:perf_hooks"
+import { setTimeout as sleep } from "node:timers/promises"
 import * as Pg from "pg"
 import { Pool } from "undici"
+import * as Cpu from "../../../bench/Cpu.js"
+import * as Database from "../../../bench/Database.js"
+import * as JsonLines from "../../../bench/JsonLines.js"
+import * as Ratio from "../../../bench/Ratio.js"
+import * as Rounds from "../../../bench/Rounds.js"
+import * as Settings from "../../../bench/Settings.js"
+import * as SpanClock from "../../../bench/SpanClock.js"
+import * as Statements from "../../../bench/Statements.js"
 
-const env = (name: string, fallback: number) => {
-  const value = process.env[name]
-  return value === undefined || value === "" ? fallback : Number(value)
-}
-const seconds = env("BENCH_SECONDS", 10)
-const warmup = env("BENCH_WARMUP", 2)
-const rounds = env("BENCH_ROUNDS", 1)
-const connections = env("BENCH_CONNECTIONS", 16)
-const endpointsWanted = (process.env["BENCH_ENDPOINTS"] ?? "A3,B2,B3").split(",")
-const targetsWanted = (process.env["BENCH_TARGETS"] ?? "floor,cobro").split(",").filter((t) => t !== "")
+const seconds = Settings.number("BENCH_SECONDS", 10)
+const warmup = Settings.number("BENCH_WARMUP", 2)
+const rounds = Settings.number("BENCH_ROUNDS", 1)
+const connections = Settings.number("BENCH_CONNECTIONS", 16)
+const endpointsWanted = Settings.list("BENCH_ENDPOINTS", "A3,B2,B3")
+const targetsWanted = Settings.list("BENCH_TARGETS", "floor,cobro")
 /** `BENCH_TRACE=1`: Cobro's spans timed (wall clock, summed by name) and printed per endpoint. */
-const trace = process.env["BENCH_TRACE"] === "1"
-const spanTimes = new Map<string, { count: number; nanos: bigint }>()
-const timingTracer = Tracer.make({
-  span: (name, parent, context, links, startTime, kind) => {
-    const attributes = new Map<string, unknown>()
-    return {
-      _tag: "Span",
-      name,
-      spanId: randomBytes(8).toString("hex"),
-      traceId: Option.match(parent, {
-        onNone: () => randomBytes(16).toString("hex"),
-        onSome: (p) => p.traceId
-      }),
-      parent,
-      context,
-      status: { _tag: "Started", startTime },
-      attributes,
-      links,
-      sampled: true,
-      kind,
-      end: (endTime) => {
-        const entry = spanTimes.get(name) ?? { count: 0, nanos: 0n }
-        entry.count++
-        entry.nanos += endTime - startTime
-        spanTimes.set(name, entry)
-      },
-      attribute: (key, value) => attributes.set(key, value),
-      event: () => {},
-      addLinks: () => {}
-    }
-  },
-  context: (f) => f()
-})
-const printSpans = (label: string) => {
-  if (!trace) return
-  const rows = [...spanTimes].sort((a, b) => Number(b[1].nanos - a[1].nanos)).slice(0, 25)
-  console.error(`spans during ${label} (count, total ms, mean ms):`)
-  for (const [name, { count, nanos }] of rows)
-    console.error(
-      `  ${String(count).padStart(7)} ${(Number(nanos) / 1e6).toFixed(0).padStart(8)} ${(Number(nanos) / 1e6 / count).toFixed(2).padStart(8)}  ${name}`
-    )
-  spanTimes.clear()
-}
-
+const spans = process.env["BENCH_TRACE"] === "1" ? SpanClock.make() : undefined
 /** After each measured phase: time for background work (simulator, projections, notifier) to settle. */
-const settleMillis = env("BENCH_SETTLE_MS", 1000)
-const merchantEvents = env("BENCH_MERCHANT_EVENTS", 0)
+const settleMillis = Settings.number("BENCH_SETTLE_MS", 1000)
+const merchantEvents = Settings.number("BENCH_MERCHANT_EVENTS", 0)
 const stateCache = process.env["BENCH_STATE_CACHE"] !== "off"
 /** `BENCH_TRACING=on`: Cobro with Effect's default tracer on (the server turns tracing off, `Server.layerTracingOff`). */
 const tracingOn = process.env["BENCH_TRACING"] === "on"
@@ -104,39 +62,17 @@ const tracingOn = process.env["BENCH_TRACING"] === "on"
  * fixed offered rate (requests/s, open loop) for `BENCH_RATE_SECONDS` (5); `0` skips an endpoint.
  */
 const fixedRates = new Map(
-  (process.env["BENCH_RATES"] ?? "A3:50,B2:50,B3:50").split(",").map((pair) => {
+  Settings.list("BENCH_RATES", "A3:50,B2:50,B3:50").map((pair) => {
     const [name, rate] = pair.split(":")
     return [name ?? "", Number(rate ?? 0)] as const
   })
 )
-const rateSeconds = env("BENCH_RATE_SECONDS", 5)
-
-const baseUrl = process.env["DATABASE_URL"] ?? "postgres://postgres@127.0.0.1:5432/postgres"
-const withDatabase = (name: string) => {
-  const url = new URL(baseUrl)
-  url.pathname = `/${name}`
-  return url.toString()
-}
-const admin = async (statement: string) => {
-  const client = new Pg.Client({ connectionString: baseUrl })
-  await client.connect()
-  try {
-    await client.query(statement)
-  } finally {
-    await client.end()
-  }
-}
-const dropDatabase = async (name: string) => {
-  for (let i = 0; i < 50; i++) {
-    try {
-      return await admin(`DROP DATABASE IF EXISTS ${name}`)
-    } catch {
-      await new Promise((resolve) => setTimeout(resolve, 100))
-    }
-  }
-  await admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
-}
-const sleep = (millis: number) => new Promise((resolve) => setTimeout(resolve, millis))
+const rateSeconds = Settings.number("BENCH_RATE_SECONDS", 5)
+/**
+ * What every target and its background workers send to PostgreSQL; `BENCH_STATEMENTS=1`: each
+ * statement's text counted, printed per target and endpoint (on stderr).
+ */
+const sent = Statements.count({ byText: process.env["BENCH_STATEMENTS"] === "1" })
 
 // ---------------------------------------------------------------------------------------------
 // The requests
@@ -278,8 +214,8 @@ const cobro = async (databaseUrl: string, poolSize?: number): Promise<Target> =>
     Layer.provideMerge(ports)
   )
   const runtime = ManagedRuntime.make(
-    trace
-      ? layer.pipe(Layer.provide(Layer.setTracer(timingTracer)))
+    spans !== undefined
+      ? layer.pipe(Layer.provide(Layer.setTracer(spans.tracer)))
       : tracingOn
         ? layer
         : layer.pipe(Layer.provide(Server.layerTracingOff))
@@ -691,88 +627,11 @@ const send = async (
   return { status: response.statusCode, text: await response.body.text() }
 }
 
-/** A PostgreSQL process's CPU seconds from `/proc/<pid>/stat`: its own, and its reaped children's. */
-const procCpu = (pid: string) => {
-  const stat = Fs.readFileSync(`/proc/${pid}/stat`, "utf8")
-  const close = stat.lastIndexOf(")")
-  const fields = stat.slice(close + 2).split(" ")
-  return {
-    name: stat.slice(stat.indexOf("(") + 1, close),
-    parent: fields[1]!,
-    own: (Number(fields[11]) + Number(fields[12])) / 100, // utime + stime, USER_HZ
-    children: (Number(fields[13]) + Number(fields[14])) / 100 // cutime + cstime
-  }
-}
-
-/**
- * CPU seconds used so far by the PostgreSQL backends connected to `database`, and by every backend of
- * the server that has exited (from /proc; Linux). A backend that ends during a phase (a pool closing
- * an idle connection) takes its CPU with it out of the live sum, but the postmaster, which reaps it,
- * adds it to its children's time: the difference of two readings counts it exactly once, whenever it
- * started and ended. The exited part is the whole server's (no other database is busy during a phase;
- * autovacuum workers count, as work the writes caused). Per request, with the Node process's own CPU,
- * it holds up on a shared machine where requests/s do not.
- */
-const databaseCpu = (database: string) => {
-  let total = 0
-  for (const pid of Fs.readdirSync("/proc")) {
-    if (!/^\d+$/.test(pid)) continue
-    try {
-      const cpu = procCpu(pid)
-      if (cpu.name !== "postgres") continue
-      if (procCpu(cpu.parent).name !== "postgres") {
-        total += cpu.children // the postmaster: every backend it reaped so far
-        continue
-      }
-      if (Fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(` ${database} `)) total += cpu.own
-    } catch {
-      // the process is gone
-    }
-  }
-  return total
-}
-
-/**
- * Statements and transactions this process sends to PostgreSQL, counted as each `pg` client sends
- * them (every target and its background workers share the one `pg` module; the load generator
- * speaks HTTP). A statement is a round trip (`BEGIN` and `COMMIT` included); a transaction is an
- * explicit `BEGIN` or a statement sent outside one (it commits on its own).
- */
-const sent = { statements: 0, transactions: 0 }
-/** `BENCH_STATEMENTS=1`: each statement's text counted, printed per target and endpoint (on stderr). */
-const statementTexts = process.env["BENCH_STATEMENTS"] === "1" ? new Map<string, number>() : undefined
-{
-  const inTransaction = new WeakSet<object>()
-  const query = Pg.Client.prototype.query as (...args: Array<unknown>) => unknown
-  Pg.Client.prototype.query = function (this: Pg.Client, ...args: Array<unknown>) {
-    const first = args[0] as string | { text?: unknown } | undefined
-    const text = typeof first === "string" ? first : typeof first?.text === "string" ? first.text : ""
-    const head = text.trimStart().slice(0, 8).toUpperCase()
-    sent.statements++
-    if (statementTexts !== undefined) {
-      const key = text.replace(/\s+/g, " ").slice(0, 140)
-      statementTexts.set(key, (statementTexts.get(key) ?? 0) + 1)
-    }
-    if (head.startsWith("BEGIN") || head.startsWith("START")) {
-      inTransaction.add(this)
-      sent.transactions++
-    } else if (head.startsWith("COMMIT") || head.startsWith("ROLLBACK") || head.startsWith("END")) {
-      inTransaction.delete(this)
-    } else if (!inTransaction.has(this)) sent.transactions++
-    return query.apply(this, args)
-  } as typeof Pg.Client.prototype.query
-}
-
+/** One target's rounds of an endpoint: rate, latencies and CPU, and what PostgreSQL was sent. */
 interface Tally {
-  /** Microseconds of CPU: this process (server, workers and load generator) and the database's backends. */
-  nodeCpu: number
-  databaseCpu: number
+  readonly rounds: Rounds.Tally
   statements: number
   transactions: number
-  requests: number
-  seconds: number
-  latencies: Array<number>
-  perRound: Array<number>
   failures: number
   firstFailure: string | undefined
 }
@@ -789,9 +648,9 @@ const load = async (
 ) => {
   const pool = new Pool(target.url, { connections, pipelining: 1, keepAliveTimeout: 60_000 })
   const node0 = process.cpuUsage()
-  const database0 = database === undefined ? 0 : databaseCpu(database)
+  const database0 = database === undefined ? 0 : Cpu.backendsUs(database)
   const sent0 = { ...sent }
-  if (tally !== undefined) statementTexts?.clear()
+  if (tally !== undefined) sent.byText?.clear()
   const latencies: Array<number> = []
   let done = 0
   const start = performance.now()
@@ -821,18 +680,18 @@ const load = async (
   const elapsed = (performance.now() - start) / 1000
   if (tally !== undefined) {
     const node = process.cpuUsage(node0)
-    tally.nodeCpu += node.user + node.system
-    if (database !== undefined) tally.databaseCpu += (databaseCpu(database) - database0) * 1e6
+    tally.rounds.add(done, elapsed, {
+      nodeUs: node.user + node.system,
+      postgresUs: database === undefined ? 0 : Cpu.backendsUs(database) - database0
+    })
+    tally.rounds.latencies.push(...latencies)
     tally.statements += sent.statements - sent0.statements
     tally.transactions += sent.transactions - sent0.transactions
-    tally.requests += done
-    tally.seconds += elapsed
-    tally.latencies.push(...latencies)
-    tally.perRound.push(Math.round(done / elapsed))
-    if (statementTexts !== undefined) {
-      const top = [...statementTexts].sort((a, b) => b[1] - a[1]).slice(0, 25)
+    if (sent.byText !== undefined) {
+      const top = [...sent.byText].sort((a, b) => b[1].count - a[1].count).slice(0, 25)
       console.error(`${target.name} ${endpoint.name}: statements per request`)
-      for (const [text, n] of top) console.error(`  ${(n / Math.max(1, done)).toFixed(2)}  ${text}`)
+      for (const [text, { count }] of top)
+        console.error(`  ${(count / Math.max(1, done)).toFixed(2)}  ${text}`)
     }
   }
 }
@@ -865,9 +724,9 @@ const atRate = async (
 ): Promise<AtRate> => {
   const pool = new Pool(target.url, { connections: 256, pipelining: 1, keepAliveTimeout: 60_000 })
   const node0 = process.cpuUsage()
-  const database0 = databaseCpu(database)
+  const database0 = Cpu.backendsUs(database)
   const sent0 = { ...sent }
-  const latencies: Array<number> = []
+  const tally = new Rounds.Tally()
   const total = Math.max(1, Math.round(rate * duration))
   const start = performance.now()
   let failures = 0
@@ -880,7 +739,7 @@ const atRate = async (
       if (wait > 0) await sleep(wait)
       inFlight.push(
         send(pool, endpoint.request(target, counter++, i % connections)).then(({ status, text }) => {
-          latencies.push(performance.now() - due)
+          tally.latencies.push(performance.now() - due)
           if (status !== endpoint.expect) {
             failures++
             firstFailure ??= `${status} ${text}`
@@ -892,24 +751,27 @@ const atRate = async (
   } finally {
     await pool.close()
   }
-  const elapsed = (performance.now() - start) / 1000
   const node = process.cpuUsage(node0)
+  tally.add(total, (performance.now() - start) / 1000, {
+    nodeUs: node.user + node.system,
+    postgresUs: Cpu.backendsUs(database) - database0
+  })
   if (failures > 0) {
     process.exitCode = 1
     console.error(
       `${target.name} ${endpoint.name} at ${rate}/s: ${failures} failures; first: ${firstFailure}`
     )
   }
-  latencies.sort((a, b) => a - b)
+  const cpu = tally.cpuPerOperation()
   return {
     target: target.name,
     endpoint: `${endpoint.name} ${endpoint.label}`,
     offered_per_s: rate,
-    completed_per_s: Math.round(total / elapsed),
-    p50_ms: Number(percentile(latencies, 50).toFixed(2)),
-    p99_ms: Number(percentile(latencies, 99).toFixed(2)),
-    node_cpu_us_per_request: Math.round((node.user + node.system) / total),
-    db_cpu_us_per_request: Math.round(((databaseCpu(database) - database0) * 1e6) / total),
+    completed_per_s: Math.round(tally.rate()),
+    p50_ms: tally.latencyMs(50),
+    p99_ms: tally.latencyMs(99),
+    node_cpu_us_per_request: cpu.node,
+    db_cpu_us_per_request: cpu.postgres,
     statements_per_request: Number(((sent.statements - sent0.statements) / total).toFixed(2))
   }
 }
@@ -930,9 +792,6 @@ interface Result {
   readonly transactions_per_request: number
 }
 
-const percentile = (sorted: ReadonlyArray<number>, p: number) =>
-  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0
-
 const main = async () => {
   // `cobro-pool<N>`: Cobro with a pool of N connections instead of `Server.defaultPoolSize`.
   const makers = targetsWanted.map((name): [string, (url: string) => Promise<Target>] => {
@@ -946,12 +805,11 @@ const main = async () => {
   let failed = false
   try {
     for (const [name, make] of makers) {
-      const database = `cobro_bench_http_${name.replace("-", "_")}_${randomBytes(4).toString("hex")}`
-      await admin(`CREATE DATABASE ${database}`)
+      const database = await Database.create(`http-${name}`)
       try {
-        targets.push({ target: await make(withDatabase(database)), database })
+        targets.push({ target: await make(database.url), database: database.name })
       } catch (error) {
-        await dropDatabase(database)
+        await Database.drop(database.name)
         throw error
       }
     }
@@ -960,90 +818,74 @@ const main = async () => {
       const b2 = endpoints.find((e) => e.name === "B2")!
       await load(target, b2, 0.5)
     }
-    const results: Array<Result> = []
-    const atRates: Array<AtRate> = []
-    const perRound = new Map<string, Array<number>>()
+    const results = JsonLines.make<Result>("http")
+    const atRates = JsonLines.make<AtRate>("http-rate")
+    const perRound = new Map<string, ReadonlyArray<number>>()
     for (const endpoint of endpoints.filter((e) => endpointsWanted.includes(e.name))) {
-      const tallies = targets.map((): Tally => ({
-        nodeCpu: 0,
-        databaseCpu: 0,
-        statements: 0,
-        transactions: 0,
-        requests: 0,
-        seconds: 0,
-        latencies: [],
-        perRound: [],
-        failures: 0,
-        firstFailure: undefined
-      }))
-      for (let round = 0; round < rounds; round++) {
-        for (let k = 0; k < targets.length; k++) {
-          const index = (k + round) % targets.length
-          const { target, database } = targets[index]!
-          if (round < targets.length) await load(target, endpoint, warmup)
-          await sleep(settleMillis)
-          spanTimes.clear()
-          await load(target, endpoint, seconds, tallies[index]!, database)
-          if (target.name !== "floor") printSpans(`${endpoint.name} round ${round}`)
-          await sleep(settleMillis)
+      const runs = targets.map((run) => ({
+        ...run,
+        tally: {
+          rounds: new Rounds.Tally(),
+          statements: 0,
+          transactions: 0,
+          failures: 0,
+          firstFailure: undefined
         }
-      }
+      }))
+      await Rounds.run(rounds, runs, async ({ target, database, tally }, round) => {
+        if (round < targets.length) await load(target, endpoint, warmup)
+        await sleep(settleMillis)
+        spans?.reset()
+        await load(target, endpoint, seconds, tally, database)
+        if (target.name !== "floor") spans?.print(`${endpoint.name} round ${round}`)
+        await sleep(settleMillis)
+      })
       const rate = fixedRates.get(endpoint.name) ?? 0
       if (rate > 0) {
         for (const { target, database } of targets) {
           await sleep(settleMillis)
-          const measured = await atRate(target, endpoint, rate, rateSeconds, database)
-          atRates.push(measured)
-          console.log(JSON.stringify(measured))
+          atRates.emit(await atRate(target, endpoint, rate, rateSeconds, database))
         }
       }
-      const floorRate = (() => {
-        const index = targets.findIndex(({ target }) => target.name === "floor")
-        return index === -1 ? undefined : tallies[index]!.requests / tallies[index]!.seconds
-      })()
-      targets.forEach(({ target }, index) => {
-        const tally = tallies[index]!
+      const floorRate = runs.find(({ target }) => target.name === "floor")?.tally.rounds.rate()
+      for (const { target, tally } of runs) {
         if (tally.failures > 0) {
           failed = true
           console.error(
             `${target.name} ${endpoint.name}: ${tally.failures} responses were not ${endpoint.expect}; first: ${tally.firstFailure}`
           )
         }
-        tally.latencies.sort((a, b) => a - b)
-        const rate = tally.requests / tally.seconds
-        const result: Result = {
+        const rate = tally.rounds.rate()
+        const cpu = tally.rounds.cpuPerOperation()
+        const per = (n: number) => Number((n / Math.max(1, tally.rounds.count)).toFixed(2))
+        results.emit({
           target: target.name,
           endpoint: `${endpoint.name} ${endpoint.label}`,
           connections,
           requests_per_s: Math.round(rate),
-          p50_ms: Number(percentile(tally.latencies, 50).toFixed(2)),
-          p99_ms: Number(percentile(tally.latencies, 99).toFixed(2)),
-          ratio_to_floor: floorRate === undefined ? null : Number((rate / floorRate).toFixed(3)),
-          node_cpu_us_per_request: Math.round(tally.nodeCpu / Math.max(1, tally.requests)),
-          db_cpu_us_per_request: Math.round(tally.databaseCpu / Math.max(1, tally.requests)),
-          statements_per_request: Number((tally.statements / Math.max(1, tally.requests)).toFixed(2)),
-          transactions_per_request: Number((tally.transactions / Math.max(1, tally.requests)).toFixed(2))
-        }
-        results.push(result)
-        perRound.set(`${target.name} ${endpoint.name}`, tally.perRound)
-        console.log(JSON.stringify(result))
-      })
+          p50_ms: tally.rounds.latencyMs(50),
+          p99_ms: tally.rounds.latencyMs(99),
+          ratio_to_floor: floorRate === undefined ? null : Ratio.of(rate, floorRate),
+          node_cpu_us_per_request: cpu.node,
+          db_cpu_us_per_request: cpu.postgres,
+          statements_per_request: per(tally.statements),
+          transactions_per_request: per(tally.transactions)
+        })
+        perRound.set(`${target.name} ${endpoint.name}`, tally.rounds.perRound)
+      }
     }
-    const out = Path.resolve(import.meta.dirname, "../../../bench/results/http.json")
-    Fs.mkdirSync(Path.dirname(out), { recursive: true })
-    Fs.writeFileSync(out, results.map((r) => JSON.stringify(r)).join("\n") + "\n")
+    results.write()
     console.log(
       `\nratios to the floor (requests/s, ${connections} connections, ${rounds} round(s) of ${seconds} s; per round in brackets):`
     )
-    for (const r of results.filter((r) => r.target !== "floor")) {
+    for (const r of results.lines.filter((r) => r.target !== "floor")) {
       const mine = perRound.get(`${r.target} ${r.endpoint.slice(0, 2)}`) ?? []
       const theirs = perRound.get(`floor ${r.endpoint.slice(0, 2)}`) ?? []
-      const each = mine.map((v, i) => (v / (theirs[i] ?? NaN)).toFixed(2)).join(" ")
-      console.log(`${r.target} ${r.endpoint}: ${r.ratio_to_floor ?? "n/a"} [${each}]`)
+      console.log(`${r.target} ${r.endpoint}: ${Ratio.describe(r.ratio_to_floor ?? "n/a", mine, theirs)}`)
     }
     console.log("\nCPU per request, µs (this process + the database's backends), and its ratio floor/cobro:")
-    for (const r of results) {
-      const floor = results.find((f) => f.target === "floor" && f.endpoint === r.endpoint)
+    for (const r of results.lines) {
+      const floor = results.lines.find((f) => f.target === "floor" && f.endpoint === r.endpoint)
       const total = r.node_cpu_us_per_request + r.db_cpu_us_per_request
       const ratio =
         floor === undefined
@@ -1054,30 +896,27 @@ const main = async () => {
       )
     }
     console.log("\nSent to PostgreSQL per request (request path and background workers, counted):")
-    for (const r of results) {
+    for (const r of results.lines) {
       console.log(
         `${r.target} ${r.endpoint}: ${r.statements_per_request} statements, ${r.transactions_per_request} transactions`
       )
     }
-    if (atRates.length > 0) {
+    if (atRates.lines.length > 0) {
       console.log(
         "\nAt a fixed offered rate (open loop, latency from when each request was due; CPU µs per request, node + db):"
       )
-      for (const r of atRates) {
+      for (const r of atRates.lines) {
         console.log(
           `${r.target} ${r.endpoint} at ${r.offered_per_s}/s (${r.completed_per_s}/s done): p50 ${r.p50_ms} ms, p99 ${r.p99_ms} ms, ` +
             `CPU ${r.node_cpu_us_per_request} + ${r.db_cpu_us_per_request}, ${r.statements_per_request} statements`
         )
       }
-      Fs.writeFileSync(
-        Path.resolve(import.meta.dirname, "../../../bench/results/http-rate.json"),
-        atRates.map((r) => JSON.stringify(r)).join("\n") + "\n"
-      )
+      atRates.write()
     }
   } finally {
     for (const { target, database } of targets) {
       await target.close().catch(() => {})
-      await dropDatabase(database)
+      await Database.drop(database)
     }
   }
   if (failed) process.exitCode = 1

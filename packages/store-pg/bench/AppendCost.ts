@@ -1,6 +1,7 @@
 /**
  * A side measurement for `docs/benchmarks.md`: CPU time per append, client (this Node process) and
- * server (every `postgres` process, from /proc), for W1 with 8 writers. CPU per operation holds up
+ * server (the backends of its database and the server's background processes, `Cpu.snapshot`), for
+ * W1 with 8 writers. CPU per operation holds up
  * better than events/s on a shared machine. `MODE=raw|cobro|batch|pgfn|emmett OPS=500 npx tsx
  * packages/store-pg/bench/AppendCost.ts`. `batch`: the same one-event appends to new streams, `BATCH`
  * (default 100) per `appendBatch` call; its figures are per event, like the others.
@@ -14,46 +15,20 @@ import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Redacted from "effect/Redacted"
 import * as Scope from "effect/Scope"
-import { randomBytes, randomUUID } from "node:crypto"
-import * as Fs from "node:fs"
+import { randomBytes } from "node:crypto"
 import { performance } from "node:perf_hooks"
 import * as Pg from "pg"
-import * as HashChain from "../src/HashChain.js"
+import * as Cpu from "../../../bench/Cpu.js"
+import * as Database from "../../../bench/Database.js"
+import * as Settings from "../../../bench/Settings.js"
 import * as PgEventStore from "../src/PgEventStore.js"
 import * as PostgresClient from "../src/PostgresClient.js"
+import * as BenchEvent from "./BenchEvent.js"
 
-const baseUrl = process.env["DATABASE_URL"] ?? "postgres://postgres@127.0.0.1:5432/test"
-const modes = (process.env["MODE"] ?? "raw,cobro,pgfn,emmett").split(",")
-const ops = Number(process.env["OPS"] ?? 400)
-const writers = Number(process.env["WRITERS"] ?? 8)
-const data = { _tag: "BenchEvent", amount: 1, note: "a bench event of modest size" }
-const metadata = { requestId: "bench" }
-const ticks = 100 // USER_HZ
-const batchSize = Number(process.env["BATCH"] ?? 100)
-
-/** CPU seconds used so far by the backends of `database` and by the server's background processes. */
-const serverCpu = (database: string) => {
-  let total = 0
-  for (const pid of Fs.readdirSync("/proc")) {
-    if (!/^\d+$/.test(pid)) continue
-    try {
-      const stat = Fs.readFileSync(`/proc/${pid}/stat`, "utf8")
-      const close = stat.lastIndexOf(")")
-      const comm = stat.slice(stat.indexOf("(") + 1, close)
-      if (comm !== "postgres") continue
-      const title = Fs.readFileSync(`/proc/${pid}/cmdline`, "utf8")
-      // Backends ("postgres: 15/main: user database 127.0.0.1(port) ..."): only ours. Background
-      // processes (WAL writer, checkpointer) count, whoever made them work.
-      const backend = /\(\d+\)|\[local\]/.test(title)
-      if (backend && !title.includes(` ${database} `)) continue
-      const fields = stat.slice(close + 2).split(" ")
-      total += (Number(fields[11]) + Number(fields[12])) / ticks
-    } catch {
-      // gone
-    }
-  }
-  return total
-}
+const modes = Settings.list("MODE", "raw,cobro,pgfn,emmett")
+const ops = Settings.number("OPS", 400)
+const writers = Settings.number("WRITERS", 8)
+const batchSize = Settings.number("BATCH", 100)
 
 /** How to append (one call: `perCall` events, to streams named after `stream`), and how to close. */
 const makeAppend = async (
@@ -63,18 +38,8 @@ const makeAppend = async (
   switch (mode) {
     case "raw": {
       const pool = new Pg.Pool({ connectionString: url, max: 10 })
-      await pool.query(`CREATE TABLE raw_events (
-        global_position bigserial PRIMARY KEY, stream_id text NOT NULL, stream_version integer NOT NULL,
-        event_id uuid NOT NULL UNIQUE, type text NOT NULL, schema_version integer NOT NULL, data jsonb NOT NULL,
-        metadata jsonb NOT NULL, recorded_at timestamptz NOT NULL DEFAULT now(), UNIQUE (stream_id, stream_version))`)
-      return [
-        (stream) =>
-          pool.query(
-            "INSERT INTO raw_events (stream_id, stream_version, event_id, type, schema_version, data, metadata) VALUES ($1, $2, $3, $4, $5, $6, $7)",
-            [stream, 1, randomUUID(), "BenchEvent", 1, JSON.stringify(data), JSON.stringify(metadata)]
-          ),
-        () => pool.end()
-      ]
+      await pool.query(BenchEvent.rawTable)
+      return [(stream) => pool.query(BenchEvent.rawInsert(stream)), () => pool.end()]
     }
     case "cobro":
     case "batch":
@@ -91,11 +56,7 @@ const makeAppend = async (
         return [
           (stream) =>
             runtime.runPromise(
-              store.append(
-                stream,
-                [{ eventId: randomUUID(), type: "BenchEvent", schemaVersion: 1, data, metadata }],
-                EventStore.ExpectedVersion.NoStream()
-              )
+              store.append(stream, BenchEvent.newEvents(1), EventStore.ExpectedVersion.NoStream())
             ),
           () => runtime.dispose()
         ]
@@ -107,7 +68,7 @@ const makeAppend = async (
               store.appendBatch(
                 Array.from({ length: batchSize }, (_, k) => ({
                   streamId: `${stream}-${k}`,
-                  events: [{ eventId: randomUUID(), type: "BenchEvent", schemaVersion: 1, data, metadata }],
+                  events: BenchEvent.newEvents(1),
                   expected: EventStore.ExpectedVersion.NoStream()
                 }))
               )
@@ -126,43 +87,14 @@ const makeAppend = async (
             )
           : []
       let next = 0
-      const run = (text: string, params: ReadonlyArray<unknown>) =>
+      const run = ({ text, values }: BenchEvent.Statement) =>
         mode === "pgfn"
-          ? pool.query(text, params as Array<unknown>)
+          ? pool.query(text, values)
           : mode === "reserved"
-            ? runtime.runPromise(conns[next++ % 8]!.execute(text, params, undefined))
-            : runtime.runPromise(sql.unsafe(text, params))
+            ? runtime.runPromise(conns[next++ % 8]!.execute(text, values, undefined))
+            : runtime.runPromise(sql.unsafe(text, values))
       return [
-        (stream) => {
-          const eventId = randomUUID()
-          const recordedAt = new Date()
-          const [before, after] = HashChain.canonicalEventAround({
-            streamId: stream,
-            eventId,
-            type: "BenchEvent",
-            schemaVersion: 1,
-            data,
-            metadata,
-            recordedAt
-          })
-          return run(
-            "SELECT next_version, first_position, last_position FROM cobro_append($1, $2, $3, $4::timestamptz, $5::uuid[], $6::text[], $7::integer[], $8::jsonb[], $9::jsonb[], $10::text[], $11::text[], $12)",
-            [
-              stream,
-              "NoStream",
-              0,
-              recordedAt.toISOString(),
-              [eventId],
-              ["BenchEvent"],
-              [1],
-              [JSON.stringify(data)],
-              [JSON.stringify(metadata)],
-              [before],
-              [after],
-              false
-            ]
-          )
-        },
+        (stream) => run(BenchEvent.cobroAppend(stream)),
         async () => {
           await runtime.runPromise(Scope.close(scope, Exit.void))
           await pool.end()
@@ -175,9 +107,11 @@ const makeAppend = async (
       await store.schema.migrate()
       return [
         (stream) =>
-          store.appendToStream(stream, [{ type: "BenchEvent", data, metadata }], {
-            expectedStreamVersion: "STREAM_DOES_NOT_EXIST"
-          }),
+          store.appendToStream(
+            stream,
+            [{ type: BenchEvent.type, data: BenchEvent.data(1), metadata: BenchEvent.metadata }],
+            { expectedStreamVersion: "STREAM_DOES_NOT_EXIST" }
+          ),
         () => store.close()
       ]
     }
@@ -186,18 +120,12 @@ const makeAppend = async (
 }
 
 const main = async () => {
-  const admin = new Pg.Client({ connectionString: baseUrl })
-  await admin.connect()
   for (const mode of modes) {
-    const database = `cobro_cost_${randomBytes(4).toString("hex")}`
-    await admin.query(`CREATE DATABASE ${database}`)
-    const url = new URL(baseUrl)
-    url.pathname = `/${database}`
-    const [append, close, perCall = 1] = await makeAppend(mode, url.toString())
+    const database = await Database.create("append-cost")
+    const [append, close, perCall = 1] = await makeAppend(mode, database.url)
     const tag = randomBytes(3).toString("hex")
     for (let i = 0; i < 50; i += perCall) await append(`warm-${tag}-${i}`)
-    const client0 = process.cpuUsage()
-    const server0 = serverCpu(database)
+    const before = Cpu.snapshot(database.name)
     const start = performance.now()
     await Promise.all(
       Array.from({ length: writers }, async (_, w) => {
@@ -205,35 +133,30 @@ const main = async () => {
       })
     )
     const seconds = (performance.now() - start) / 1000
-    const client = process.cpuUsage(client0)
-    const server = serverCpu(database) - server0
+    const used = Cpu.used(before, Cpu.snapshot(database.name))
     const n = writers * Math.ceil(ops / perCall) * perCall
     console.log(
       JSON.stringify({
         mode,
         per_s: Math.round(n / seconds),
-        client_us: Math.round((client.user + client.system) / n),
-        client_user_us: Math.round(client.user / n),
-        server_us: Math.round((server * 1e6) / n)
+        client_us: Math.round(used.nodeUs / n),
+        client_user_us: Math.round(used.nodeUserUs / n),
+        server_us: Math.round(used.postgresUs / n)
       })
     )
-    let perTransaction: number | undefined
     if (mode === "cobro" || mode === "batch") {
-      const check = new Pg.Client({ connectionString: url.toString() })
+      const check = new Pg.Client({ connectionString: database.url })
       await check.connect()
       const { rows } = await check.query(
         "SELECT count(*)::float / count(DISTINCT transaction_id) AS r FROM cobro_events WHERE stream_id LIKE $1",
         [`s-${tag}-%`]
       )
-      perTransaction = Number(Number(rows[0].r).toFixed(2))
       await check.end()
+      console.log(`  events per transaction: ${Number(Number(rows[0].r).toFixed(2))}`)
     }
-    if (perTransaction !== undefined) console.log(`  events per transaction: ${perTransaction}`)
     await close()
-    await new Promise((resolve) => setTimeout(resolve, 200))
-    await admin.query(`DROP DATABASE ${database} WITH (FORCE)`)
+    await Database.drop(database.name)
   }
-  await admin.end()
 }
 
 main().catch((error) => {

@@ -11,43 +11,16 @@ import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Redacted from "effect/Redacted"
 import { randomBytes, randomUUID } from "node:crypto"
-import * as Fs from "node:fs"
-import * as Path from "node:path"
 import { performance } from "node:perf_hooks"
 import * as Pg from "pg"
+import * as Database from "../../../bench/Database.js"
+import * as JsonLines from "../../../bench/JsonLines.js"
+import * as Ratio from "../../../bench/Ratio.js"
+import * as Rounds from "../../../bench/Rounds.js"
+import * as Settings from "../../../bench/Settings.js"
 import * as PgEventStore from "../src/PgEventStore.js"
 import * as PostgresClient from "../src/PostgresClient.js"
-
-const baseUrl = process.env["DATABASE_URL"] ?? "postgres://postgres@127.0.0.1:5432/test"
-const withDatabase = (name: string) => {
-  const url = new URL(baseUrl)
-  url.pathname = `/${name}`
-  return url.toString()
-}
-const admin = async (statement: string) => {
-  const client = new Pg.Client({ connectionString: baseUrl })
-  await client.connect()
-  try {
-    await client.query(statement)
-  } finally {
-    await client.end()
-  }
-}
-
-/**
- * Drops a bench database once the closed pools' sessions are gone. Forcing it at once would kill
- * sessions that a pool is still closing, and their unhandled `error` would end the run.
- */
-const dropDatabase = async (name: string) => {
-  for (let i = 0; i < 50; i++) {
-    try {
-      return await admin(`DROP DATABASE IF EXISTS ${name}`)
-    } catch {
-      await new Promise((resolve) => setTimeout(resolve, 100))
-    }
-  }
-  await admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
-}
+import * as BenchEvent from "./BenchEvent.js"
 
 /** What each store must do for the workloads. */
 interface Subject {
@@ -59,8 +32,6 @@ interface Subject {
   close(): Promise<void>
 }
 
-const payload = (i: number) => ({ _tag: "BenchEvent", amount: i, note: "a bench event of modest size" })
-
 const cobro = async (url: string): Promise<Subject> => {
   const runtime = ManagedRuntime.make(
     PgEventStore.layerMigrated.pipe(
@@ -68,14 +39,6 @@ const cobro = async (url: string): Promise<Subject> => {
     )
   )
   const store = await runtime.runPromise(EventStore.EventStore)
-  const events = (count: number) =>
-    Array.from({ length: count }, (_, i) => ({
-      eventId: randomUUID(),
-      type: "BenchEvent",
-      schemaVersion: 1,
-      data: payload(i),
-      metadata: { requestId: "bench" }
-    }))
   return {
     name: "cobro",
     append: (stream, count, expected) =>
@@ -83,7 +46,7 @@ const cobro = async (url: string): Promise<Subject> => {
         Effect.asVoid(
           store.append(
             stream,
-            events(count),
+            BenchEvent.newEvents(count),
             expected === "new"
               ? EventStore.ExpectedVersion.NoStream()
               : EventStore.ExpectedVersion.Exact({ version: expected })
@@ -112,10 +75,8 @@ const raw = async (url: string): Promise<Subject> => {
   const pool = new Pg.Pool({ connectionString: url, max: 10 })
   // Idle clients still closing when the database is dropped (WITH FORCE) must not crash the run.
   pool.on("error", () => {})
-  await pool.query(`CREATE TABLE raw_events (
-    global_position bigserial PRIMARY KEY, stream_id text NOT NULL, stream_version integer NOT NULL,
-    event_id uuid NOT NULL UNIQUE, type text NOT NULL, schema_version integer NOT NULL, data jsonb NOT NULL,
-    metadata jsonb NOT NULL, recorded_at timestamptz NOT NULL DEFAULT now(), UNIQUE (stream_id, stream_version))`)
+  await pool.query(BenchEvent.rawTable)
+  const metadata = JSON.stringify(BenchEvent.metadata)
   return {
     name: "raw-pg",
     append: async (stream, count, expected) => {
@@ -126,10 +87,10 @@ const raw = async (url: string): Promise<Subject> => {
           stream,
           base + i + 1,
           randomUUID(),
-          "BenchEvent",
+          BenchEvent.type,
           1,
-          JSON.stringify(payload(i)),
-          '{"requestId":"bench"}'
+          JSON.stringify(BenchEvent.data(i)),
+          metadata
         )
         const o = i * 7
         return `($${o + 1}, $${o + 2}, $${o + 3}, $${o + 4}, $${o + 5}, $${o + 6}, $${o + 7})`
@@ -172,9 +133,9 @@ const emmett = async (url: string): Promise<Subject> => {
       await store.appendToStream(
         stream,
         Array.from({ length: count }, (_, i) => ({
-          type: "BenchEvent",
-          data: payload(i),
-          metadata: { requestId: "bench" }
+          type: BenchEvent.type,
+          data: BenchEvent.data(i),
+          metadata: BenchEvent.metadata
         })),
         { expectedStreamVersion: expected === "new" ? "STREAM_DOES_NOT_EXIST" : BigInt(expected) }
       )
@@ -209,20 +170,9 @@ interface Result {
   readonly p99_ms: number
 }
 
-const percentile = (sorted: ReadonlyArray<number>, p: number) =>
-  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0
-
-/** One store's share of a workload: events, seconds and latencies summed over the rounds. */
-interface Tally {
-  events: number
-  seconds: number
-  latencies: Array<number>
-  perRound: Array<number>
-}
-
-/** `writers` concurrent loops of `opsPerWriter` operations; adds its events, time and latencies to `tally`. */
+/** `writers` concurrent loops of `opsPerWriter` operations; adds their events, time and latencies to `tally`. */
 const measure = async (
-  tally: Tally,
+  tally: Rounds.Tally,
   writers: number,
   opsPerWriter: number,
   eventsPerOp: number,
@@ -238,43 +188,45 @@ const measure = async (
       }
     })
   )
-  const seconds = (performance.now() - start) / 1000
-  const events = writers * opsPerWriter * eventsPerOp
-  tally.events += events
-  tally.seconds += seconds
-  tally.perRound.push(Math.round(events / seconds))
+  tally.add(writers * opsPerWriter * eventsPerOp, (performance.now() - start) / 1000)
 }
 
 /** A workload: what one round does against one store (`round` keeps stream ids apart). */
 interface Workload {
   readonly name: string
   readonly writers: number
-  run(subject: Subject, id: (...parts: Array<unknown>) => string, round: number, tally: Tally): Promise<void>
+  run(
+    subject: Subject,
+    id: (...parts: Array<unknown>) => string,
+    round: number,
+    tally: Rounds.Tally
+  ): Promise<void>
 }
 
-const rounds = Number(process.env["BENCH_ROUNDS"] ?? 6)
+/** `writers` writers, each appending `perWriter` times `events` events to a new stream. */
+const toNewStreams = (
+  name: string,
+  label: string,
+  writers: number,
+  perWriter: number,
+  events: number
+): Workload => ({
+  name,
+  writers,
+  run: (subject, id, round, tally) =>
+    measure(tally, writers, perWriter, events, (w, i) =>
+      subject.append(id(label, round, w, i), events, "new")
+    )
+})
+
+const rounds = Settings.number("BENCH_ROUNDS", 6)
 const w4PerWriter = 30
 const w4Streams = 8 * w4PerWriter
 
 const workloads: ReadonlyArray<Workload> = [
-  {
-    name: "W1",
-    writers: 1,
-    run: (subject, id, round, tally) =>
-      measure(tally, 1, 200, 1, (w, i) => subject.append(id("w1a", round, w, i), 1, "new"))
-  },
-  {
-    name: "W1",
-    writers: 8,
-    run: (subject, id, round, tally) =>
-      measure(tally, 8, 50, 1, (w, i) => subject.append(id("w1b", round, w, i), 1, "new"))
-  },
-  {
-    name: "W3",
-    writers: 1,
-    run: (subject, id, round, tally) =>
-      measure(tally, 1, 100, 10, (w, i) => subject.append(id("w3", round, w, i), 10, "new"))
-  },
+  toNewStreams("W1", "w1a", 1, 200, 1),
+  toNewStreams("W1", "w1b", 8, 50, 1),
+  toNewStreams("W3", "w3", 1, 100, 10),
   {
     name: "W4",
     writers: 8,
@@ -291,14 +243,17 @@ const workloads: ReadonlyArray<Workload> = [
     run: async (subject, _id, _round, tally) => {
       const start = performance.now()
       const { events, pages } = await subject.readAll()
-      const seconds = (performance.now() - start) / 1000
-      tally.events += events
-      tally.seconds += seconds
       tally.latencies.push(...pages)
-      tally.perRound.push(Math.round(events / seconds))
+      tally.add(events, (performance.now() - start) / 1000)
     }
   }
 ]
+
+interface Target {
+  readonly subject: Subject
+  readonly database: Database.Database
+  readonly id: (...parts: Array<unknown>) => string
+}
 
 const main = async () => {
   const makers: Array<[string, (url: string) => Promise<Subject>]> = [
@@ -307,80 +262,68 @@ const main = async () => {
     ["emmett", emmett]
   ]
   // Every store is set up first, each on its own database; then each workload runs round by round,
-  // every store once per round in a rotating order, so that a burst of load from elsewhere on the
-  // machine falls on all of them alike rather than on whichever ran at that moment.
-  const subjects: Array<{ subject: Subject; database: string; id: (...parts: Array<unknown>) => string }> = []
+  // every store once per round (`Rounds.run`).
+  const targets: Array<Target> = []
   try {
     for (const [name, make] of makers) {
-      const database = `cobro_bench_${name.replace("-", "_")}_${randomBytes(4).toString("hex")}`
-      await admin(`CREATE DATABASE ${database}`)
+      const database = await Database.create(name)
       try {
-        const subject = await make(withDatabase(database))
+        const subject = await make(database.url)
         const tag = randomBytes(3).toString("hex")
-        subjects.push({ subject, database, id: (...parts) => `bench-${tag}-${parts.join("-")}` })
+        targets.push({ subject, database, id: (...parts) => `bench-${tag}-${parts.join("-")}` })
       } catch (error) {
         console.error(`${name}: failed: ${String(error)}`)
-        await dropDatabase(database)
+        await Database.drop(database.name)
       }
     }
-    for (const { subject, id } of subjects) {
+    for (const { subject, id } of targets) {
       // Warm-up: connections, prepared plans, JIT. Then W4's streams of 20 events, for every round.
       for (let i = 0; i < 50; i++) await subject.append(id("warm", i), 1, "new")
       for (let round = 0; round < rounds; round++) {
         for (let s = 0; s < w4Streams; s++) await subject.append(id("w4", round, s), 20, "new")
       }
     }
-    const results: Array<Result> = []
-    const perRound = new Map<string, Array<number>>()
+    const results = JsonLines.make<Result>("store")
+    const perRound = new Map<string, ReadonlyArray<number>>()
+    const key = (r: Result) => `${r.store} ${r.workload} ${r.writers}`
     for (const workload of workloads) {
-      const tallies = subjects.map((): Tally => ({ events: 0, seconds: 0, latencies: [], perRound: [] }))
-      for (let round = 0; round < rounds; round++) {
-        for (let k = 0; k < subjects.length; k++) {
-          const index = (k + round) % subjects.length
-          const { subject, id } = subjects[index]!
-          await workload.run(subject, id, round, tallies[index]!)
-        }
-      }
-      subjects.forEach(({ subject }, index) => {
-        const tally = tallies[index]!
-        tally.latencies.sort((a, b) => a - b)
+      const tallies = new Map(targets.map((target) => [target, new Rounds.Tally()]))
+      await Rounds.run(rounds, targets, (target, round) =>
+        workload.run(target.subject, target.id, round, tallies.get(target)!)
+      )
+      for (const [{ subject }, tally] of tallies) {
         const result: Result = {
           store: subject.name,
           workload: workload.name,
           writers: workload.writers,
-          events_per_s: Math.round(tally.events / tally.seconds),
-          p50_ms: Number(percentile(tally.latencies, 50).toFixed(2)),
-          p99_ms: Number(percentile(tally.latencies, 99).toFixed(2))
+          events_per_s: Math.round(tally.rate()),
+          p50_ms: tally.latencyMs(50),
+          p99_ms: tally.latencyMs(99)
         }
-        results.push(result)
-        perRound.set(`${subject.name} ${workload.name} ${workload.writers}`, tally.perRound)
-        console.log(JSON.stringify(result))
-      })
+        results.emit(result)
+        perRound.set(key(result), tally.perRound)
+      }
     }
-    const out = Path.resolve(import.meta.dirname, "../../../bench/results/store.json")
-    Fs.mkdirSync(Path.dirname(out), { recursive: true })
-    Fs.writeFileSync(out, results.map((r) => JSON.stringify(r)).join("\n") + "\n")
-    const find = (store: string, workload: string, writers: number) =>
-      results.find((r) => r.store === store && r.workload === workload && r.writers === writers)
-    const rounded = (store: string, r: Result) => perRound.get(`${store} ${r.workload} ${r.writers}`) ?? []
+    results.write()
     console.log(
       `\nratios (events/s over ${rounds} rounds; per round in brackets): cobro/raw-pg, cobro/emmett`
     )
-    for (const r of results.filter((r) => r.store === "cobro")) {
+    for (const r of results.lines.filter((r) => r.store === "cobro")) {
       const ratio = (store: string) => {
-        const other = find(store, r.workload, r.writers)
+        const other = results.lines.find((o) => key(o) === key({ ...r, store }))
         if (other === undefined) return "n/a"
-        const mine = rounded("cobro", r)
-        const theirs = rounded(store, other)
-        const each = mine.map((v, i) => (v / (theirs[i] ?? NaN)).toFixed(2)).join(" ")
-        return `${(r.events_per_s / other.events_per_s).toFixed(2)} [${each}]`
+        return Ratio.describe(
+          (r.events_per_s / other.events_per_s).toFixed(2),
+          perRound.get(key(r))!,
+          perRound.get(key(other))!
+        )
       }
       console.log(`${r.workload} writers=${r.writers}: ${ratio("raw-pg")}  ${ratio("emmett")}`)
     }
   } finally {
-    for (const { subject, database } of subjects) {
+    for (const { subject, database } of targets) {
       await subject.close().catch(() => {})
-      await dropDatabase(database)
+      await Database.drop(database.name)
     }
   }
 }

@@ -40,177 +40,60 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
-import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import * as Tracer from "effect/Tracer"
-import { type ChildProcess, execFileSync, fork } from "node:child_process"
-import { randomBytes, randomUUID } from "node:crypto"
+import { type ChildProcess, fork } from "node:child_process"
+import { randomUUID } from "node:crypto"
 import * as Fs from "node:fs"
 import * as Inspector from "node:inspector/promises"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { performance } from "node:perf_hooks"
 import * as Pg from "pg"
+import * as Cpu from "../../../bench/Cpu.js"
+import * as Database from "../../../bench/Database.js"
+import * as JsonLines from "../../../bench/JsonLines.js"
+import * as Percentile from "../../../bench/Percentile.js"
+import * as Ratio from "../../../bench/Ratio.js"
+import * as Rounds from "../../../bench/Rounds.js"
+import * as Settings from "../../../bench/Settings.js"
+import * as SpanClock from "../../../bench/SpanClock.js"
+import * as Statements from "../../../bench/Statements.js"
 import * as Dispatcher from "../src/Dispatcher.js"
+import * as TestReceiver from "../test/support/Receiver.js"
 import * as CobroLayer from "./CobroLayer.js"
 import * as Floor from "./Floor.js"
 import * as GraphileWorker from "./GraphileWorker.js"
 
-const env = (name: string, fallback: number) => {
-  const value = process.env[name]
-  return value === undefined || value === "" ? fallback : Number(value)
-}
-const perRound = env("BENCH_DELIVERIES", 3000)
-const rounds = env("BENCH_ROUNDS", 3)
-const concurrency = env("BENCH_CONCURRENCY", 32)
-const offeredRate = env("BENCH_RATE", 100)
-const latencySeconds = env("BENCH_LATENCY_SECONDS", 15)
-const backlog = env("BENCH_BACKLOG", 100_000)
-const phases = (process.env["BENCH_PHASES"] ?? "throughput,latency,backlog").split(",")
-const dispatchers = env("BENCH_DISPATCHERS", 1)
-const trace = process.env["BENCH_TRACE"] === "1"
+const perRound = Settings.number("BENCH_DELIVERIES", 3000)
+const rounds = Settings.number("BENCH_ROUNDS", 3)
+const concurrency = Settings.number("BENCH_CONCURRENCY", 32)
+const offeredRate = Settings.number("BENCH_RATE", 100)
+const latencySeconds = Settings.number("BENCH_LATENCY_SECONDS", 15)
+const backlog = Settings.number("BENCH_BACKLOG", 100_000)
+const phases = Settings.list("BENCH_PHASES", "throughput,latency,backlog")
+const dispatchers = Settings.number("BENCH_DISPATCHERS", 1)
+/** `BENCH_TRACE=1`: Cobro's spans timed by name (wall clock) and printed per phase, for profiling. */
+const spans = process.env["BENCH_TRACE"] === "1" ? SpanClock.make() : undefined
 
-// ---------------------------------------------------------------------------------------------
-// SQL statements: every `pg` query of this process counted (Cobro's and graphile-worker's alike)
-// ---------------------------------------------------------------------------------------------
-
-let statementsSent = 0
-/** Per statement text, with `BENCH_COUNT=1`: how many were sent, and the ms from sending each to its answer. */
-const statementCounts = new Map<string, { count: number; ms: number }>()
-const statementTexts = process.env["BENCH_COUNT"] === "1"
-{
-  const original = Pg.Client.prototype.query
-  Pg.Client.prototype.query = function (this: Pg.Client, ...args: Array<any>) {
-    statementsSent++
-    if (!statementTexts) return (original as any).apply(this, args)
-    const text = typeof args[0] === "string" ? args[0] : (args[0]?.text ?? args[0]?.name ?? "?")
-    const key = String(text).replace(/\s+/g, " ").slice(0, 90)
-    const entry = statementCounts.get(key) ?? { count: 0, ms: 0 }
-    entry.count++
-    statementCounts.set(key, entry)
-    const sent = performance.now()
-    const answered = () => (entry.ms += performance.now() - sent)
-    const last = args.length - 1
-    if (typeof args[last] === "function") {
-      const callback = args[last]
-      args[last] = (...results: Array<unknown>) => {
-        answered()
-        return callback(...results)
-      }
-    }
-    const result = (original as any).apply(this, args)
-    if (result !== undefined && typeof result.then === "function") result.then(answered, answered)
-    return result
-  } as any
-}
+/**
+ * Every `pg` statement of this process (Cobro's and graphile-worker's alike); with `BENCH_COUNT=1`,
+ * by text, with the time from sending each to its answer.
+ */
+const sent = Statements.count({ byText: process.env["BENCH_COUNT"] === "1" })
 const printCounts = (label: string) => {
-  if (statementCounts.size === 0) return
+  if (sent.byText === undefined || sent.byText.size === 0) return
   console.error(`statements during ${label} (count, total ms from send to answer):`)
-  for (const [k, { count, ms }] of [...statementCounts].sort((a, b) => b[1].ms - a[1].ms).slice(0, 30))
+  for (const [k, { count, ms }] of [...sent.byText].sort((a, b) => b[1].ms - a[1].ms).slice(0, 30))
     console.error(`  ${String(count).padStart(7)} ${ms.toFixed(0).padStart(7)} ${k}`)
-  statementCounts.clear()
+  sent.byText.clear()
 }
 
-// ---------------------------------------------------------------------------------------------
-// Profiling: spans timed by name (wall clock), as in the HTTP bench
-// ---------------------------------------------------------------------------------------------
-
-const spanTimes = new Map<string, { count: number; nanos: bigint }>()
-const timingTracer = Tracer.make({
-  span: (name, parent, context, links, startTime, kind) => ({
-    _tag: "Span",
-    name,
-    spanId: randomBytes(8).toString("hex"),
-    traceId: Option.match(parent, {
-      onNone: () => randomBytes(16).toString("hex"),
-      onSome: (p) => p.traceId
-    }),
-    parent,
-    context,
-    status: { _tag: "Started", startTime },
-    attributes: new Map(),
-    links,
-    sampled: true,
-    kind,
-    end: (endTime) => {
-      const entry = spanTimes.get(name) ?? { count: 0, nanos: 0n }
-      entry.count++
-      entry.nanos += endTime - startTime
-      spanTimes.set(name, entry)
-    },
-    attribute: () => {},
-    event: () => {},
-    addLinks: () => {}
-  }),
-  context: (f) => f()
-})
-const printSpans = (label: string) => {
-  if (!trace) return
-  const rows = [...spanTimes].sort((a, b) => Number(b[1].nanos - a[1].nanos)).slice(0, 25)
-  console.error(`spans during ${label} (count, total ms, mean ms):`)
-  for (const [name, { count, nanos }] of rows)
-    console.error(
-      `  ${String(count).padStart(7)} ${(Number(nanos) / 1e6).toFixed(0).padStart(8)} ${(Number(nanos) / 1e6 / count).toFixed(2).padStart(8)}  ${name}`
-    )
-  spanTimes.clear()
-}
-
-// ---------------------------------------------------------------------------------------------
-// Throwaway databases
-// ---------------------------------------------------------------------------------------------
-
-const baseUrl = process.env["DATABASE_URL"] ?? "postgres://postgres@127.0.0.1:5432/postgres"
-const withDatabase = (name: string) => {
-  const url = new URL(baseUrl)
-  url.pathname = `/${name}`
-  return url.toString()
-}
-const admin = async (statement: string) => {
-  const client = new Pg.Client({ connectionString: baseUrl })
-  await client.connect()
-  try {
-    await client.query(statement)
-  } finally {
-    await client.end()
-  }
-}
-/** Drops a bench database once the closed pool's sessions are gone (see StoreBench). */
-const dropDatabase = async (name: string) => {
-  for (let i = 0; i < 50; i++) {
-    try {
-      return await admin(`DROP DATABASE IF EXISTS ${name}`)
-    } catch {
-      await new Promise((resolve) => setTimeout(resolve, 100))
-    }
-  }
-  await admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
-}
-
-// ---------------------------------------------------------------------------------------------
+/** The receiver's certificate for 127.0.0.1: the tests' receiver's. */
+const certificate = TestReceiver.certificate()
 
 // ---------------------------------------------------------------------------------------------
 // The receiver (a child process)
 // ---------------------------------------------------------------------------------------------
-
-/** A self-signed certificate for 127.0.0.1, made with openssl (as the tests' receiver). */
-const certificate = (() => {
-  const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "cobro-bench-cert-"))
-  try {
-    execFileSync(
-      "openssl",
-      ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "1"]
-        .concat(["-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"])
-        .concat(["-keyout", Path.join(dir, "key.pem"), "-out", Path.join(dir, "cert.pem")]),
-      { stdio: "pipe" }
-    )
-    return {
-      key: Fs.readFileSync(Path.join(dir, "key.pem"), "utf8"),
-      cert: Fs.readFileSync(Path.join(dir, "cert.pem"), "utf8")
-    }
-  } finally {
-    Fs.rmSync(dir, { recursive: true, force: true })
-  }
-})()
 
 interface Receiver {
   readonly url: string
@@ -281,108 +164,60 @@ const startReceiver = (): Promise<Receiver> =>
 // Where the CPU goes: this process, the receiver, PostgreSQL
 // ---------------------------------------------------------------------------------------------
 
-// Where the CPU goes: this process, the receiver, PostgreSQL
-// ---------------------------------------------------------------------------------------------
-
-/** CPU time (ms) a process has used, from `/proc/<pid>/stat` (Linux); 0 when unreadable. */
-const procCpuMs = (pid: number | string): number => {
-  try {
-    const stat = Fs.readFileSync(`/proc/${pid}/stat`, "utf8")
-    // The fields after the command name (which may hold spaces), from field 3 on.
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / clockTicks
-  } catch {
-    return 0
-  }
-}
-const clockTicks = (() => {
-  try {
-    return Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100
-  } catch {
-    return 100
-  }
-})()
-
-/**
- * The CPU (ms) of each PostgreSQL server process, if the server runs on this machine and `/proc`
- * shows them, by pid: a process that ends between two snapshots (a pool's connection closed) must
- * not count as negative CPU, so the difference is taken per process.
- */
-const postgresCpuMs = (): ReadonlyMap<string, number> => {
-  const byPid = new Map<string, number>()
-  for (const entry of Fs.readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue
-    try {
-      if (Fs.readFileSync(`/proc/${entry}/comm`, "utf8").trim() === "postgres")
-        byPid.set(entry, procCpuMs(entry))
-    } catch {
-      // the process ended meanwhile
-    }
-  }
-  return byPid
-}
-
-/** The CPU (ms) the server processes alive at `after` used since `before` (a new one: all of its CPU). */
-const postgresDelta = (before: ReadonlyMap<string, number>, after: ReadonlyMap<string, number>) => {
-  let total = 0
-  for (const [pid, ms] of after) total += ms - (before.get(pid) ?? 0)
-  return total
-}
-
 /** The extra dispatcher processes of `BENCH_DISPATCHERS` running now (their CPU counts as Cobro's). */
 const extraDispatchers: Array<ChildProcess> = []
 
 interface CpuSnapshot {
-  readonly bench: number
-  readonly receiver: number
-  readonly postgres: ReadonlyMap<string, number>
+  /** This process, and every PostgreSQL process (the floors and the peer share Cobro's database). */
+  readonly cpu: Cpu.Snapshot
+  readonly dispatchersUs: number
+  readonly receiverUs: number
   /** SQL statements this process has sent so far. */
   readonly statements: number
 }
 
-const cpuSnapshot = (receiver: Receiver): CpuSnapshot => {
-  const self = process.cpuUsage()
-  return {
-    bench:
-      (self.user + self.system) / 1000 +
-      extraDispatchers.reduce((sum, child) => sum + procCpuMs(child.pid!), 0),
-    receiver: procCpuMs(receiver.pid),
-    postgres: postgresCpuMs(),
-    statements: statementsSent
-  }
-}
+const cpuSnapshot = (receiver: Receiver): CpuSnapshot => ({
+  cpu: Cpu.snapshot(),
+  dispatchersUs: extraDispatchers.reduce((sum, child) => sum + Cpu.processUs(child.pid!), 0),
+  receiverUs: Cpu.processUs(receiver.pid),
+  statements: sent.statements
+})
 
 /**
- * CPU per delivery (µs) of each process between two snapshots, summed over rounds: this process
- * (Cobro's workers, or the floor's loop), the receiver, and PostgreSQL (0 if it runs elsewhere). On a
- * machine with few cores the sum bounds the rate: at best `cores / sum` deliveries per second.
+ * One target's deliveries, summed over rounds: rates, failed attempts, and CPU per delivery (µs) of
+ * each process, this process (Cobro's workers with its extra dispatcher processes, or the floor's
+ * loop), the receiver, and PostgreSQL (0 if it runs elsewhere). On a machine with few cores the sum
+ * bounds the rate: at best `cores / sum` deliveries per second.
  */
-class CpuAccount {
-  private readonly totals = { bench: 0, receiver: 0, postgres: 0, statements: 0 }
-  private deliveries = 0
-  add(before: CpuSnapshot, after: CpuSnapshot, deliveries: number) {
-    this.totals.bench += after.bench - before.bench
-    this.totals.receiver += after.receiver - before.receiver
-    this.totals.postgres += postgresDelta(before.postgres, after.postgres)
-    this.totals.statements += after.statements - before.statements
-    this.deliveries += deliveries
+class Deliveries {
+  readonly tally = new Rounds.Tally()
+  readonly failed: Array<number> = []
+  private receiverUs = 0
+  private statements = 0
+  add(deliveries: number, seconds: number, failed: number, before: CpuSnapshot, after: CpuSnapshot) {
+    const used = Cpu.used(before.cpu, after.cpu)
+    this.tally.add(deliveries, seconds, {
+      nodeUs: used.nodeUs + after.dispatchersUs - before.dispatchersUs,
+      postgresUs: used.postgresUs
+    })
+    this.failed.push(failed)
+    this.receiverUs += after.receiverUs - before.receiverUs
+    this.statements += after.statements - before.statements
+  }
+  /** Total deliveries over total time. */
+  rate() {
+    return Math.round(this.tally.rate())
   }
   perDelivery() {
-    const us = (ms: number) => Math.round((ms * 1000) / Math.max(1, this.deliveries))
-    const bench = us(this.totals.bench)
-    const receiver = us(this.totals.receiver)
-    const postgres = us(this.totals.postgres)
-    return { bench_process: bench, receiver, postgres, total: bench + receiver + postgres }
+    const { node, postgres } = this.tally.cpuPerOperation()
+    const receiver = Math.round(this.receiverUs / Math.max(1, this.tally.count))
+    return { bench_process: node, receiver, postgres, total: node + receiver + postgres }
   }
   /** SQL statements this process sent per delivery (an extra dispatcher process's are not counted). */
   statementsPerDelivery() {
-    return Number((this.totals.statements / Math.max(1, this.deliveries)).toFixed(2))
+    return Number((this.statements / Math.max(1, this.tally.count)).toFixed(2))
   }
 }
-
-// ---------------------------------------------------------------------------------------------
-// Cobro
-// ---------------------------------------------------------------------------------------------
 
 // ---------------------------------------------------------------------------------------------
 // Cobro
@@ -400,7 +235,9 @@ const cobroRuntime = (url: string) => {
     maxConnections: 24,
     applicationName: "cobro-bench"
   })
-  return ManagedRuntime.make(trace ? layer.pipe(Layer.provide(Layer.setTracer(timingTracer))) : layer)
+  return ManagedRuntime.make(
+    spans === undefined ? layer : layer.pipe(Layer.provide(Layer.setTracer(spans.tracer)))
+  )
 }
 type CobroRuntime = ReturnType<typeof cobroRuntime>
 
@@ -536,53 +373,23 @@ const scheduled = (runtime: CobroRuntime) =>
   )
 
 // ---------------------------------------------------------------------------------------------
-// The others: the floors and graphile-worker, on the same bodies
-// ---------------------------------------------------------------------------------------------
-
-// ---------------------------------------------------------------------------------------------
 // Phases
 // ---------------------------------------------------------------------------------------------
 
 interface Line {
   readonly [key: string]: unknown
 }
-const lines: Array<Line> = []
-const emit = (line: Line) => {
-  lines.push(line)
-  console.log(JSON.stringify(line))
-}
+const results = JsonLines.make<Line>("webhooks")
 const loadAverage = () => Os.loadavg().map((l) => Number(l.toFixed(2)))
 const mb = (bytes: number) => Number((bytes / 1024 / 1024).toFixed(1))
-const ratio = (a: number, b: number) => Number((a / b).toFixed(3))
 
 /** The throughput targets besides Cobro, in the order of round 1 (later rounds rotate it). */
 const others = ["floor", "floor-durable", "graphile-worker", "graphile-worker-batched"] as const
 type Other = (typeof others)[number]
-const chosenOthers = (() => {
-  const listed = process.env["BENCH_TARGETS"]?.split(",")
-  return others.filter((o) => listed === undefined || listed.includes(o))
-})()
-
-/** One target's rounds: rates, failures, CPU and statements. */
-class Rounds {
-  readonly rates: Array<number> = []
-  readonly failed: Array<number> = []
-  readonly cpu = new CpuAccount()
-  add(deliveries: number, seconds: number, failed: number, before: CpuSnapshot, after: CpuSnapshot) {
-    this.rates.push(deliveries / seconds)
-    this.failed.push(failed)
-    this.cpu.add(before, after, deliveries)
-  }
-  /** Total deliveries over total time. */
-  rate() {
-    return Math.round((this.rates.length * perRound) / this.rates.reduce((s, r) => s + perRound / r, 0))
-  }
-}
+const chosenOthers = others.filter((o) => Settings.list("BENCH_TARGETS", others.join(",")).includes(o))
 
 const throughput = async (receiver: Receiver) => {
-  const database = `cobro_bench_webhooks_${randomBytes(4).toString("hex")}`
-  await admin(`CREATE DATABASE ${database}`)
-  const url = withDatabase(database)
+  const { name: database, url } = await Database.create("webhooks")
   const runtime = cobroRuntime(url)
   // The durable floor's tables and graphile-worker's schema live beside Cobro's, in the same database.
   const floorPg = new Pg.Pool({ connectionString: url, max: 4 })
@@ -597,28 +404,28 @@ const throughput = async (receiver: Receiver) => {
     await commitSales(runtime, sales, warm)
     sales += warm
     await runDispatcher(runtime, receiver, warm, sales)
-    printSpans("warm-up")
-    statementCounts.clear()
-    const results = new Map<"cobro" | Other, Rounds>([
-      ["cobro", new Rounds()],
-      ...chosenOthers.map((o) => [o, new Rounds()] as const)
+    spans?.print("warm-up")
+    sent.byText?.clear()
+    const targets = new Map<"cobro" | Other, Deliveries>([
+      ["cobro", new Deliveries()],
+      ...chosenOthers.map((o) => [o, new Deliveries()] as const)
     ])
     const saleRates: Array<number> = []
     let bodies: ReadonlyArray<string> = []
     const cobro = async () => {
       saleRates.push(await commitSales(runtime, sales, perRound))
       sales += perRound
-      statementCounts.clear()
+      sent.byText?.clear()
       const { seconds, delivered, cpuBefore, cpuAfter } = await runDispatcher(
         runtime,
         receiver,
         perRound,
         sales
       )
-      const round = results.get("cobro")!
+      const round = targets.get("cobro")!
       round.add(perRound, seconds, perRound - delivered, cpuBefore, cpuAfter)
-      printSpans(`cobro round ${round.rates.length}`)
-      printCounts(`cobro round ${round.rates.length}`)
+      spans?.print(`cobro round ${round.failed.length}`)
+      printCounts(`cobro round ${round.failed.length}`)
       if (bodies.length === 0) bodies = (await scheduled(runtime)).slice(warm).map((s) => s.body)
     }
     const other = async (target: Other) => {
@@ -656,47 +463,46 @@ const throughput = async (receiver: Receiver) => {
       const received = (await receiver.count()).count - base
       if (received < bodies.length)
         throw new Error(`${target}: the receiver got ${received} of ${bodies.length}`)
-      results.get(target)!.add(bodies.length, seconds, failed, before, after)
+      targets.get(target)!.add(bodies.length, seconds, failed, before, after)
     }
-    // Cobro first in round 1 (the others need its bodies); then the order rotates by one each round.
-    const order: ReadonlyArray<"cobro" | Other> = ["cobro", ...chosenOthers]
-    for (let round = 0; round < rounds; round++) {
-      const turn = order.map((_, i) => order[(i + round) % order.length]!)
-      for (const target of turn) await (target === "cobro" ? cobro() : other(target))
-    }
+    // Cobro first in round 1: the others need its bodies.
+    await Rounds.run(rounds, [...targets.keys()], (target) => (target === "cobro" ? cobro() : other(target)))
     const counted = await receiver.count()
     if (counted.unsigned !== 0) throw new Error(`the receiver got ${counted.unsigned} unsigned requests`)
-    const floor = results.get("floor")
-    const peer = results.get("graphile-worker-batched")
-    for (const [target, result] of results) {
-      const rate = result.rate()
-      emit({
+    const floor = targets.get("floor")
+    const peer = targets.get("graphile-worker-batched")
+    const ratios = (result: Deliveries, to: Deliveries) => ({
+      ratio: Ratio.of(result.rate(), to.rate()),
+      perRound: result.tally.perRound.map((r, i) => Ratio.of(r, to.tally.perRound[i]!))
+    })
+    for (const [target, result] of targets) {
+      const toFloor = floor !== undefined && target !== "floor" ? ratios(result, floor) : undefined
+      const toPeer =
+        peer !== undefined && target !== "graphile-worker-batched" ? ratios(result, peer) : undefined
+      results.emit({
         target,
         workload: "throughput",
         deliveries: perRound,
         rounds,
         concurrency,
         ...(target === "cobro" ? { dispatcher_processes: dispatchers } : {}),
-        deliveries_per_s: rate,
-        per_round: result.rates.map(Math.round),
+        deliveries_per_s: result.rate(),
+        per_round: result.tally.perRound.map(Math.round),
         failed_attempts_per_round: result.failed,
-        ...(floor !== undefined && target !== "floor"
-          ? {
-              ratio_to_floor: ratio(rate, floor.rate()),
-              ratio_to_floor_per_round: result.rates.map((r, i) => ratio(r, floor.rates[i]!))
-            }
-          : {}),
-        ...(peer !== undefined && target !== "graphile-worker-batched"
-          ? {
-              ratio_to_graphile_worker_batched: ratio(rate, peer.rate()),
-              ratio_to_graphile_worker_batched_per_round: result.rates.map((r, i) => ratio(r, peer.rates[i]!))
-            }
-          : {}),
-        cpu_us_per_delivery: result.cpu.perDelivery(),
-        statements_per_delivery: result.cpu.statementsPerDelivery()
+        ...(toFloor === undefined
+          ? {}
+          : { ratio_to_floor: toFloor.ratio, ratio_to_floor_per_round: toFloor.perRound }),
+        ...(toPeer === undefined
+          ? {}
+          : {
+              ratio_to_graphile_worker_batched: toPeer.ratio,
+              ratio_to_graphile_worker_batched_per_round: toPeer.perRound
+            }),
+        cpu_us_per_delivery: result.perDelivery(),
+        statements_per_delivery: result.statementsPerDelivery()
       })
     }
-    emit({
+    results.emit({
       target: "cobro",
       workload: "commit-sales (setup, not timed above)",
       sales_per_s: Math.round(saleRates.reduce((s, r) => s + r, 0) / saleRates.length)
@@ -705,13 +511,9 @@ const throughput = async (receiver: Receiver) => {
     stopExtraDispatchers()
     await floorPg.end().catch(() => {})
     await runtime.dispose().catch(() => {})
-    await dropDatabase(database)
+    await Database.drop(database)
   }
 }
-
-/** The `q`-quantile of sorted numbers (nearest rank). */
-const quantile = (sorted: ReadonlyArray<number>, q: number) =>
-  sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!
 
 /**
  * Phase `latency`: the dispatcher running as on a server (woken by the log's appends), sales
@@ -720,9 +522,8 @@ const quantile = (sorted: ReadonlyArray<number>, q: number) =>
  * process) to the receiver's 200 (noted by the receiver; both clocks are this machine's).
  */
 const latency = async (receiver: Receiver) => {
-  const database = `cobro_bench_latency_${randomBytes(4).toString("hex")}`
-  await admin(`CREATE DATABASE ${database}`)
-  const runtime = cobroRuntime(withDatabase(database))
+  const database = await Database.create("latency")
+  const runtime = cobroRuntime(database.url)
   const fiber = runtime.runFork(dispatcher)
   try {
     await runtime.runPromise(F.merchant(MERCHANT, { production: receiver.url }))
@@ -751,13 +552,14 @@ const latency = async (receiver: Receiver) => {
     const committed = new Map<string, number>()
     receiver.record()
     const cpuBefore = cpuSnapshot(receiver)
+    const start = performance.now()
     const achieved = await offer(100, count, committed)
     await Promise.race([
       receiver.waitFor(base + 100 + count),
       new Promise((_, reject) => setTimeout(() => reject(new Error("latency: deliveries missing")), 120_000))
     ])
-    const cpu = new CpuAccount()
-    cpu.add(cpuBefore, cpuSnapshot(receiver), count)
+    const cpu = new Deliveries()
+    cpu.add(count, (performance.now() - start) / 1000, 0, cpuBefore, cpuSnapshot(receiver))
     const arrivals = await receiver.arrivals()
     const latencies = arrivals
       .flatMap(([subject, at]) => {
@@ -765,16 +567,16 @@ const latency = async (receiver: Receiver) => {
         return from === undefined ? [] : [at - from]
       })
       .sort((a, b) => a - b)
-    emit({
+    results.emit({
       target: "cobro",
       workload: "latency",
       offered_sales_per_s: offeredRate,
       achieved_sales_per_s: Math.round(achieved),
       notifications: count,
       measured: latencies.length,
-      p50_ms: Number(quantile(latencies, 0.5).toFixed(1)),
-      p90_ms: Number(quantile(latencies, 0.9).toFixed(1)),
-      p99_ms: Number(quantile(latencies, 0.99).toFixed(1)),
+      p50_ms: Number(Percentile.of(latencies, 50).toFixed(1)),
+      p90_ms: Number(Percentile.of(latencies, 90).toFixed(1)),
+      p99_ms: Number(Percentile.of(latencies, 99).toFixed(1)),
       max_ms: Number(latencies.at(-1)!.toFixed(1)),
       // Sales and deliveries together: the sales' work is in it.
       cpu_us_per_sale_and_delivery: cpu.perDelivery(),
@@ -783,14 +585,13 @@ const latency = async (receiver: Receiver) => {
   } finally {
     await runtime.runPromise(Fiber.interrupt(fiber)).catch(() => {})
     await runtime.dispose().catch(() => {})
-    await dropDatabase(database)
+    await Database.drop(database.name)
   }
 }
 
 const drain = async (receiver: Receiver) => {
-  const database = `cobro_bench_backlog_${randomBytes(4).toString("hex")}`
-  await admin(`CREATE DATABASE ${database}`)
-  const runtime = cobroRuntime(withDatabase(database))
+  const database = await Database.create("backlog")
+  const runtime = cobroRuntime(database.url)
   try {
     // One real notification, scheduled with its sale: the template of the backlog's bodies.
     await runtime.runPromise(
@@ -840,7 +641,7 @@ const drain = async (receiver: Receiver) => {
       }).pipe(Effect.orDie)
     )
     const seedSeconds = (performance.now() - seedStart) / 1000
-    await startExtraDispatchers(withDatabase(database))
+    await startExtraDispatchers(database.url)
     const already = (await receiver.count()).count
     const total = backlog + 1
     const samples: Array<{ delivered: number; rss: number; heap: number; seconds: number }> = []
@@ -860,15 +661,15 @@ const drain = async (receiver: Receiver) => {
       })
     }
     const { seconds, delivered, cpuBefore, cpuAfter } = await drained
-    const cpu = new CpuAccount()
-    cpu.add(cpuBefore, cpuAfter, total)
-    printSpans("backlog drain")
+    const cpu = new Deliveries()
+    cpu.add(total, seconds, 0, cpuBefore, cpuAfter)
+    spans?.print("backlog drain")
     const at = (fraction: number) => samples.find((s) => s.delivered >= fraction * total) ?? samples.at(-1)!
     const point = (fraction: number) => {
       const s = at(fraction)
       return { delivered: s.delivered, heap_mb: mb(s.heap), rss_mb: mb(s.rss) }
     }
-    emit({
+    results.emit({
       target: "cobro",
       workload: "backlog",
       notifications: total,
@@ -900,7 +701,7 @@ const drain = async (receiver: Receiver) => {
   } finally {
     stopExtraDispatchers()
     await runtime.dispose().catch(() => {})
-    await dropDatabase(database)
+    await Database.drop(database.name)
   }
 }
 
@@ -914,16 +715,14 @@ const main = async () => {
   } finally {
     receiver.close()
   }
-  emit({
+  results.emit({
     machine: { cpus: Os.cpus().length, node: process.version },
     load_average_start: startLoad,
     load_average_end: loadAverage()
   })
-  const out = Path.resolve(import.meta.dirname, "../../../bench/results/webhooks.json")
-  Fs.mkdirSync(Path.dirname(out), { recursive: true })
-  Fs.writeFileSync(out, lines.map((l) => JSON.stringify(l)).join("\n") + "\n")
+  results.write()
   console.log(`\n${perRound} deliveries per round, ${rounds} rounds (per round in brackets):`)
-  for (const line of lines.filter((l) => l["workload"] === "throughput")) {
+  for (const line of results.lines.filter((l) => l["workload"] === "throughput")) {
     const cpu = line["cpu_us_per_delivery"] as { total: number }
     const parts = [`${String(line["target"]).padEnd(24)} ${String(line["deliveries_per_s"]).padStart(6)}/s`]
     if (line["ratio_to_floor"] !== undefined)
@@ -938,14 +737,14 @@ const main = async () => {
     parts.push(`${cpu.total} µs CPU, ${String(line["statements_per_delivery"])} statements per delivery`)
     console.log(parts.join("; "))
   }
-  const measured = lines.find((l) => l["workload"] === "latency")
+  const measured = results.lines.find((l) => l["workload"] === "latency")
   if (measured !== undefined) {
     console.log(
       `latency at ${String(measured["achieved_sales_per_s"])} sales/s: p50 ${String(measured["p50_ms"])} ms, ` +
         `p99 ${String(measured["p99_ms"])} ms`
     )
   }
-  const drained = lines.find((l) => l["workload"] === "backlog")
+  const drained = results.lines.find((l) => l["workload"] === "backlog")
   if (drained !== undefined) {
     const p = (k: string) => drained[k] as { heap_mb: number; rss_mb: number }
     console.log(
