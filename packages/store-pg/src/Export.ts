@@ -6,10 +6,9 @@
  */
 import * as EventStore from "@cobro/domain/EventStore"
 import * as SqlClient from "@effect/sql/SqlClient"
-import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
-import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
+import * as LogPages from "./internal/LogPages.js"
 import * as Rows from "./internal/Rows.js"
 
 /** Which events, and how many per read. */
@@ -46,15 +45,7 @@ export const events = (
           Effect.map((rows) => rows.map(Rows.toLogged)),
           Effect.orDie
         )
-      return Stream.paginateChunkEffect(EventStore.Start, (after) =>
-        Effect.map(page(after), (rows) => {
-          const last = rows[rows.length - 1]
-          return [
-            Chunk.unsafeFromArray(rows),
-            rows.length < limit || last === undefined ? Option.none() : Option.some(last.checkpoint)
-          ] as const
-        })
-      )
+      return LogPages.stream(EventStore.Start, limit, page)
     })
   ).pipe(Stream.withSpan("Export.events"))
 

@@ -10,8 +10,13 @@ import * as Layer from "effect/Layer"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import * as Pg from "pg"
-import * as Migrations from "./Migrations.js"
 import * as PgPool from "./PgPool.js"
+
+/**
+ * The notification channel that appends signal after they commit (`pg_notify`): the append
+ * functions of the migrations name it, and the store's wake-up path and PGlite's listener use it.
+ */
+export const channel = "cobro_events"
 
 /** A stream that emits (the stream id, when known) after appends commit. May drop or merge signals. */
 export class LogNotifications extends Context.Tag("@cobro/store-pg/LogNotifications")<
@@ -56,7 +61,7 @@ const listenOnce = (config: Pg.ClientConfig): Stream.Stream<string, SqlError> =>
       const onError = (error: Error) => void emit.fail(lost(error))
       const onEnd = () => void emit.fail(lost(new Error("the connection ended")))
       const onNotification = (message: Pg.Notification) => {
-        if (message.channel === Migrations.channel) void emit.single(message.payload ?? "")
+        if (message.channel === channel) void emit.single(message.payload ?? "")
       }
       const client = yield* Effect.acquireRelease(
         Effect.tryPromise({
@@ -81,7 +86,7 @@ const listenOnce = (config: Pg.ClientConfig): Stream.Stream<string, SqlError> =>
       client.on("end", onEnd)
       client.on("notification", onNotification)
       yield* Effect.tryPromise({
-        try: () => client.query(`LISTEN ${Pg.escapeIdentifier(Migrations.channel)}`),
+        try: () => client.query(`LISTEN ${Pg.escapeIdentifier(channel)}`),
         catch: lost
       })
       yield* Effect.promise(() => emit.single(""))

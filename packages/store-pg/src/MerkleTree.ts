@@ -59,6 +59,46 @@ export const rootOf = (leaves: ReadonlyArray<Hash>): Hash => subtreeRoot(leaves,
 /** A range of leaves `[from, to)` whose tree hash (MTH) a proof carries. */
 export type Range = readonly [from: number, to: number]
 
+/** Where a walk down from the root has got (see {@link descend}). */
+interface Descent {
+  /** The subtree reached, `[from, to)`. */
+  readonly from: number
+  readonly to: number
+  /** The sibling of each subtree passed, from the root down. */
+  readonly siblings: Array<Range>
+  /** Whether the walk ever went into a right subtree. */
+  readonly wentRight: boolean
+}
+
+/**
+ * The walk down the tree of `size` leaves that both proofs make (RFC 9162 2.1.3.1 and 2.1.4.1): at
+ * each subtree, split where RFC 9162 splits it, into the left part when `goesLeft(m, k)` (`k` the
+ * left part's size), else into the right one, `m` counted from the subtree's first leaf; until
+ * `arrived(m, width)`.
+ */
+const descend = (
+  size: number,
+  m: number,
+  goesLeft: (m: number, k: number) => boolean,
+  arrived: (m: number, width: number) => boolean
+): Descent => {
+  const siblings: Array<Range> = []
+  let [from, to, wentRight] = [0, size, false]
+  while (!arrived(m, to - from)) {
+    const k = split(to - from)
+    if (goesLeft(m, k)) {
+      siblings.push([from + k, to])
+      to = from + k
+    } else {
+      siblings.push([from, from + k])
+      from += k
+      m -= k
+      wentRight = true
+    }
+  }
+  return { from, to, siblings, wentRight }
+}
+
 /**
  * The ranges whose tree hashes make the inclusion proof (the audit path, PATH(m, D[n])) of leaf
  * `index` in the tree of `size` leaves, from the leaf up.
@@ -67,21 +107,14 @@ export const inclusionRanges = (index: number, size: number): Array<Range> => {
   if (!(Number.isSafeInteger(index) && Number.isSafeInteger(size) && index >= 0 && index < size)) {
     throw new RangeError(`no leaf ${index} in a tree of ${size}`)
   }
-  const ranges: Array<Range> = []
-  let [from, to, m] = [0, size, index]
-  // Top down, then reversed: the path is written from the leaf up.
-  while (to - from > 1) {
-    const k = split(to - from)
-    if (m < k) {
-      ranges.push([from + k, to])
-      to = from + k
-    } else {
-      ranges.push([from, from + k])
-      from += k
-      m -= k
-    }
-  }
-  return ranges.reverse()
+  // Down to the leaf; the path is written from the leaf up.
+  const { siblings } = descend(
+    size,
+    index,
+    (m, k) => m < k,
+    (_, width) => width <= 1
+  )
+  return siblings.reverse()
 }
 
 /**
@@ -92,22 +125,16 @@ export const consistencyRanges = (m: number, size: number): Array<Range> => {
   if (!(Number.isSafeInteger(m) && Number.isSafeInteger(size) && m > 0 && m <= size)) {
     throw new RangeError(`no consistency proof from ${m} to ${size}`)
   }
-  const ranges: Array<Range> = []
-  let [from, to, complete] = [0, size, true]
-  while (m !== to - from) {
-    const k = split(to - from)
-    if (m <= k) {
-      ranges.push([from + k, to])
-      to = from + k
-    } else {
-      ranges.push([from, from + k])
-      from += k
-      m -= k
-      complete = false
-    }
-  }
-  if (!complete) ranges.push([from, to])
-  return ranges.reverse()
+  // Down to the subtree that the first tree's last leaves make whole.
+  const { from, siblings, to, wentRight } = descend(
+    size,
+    m,
+    (m, k) => m <= k,
+    (m, width) => m === width
+  )
+  // A subtree of the first tree that is not the whole of it is part of the proof.
+  if (wentRight) siblings.push([from, to])
+  return siblings.reverse()
 }
 
 /** The tree hashes of a proof's ranges over the first `size` leaves. */

@@ -7,19 +7,22 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Ddl from "./internal/Ddl.js"
 import * as InlineReadModels from "./InlineReadModels.js"
+import * as LogNotifications from "./LogNotifications.js"
 import * as PgTransparencyLog from "./PgTransparencyLog.js"
+import * as ApiKeys from "./readModels/ApiKeys.js"
+import * as LastNotification from "./readModels/LastNotification.js"
+import * as LastNotificationByReference from "./readModels/LastNotificationByReference.js"
+import * as RefundsByTransaction from "./readModels/RefundsByTransaction.js"
+import * as TerminalCheckouts from "./readModels/TerminalCheckouts.js"
+import * as WebhookDeliveries from "./readModels/WebhookDeliveries.js"
 
 /** The table that records which migrations have run. */
 export const table = "cobro_migrations"
 
-/** The notification channel that `append` signals after each write (`pg_notify`). */
-export const channel = "cobro_events"
-
-const createEvents = Effect.gen(function* () {
-  const sql = yield* SqlClient.SqlClient
-  yield* sql`
-    CREATE TABLE cobro_events (
+const createEvents = Ddl.run([
+  `CREATE TABLE cobro_events (
       global_position bigserial PRIMARY KEY,
       stream_id text NOT NULL,
       stream_version integer NOT NULL CHECK (stream_version >= 1),
@@ -34,23 +37,38 @@ const createEvents = Effect.gen(function* () {
       hash text NOT NULL,
       CONSTRAINT cobro_events_event_id_key UNIQUE (event_id),
       CONSTRAINT cobro_events_stream_version_key UNIQUE (stream_id, stream_version)
-    )`
+    )`,
   // The commit-order read: (transaction_id, global_position) below the snapshot's xmin.
-  yield* sql`CREATE INDEX cobro_events_commit_order ON cobro_events (transaction_id, global_position)`
-  yield* sql`
-    CREATE TABLE cobro_streams (
+  `CREATE INDEX cobro_events_commit_order ON cobro_events (transaction_id, global_position)`,
+  `CREATE TABLE cobro_streams (
       stream_id text PRIMARY KEY,
       version integer NOT NULL,
       last_hash text NOT NULL
-    )`
-  yield* sql`
-    CREATE TABLE cobro_checkpoints (
+    )`,
+  `CREATE TABLE cobro_checkpoints (
       name text PRIMARY KEY,
       transaction_id xid8 NOT NULL,
       global_position bigint NOT NULL,
       updated_at timestamptz NOT NULL DEFAULT now()
     )`
-})
+])
+
+/**
+ * The parameters that `cobro_append` and `cobro_append_batch` share, after their streams': the
+ * recording instant, per event its columns and the halves of its canonical text, and whether to
+ * NOTIFY; and their result, a row per stream.
+ */
+const appendParameters = `p_recorded_at timestamptz,
+      p_event_ids uuid[],
+      p_types text[],
+      p_schema_versions integer[],
+      p_data jsonb[],
+      p_metadata jsonb[],
+      p_before text[],
+      p_after text[],
+      p_notify boolean
+    ) RETURNS TABLE (next_version integer, first_position bigint, last_position bigint)
+    LANGUAGE plpgsql AS $$`
 
 /**
  * The append as one statement (brief, "The event log"): `cobro_append` locks or creates the stream
@@ -70,10 +88,8 @@ const createEvents = Effect.gen(function* () {
  * when it is not at the expected one (nothing written). A reused event id raises the unique
  * violation of `cobro_events_event_id_key`, as the multi-statement append did.
  */
-const createAppendFunction = Effect.gen(function* () {
-  const sql = yield* SqlClient.SqlClient
-  yield* sql`
-    CREATE OR REPLACE FUNCTION cobro_hash_chain(
+const createAppendFunction = Ddl.run([
+  `CREATE OR REPLACE FUNCTION cobro_hash_chain(
       prev_hash text, version integer, before text[], after text[]
     ) RETURNS text[] LANGUAGE plpgsql IMMUTABLE STRICT AS $$
     DECLARE
@@ -85,24 +101,12 @@ const createAppendFunction = Effect.gen(function* () {
         hashes[i] := link;
       END LOOP;
       RETURN hashes;
-    END $$`
-  // Not a template: the channel is spliced into the body, where a bound parameter cannot go.
-  yield* sql.unsafe(`
-    CREATE OR REPLACE FUNCTION cobro_append(
+    END $$`,
+  `CREATE OR REPLACE FUNCTION cobro_append(
       p_stream_id text,
       p_expected text,
       p_expected_version integer,
-      p_recorded_at timestamptz,
-      p_event_ids uuid[],
-      p_types text[],
-      p_schema_versions integer[],
-      p_data jsonb[],
-      p_metadata jsonb[],
-      p_before text[],
-      p_after text[],
-      p_notify boolean
-    ) RETURNS TABLE (next_version integer, first_position bigint, last_position bigint)
-    LANGUAGE plpgsql AS $$
+      ${appendParameters}
     DECLARE
       n integer := cardinality(p_event_ids);
       v_version integer := 0;
@@ -147,10 +151,10 @@ const createAppendFunction = Effect.gen(function* () {
         )
         SELECT v_version + n, min(i.global_position), max(i.global_position) FROM inserted i;
       IF p_notify THEN
-        PERFORM pg_notify('${channel}', p_stream_id);
+        PERFORM pg_notify('${LogNotifications.channel}', p_stream_id);
       END IF;
-    END $$`)
-})
+    END $$`
+])
 
 /**
  * Two lookups the HTTP service makes on every request, by the merchant's credential:
@@ -164,10 +168,8 @@ const createAppendFunction = Effect.gen(function* () {
  *   the rest of the log pays one predicate per insert, and a lookup is an index probe whether or not
  *   the key exists, however far the `apiKeys` projection lags.
  */
-const createIdempotencyAndKeyIndexes = Effect.gen(function* () {
-  const sql = yield* SqlClient.SqlClient
-  yield* sql`
-    CREATE TABLE cobro_idempotency (
+const createIdempotencyAndKeyIndexes = Ddl.run([
+  `CREATE TABLE cobro_idempotency (
       merchant_id text NOT NULL,
       mode text NOT NULL,
       key text NOT NULL,
@@ -180,21 +182,17 @@ const createIdempotencyAndKeyIndexes = Effect.gen(function* () {
       expires_at timestamptz NOT NULL,
       PRIMARY KEY (merchant_id, mode, key),
       CHECK (state = 'in_progress' OR (status IS NOT NULL AND body IS NOT NULL))
-    )`
-  yield* sql`CREATE INDEX cobro_idempotency_expires_at ON cobro_idempotency (expires_at)`
-  yield* sql`
-    CREATE INDEX cobro_events_key_issued_production ON cobro_events ((data->'production'->>'identityKeyHash'))
-    WHERE type = 'IntegrationActivated'`
-  yield* sql`
-    CREATE INDEX cobro_events_key_issued_test ON cobro_events ((data->'test'->>'identityKeyHash'))
-    WHERE type = 'IntegrationActivated'`
-  yield* sql`
-    CREATE INDEX cobro_events_key_issued_rotation ON cobro_events ((data->'keyPair'->>'identityKeyHash'))
+    )`,
+  `CREATE INDEX cobro_idempotency_expires_at ON cobro_idempotency (expires_at)`,
+  `CREATE INDEX cobro_events_key_issued_production ON cobro_events ((data->'production'->>'identityKeyHash'))
+    WHERE type = 'IntegrationActivated'`,
+  `CREATE INDEX cobro_events_key_issued_test ON cobro_events ((data->'test'->>'identityKeyHash'))
+    WHERE type = 'IntegrationActivated'`,
+  `CREATE INDEX cobro_events_key_issued_rotation ON cobro_events ((data->'keyPair'->>'identityKeyHash'))
+    WHERE type = 'KeyRotated'`,
+  `CREATE INDEX cobro_events_key_revoked ON cobro_events ((data->>'revokedIdentityKeyHash'))
     WHERE type = 'KeyRotated'`
-  yield* sql`
-    CREATE INDEX cobro_events_key_revoked ON cobro_events ((data->>'revokedIdentityKeyHash'))
-    WHERE type = 'KeyRotated'`
-})
+])
 
 /**
  * The append of one event to a new stream, the commonest append (every aggregate's first event):
@@ -210,10 +208,8 @@ const createIdempotencyAndKeyIndexes = Effect.gen(function* () {
  * `cobro_events_event_id_key`, as `cobro_append` does. No NOTIFY: the writer calls it outside a
  * transaction only and signals after it returns.
  */
-const createAppendNewFunction = Effect.gen(function* () {
-  const sql = yield* SqlClient.SqlClient
-  yield* sql`
-    CREATE OR REPLACE FUNCTION cobro_append_new(
+const createAppendNewFunction = Ddl.run([
+  `CREATE OR REPLACE FUNCTION cobro_append_new(
       p_stream_id text,
       p_event_id uuid,
       p_type text,
@@ -240,10 +236,21 @@ const createAppendNewFunction = Effect.gen(function* () {
       RETURNING global_position INTO v_position;
       RETURN v_position;
     END $$`
-})
+])
 
 /** The SQLSTATE `cobro_append_batch` raises when an item's stream is not at its expected version. */
 export const batchConflictCode = "CB409"
+
+/**
+ * The head of `cobro_append_batch`, the same in migrations 5 and 6: per item the stream id, the
+ * expected tag and version and the number of events, then per event what `cobro_append` takes.
+ */
+const createAppendBatch = `CREATE OR REPLACE FUNCTION cobro_append_batch(
+      p_stream_ids text[],
+      p_expected text[],
+      p_expected_versions integer[],
+      p_counts integer[],
+      ${appendParameters}`
 
 /**
  * A batch of appends to several streams (`EventStore.appendBatch`) as one statement:
@@ -255,26 +262,8 @@ export const batchConflictCode = "CB409"
  * The writer then replays the batch item by item in a transaction, which tells a retry of stored
  * events (a no-op) from a conflict. One NOTIFY for the batch when asked (`p_notify`), not one per item.
  */
-const createAppendBatchFunction = Effect.gen(function* () {
-  const sql = yield* SqlClient.SqlClient
-  // Not a template: the channel and the SQLSTATE are spliced into the body.
-  yield* sql.unsafe(`
-    CREATE OR REPLACE FUNCTION cobro_append_batch(
-      p_stream_ids text[],
-      p_expected text[],
-      p_expected_versions integer[],
-      p_counts integer[],
-      p_recorded_at timestamptz,
-      p_event_ids uuid[],
-      p_types text[],
-      p_schema_versions integer[],
-      p_data jsonb[],
-      p_metadata jsonb[],
-      p_before text[],
-      p_after text[],
-      p_notify boolean
-    ) RETURNS TABLE (next_version integer, first_position bigint, last_position bigint)
-    LANGUAGE plpgsql AS $$
+const createAppendBatchFunction = Ddl.run([
+  `${createAppendBatch}
     DECLARE
       v_from integer := 1;
       v_to integer;
@@ -299,10 +288,10 @@ const createAppendBatchFunction = Effect.gen(function* () {
         v_from := v_to + 1;
       END LOOP;
       IF p_notify THEN
-        PERFORM pg_notify('${channel}', p_stream_ids[1]);
+        PERFORM pg_notify('${LogNotifications.channel}', p_stream_ids[1]);
       END IF;
-    END $$`)
-})
+    END $$`
+])
 
 /**
  * `cobro_append_batch` again, set-based (same signature, same results, same hash recipe): the
@@ -320,26 +309,8 @@ const createAppendBatchFunction = Effect.gen(function* () {
  * another writer creates meanwhile raises `batchConflictCode`, as a version mismatch does, and the
  * writer replays the batch item by item (`PgEventStore`), which tells a conflict from a retry.
  */
-const createSetBasedAppendBatchFunction = Effect.gen(function* () {
-  const sql = yield* SqlClient.SqlClient
-  // Not a template: the channel and the SQLSTATE are spliced into the body.
-  yield* sql.unsafe(`
-    CREATE OR REPLACE FUNCTION cobro_append_batch(
-      p_stream_ids text[],
-      p_expected text[],
-      p_expected_versions integer[],
-      p_counts integer[],
-      p_recorded_at timestamptz,
-      p_event_ids uuid[],
-      p_types text[],
-      p_schema_versions integer[],
-      p_data jsonb[],
-      p_metadata jsonb[],
-      p_before text[],
-      p_after text[],
-      p_notify boolean
-    ) RETURNS TABLE (next_version integer, first_position bigint, last_position bigint)
-    LANGUAGE plpgsql AS $$
+const createSetBasedAppendBatchFunction = Ddl.run([
+  `${createAppendBatch}
     DECLARE
       n_items integer := coalesce(cardinality(p_stream_ids), 0);
       v_versions integer[];
@@ -424,20 +395,19 @@ const createSetBasedAppendBatchFunction = Effect.gen(function* () {
               FROM inserted x GROUP BY x.stream_id) w ON w.stream_id = i.stream_id
         ORDER BY i.ord;
       IF p_notify THEN
-        PERFORM pg_notify('${channel}', p_stream_ids[1]);
+        PERFORM pg_notify('${LogNotifications.channel}', p_stream_ids[1]);
       END IF;
-    END $$;`)
-})
+    END $$;`
+])
 
 /**
  * Leases of running `Idempotency-Key`s (S-8): `owner` names the reservation (one request),
  * `lease_expires_at` is when an unrenewed reservation stops holding its key. Rows written before this
  * migration have neither, and hold their key until `expires_at`, as they did.
  */
-const addIdempotencyLeases = Effect.gen(function* () {
-  const sql = yield* SqlClient.SqlClient
-  yield* sql`ALTER TABLE cobro_idempotency ADD COLUMN owner text, ADD COLUMN lease_expires_at timestamptz`
-})
+const addIdempotencyLeases = Ddl.run([
+  `ALTER TABLE cobro_idempotency ADD COLUMN owner text, ADD COLUMN lease_expires_at timestamptz`
+])
 
 /** Every migration, by `<id>_<name>`, in the form `Migrator.fromRecord` reads. */
 export const migrations: Record<string, Effect.Effect<void, SqlError, SqlClient.SqlClient>> = {
@@ -448,7 +418,15 @@ export const migrations: Record<string, Effect.Effect<void, SqlError, SqlClient.
   "5_append_batch_function": createAppendBatchFunction,
   "6_append_batch_set_based": createSetBasedAppendBatchFunction,
   "7_idempotency_leases": addIdempotencyLeases,
-  "8_inline_read_models": InlineReadModels.migration,
+  // The read models it installs, in their order: one added later is a migration of its own.
+  "8_inline_read_models": InlineReadModels.migration([
+    RefundsByTransaction.model,
+    TerminalCheckouts.model,
+    LastNotification.model,
+    LastNotificationByReference.model,
+    WebhookDeliveries.model,
+    ApiKeys.model
+  ]),
   "9_transparency_log": PgTransparencyLog.migration
 }
 

@@ -1,9 +1,9 @@
 /**
  * The `DeliveryQueue` port over PostgreSQL (spec D, Retries; issue 5, several dispatchers): due
- * deliveries come from the `webhook_deliveries` read model, and a claim leases them in
- * `cobro_webhook_leases` in one statement. `FOR UPDATE SKIP LOCKED` keeps concurrent claims off each
- * other's rows, and the lease's conflict guard keeps a live lease from being taken: one dispatcher
- * at a time attempts a notification, and a dead dispatcher's lease expires.
+ * deliveries come from the `WebhookDeliveries` read model (`readModels/WebhookDeliveries`), and a
+ * claim leases them in `cobro_webhook_leases` in one statement. `FOR UPDATE SKIP LOCKED` keeps
+ * concurrent claims off each other's rows, and the lease's conflict guard keeps a live lease from
+ * being taken: one dispatcher at a time attempts a notification, and a dead dispatcher's lease expires.
  */
 import * as CommandHandler from "@cobro/domain/CommandHandler"
 import * as DeliveryQueue from "@cobro/domain/DeliveryQueue"

@@ -5,6 +5,7 @@
  */
 import * as IdempotencyStore from "@cobro/domain/IdempotencyStore"
 import * as SqlClient from "@effect/sql/SqlClient"
+import type * as Statement from "@effect/sql/Statement"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -97,40 +98,35 @@ export const make = Effect.gen(function* () {
     )
   }, Effect.orDie)
 
-  const renew = Effect.fnUntraced(function* (
-    scope: IdempotencyStore.Scope,
-    owner: string,
-    now: DateTime.Utc
-  ) {
-    const renewed = yield* sql`
-      UPDATE cobro_idempotency SET lease_expires_at = ${leaseEnd(now)}::timestamptz
-      WHERE merchant_id = ${scope.merchantId} AND mode = ${scope.mode} AND key = ${scope.key}
-        AND owner = ${owner} AND state = 'in_progress'
-      RETURNING 1`
-    return renewed.length > 0
-  }, Effect.orDie)
+  /** The row of `scope` while `owner` still holds it: in progress, not taken over. */
+  const heldBy = (scope: IdempotencyStore.Scope, owner: string) =>
+    sql`merchant_id = ${scope.merchantId} AND mode = ${scope.mode} AND key = ${scope.key}
+      AND owner = ${owner} AND state = 'in_progress'`
 
-  const complete = Effect.fnUntraced(function* (
+  /** Updates the row of `scope` if `owner` still holds it; whether it did. */
+  const updateHeld = (scope: IdempotencyStore.Scope, owner: string, set: Statement.Fragment) =>
+    Effect.map(
+      sql`UPDATE cobro_idempotency SET ${set} WHERE ${heldBy(scope, owner)} RETURNING 1`,
+      (updated) => updated.length > 0
+    ).pipe(Effect.orDie)
+
+  const renew = (scope: IdempotencyStore.Scope, owner: string, now: DateTime.Utc) =>
+    updateHeld(scope, owner, sql`lease_expires_at = ${leaseEnd(now)}::timestamptz`)
+
+  const complete = (
     scope: IdempotencyStore.Scope,
     owner: string,
     response: IdempotencyStore.StoredResponse
-  ) {
-    const completed = yield* sql`
-      UPDATE cobro_idempotency
-      SET state = 'completed', status = ${response.status}, content_type = ${response.contentType ?? null},
-        body = ${response.body}
-      WHERE merchant_id = ${scope.merchantId} AND mode = ${scope.mode} AND key = ${scope.key}
-        AND owner = ${owner} AND state = 'in_progress'
-      RETURNING 1`
-    return completed.length > 0
-  }, Effect.orDie)
+  ) =>
+    updateHeld(
+      scope,
+      owner,
+      sql`state = 'completed', status = ${response.status}, content_type = ${response.contentType ?? null},
+        body = ${response.body}`
+    )
 
-  const release = Effect.fnUntraced(function* (scope: IdempotencyStore.Scope, owner: string) {
-    yield* sql`
-      DELETE FROM cobro_idempotency
-      WHERE merchant_id = ${scope.merchantId} AND mode = ${scope.mode} AND key = ${scope.key}
-        AND owner = ${owner} AND state = 'in_progress'`
-  }, Effect.orDie)
+  const release = (scope: IdempotencyStore.Scope, owner: string) =>
+    sql`DELETE FROM cobro_idempotency WHERE ${heldBy(scope, owner)}`.pipe(Effect.asVoid, Effect.orDie)
 
   return IdempotencyStore.IdempotencyStore.of({ reserve, renew, complete, release })
 })

@@ -1,6 +1,6 @@
 /**
  * The domain's `MerchantDirectory` over PostgreSQL or PGlite (spec, Authentication): identity-key
- * hash → merchant, integration and mode, from the `apiKeys` read model, which the store writes with
+ * hash → merchant, integration and mode, from the `ApiKeys` read model, which the store writes with
  * the events that issue and revoke keys.
  */
 import * as MerchantDirectory from "@cobro/domain/MerchantDirectory"
@@ -11,34 +11,23 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as PgPool from "./PgPool.js"
-
-/** The read model's row for a hash. */
-interface KeyRow {
-  readonly identity_key_hash: string
-  readonly merchant_id: string
-  readonly integration: string
-  readonly mode: string
-  readonly revoked: boolean
-}
+import * as ApiKeys from "./readModels/ApiKeys.js"
 
 const decodeCredential = Schema.decodeUnknownOption(MerchantDirectory.Credential)
 
 /**
  * Builds the directory over the `SqlClient` in context. A lookup is one statement, one probe of the
- * `apiKeys` read model's primary key: the store writes that row in the transaction that issues or
- * revokes the key (`InlineReadModels`), so a key resolves as soon as the command that issued it has
+ * `ApiKeys` read model's primary key: the store writes that row in the transaction that issues or
+ * revokes the key (`readModels/ApiKeys`), so a key resolves as soon as the command that issued it has
  * returned, and a rotated-away one stops at once. An attacker's random keys cost an index probe each.
  * A key issued more than once authenticates no one (the read model marks it revoked).
  */
 export const make = Effect.gen(function* () {
   // Every authenticated request runs this: one statement, through the pool directly (`PgPool`).
   const statement = yield* PgPool.statement
-  const lookupText = `
-    SELECT identity_key_hash, merchant_id, integration, mode, revoked_at IS NOT NULL AS revoked
-    FROM cobro_rm_api_keys WHERE identity_key_hash = $1`
 
   const findByIdentityKey = Effect.fnUntraced(function* (hash: SigningKey.IdentityKeyHash) {
-    const row = (yield* statement<KeyRow>(lookupText, [hash]))[0]
+    const row = (yield* ApiKeys.findByHash(statement, hash))[0]
     if (row === undefined || row.revoked) return Option.none()
     return decodeCredential({
       merchantId: row.merchant_id,

@@ -1,6 +1,6 @@
 /**
- * The `NotificationLog` port over PostgreSQL (spec D, fallback query A4): the `last_notification`
- * and `last_notification_by_reference` read models find the delivery streams, whose first event
+ * The `NotificationLog` port over PostgreSQL (spec D, fallback query A4): the `LastNotification`
+ * and `LastNotificationByReference` read models find the delivery streams, whose first event
  * (`DeliveryScheduled`) holds the exact body. Owner checks (merchant, sandbox) come from that event.
  */
 import * as EventStore from "@cobro/domain/EventStore"
@@ -11,6 +11,8 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import * as LastNotification from "./readModels/LastNotification.js"
+import * as LastNotificationByReference from "./readModels/LastNotificationByReference.js"
 
 const decodeScheduled = Schema.decodeUnknownOption(WebhookDelivery.DeliveryScheduled)
 
@@ -30,23 +32,27 @@ export const make = Effect.gen(function* () {
       )
     )
   const lastByPaymentId = (owner: NotificationLog.Owner, paymentId: string) =>
-    sql<{ stream_id: string }>`
-      SELECT stream_id FROM cobro_rm_last_notification
-      WHERE subject = ${paymentId} AND merchant_id = ${owner.merchantId}`.pipe(
+    LastNotification.deliveryStreamOf(owner.merchantId, paymentId).pipe(
+      Effect.provideService(SqlClient.SqlClient, sql),
       Effect.orDie,
-      Effect.flatMap((rows) =>
-        rows[0] === undefined ? Effect.succeed(Option.none<string>()) : bodyOf(rows[0].stream_id, owner)
+      Effect.flatMap(
+        Option.match({
+          onNone: () => Effect.succeed(Option.none<string>()),
+          onSome: (streamId) => bodyOf(streamId, owner)
+        })
       ),
       Effect.withSpan("PgNotificationLog.lastByPaymentId")
     )
   const lastByExternalReference = (owner: NotificationLog.Owner, reference: string, limit: number) =>
-    sql<{ stream_id: string }>`
-      SELECT stream_id FROM cobro_rm_last_notification_by_reference
-      WHERE merchant_id = ${owner.merchantId} AND sandbox = ${owner.sandbox} AND reference = ${reference}
-      ORDER BY created_at DESC, subject DESC
-      LIMIT ${Math.max(0, Math.floor(limit))}`.pipe(
+    LastNotificationByReference.deliveryStreams({
+      merchantId: owner.merchantId,
+      sandbox: owner.sandbox,
+      reference,
+      limit
+    }).pipe(
+      Effect.provideService(SqlClient.SqlClient, sql),
       Effect.orDie,
-      Effect.flatMap((rows) => Effect.forEach(rows, (row) => bodyOf(row.stream_id, owner))),
+      Effect.flatMap((streamIds) => Effect.forEach(streamIds, (streamId) => bodyOf(streamId, owner))),
       Effect.map((bodies) => bodies.flatMap(Option.toArray)),
       Effect.withSpan("PgNotificationLog.lastByExternalReference")
     )

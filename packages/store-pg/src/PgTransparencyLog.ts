@@ -16,6 +16,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Checkpoint from "./Checkpoint.js"
+import * as Ddl from "./internal/Ddl.js"
 import * as Rows from "./internal/Rows.js"
 import * as MerkleTree from "./MerkleTree.js"
 
@@ -24,36 +25,31 @@ import * as MerkleTree from "./MerkleTree.js"
  * catch-up position), each leaf's event, the hashes of the complete subtrees of
  * {@link STORED_LEVEL} and up, and the signed checkpoints.
  */
-export const migration = Effect.gen(function* () {
-  const sql = yield* SqlClient.SqlClient
-  yield* sql`
-    CREATE TABLE cobro_tree_head (
+export const migration: Effect.Effect<void, SqlError, SqlClient.SqlClient> = Ddl.run([
+  `CREATE TABLE cobro_tree_head (
       id boolean PRIMARY KEY DEFAULT true CHECK (id),
       size bigint NOT NULL,
       transaction_id xid8 NOT NULL,
       global_position bigint NOT NULL
-    )`
-  yield* sql`INSERT INTO cobro_tree_head (size, transaction_id, global_position) VALUES (0, '0'::xid8, 0)`
-  yield* sql`
-    CREATE TABLE cobro_tree_leaves (
+    )`,
+  `INSERT INTO cobro_tree_head (size, transaction_id, global_position) VALUES (0, '0'::xid8, 0)`,
+  `CREATE TABLE cobro_tree_leaves (
       leaf_index bigint PRIMARY KEY,
       global_position bigint NOT NULL UNIQUE
-    )`
-  yield* sql`
-    CREATE TABLE cobro_tree_nodes (
+    )`,
+  `CREATE TABLE cobro_tree_nodes (
       level smallint NOT NULL,
       index bigint NOT NULL,
       hash bytea NOT NULL,
       PRIMARY KEY (level, index)
-    )`
-  yield* sql`
-    CREATE TABLE cobro_tree_checkpoints (
+    )`,
+  `CREATE TABLE cobro_tree_checkpoints (
       tree_size bigint PRIMARY KEY,
       note text NOT NULL,
       verifier_key text NOT NULL,
       signed_at timestamptz NOT NULL DEFAULT now()
     )`
-})
+])
 
 /** Events added to the tree per transaction. */
 export const DEFAULT_BATCH = 5000

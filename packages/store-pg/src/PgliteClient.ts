@@ -21,7 +21,6 @@ import * as Fs from "node:fs"
 import * as Path from "node:path"
 import * as Pg from "pg"
 import * as LogNotifications from "./LogNotifications.js"
-import * as Migrations from "./Migrations.js"
 
 /** Where PGlite keeps its files. */
 export interface PgliteClientConfig {
@@ -120,7 +119,9 @@ export const make = (
     const appended = yield* PubSub.sliding<string>(64)
     yield* Effect.tryPromise({
       try: () =>
-        pglite.listen(Migrations.channel, (payload) => Effect.runSync(PubSub.publish(appended, payload))),
+        pglite.listen(LogNotifications.channel, (payload) =>
+          Effect.runSync(PubSub.publish(appended, payload))
+        ),
       catch: (cause) => new SqlError({ cause, message: "PgliteClient: failed to LISTEN" })
     })
     const client = yield* PgClient.fromPool({

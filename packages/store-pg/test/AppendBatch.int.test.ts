@@ -19,7 +19,7 @@ import * as Subscription from "../src/Subscription.js"
 import * as Verify from "../src/Verify.js"
 import * as Databases from "./support/Databases.js"
 import * as Eventually from "./support/Eventually.js"
-import { event, streamId } from "./support/StoreContract.js"
+import { event, streamId } from "./support/Fixtures.js"
 
 const { Any, Exact, NoStream } = EventStore.ExpectedVersion
 

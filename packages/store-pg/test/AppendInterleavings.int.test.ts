@@ -13,7 +13,7 @@ import * as Ref from "effect/Ref"
 import * as Verify from "../src/Verify.js"
 import * as Databases from "./support/Databases.js"
 import * as Eventually from "./support/Eventually.js"
-import { event, streamId } from "./support/StoreContract.js"
+import { event, streamId } from "./support/Fixtures.js"
 
 const { Exact, NoStream } = EventStore.ExpectedVersion
 

@@ -15,7 +15,7 @@ import * as HashChain from "../src/HashChain.js"
 import * as Rows from "../src/internal/Rows.js"
 import * as Verify from "../src/Verify.js"
 import * as Databases from "./support/Databases.js"
-import { event, streamId } from "./support/StoreContract.js"
+import { event, streamId } from "./support/Fixtures.js"
 
 const { Any, Exact, NoStream } = EventStore.ExpectedVersion
 

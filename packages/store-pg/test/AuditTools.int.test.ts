@@ -13,43 +13,13 @@ import { randomUUID } from "node:crypto"
 import * as Export from "../src/Export.js"
 import * as Projection from "../src/Projection.js"
 import * as Verify from "../src/Verify.js"
+import * as Counters from "./support/Counters.js"
 import * as Databases from "./support/Databases.js"
 import * as Eventually from "./support/Eventually.js"
+import { taggedEvent } from "./support/Fixtures.js"
 
-const event = (type: string, data: Record<string, unknown> = {}): EventStore.NewEvent => ({
-  eventId: randomUUID(),
-  type,
-  schemaVersion: 1,
-  data: { _tag: type, ...data },
-  metadata: { actor: "test" }
-})
-
-/** A projection that counts, per stream of its own prefix, the events and their amounts. */
-const counter = (prefix: string) => {
-  const table = `audit_${prefix}`
-  return Projection.make({
-    name: `audit_${prefix}`,
-    tables: [table],
-    setup: Effect.flatMap(
-      SqlClient.SqlClient,
-      (sql) =>
-        sql`CREATE TABLE IF NOT EXISTS ${sql(table)} (stream_id text PRIMARY KEY, events integer NOT NULL, total integer NOT NULL)`
-    ).pipe(Effect.asVoid),
-    apply: (e) =>
-      e.streamId.startsWith(prefix)
-        ? Effect.flatMap(SqlClient.SqlClient, (sql) => {
-            const amount = Number((e.data as { amount?: number }).amount ?? 0)
-            return sql`INSERT INTO ${sql(table)} (stream_id, events, total) VALUES (${e.streamId}, 1, ${amount})
-              ON CONFLICT (stream_id) DO UPDATE SET events = ${sql(table)}.events + 1, total = ${sql(table)}.total + ${amount}`
-          }).pipe(Effect.asVoid)
-        : Effect.void
-  })
-}
-
-const rows = (table: string) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) => sql`SELECT * FROM ${sql(table)} ORDER BY stream_id`).pipe(
-    Effect.orDie
-  )
+/** A counter of the streams `<prefix>-…`, in a table of its own. */
+const counter = (prefix: string) => Counters.counter(prefix, `audit_${prefix}`)
 
 layer(Databases.pglite, { excludeTestServices: true })("auditor's tools", (it) => {
   it.effect(
@@ -60,7 +30,11 @@ layer(Databases.pglite, { excludeTestServices: true })("auditor's tools", (it) =
         const ids = Array.from({ length: 5 }, () => `Export-${randomUUID()}`)
         for (let round = 0; round < 3; round++) {
           for (const id of ids)
-            yield* store.append(id, [event("A", { round }), event("B")], EventStore.ExpectedVersion.Any())
+            yield* store.append(
+              id,
+              [taggedEvent("A", { round }), taggedEvent("B")],
+              EventStore.ExpectedVersion.Any()
+            )
         }
         yield* Eventually.logVisible
         const all = Chunk.toReadonlyArray(yield* Stream.runCollect(Export.events({ pageSize: 4 })))
@@ -94,11 +68,11 @@ layer(Databases.pglite, { excludeTestServices: true })("auditor's tools", (it) =
     Effect.gen(function* () {
       const store = yield* EventStore.EventStore
       const id = `Window-${randomUUID()}`
-      yield* store.append(id, [event("A")], EventStore.ExpectedVersion.NoStream())
+      yield* store.append(id, [taggedEvent("A")], EventStore.ExpectedVersion.NoStream())
       yield* Effect.sleep("20 millis")
-      yield* store.append(id, [event("B")], EventStore.ExpectedVersion.Any())
+      yield* store.append(id, [taggedEvent("B")], EventStore.ExpectedVersion.Any())
       yield* Effect.sleep("20 millis")
-      yield* store.append(id, [event("C")], EventStore.ExpectedVersion.Any())
+      yield* store.append(id, [taggedEvent("C")], EventStore.ExpectedVersion.Any())
       yield* Eventually.logVisible
       const stream = yield* store.readStream(id)
       const [, b, c] = stream
@@ -129,20 +103,20 @@ layer(Databases.pglite, { excludeTestServices: true })("auditor's tools", (it) =
           const prefix = stream % 2 === 0 ? `p${tag}` : `q${tag}`
           yield* store.append(
             `${prefix}-${stream}`,
-            [event("Added", { amount })],
+            [taggedEvent("Added", { amount })],
             EventStore.ExpectedVersion.Any()
           )
         }
         yield* Eventually.logVisible
         yield* Projection.catchUp(p, { batchSize: 3 })
         yield* Projection.catchUp(q, { batchSize: 3 })
-        const before = [yield* rows(p.name), yield* rows(q.name)]
+        const before = [yield* Counters.rowsOf(p.name), yield* Counters.rowsOf(q.name)]
         const seen: Array<number> = []
         const replayed = yield* Projection.rebuildAll([p, q], {
           batchSize: 7,
           onProgress: (progress) => Effect.sync(() => seen.push(progress.events))
         })
-        expect([yield* rows(p.name), yield* rows(q.name)]).toEqual(before)
+        expect([yield* Counters.rowsOf(p.name), yield* Counters.rowsOf(q.name)]).toEqual(before)
         expect(replayed).toBeGreaterThanOrEqual(history.length)
         expect(seen[seen.length - 1]).toBe(replayed)
         expect([...seen].sort((a, b) => a - b)).toEqual(seen)
@@ -159,7 +133,11 @@ layer(Databases.pglite, { excludeTestServices: true })("auditor's tools", (it) =
       const store = yield* EventStore.EventStore
       const sql = yield* SqlClient.SqlClient
       const id = `Gone-${randomUUID()}`
-      yield* store.append(id, [event("A"), event("B"), event("C")], EventStore.ExpectedVersion.NoStream())
+      yield* store.append(
+        id,
+        [taggedEvent("A"), taggedEvent("B"), taggedEvent("C")],
+        EventStore.ExpectedVersion.NoStream()
+      )
       yield* Eventually.logVisible
       const total = yield* Verify.countEvents
       const seen: Array<number> = []

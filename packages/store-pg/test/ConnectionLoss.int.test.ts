@@ -17,7 +17,7 @@ import * as PostgresClient from "../src/PostgresClient.js"
 import * as Subscription from "../src/Subscription.js"
 import * as Databases from "./support/Databases.js"
 import * as Eventually from "./support/Eventually.js"
-import { event } from "./support/StoreContract.js"
+import { event } from "./support/Fixtures.js"
 
 const { Exact, NoStream } = EventStore.ExpectedVersion
 

@@ -5,7 +5,6 @@
  */
 import * as CommandHandler from "@cobro/domain/CommandHandler"
 import * as EventStore from "@cobro/domain/EventStore"
-import * as IdGenerator from "@cobro/domain/IdGenerator"
 import * as Merchant from "@cobro/domain/Merchant"
 import * as MerchantDirectory from "@cobro/domain/MerchantDirectory"
 import * as SigningKey from "@cobro/domain/SigningKey"
@@ -23,13 +22,7 @@ import * as PgMerchantDirectory from "../src/PgMerchantDirectory.js"
 import * as Projection from "../src/Projection.js"
 import * as ReadModels from "../src/ReadModels.js"
 import * as Databases from "./support/Databases.js"
-import { event, streamId } from "./support/StoreContract.js"
-
-/** Random event ids: several suites share one database, so sequential ones would collide. */
-const randomIds = Layer.succeed(IdGenerator.IdGenerator, {
-  next: (prefix) => Effect.sync(() => `${prefix}${randomUUID().replaceAll("-", "")}`),
-  uuid: Effect.sync(() => randomUUID())
-})
+import { event, randomIds, streamId } from "./support/Fixtures.js"
 
 const handle = CommandHandler.make(Merchant.Merchant)
 const load = CommandHandler.load(Merchant.Merchant)
@@ -44,11 +37,15 @@ const pair = (identityKeyHash: SigningKey.IdentityKeyHash = freshHash()): Mercha
   secretKey: `sealed:${randomUUID()}` as SigningKey.SealedSecret
 })
 
-const newMerchantId = () =>
-  `MER_${randomUUID().replaceAll("-", "").slice(0, 16)}` as Merchant.MerchantCreated["merchantId"]
-
-const create = (merchantId: Merchant.MerchantCreated["merchantId"]) =>
-  handle(merchantId, new Merchant.CreateMerchant({ merchantId, name: "Tienda", now }))
+/** A merchant created with a fresh id: its id. */
+const newMerchant = Effect.suspend(() => {
+  const merchantId =
+    `MER_${randomUUID().replaceAll("-", "").slice(0, 16)}` as Merchant.MerchantCreated["merchantId"]
+  return Effect.as(
+    handle(merchantId, new Merchant.CreateMerchant({ merchantId, name: "Tienda", now })),
+    merchantId
+  )
+})
 
 const activate = (
   merchantId: string,
@@ -95,6 +92,18 @@ const projectedRow = (hash: string) =>
     Effect.orDie
   )
 
+/** Checks that the read model holds `hash` for `merchantId`, revoked or not. */
+const expectRow = (hash: string, merchantId: string, revoked: boolean) =>
+  Effect.map(projectedRow(hash), (row) => expect(row).toEqual({ merchant_id: merchantId, revoked }))
+
+/** What a lookup of `hash` must find. */
+const resolvesTo = (
+  merchantId: string,
+  integration: SigningKey.Integration,
+  mode: SigningKey.KeyMode,
+  hash: SigningKey.IdentityKeyHash
+) => Option.some({ merchantId, integration, mode, hash })
+
 const apiKeyRows = (merchantIds: ReadonlyArray<string>) =>
   Effect.flatMap(
     SqlClient.SqlClient,
@@ -126,8 +135,7 @@ const directorySuite = (
       "Authentication: the production and test keys of both integrations resolve to their merchant, integration and mode",
       () =>
         Effect.gen(function* () {
-          const merchantId = newMerchantId()
-          yield* create(merchantId)
+          const merchantId = yield* newMerchant
           const terminal = yield* activate(merchantId, "terminal_api")
           const button = yield* activate(merchantId, "payment_button")
           const expected = [
@@ -141,7 +149,7 @@ const directorySuite = (
           expect(Option.map(yield* find(terminal.test), (c) => c.sandbox)).toEqual(Option.some(true))
           expect(Option.map(yield* find(terminal.production), (c) => c.sandbox)).toEqual(Option.some(false))
           for (const key of expected) {
-            expect(yield* projectedRow(key.hash)).toEqual({ merchant_id: merchantId, revoked: false })
+            yield* expectRow(key.hash, merchantId, false)
             expect(yield* lookup(key.hash)).toEqual(Option.some(key))
           }
         })
@@ -151,21 +159,13 @@ const directorySuite = (
       "Reads its own writes: a key issued by a command that has returned resolves at once, its row written with the activation",
       () =>
         Effect.gen(function* () {
-          const merchantId = newMerchantId()
-          yield* create(merchantId)
+          const merchantId = yield* newMerchant
           const keys = yield* activate(merchantId, "terminal_api")
-          expect(yield* projectedRow(keys.production)).toEqual({ merchant_id: merchantId, revoked: false })
+          yield* expectRow(keys.production, merchantId, false)
           expect(yield* lookup(keys.production)).toEqual(
-            Option.some({
-              merchantId,
-              integration: "terminal_api",
-              mode: "production",
-              hash: keys.production
-            })
+            resolvesTo(merchantId, "terminal_api", "production", keys.production)
           )
-          expect(yield* lookup(keys.test)).toEqual(
-            Option.some({ merchantId, integration: "terminal_api", mode: "test", hash: keys.test })
-          )
+          expect(yield* lookup(keys.test)).toEqual(resolvesTo(merchantId, "terminal_api", "test", keys.test))
         })
     )
 
@@ -173,22 +173,21 @@ const directorySuite = (
       "a rotated key stops resolving as soon as the rotation is recorded: the rotation revokes its row",
       () =>
         Effect.gen(function* () {
-          const merchantId = newMerchantId()
-          yield* create(merchantId)
+          const merchantId = yield* newMerchant
           const keys = yield* activate(merchantId, "payment_button")
-          expect(yield* projectedRow(keys.production)).toEqual({ merchant_id: merchantId, revoked: false })
+          yield* expectRow(keys.production, merchantId, false)
 
           const rotated = yield* rotate(merchantId, "payment_button", "production")
-          expect(yield* projectedRow(keys.production)).toEqual({ merchant_id: merchantId, revoked: true })
+          yield* expectRow(keys.production, merchantId, true)
           expect(yield* lookup(keys.production)).toEqual(Option.none())
           expect(yield* lookup(rotated)).toEqual(
-            Option.some({ merchantId, integration: "payment_button", mode: "production", hash: rotated })
+            resolvesTo(merchantId, "payment_button", "production", rotated)
           )
           // The other mode's key is untouched.
           expect(Option.isSome(yield* lookup(keys.test))).toBe(true)
 
           const again = yield* rotate(merchantId, "payment_button", "production")
-          expect(yield* projectedRow(rotated)).toEqual({ merchant_id: merchantId, revoked: true })
+          yield* expectRow(rotated, merchantId, true)
           expect(yield* lookup(rotated)).toEqual(Option.none())
           expect(Option.isSome(yield* lookup(again))).toBe(true)
         })
@@ -209,8 +208,7 @@ const directorySuite = (
           // A log far larger than what a lookup may read.
           const filler = Array.from({ length: 500 }, (_, i) => event("Filler", { i }))
           yield* store.append(streamId("filler"), filler, EventStore.ExpectedVersion.NoStream())
-          const merchantId = newMerchantId()
-          yield* create(merchantId)
+          const merchantId = yield* newMerchant
           const keys = yield* activate(merchantId, "terminal_api")
           const rotated = yield* rotate(merchantId, "terminal_api", "test")
           const rowsRead = Effect.map(
@@ -246,10 +244,8 @@ const directorySuite = (
     it.effect("a key issued to two merchants authenticates neither, projected or not", () =>
       Effect.gen(function* () {
         const shared = freshHash()
-        const first = newMerchantId()
-        const second = newMerchantId()
-        yield* create(first)
-        yield* create(second)
+        const first = yield* newMerchant
+        const second = yield* newMerchant
         yield* activate(first, "terminal_api", pair(shared))
         expect(Option.isSome(yield* find(shared))).toBe(true)
         yield* activate(second, "payment_button", pair(), pair(shared))
@@ -284,8 +280,7 @@ const directorySuite = (
       ],
       ([steps]) =>
         Effect.gen(function* () {
-          const merchants = [newMerchantId(), newMerchantId(), newMerchantId()]
-          for (const merchantId of merchants) yield* create(merchantId)
+          const merchants = yield* Effect.replicateEffect(newMerchant, 3)
           const issued: Array<SigningKey.IdentityKeyHash> = []
 
           const check = Effect.gen(function* () {
@@ -336,8 +331,7 @@ const directorySuite = (
         () =>
           Effect.gen(function* () {
             const sql = yield* SqlClient.SqlClient
-            const merchantId = newMerchantId()
-            yield* create(merchantId)
+            const merchantId = yield* newMerchant
             const first = yield* activate(merchantId, "terminal_api")
 
             // Another session's open transaction with an xid: a runner's catch-up would stop below it.
@@ -356,18 +350,10 @@ const directorySuite = (
 
             const button = yield* activate(merchantId, "payment_button")
             const rotated = yield* rotate(merchantId, "terminal_api", "production")
-            expect(yield* projectedRow(button.production)).toEqual({
-              merchant_id: merchantId,
-              revoked: false
-            })
-            expect(yield* projectedRow(first.production)).toEqual({ merchant_id: merchantId, revoked: true })
+            yield* expectRow(button.production, merchantId, false)
+            yield* expectRow(first.production, merchantId, true)
             expect(yield* lookup(button.production)).toEqual(
-              Option.some({
-                merchantId,
-                integration: "payment_button",
-                mode: "production",
-                hash: button.production
-              })
+              resolvesTo(merchantId, "payment_button", "production", button.production)
             )
             expect(Option.isSome(yield* lookup(rotated))).toBe(true)
             expect(yield* lookup(first.production)).toEqual(Option.none())

@@ -19,7 +19,8 @@ import * as PgPool from "../src/PgPool.js"
 import * as PostgresClient from "../src/PostgresClient.js"
 import * as Verify from "../src/Verify.js"
 import * as Databases from "./support/Databases.js"
-import { event, storeContract } from "./support/StoreContract.js"
+import { event } from "./support/Fixtures.js"
+import { storeContract } from "./support/StoreContract.js"
 
 storeContract("store on PostgreSQL", Databases.postgres, { propRuns: 10, sessions: "many" })
 

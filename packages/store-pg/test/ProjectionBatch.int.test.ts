@@ -17,7 +17,7 @@ import * as Schema from "effect/Schema"
 import { randomUUID } from "node:crypto"
 import * as Projection from "../src/Projection.js"
 import * as ReadModels from "../src/ReadModels.js"
-import * as InlineReadModels from "../src/InlineReadModels.js"
+import * as WebhookDeliveries from "../src/readModels/WebhookDeliveries.js"
 import * as Databases from "./support/Databases.js"
 
 const encode = Schema.encodeSync(WebhookDelivery.Event)
@@ -205,7 +205,7 @@ const suite = (name: string, database: Layer.Layer<Databases.StoreServices>, run
       const all = (WebhookDelivery.Event.members as ReadonlyArray<{ readonly _tag: string }>).map(
         (m) => m._tag
       )
-      expect([...InlineReadModels.webhookDeliveries.types].sort()).toEqual([...all].sort())
+      expect([...WebhookDeliveries.model.types].sort()).toEqual([...all].sort())
       expect([...(ReadModels.webhookDeliveries.types ?? [])].sort()).toEqual([...all].sort())
     })
 

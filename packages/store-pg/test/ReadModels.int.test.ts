@@ -22,6 +22,7 @@ import { randomUUID } from "node:crypto"
 import * as Projection from "../src/Projection.js"
 import * as ReadModels from "../src/ReadModels.js"
 import * as Databases from "./support/Databases.js"
+import { randomIds } from "./support/Fixtures.js"
 
 const at = (iso: string) => DateTime.unsafeMake(iso)
 
@@ -206,12 +207,6 @@ layer(Databases.pglite, { excludeTestServices: true })("read models", (it) => {
 // The link expiry sweeper's read model, on PGlite and on PostgreSQL
 // ---------------------------------------------------------------------------------------------
 
-/** Fresh ids for every event and link: the suites of one database share its log. */
-const randomIds = Layer.succeed(IdGenerator, {
-  next: (prefix: string) => Effect.sync(() => `${prefix}${randomUUID().replace(/-/g, "")}`),
-  uuid: Effect.sync(() => randomUUID())
-})
-
 const handleLink = CommandHandler.make(PaymentLink.PaymentLink)
 
 /** 2026-11-21T15:00:00Z, the instant the sweeper looks from. */
@@ -221,12 +216,10 @@ const nanosOf = (millis: number) => BigInt(millis) * 1_000_000n
 const HOUR = 3_600_000
 
 /** What happens to a link after its creation, each step at an instant (ms) before T. */
-type Step =
-  | { readonly _tag: "start"; readonly at: number }
-  | { readonly _tag: "fail"; readonly at: number }
-  | { readonly _tag: "pay"; readonly at: number }
-  | { readonly _tag: "cancel"; readonly at: number }
-  | { readonly _tag: "expire"; readonly at: number }
+interface Step {
+  readonly _tag: "start" | "fail" | "pay" | "cancel" | "expire"
+  readonly at: number
+}
 
 /**
  * Creates a link (OPEN, CREDIT_CARD 1000–5000000) at `createdAt` expiring at `expiresAt` (nanoseconds,
@@ -442,13 +435,10 @@ const handlePayment = CommandHandler.make(Payment.Payment)
 const handleIntent = CommandHandler.make(PaymentIntent.PaymentIntent)
 
 /** What happens to an online payment after its attempt, each step at an instant (ms). */
-type OnlineStep =
-  | { readonly _tag: "challenge"; readonly at: number }
-  | { readonly _tag: "approve"; readonly at: number }
-  | { readonly _tag: "reject"; readonly at: number }
-  | { readonly _tag: "expire"; readonly at: number }
-  | { readonly _tag: "intentPaid"; readonly at: number }
-  | { readonly _tag: "intentFailed"; readonly at: number }
+interface OnlineStep {
+  readonly _tag: "challenge" | "approve" | "reject" | "expire" | "intentPaid" | "intentFailed"
+  readonly at: number
+}
 
 /**
  * An online payment (C4) attempted at `startedAt` on a new intent of MER_1, its attempt recorded on

@@ -16,48 +16,13 @@ import type * as Layer from "effect/Layer"
 import { randomUUID } from "node:crypto"
 import * as Projection from "../src/Projection.js"
 import * as Subscription from "../src/Subscription.js"
+import * as Counters from "./support/Counters.js"
 import * as Databases from "./support/Databases.js"
 import * as Eventually from "./support/Eventually.js"
+import { taggedEvent } from "./support/Fixtures.js"
 
-const event = (type: string, data: Record<string, unknown> = {}): EventStore.NewEvent => ({
-  eventId: randomUUID(),
-  type,
-  schemaVersion: 1,
-  data: { _tag: type, ...data },
-  metadata: { actor: "test" }
-})
-
-/**
- * A projection that counts, per stream of its own prefix, the events and their amounts, in table
- * `table` (with an index, which must move with it): applying an event twice or missing one shows.
- */
-const counter = (prefix: string, table = `rb_${prefix}`) =>
-  Projection.make({
-    name: table,
-    tables: [table],
-    setup: Effect.flatMap(SqlClient.SqlClient, (sql) =>
-      Effect.zipRight(
-        sql`CREATE TABLE IF NOT EXISTS ${sql(table)} (stream_id text PRIMARY KEY, events integer NOT NULL, total integer NOT NULL)`,
-        sql`CREATE INDEX IF NOT EXISTS ${sql(`${table}_total`)} ON ${sql(table)} (total)`
-      )
-    ).pipe(Effect.asVoid),
-    apply: (e) =>
-      e.streamId.startsWith(`${prefix}-`)
-        ? Effect.flatMap(SqlClient.SqlClient, (sql) => {
-            const amount = Number((e.data as { amount?: number }).amount ?? 0)
-            return sql`INSERT INTO ${sql(table)} (stream_id, events, total) VALUES (${e.streamId}, 1, ${amount})
-              ON CONFLICT (stream_id) DO UPDATE SET events = ${sql(table)}.events + 1, total = ${sql(table)}.total + ${amount}`
-          }).pipe(Effect.asVoid)
-        : Effect.void
-  })
-
-type Counter = ReturnType<typeof counter>
-
-const rows = (table: string) =>
-  Effect.flatMap(
-    SqlClient.SqlClient,
-    (sql) => sql<Record<string, unknown>>`SELECT * FROM ${sql(table)} ORDER BY stream_id`
-  ).pipe(Effect.orDie)
+/** A counter of the streams `<prefix>-…`, in table `table`. */
+const counter = (prefix: string, table = `rb_${prefix}`) => Counters.counter(prefix, table)
 
 /** What the counter must hold for these appends: `[stream, amount]` each one event. */
 const expected = (appended: ReadonlyArray<readonly [string, number]>) => {
@@ -95,16 +60,36 @@ const appendAll = (
   Effect.gen(function* () {
     const store = yield* EventStore.EventStore
     for (const [stream, amount] of items) {
-      yield* store.append(stream, [event("Added", { amount })], EventStore.ExpectedVersion.Any())
+      yield* store.append(stream, [taggedEvent("Added", { amount })], EventStore.ExpectedVersion.Any())
       appended.push([stream, amount])
     }
+  })
+
+/**
+ * A counter of a fresh prefix (`letter` and a random tag), caught up with `count` events of its own,
+ * the i-th adding `amount(i)` to stream `i % streams`.
+ */
+const caughtUpCounter = (letter: string, count: number, streams: number, amount = (i: number) => i + 1) =>
+  Effect.gen(function* () {
+    const tag = randomUUID().slice(0, 8)
+    const prefix = `${letter}${tag}`
+    const p = counter(prefix)
+    const appended: Array<readonly [string, number]> = []
+    const stream = (i: number) => `${prefix}-${i % streams}`
+    yield* appendAll(
+      appended,
+      Array.from({ length: count }, (_, i) => [stream(i), amount(i)] as const)
+    )
+    yield* Eventually.logVisible
+    yield* Projection.catchUp(p)
+    return { tag, prefix, p, appended, stream }
   })
 
 /**
  * A rebuild of `projections` forked and held after its first replay transaction (between two
  * transactions: nothing of it is open); `resume` lets it go on.
  */
-const pausedRebuild = (projections: ReadonlyArray<Counter>, batchSize: number) =>
+const pausedRebuild = (projections: ReadonlyArray<Counters.Counter>, batchSize: number) =>
   Effect.gen(function* () {
     const paused = yield* Deferred.make<void>()
     const resume = yield* Deferred.make<void>()
@@ -161,7 +146,7 @@ const suite = (name: string, database: Layer.Layer<Databases.StoreServices>) =>
             expected(appended.filter(([s]) => s.startsWith("p"))),
             expected(appended.filter(([s]) => s.startsWith("q")))
           ]
-          expect([yield* rows(p.name), yield* rows(q.name)]).toEqual(want)
+          expect([yield* Counters.rowsOf(p.name), yield* Counters.rowsOf(q.name)]).toEqual(want)
           expect(replayed).toBeGreaterThanOrEqual(history.length)
           expect(seen[seen.length - 1]).toBe(replayed)
           expect([...seen].sort((a, b) => a - b)).toEqual(seen)
@@ -173,7 +158,7 @@ const suite = (name: string, database: Layer.Layer<Databases.StoreServices>) =>
           // The checkpoints are at the end of the log: a catch-up after the rebuild applies nothing.
           expect(yield* Projection.catchUp(p)).toBe(0)
           expect(yield* Projection.catchUp(q)).toBe(0)
-          expect([yield* rows(p.name), yield* rows(q.name)]).toEqual(want)
+          expect([yield* Counters.rowsOf(p.name), yield* Counters.rowsOf(q.name)]).toEqual(want)
           expect(yield* nothingLeft).toEqual({ schemas: 0, shadows: 0 })
         }),
       { fastCheck: { numRuns: 6 } }
@@ -184,29 +169,19 @@ const suite = (name: string, database: Layer.Layer<Databases.StoreServices>) =>
       () =>
         Effect.gen(function* () {
           const sql = yield* SqlClient.SqlClient
-          const tag = randomUUID().slice(0, 8)
-          const prefix = `l${tag}`
-          const p = counter(prefix)
-          const appended: Array<readonly [string, number]> = []
-          const stream = (i: number) => `${prefix}-${i % 4}`
-          yield* appendAll(
-            appended,
-            Array.from({ length: 30 }, (_, i) => [stream(i), (i % 7) + 1] as const)
-          )
-          yield* Eventually.logVisible
-          yield* Projection.catchUp(p)
-          const before = yield* rows(p.name)
+          const { appended, p, prefix, stream, tag } = yield* caughtUpCounter("l", 30, 4, (i) => (i % 7) + 1)
+          const before = yield* Counters.rowsOf(p.name)
           expect(before).toEqual(expected(appended))
           const runner = yield* Effect.fork(Projection.run(p, { pollInterval: "50 millis", batchSize: 5 }))
 
           const rebuild = yield* pausedRebuild([p], 7)
           // (a) A read of the live table takes no lock wait, and gives the old rows.
           const read = yield* sql
-            .withTransaction(Effect.zipRight(sql`SET LOCAL lock_timeout = '500ms'`, rows(p.name)))
+            .withTransaction(Effect.zipRight(sql`SET LOCAL lock_timeout = '500ms'`, Counters.rowsOf(p.name)))
             .pipe(Effect.orDie)
           expect(read).toEqual(before)
           // (b) An event appended now reaches another consumer of the log, and the live runner.
-          const late = event("Added", { amount: 100 })
+          const late = taggedEvent("Added", { amount: 100 })
           yield* (yield* EventStore.EventStore).append(stream(0), [late], EventStore.ExpectedVersion.Any())
           appended.push([stream(0), 100])
           let seen = false
@@ -228,7 +203,7 @@ const suite = (name: string, database: Layer.Layer<Databases.StoreServices>) =>
           )
           yield* Eventually.eventually(
             (last) => `the live table kept current during the rebuild: ${JSON.stringify(last)}`,
-            rows(p.name),
+            Counters.rowsOf(p.name),
             (now) => JSON.stringify(now) === JSON.stringify(expected(appended)),
             long
           )
@@ -255,19 +230,19 @@ const suite = (name: string, database: Layer.Layer<Databases.StoreServices>) =>
           const want = expected(appended)
           yield* Eventually.eventually(
             (last) => `the live runner's rows after the swap: ${JSON.stringify(last)}`,
-            rows(p.name),
+            Counters.rowsOf(p.name),
             (now) => JSON.stringify(now) === JSON.stringify(want),
             long
           )
           yield* Projection.catchUp(fresh)
-          expect(yield* rows(fresh.name)).toEqual(want)
+          expect(yield* Counters.rowsOf(fresh.name)).toEqual(want)
           yield* Fiber.interrupt(runner)
           // The live runner's checkpoint is where a fresh full catch-up ended: nothing is left to apply.
           expect(yield* checkpointOf(Projection.checkpointName(p))).toBe(
             yield* checkpointOf(Projection.checkpointName(fresh))
           )
           expect(yield* Projection.catchUp(p)).toBe(0)
-          expect(yield* rows(p.name)).toEqual(want)
+          expect(yield* Counters.rowsOf(p.name)).toEqual(want)
           expect(yield* nothingLeft).toEqual({ schemas: 0, shadows: 0 })
         })
     )
@@ -277,24 +252,15 @@ const suite = (name: string, database: Layer.Layer<Databases.StoreServices>) =>
       () =>
         Effect.gen(function* () {
           const sql = yield* SqlClient.SqlClient
-          const tag = randomUUID().slice(0, 8)
-          const prefix = `c${tag}`
-          const p = counter(prefix)
-          const appended: Array<readonly [string, number]> = []
-          yield* appendAll(
-            appended,
-            Array.from({ length: 20 }, (_, i) => [`${prefix}-${i % 3}`, i + 1] as const)
-          )
-          yield* Eventually.logVisible
-          yield* Projection.catchUp(p)
-          const before = yield* rows(p.name)
+          const { appended, p, prefix } = yield* caughtUpCounter("c", 20, 3)
+          const before = yield* Counters.rowsOf(p.name)
           const checkpoint = yield* checkpointOf(Projection.checkpointName(p))
           expect(before).toEqual(expected(appended))
 
           // Interrupted between two replay transactions.
           const between = yield* pausedRebuild([p], 6)
           yield* Fiber.interrupt(between.fiber)
-          expect(yield* rows(p.name)).toEqual(before)
+          expect(yield* Counters.rowsOf(p.name)).toEqual(before)
           expect(yield* checkpointOf(Projection.checkpointName(p))).toBe(checkpoint)
           expect(yield* nothingLeft).toEqual({ schemas: 0, shadows: 0 })
 
@@ -311,7 +277,7 @@ const suite = (name: string, database: Layer.Layer<Databases.StoreServices>) =>
           const within = yield* Effect.fork(Projection.rebuildAll([stuck], { batchSize: 1000 }))
           yield* Deferred.await(inside)
           expect(Exit.isInterrupted(yield* Fiber.interrupt(within))).toBe(true)
-          expect(yield* rows(p.name)).toEqual(before)
+          expect(yield* Counters.rowsOf(p.name)).toEqual(before)
           expect(yield* checkpointOf(Projection.checkpointName(p))).toBe(checkpoint)
           expect(yield* nothingLeft).toEqual({ schemas: 0, shadows: 0 })
 
@@ -323,7 +289,7 @@ const suite = (name: string, database: Layer.Layer<Databases.StoreServices>) =>
           yield* sql`INSERT INTO cobro_checkpoints (name, transaction_id, global_position)
             VALUES (${Projection.rebuildCheckpointName(p)}, '0', 0)`.pipe(Effect.orDie)
           yield* Projection.rebuildAll([p], { batchSize: 6 })
-          expect(yield* rows(p.name)).toEqual(before)
+          expect(yield* Counters.rowsOf(p.name)).toEqual(before)
           expect(yield* checkpointOf(Projection.checkpointName(p))).toBe(checkpoint)
           expect(yield* nothingLeft).toEqual({ schemas: 0, shadows: 0 })
         })
@@ -333,23 +299,14 @@ const suite = (name: string, database: Layer.Layer<Databases.StoreServices>) =>
       "a rebuild started while another replays takes over; the first stops without touching the live tables",
       () =>
         Effect.gen(function* () {
-          const tag = randomUUID().slice(0, 8)
-          const prefix = `t${tag}`
-          const p = counter(prefix)
-          const appended: Array<readonly [string, number]> = []
-          yield* appendAll(
-            appended,
-            Array.from({ length: 12 }, (_, i) => [`${prefix}-${i % 2}`, i + 1] as const)
-          )
-          yield* Eventually.logVisible
-          yield* Projection.catchUp(p)
+          const { appended, p } = yield* caughtUpCounter("t", 12, 2)
           const first = yield* pausedRebuild([p], 5)
           yield* Projection.rebuildAll([p], { batchSize: 5 })
-          expect(yield* rows(p.name)).toEqual(expected(appended))
+          expect(yield* Counters.rowsOf(p.name)).toEqual(expected(appended))
           yield* first.resume
           const exit = yield* Fiber.await(first.fiber)
           expect(Exit.isFailure(exit) && !Exit.isInterrupted(exit)).toBe(true)
-          expect(yield* rows(p.name)).toEqual(expected(appended))
+          expect(yield* Counters.rowsOf(p.name)).toEqual(expected(appended))
           expect(yield* Projection.catchUp(p)).toBe(0)
           expect(yield* nothingLeft).toEqual({ schemas: 0, shadows: 0 })
         })

@@ -104,6 +104,31 @@ const idsOf = (claims: ReadonlyArray<DeliveryQueue.Claim>) => claims.map((c) => 
 const claimIds = (options: DeliveryQueue.ClaimOptions) =>
   Effect.flatMap(DeliveryQueue.DeliveryQueue, (queue) => Effect.map(queue.claim(options), idsOf))
 
+/**
+ * A test's own deliveries (`freshSales`), claimed at once at the test's `now` by `owner` for `lease`
+ * (through `queue`, the service by default): all of them, none of another test's.
+ */
+const claimFreshSales = (
+  merchantId: string,
+  keyBase: number,
+  sales: ReadonlyArray<number>,
+  owner: string,
+  lease: Duration.Duration,
+  queue?: DeliveryQueue.DeliveryQueue["Type"]
+) =>
+  Effect.gen(function* () {
+    yield* freshSales(merchantId, keyBase, sales)
+    const t = yield* now
+    const claims = yield* (queue ?? (yield* DeliveryQueue.DeliveryQueue)).claim({
+      now: t,
+      limit: 10,
+      lease,
+      owner
+    })
+    expect(claims).toHaveLength(sales.length)
+    return { t, claims, claimed: idsOf(claims) }
+  })
+
 /** Records a failed attempt (a 500: its retry is due 15 minutes later) on a delivery's stream. */
 const failedAttempt = (id: NotificationId, at: DateTime.Utc, attempt = 1) =>
   CommandHandler.make(WebhookDelivery.WebhookDelivery)(
@@ -225,12 +250,9 @@ for (const [name, database] of [
         "a claimed delivery is leased, with its state: no other dispatcher gets it until released or expired",
         () =>
           Effect.gen(function* () {
-            yield* freshSales("MER_4", 30, [201])
-            const queue = yield* DeliveryQueue.DeliveryQueue
-            const t = yield* now
             const lease = Duration.seconds(30)
-            const claims = yield* queue.claim({ now: t, limit: 10, lease, owner: "d1" })
-            expect(claims).toHaveLength(1)
+            const { claims, t } = yield* claimFreshSales("MER_4", 30, [201], "d1", lease)
+            const queue = yield* DeliveryQueue.DeliveryQueue
             // The state and version the claim gives are the stream's own.
             const loaded = yield* CommandHandler.load(WebhookDelivery.WebhookDelivery)(
               claims[0]!.notificationId
@@ -260,12 +282,10 @@ for (const [name, database] of [
         "recording the attempt ends the lease with the stream's version, without a release: the delivery is handed out again when its retry is due, not before",
         () =>
           Effect.gen(function* () {
-            yield* freshSales("MER_6", 50, [401])
             const sql = yield* SqlClient.SqlClient
-            const t = yield* now
             const lease = Duration.hours(1)
-            const [id] = yield* claimIds({ now: t, limit: 10, lease, owner: "d1" })
-            expect(id).toBeDefined()
+            const { claimed, t } = yield* claimFreshSales("MER_6", 50, [401], "d1", lease)
+            const [id] = claimed
             yield* failedAttempt(id!, t)
             // The lease row is still there (never released), but no longer live.
             const rows = yield* sql<{ owner: string }>`SELECT owner FROM cobro_webhook_leases
@@ -283,13 +303,10 @@ for (const [name, database] of [
         "releaseAll gives back the owner's claims in one statement; another owner's claims stay",
         () =>
           Effect.gen(function* () {
-            yield* freshSales("MER_8", 70, range(601, 603))
             const queue = yield* DeliveryQueue.DeliveryQueue
             const sql = yield* SqlClient.SqlClient
-            const t = yield* now
             const lease = Duration.seconds(30)
-            const claimed = yield* claimIds({ now: t, limit: 10, lease, owner: "d1" })
-            expect(claimed).toHaveLength(3)
+            const { claimed, t } = yield* claimFreshSales("MER_8", 70, range(601, 603), "d1", lease)
             const [free, held, other] = claimed as unknown as [NotificationId, NotificationId, NotificationId]
             // `other` passes to d9 (d1's lease expired): d1's release must leave it to d9.
             yield* sql`UPDATE cobro_webhook_leases SET owner = 'd9'
@@ -317,15 +334,12 @@ for (const [name, database] of [
         "a claim deletes the leases no longer live (expired, or their stream moved on), at most once per PURGE_INTERVAL of its clock",
         () =>
           Effect.gen(function* () {
-            yield* freshSales("MER_10", 80, range(801, 802))
             const sql = yield* SqlClient.SqlClient
             // A queue of its own: its purge clock starts with this test.
             const queue = yield* PgDeliveryQueue.make
-            const t = yield* now
             // Longer than the test's claims: a claim held is never expired by them.
             const lease = Duration.hours(1)
-            const claimed = idsOf(yield* queue.claim({ now: t, limit: 10, lease, owner: "p1" }))
-            expect(claimed).toHaveLength(2)
+            const { claimed, t } = yield* claimFreshSales("MER_10", 80, range(801, 802), "p1", lease, queue)
             const [first, second] = claimed as unknown as [NotificationId, NotificationId]
             const leased = () =>
               sql<{ stream_id: string }>`SELECT stream_id FROM cobro_webhook_leases
@@ -361,11 +375,9 @@ for (const [name, database] of [
         "a lease table of the earlier version is brought up to date: its leases, claimed at no version, are no longer live",
         () =>
           Effect.gen(function* () {
-            yield* freshSales("MER_11", 90, [1101])
             const sql = yield* SqlClient.SqlClient
-            const t = yield* now
-            const [id] = yield* claimIds({ now: t, limit: 10, lease: Duration.hours(1), owner: "old" })
-            expect(id).toBeDefined()
+            const { claimed, t } = yield* claimFreshSales("MER_11", 90, [1101], "old", Duration.hours(1))
+            const [id] = claimed
             // The earlier version's table, holding a live lease of this delivery.
             const leases = yield* sql<Record<string, unknown>>`SELECT * FROM cobro_webhook_leases`
             yield* sql`DROP TABLE cobro_webhook_leases`

@@ -19,25 +19,9 @@ import * as Subscription from "../../src/Subscription.js"
 import * as Verify from "../../src/Verify.js"
 import type { StoreServices } from "./Databases.js"
 import * as Eventually from "./Eventually.js"
+import { event, streamId } from "./Fixtures.js"
 
 const { Any, Exact, NoStream } = EventStore.ExpectedVersion
-
-let counter = 0
-/** A stream id no other test uses. */
-export const streamId = (prefix = "test") => `${prefix}-${++counter}-${randomUUID().slice(0, 8)}`
-
-/** A new event with a fresh id. */
-export const event = (
-  type: string,
-  data: unknown = {},
-  metadata: EventStore.EventMetadata = {}
-): EventStore.NewEvent => ({
-  eventId: randomUUID(),
-  type,
-  schemaVersion: 1,
-  data,
-  metadata
-})
 
 /** The test projection: per stream, an order-sensitive fold of amounts, and a log-wide count. */
 export const balances = (table: string) =>
@@ -92,6 +76,32 @@ const countingPages = (store: EventStore.EventStore["Type"]) => {
   })
   return { pages, counting }
 }
+
+/** A consumer named `name` that records in `seen` the type of each event of stream `id` it is handed. */
+const recordingTypes = (name: string, id: string, seen: Array<string>) =>
+  Subscription.make(name, (e) =>
+    Effect.sync(() => {
+      if (e.streamId === id) seen.push(e.type)
+    })
+  )
+
+/**
+ * Appends an event to stream `id` and waits until a running consumer has recorded something in
+ * `seen` (about 5 seconds at most): with a 30-second poll, only a wake-up brings it so soon. The
+ * wake-up may come while an open transaction elsewhere on the cluster still hides the event from
+ * catch-up reads; once it is visible, each further append wakes the consumer again.
+ */
+const appendAndAwaitWakeUp = (id: string, seen: ReadonlyArray<string>) =>
+  Effect.gen(function* () {
+    const store = yield* EventStore.EventStore
+    const woke = event("Woke")
+    yield* store.append(id, [woke], NoStream())
+    yield* Eventually.eventsVisible([woke.eventId])
+    for (let i = 0; i < 100 && seen.length === 0; i++) {
+      if (i % 20 === 10) yield* store.append(streamId("nudge"), [event("Nudge")], NoStream())
+      yield* Effect.sleep("50 millis")
+    }
+  })
 
 /** Runs the contract against `storeLayer`, a fresh database per suite. */
 export const storeContract = (
@@ -471,11 +481,7 @@ export const storeContract = (
           const name = `reset_${randomUUID().slice(0, 8)}`
           const handed: Array<string> = []
           const consumer: Subscription.Consumer = {
-            ...Subscription.make(name, (e) =>
-              Effect.sync(() => {
-                if (e.streamId === id) handed.push(e.type)
-              })
-            ),
+            ...recordingTypes(name, id, handed),
             concerns: (e) => e.type === "Wanted"
           }
           yield* store.append(id, [event("Wanted"), event("Other")], NoStream())
@@ -594,11 +600,7 @@ export const storeContract = (
           const flaky: Array<string> = []
           let failures = 0
           const consumers: ReadonlyArray<Subscription.Consumer<string>> = [
-            Subscription.make(`steady_${tag}`, (e) =>
-              Effect.sync(() => {
-                if (e.streamId === id) steady.push(e.type)
-              })
-            ),
+            recordingTypes(`steady_${tag}`, id, steady),
             Subscription.makeBatch(`flaky_${tag}`, (events) =>
               Effect.gen(function* () {
                 const mine = events.filter((e) => e.streamId === id).map((e) => e.type)
@@ -654,11 +656,7 @@ export const storeContract = (
             ),
             concerns: (e) => e.streamId === id && e.type === "Wanted"
           }
-          const all = Subscription.make(`all_${tag}`, (e) =>
-            Effect.sync(() => {
-              if (e.streamId === id) everything.push(e.type)
-            })
-          )
+          const all = recordingTypes(`all_${tag}`, id, everything)
           yield* Eventually.logVisible
           yield* Subscription.catchUpAll([choosy, all])
           const start = yield* Subscription.checkpoint(choosy.name)
@@ -721,25 +719,12 @@ export const storeContract = (
 
     it.effect("a running subscription wakes on appends", () =>
       Effect.gen(function* () {
-        const store = yield* EventStore.EventStore
         const id = streamId()
         const seen: Array<string> = []
-        const consumer = Subscription.make(`live_${randomUUID().slice(0, 8)}`, (e) =>
-          Effect.sync(() => {
-            if (e.streamId === id) seen.push(e.type)
-          })
-        )
+        const consumer = recordingTypes(`live_${randomUUID().slice(0, 8)}`, id, seen)
         const fiber = yield* Effect.fork(Subscription.run(consumer, { pollInterval: "30 seconds" }))
         yield* Effect.sleep("200 millis")
-        const woke = event("Woke")
-        yield* store.append(id, [woke], NoStream())
-        yield* Eventually.eventsVisible([woke.eventId])
-        // The wake-up may have come while an open transaction elsewhere on the cluster still hid the
-        // event from catch-up reads; now that it is visible, each further append wakes it again.
-        for (let i = 0; i < 100 && seen.length === 0; i++) {
-          if (i % 20 === 10) yield* store.append(streamId("nudge"), [event("Nudge")], NoStream())
-          yield* Effect.sleep("50 millis")
-        }
+        yield* appendAndAwaitWakeUp(id, seen)
         yield* Fiber.interrupt(fiber)
         expect(seen).toEqual(["Woke"])
       })
@@ -747,33 +732,18 @@ export const storeContract = (
 
     it.effect("a consumer that stops does not silence the wake-ups of the others", () =>
       Effect.gen(function* () {
-        const store = yield* EventStore.EventStore
         const id = streamId()
         const seen: Array<string> = []
-        const watching = (name: string, record: boolean) =>
-          Subscription.make(`${name}_${randomUUID().slice(0, 8)}`, (e) =>
-            Effect.sync(() => {
-              if (record && e.streamId === id) seen.push(e.type)
-            })
-          )
-        const staying = yield* Effect.fork(
-          Subscription.run(watching("stays", true), { pollInterval: "30 seconds" })
-        )
-        const leaving = yield* Effect.fork(
-          Subscription.run(watching("leaves", false), { pollInterval: "30 seconds" })
-        )
+        const watching = (name: string, record: Array<string>) =>
+          Subscription.run(recordingTypes(`${name}_${randomUUID().slice(0, 8)}`, id, record), {
+            pollInterval: "30 seconds"
+          })
+        const staying = yield* Effect.fork(watching("stays", seen))
+        const leaving = yield* Effect.fork(watching("leaves", []))
         yield* Effect.sleep("300 millis")
         yield* Fiber.interrupt(leaving)
         yield* Effect.sleep("200 millis")
-        const woke = event("Woke")
-        yield* store.append(id, [woke], NoStream())
-        yield* Eventually.eventsVisible([woke.eventId])
-        // Only wake-ups can bring it before its 30 s poll; later appends wake it again if the first
-        // came while an open transaction elsewhere still hid the event.
-        for (let i = 0; i < 100 && seen.length === 0; i++) {
-          if (i % 20 === 10) yield* store.append(streamId("nudge"), [event("Nudge")], NoStream())
-          yield* Effect.sleep("50 millis")
-        }
+        yield* appendAndAwaitWakeUp(id, seen)
         yield* Fiber.interrupt(staying)
         expect(seen).toEqual(["Woke"])
       })
@@ -785,11 +755,7 @@ export const storeContract = (
         const id = streamId()
         const name = `paced_${randomUUID().slice(0, 8)}`
         const seen: Array<string> = []
-        const consumer = Subscription.make(name, (e) =>
-          Effect.sync(() => {
-            if (e.streamId === id) seen.push(e.type)
-          })
-        )
+        const consumer = recordingTypes(name, id, seen)
         const fiber = yield* Effect.fork(
           Subscription.run(consumer, { pollInterval: "50 millis", batchInterval: "10 minutes" })
         )

@@ -1,0 +1,188 @@
+/**
+ * The event store's append path. One event to a new stream outside a transaction (the commonest
+ * append) is one autocommit statement (prepared on a `pg` pool, `cobro_append_new` elsewhere); every
+ * other append is one call of `cobro_append` (lock or create the stream head, check the expected
+ * version, link the hash chain, insert): one round trip when no transaction is open, then a wake-up
+ * off the caller's path (`WakeUp`); inside a caller's transaction, a savepoint around it and a
+ * NOTIFY that its commit delivers. Only a version mismatch or a reused event id costs a second
+ * statement (`Refusals`). A batch (`appendBatch`) is one call of `cobro_append_batch` the same way.
+ *
+ * No span of its own, not `Effect.fn`: the append is the store's hot path, where client CPU is the
+ * bottleneck; a span cost about 28 µs of the ~150 µs of client CPU per append (`AppendCost.ts`), a
+ * traced function more. The use case's span encloses it.
+ * @internal
+ */
+import * as EventStore from "@cobro/domain/EventStore"
+import * as SqlClient from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as PgPool from "../../PgPool.js"
+import * as AppendStatements from "./AppendStatements.js"
+import type { Connection } from "./Connection.js"
+import * as Refusals from "./Refusals.js"
+import type { Signal } from "./WakeUp.js"
+
+type AppendResult<E = Refusals.AppendError> = Effect.Effect<EventStore.AppendResult, E>
+
+/** The port's appends over `connection`, signalling each autocommit append to the wake-up path. */
+export const make = (
+  connection: Connection,
+  signal: Signal
+): Pick<EventStore.EventStore["Type"], "append" | "appendBatch"> => {
+  const { autocommit, sql, statement } = connection
+
+  // One event to a new stream, outside a transaction: the prepared statement on a pool, else the function.
+  const appendNewStatement = Option.match(connection.pool, {
+    onNone: () => (streamId: string, event: EventStore.NewEvent, recordedAt: Date) =>
+      statement<AppendStatements.AppendNewRow>(
+        AppendStatements.appendNewStatement,
+        AppendStatements.appendNewParams(streamId, event, recordedAt, false)
+      ),
+    onSome: (pool) => (streamId: string, event: EventStore.NewEvent, recordedAt: Date) =>
+      PgPool.query<AppendStatements.AppendNewRow>(
+        pool,
+        AppendStatements.appendNewPrepared.text,
+        AppendStatements.appendNewParams(streamId, event, recordedAt, true),
+        AppendStatements.appendNewPrepared.name
+      )
+  })
+
+  /**
+   * One event to a new stream, outside a transaction: one autocommit statement. The commonest
+   * append, and the benchmark's W1, so it is kept to a few Effect steps.
+   */
+  const appendNew = (
+    streamId: string,
+    events: ReadonlyArray<EventStore.NewEvent>,
+    expected: EventStore.ExpectedVersion,
+    recordedAt: Date
+  ): AppendResult =>
+    appendNewStatement(streamId, events[0]!, recordedAt).pipe(
+      Effect.flatMap((rows): AppendResult<Refusals.AppendError | SqlError> => {
+        const position = rows[0]?.position
+        if (position === null || position === undefined) {
+          // The stream exists: a retry of this event (a no-op) or a conflict.
+          return Effect.flatMap(Refusals.currentVersion(sql, streamId), (actual) =>
+            Refusals.conflictOrNoop(sql, { streamId, events, expected }, actual)
+          )
+        }
+        signal(streamId)
+        const globalPosition = BigInt(position)
+        return Effect.succeed({ nextVersion: 1, firstPosition: globalPosition, lastPosition: globalPosition })
+      }),
+      Effect.catchTag("SqlError", (error) => Refusals.onSqlError(sql, { streamId, events, expected }, error))
+    )
+
+  /** Any append of one or more events: one call of `cobro_append`, under a savepoint in a transaction. */
+  const appendAny = (
+    streamId: string,
+    events: ReadonlyArray<EventStore.NewEvent>,
+    expected: EventStore.ExpectedVersion,
+    recordedAt: Date,
+    inTransaction: boolean
+  ): AppendResult => {
+    // Inside a caller's transaction, a savepoint keeps a failed append (a reused event id) from
+    // aborting it, as the nested transaction of the multi-statement append did; and the NOTIFY
+    // must wait for that transaction's commit.
+    const params = AppendStatements.appendParams(streamId, events, expected, recordedAt, inTransaction)
+    const call = Effect.flatMap(
+      (inTransaction ? statement : autocommit)<AppendStatements.AppendRow>(
+        AppendStatements.appendStatement,
+        params
+      ),
+      (rows): AppendResult<Refusals.AppendError | SqlError> => {
+        const row = rows[0]!
+        if (row.first_position === null || row.last_position === null) {
+          return Refusals.conflictOrNoop(sql, { streamId, events, expected }, row.next_version)
+        }
+        if (!inTransaction) signal(streamId)
+        return Effect.succeed({
+          nextVersion: row.next_version,
+          firstPosition: BigInt(row.first_position),
+          lastPosition: BigInt(row.last_position)
+        })
+      }
+    )
+    return (inTransaction ? sql.withTransaction(call) : call).pipe(
+      Effect.catchTag("SqlError", (error) => Refusals.onSqlError(sql, { streamId, events, expected }, error))
+    )
+  }
+
+  /** An append of no events: checks the expected version, writes nothing. */
+  const appendNothing = (streamId: string, expected: EventStore.ExpectedVersion) =>
+    Effect.flatMap(
+      Effect.orDie(Refusals.currentVersion(sql, streamId)),
+      (actual): AppendResult<EventStore.ConcurrencyConflict> =>
+        expected._tag === "Any" || (expected._tag === "NoStream" ? actual === 0 : expected.version === actual)
+          ? Effect.succeed({ nextVersion: actual, firstPosition: 0n, lastPosition: 0n })
+          : Effect.fail(Refusals.conflict(streamId, expected, actual))
+    )
+
+  const append = (
+    streamId: string,
+    events: ReadonlyArray<EventStore.NewEvent>,
+    expected: EventStore.ExpectedVersion
+  ): AppendResult => {
+    const normalized =
+      expected._tag === "Exact" && expected.version === 0 ? EventStore.ExpectedVersion.NoStream() : expected
+    return events.length === 0
+      ? appendNothing(streamId, expected)
+      : Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (transaction) =>
+          Effect.clockWith((clock) => {
+            const recordedAt = new Date(clock.unsafeCurrentTimeMillis())
+            return Option.isNone(transaction) && normalized._tag === "NoStream" && events.length === 1
+              ? appendNew(streamId, events, normalized, recordedAt)
+              : appendAny(streamId, events, normalized, recordedAt, Option.isSome(transaction))
+          })
+        )
+  }
+
+  /** Every item appended in order inside one transaction: the port's definition of a batch. */
+  const appendBatchReference = (
+    items: ReadonlyArray<EventStore.BatchAppend>
+  ): Effect.Effect<ReadonlyArray<EventStore.AppendResult>, Refusals.AppendError> =>
+    sql
+      .withTransaction(Effect.forEach(items, (item) => append(item.streamId, item.events, item.expected)))
+      .pipe(Effect.catchTag("SqlError", Effect.die))
+
+  /**
+   * A batch in one statement (`cobro_append_batch`): autocommit outside a transaction, under a
+   * savepoint inside one, as `appendAny`. Any failure (a version mismatch, a reused event id, a
+   * retry of stored events) rolls it back whole and replays the batch on the reference path, whose
+   * appends tell a no-op from a conflict and give the first failing item's error: failures cost two
+   * round trips, successes one. Items of no events take the reference path (a version check only).
+   */
+  const appendBatch = (
+    items: ReadonlyArray<EventStore.BatchAppend>
+  ): Effect.Effect<ReadonlyArray<EventStore.AppendResult>, Refusals.AppendError> => {
+    if (items.length === 0) return Effect.succeed([])
+    if (items.some((item) => item.events.length === 0)) return appendBatchReference(items)
+    return Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (transaction) =>
+      Effect.clockWith((clock) => {
+        const inTransaction = Option.isSome(transaction)
+        const recordedAt = new Date(clock.unsafeCurrentTimeMillis())
+        const params = AppendStatements.appendBatchParams(items, recordedAt, inTransaction)
+        const call = Effect.map(
+          (inTransaction ? statement : autocommit)<AppendStatements.AppendRow>(
+            AppendStatements.appendBatchStatement,
+            params
+          ),
+          (rows) => {
+            if (!inTransaction) signal(items[0]!.streamId)
+            return rows.map((row): EventStore.AppendResult => ({
+              nextVersion: row.next_version,
+              firstPosition: BigInt(row.first_position!),
+              lastPosition: BigInt(row.last_position!)
+            }))
+          }
+        )
+        return (inTransaction ? sql.withTransaction(call) : call).pipe(
+          Effect.catchTag("SqlError", () => appendBatchReference(items))
+        )
+      })
+    )
+  }
+
+  return { append, appendBatch }
+}

@@ -1,0 +1,65 @@
+/**
+ * The webhook dispatcher's queue: each delivery's status and when its next attempt is due (none once
+ * delivered, exhausted or cancelled), with the stream version it last applied. Table
+ * `cobro_rm_webhook_deliveries`, written by the store with the delivery streams' events
+ * (`InlineReadModels`). `PgDeliveryQueue` reads it: its claim takes the due rows and leases them in
+ * one statement, and a lease lives while the stream stays at the version it claimed.
+ */
+import * as InlineReadModels from "../InlineReadModels.js"
+import * as Projection from "../Projection.js"
+
+/** The read model as migration 8 installs it (`InlineReadModels`). */
+export const model: InlineReadModels.InlineReadModel = InlineReadModels.make({
+  name: "webhook_deliveries",
+  types: [
+    "DeliveryScheduled",
+    "AttemptSucceeded",
+    "AttemptFailed",
+    "DeliveryExhausted",
+    "ResendRequested",
+    "DeliveryCancelled"
+  ],
+  createTable: [
+    `CREATE TABLE cobro_rm_webhook_deliveries (
+    stream_id text PRIMARY KEY,
+    notification_id uuid NOT NULL,
+    merchant_id text NOT NULL,
+    subject text NOT NULL,
+    status text NOT NULL,
+    attempts integer NOT NULL,
+    due_at timestamptz,
+    version integer NOT NULL)`,
+    `CREATE INDEX cobro_rm_webhook_deliveries_due
+    ON cobro_rm_webhook_deliveries (due_at) WHERE due_at IS NOT NULL`
+  ],
+  createFunction: `CREATE FUNCTION cobro_rm_webhook_deliveries(e cobro_events) RETURNS void LANGUAGE plpgsql AS $$
+  DECLARE
+    v_status text;
+    v_due timestamptz;
+    v_attempted integer := 0;
+  BEGIN
+    IF NOT starts_with(e.stream_id, 'WebhookDelivery-') THEN RETURN; END IF;
+    CASE e.type
+      WHEN 'DeliveryScheduled' THEN
+        INSERT INTO cobro_rm_webhook_deliveries
+          (stream_id, notification_id, merchant_id, subject, status, attempts, due_at, version)
+        VALUES (e.stream_id, (e.data->>'notificationId')::uuid, e.data->>'merchantId', e.data->>'subject',
+          'PENDING', 0, (e.data->>'dueAt')::timestamptz, e.stream_version)
+        ON CONFLICT (stream_id) DO NOTHING;
+        RETURN;
+      WHEN 'AttemptSucceeded' THEN v_status := 'DELIVERED'; v_attempted := 1;
+      WHEN 'AttemptFailed' THEN
+        v_status := 'PENDING'; v_due := (e.data->>'nextDueAt')::timestamptz; v_attempted := 1;
+      WHEN 'DeliveryExhausted' THEN v_status := 'EXHAUSTED';
+      WHEN 'ResendRequested' THEN v_status := 'PENDING'; v_due := (e.data->>'at')::timestamptz;
+      WHEN 'DeliveryCancelled' THEN v_status := 'CANCELLED';
+      ELSE RETURN;
+    END CASE;
+    UPDATE cobro_rm_webhook_deliveries
+    SET status = v_status, due_at = v_due, attempts = attempts + v_attempted, version = e.stream_version
+    WHERE stream_id = e.stream_id AND version < e.stream_version;
+  END $$`
+})
+
+/** The read model as a projection, for `Projection.rebuildAll`. */
+export const projection: Projection.Projection = Projection.inline(model)
