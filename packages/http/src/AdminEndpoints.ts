@@ -18,32 +18,60 @@ import * as Authentication from "./Authentication.js"
 import * as Errors from "./Errors.js"
 import { withJsonBody } from "./RequestBody.js"
 
-/** A merchant's name: 1 to 200 characters, not only blanks. */
+/**
+ * A merchant's name: 1 to 200 characters, not only blanks.
+ *
+ * @category schemas
+ */
 export const MerchantName = Schema.NonEmptyTrimmedString.pipe(Schema.maxLength(200))
 
-/** `POST /admin/v1/merchants`. */
+/**
+ * `POST /admin/v1/merchants`.
+ *
+ * @category schemas
+ */
 export const CreateMerchantRequest = Schema.Struct({ name: MerchantName })
 
-/** A key pair in clear. */
+/**
+ * A key pair in clear.
+ *
+ * @category schemas
+ */
 export const KeyPairBody = Schema.Struct({ identity_key: Schema.String, secret_key: Schema.String })
 
-/** Both modes of one integration's keys. */
+/**
+ * Both modes of one integration's keys.
+ *
+ * @category schemas
+ */
 export const IntegrationKeysBody = Schema.Struct({ production: KeyPairBody, test: KeyPairBody })
 
-/** 201 of `POST /admin/v1/merchants`: the only time the keys are shown. */
+/**
+ * 201 of `POST /admin/v1/merchants`: the only time the keys are shown.
+ *
+ * @category schemas
+ */
 export const CreatedMerchantBody = Schema.Struct({
   merchant_id: Schema.String,
   keys: Schema.Struct({ terminal_api: IntegrationKeysBody, payment_button: IntegrationKeysBody })
 }).annotations({ identifier: "AdminCreatedMerchant" })
 
-/** `POST /admin/v1/merchants/{merchant_id}/terminals`. */
+/**
+ * `POST /admin/v1/merchants/{merchant_id}/terminals`.
+ *
+ * @category schemas
+ */
 export const BindTerminalRequest = Schema.Struct({
   terminal_model: Schema.String.annotations({ description: "SMART or SMART_PRO" }),
   terminal_serial: TerminalSerial,
   name: Schema.NonEmptyTrimmedString.pipe(Schema.maxLength(200))
 })
 
-/** A bound terminal: the A2 entry plus whether it is selected for the API. */
+/**
+ * A bound terminal: the A2 entry plus whether it is selected for the API.
+ *
+ * @category schemas
+ */
 export const TerminalBody = Schema.Struct({
   terminal_model: Merchant.TerminalModel,
   terminal_serial: Schema.String,
@@ -52,12 +80,28 @@ export const TerminalBody = Schema.Struct({
   api_enabled: Schema.Boolean
 }).annotations({ identifier: "AdminTerminal" })
 
-/** `PATCH /admin/v1/merchants/{merchant_id}/terminals/{terminal_serial}`. */
+/**
+ * `PATCH /admin/v1/merchants/{merchant_id}/terminals/{terminal_serial}`.
+ *
+ * @category schemas
+ */
 export const PatchTerminalRequest = Schema.Struct({ api_enabled: Schema.Boolean })
 
 const Bounds = Schema.Struct({ min: Amount, max: Amount })
 
-/** `PUT /admin/v1/merchants/{merchant_id}/payment-methods`: each section given replaces that section. */
+/** The link methods a merchant offers, each with its bounds (a method not named is not offered). */
+const LinkMethods = Schema.Struct({
+  CREDIT_CARD: Schema.optional(Bounds),
+  PSE: Schema.optional(Bounds),
+  BOTON_BANK: Schema.optional(Bounds),
+  WALLET_A: Schema.optional(Bounds)
+})
+
+/**
+ * `PUT /admin/v1/merchants/{merchant_id}/payment-methods`: each section given replaces that section.
+ *
+ * @category schemas
+ */
 export const PaymentMethodsRequest = Schema.Struct({
   terminal: Schema.optional(
     Schema.Struct({
@@ -68,17 +112,14 @@ export const PaymentMethodsRequest = Schema.Struct({
       PAY_BY_QR_SERVICE: Schema.optional(Schema.Boolean)
     })
   ),
-  link: Schema.optional(
-    Schema.Struct({
-      CREDIT_CARD: Schema.optional(Bounds),
-      PSE: Schema.optional(Bounds),
-      BOTON_BANK: Schema.optional(Bounds),
-      WALLET_A: Schema.optional(Bounds)
-    })
-  )
+  link: Schema.optional(LinkMethods)
 })
 
-/** 200 of the payment methods: every terminal method with its switch, the link methods offered. */
+/**
+ * 200 of the payment methods: every terminal method with its switch, the link methods offered.
+ *
+ * @category schemas
+ */
 export const PaymentMethodsBody = Schema.Struct({
   terminal: Schema.Struct({
     POS: Schema.Boolean,
@@ -87,17 +128,14 @@ export const PaymentMethodsBody = Schema.Struct({
     PAY_BY_LINK: Schema.Boolean,
     PAY_BY_QR_SERVICE: Schema.Boolean
   }),
-  link: Schema.Struct({
-    CREDIT_CARD: Schema.optional(Bounds),
-    PSE: Schema.optional(Bounds),
-    BOTON_BANK: Schema.optional(Bounds),
-    WALLET_A: Schema.optional(Bounds)
-  })
+  link: LinkMethods
 }).annotations({ identifier: "AdminPaymentMethods" })
 
 /**
  * `PUT /admin/v1/merchants/{merchant_id}/webhook`: `standard_webhooks` asks for the Standard Webhooks
  * headers beside the spec's signature (W19); absent, off.
+ *
+ * @category schemas
  */
 export const WebhookRequest = Schema.Struct({
   url: Schema.String,
@@ -105,24 +143,40 @@ export const WebhookRequest = Schema.Struct({
   standard_webhooks: Schema.optional(Schema.Boolean)
 }).annotations({ identifier: "AdminWebhookRequest" })
 
-/** Its 200: the webhook as registered. */
+/**
+ * Its 200: the webhook as registered.
+ *
+ * @category schemas
+ */
 export const WebhookBody = Schema.Struct({
   url: Schema.String,
   mode: KeyMode,
   standard_webhooks: Schema.Boolean
 }).annotations({ identifier: "AdminWebhook" })
 
-/** The 200 of `PUT …/webhook` (and `cobro webhook set --json`) for a webhook as registered. */
+/**
+ * The 200 of `PUT …/webhook` (and `cobro webhook set --json`) for a webhook as registered.
+ *
+ * @category constructors
+ */
 export const webhookBody = (set: {
   readonly url: string
   readonly mode: KeyMode
   readonly standardWebhooks: boolean
 }): typeof WebhookBody.Type => ({ url: set.url, mode: set.mode, standard_webhooks: set.standardWebhooks })
 
-/** `POST /admin/v1/merchants/{merchant_id}/keys/rotate`. */
+/**
+ * `POST /admin/v1/merchants/{merchant_id}/keys/rotate`.
+ *
+ * @category schemas
+ */
 export const RotateKeyRequest = Schema.Struct({ integration: Integration, mode: KeyMode })
 
-/** 200 of a rotation: the new pair, which replaces the old one at once. */
+/**
+ * 200 of a rotation: the new pair, which replaces the old one at once.
+ *
+ * @category schemas
+ */
 export const RotatedKeyBody = Schema.Struct({
   integration: Integration,
   mode: KeyMode,
@@ -130,10 +184,18 @@ export const RotatedKeyBody = Schema.Struct({
   secret_key: Schema.String
 }).annotations({ identifier: "AdminRotatedKey" })
 
-/** The largest advance of the virtual clock in one call: ten years. */
+/**
+ * The largest advance of the virtual clock in one call: ten years.
+ *
+ * @category constants
+ */
 export const MAX_ADVANCE_SECONDS = 10 * 366 * 24 * 3600
 
-/** `POST /admin/v1/clock/advance`. */
+/**
+ * `POST /admin/v1/clock/advance`.
+ *
+ * @category schemas
+ */
 export const AdvanceClockRequest = Schema.Struct({
   seconds: Schema.Number.pipe(
     Schema.finite(),
@@ -142,12 +204,18 @@ export const AdvanceClockRequest = Schema.Struct({
   )
 })
 
-/** 200 of a clock advance: the new now, ISO 8601 in UTC. */
+/**
+ * 200 of a clock advance: the new now, ISO 8601 in UTC.
+ *
+ * @category schemas
+ */
 export const ClockBody = Schema.Struct({ now: Schema.String }).annotations({ identifier: "AdminClock" })
 
 /**
  * One delivery attempt (issue 5): `status_code` is the HTTP status answered, `null` when nothing came
  * back; then `error` says why and `response_snippet` is `null`.
+ *
+ * @category schemas
  */
 export const AttemptBody = Schema.Struct({
   attempt: Schema.Int,
@@ -159,7 +227,11 @@ export const AttemptBody = Schema.Struct({
   response_snippet: Schema.NullOr(Schema.String)
 }).annotations({ identifier: "AdminDeliveryAttempt" })
 
-/** A notification's delivery and every attempt made, in order (issue 5, W4/W5). */
+/**
+ * A notification's delivery and every attempt made, in order (issue 5, W4/W5).
+ *
+ * @category schemas
+ */
 export const DeliveryBody = Schema.Struct({
   notification_id: Schema.String,
   merchant_id: Schema.String,
@@ -174,16 +246,28 @@ export const DeliveryBody = Schema.Struct({
   attempts: Schema.Array(AttemptBody)
 }).annotations({ identifier: "AdminDelivery" })
 
-/** `PUT /admin/v1/merchants/{merchant_id}/status`: enable or disable the account (M1, L6a). */
+/**
+ * `PUT /admin/v1/merchants/{merchant_id}/status`: enable or disable the account (M1, L6a).
+ *
+ * @category schemas
+ */
 export const MerchantStatusRequest = Schema.Struct({ status: Merchant.Status })
 
-/** 200 of a status change: the account's status after it (the same when it had it already). */
+/**
+ * 200 of a status change: the account's status after it (the same when it had it already).
+ *
+ * @category schemas
+ */
 export const MerchantStatusBody = Schema.Struct({
   merchant_id: Schema.String,
   status: Merchant.Status
 }).annotations({ identifier: "AdminMerchantStatus" })
 
-/** The codes of the admin link call's own errors. */
+/**
+ * The codes of the admin link call's own errors.
+ *
+ * @category constants
+ */
 export const LinkCodes = {
   /** 404: no payment link with this id (in either mode). */
   LinkNotFound: "LinkNotFound",
@@ -199,7 +283,11 @@ const NotificationPath = Schema.Struct({ notification_id: Schema.String })
 const MerchantPath = Schema.Struct({ merchant_id: Schema.String })
 const TerminalPath = Schema.Struct({ merchant_id: Schema.String, terminal_serial: Schema.String })
 
-/** The admin group. */
+/**
+ * The admin group.
+ *
+ * @category groups
+ */
 export class AdminGroup extends HttpApiGroup.make("admin")
   .add(
     HttpApiEndpoint.post("createMerchant", "/admin/v1/merchants")

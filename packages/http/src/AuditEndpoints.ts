@@ -39,34 +39,58 @@ const required = <S extends Schema.Schema.Any>(field: string, schema: S) =>
 
 const PlainText = HttpApiSchema.Text({ contentType: "text/plain; charset=utf-8" })
 
-/** A signed checkpoint: UTF-8 text, byte for byte as signed. */
+/**
+ * A signed checkpoint: UTF-8 text, byte for byte as signed.
+ *
+ * @category schemas
+ */
 export const SignedNote = PlainText.annotations({
   description:
     "A C2SP tlog-checkpoint signed note: origin, tree size, base64 root hash, a blank line, the signature line"
 })
 
-/** The verifier key, then a newline. */
+/**
+ * The verifier key, then a newline.
+ *
+ * @category schemas
+ */
 export const VerifierKey = PlainText.annotations({
   description: "The signed-note verifier key `<origin>+<hex key id>+<base64 key>`, then a newline"
 })
 
-/** `GET /audit/v1/checkpoints/{tree_size}`. */
+/**
+ * `GET /audit/v1/checkpoints/{tree_size}`.
+ *
+ * @category schemas
+ */
 export const CheckpointPath = Schema.Struct({ tree_size: treeSize("tree_size", false) })
 
-/** `GET /audit/v1/proofs/consistency`. */
+/**
+ * `GET /audit/v1/proofs/consistency`.
+ *
+ * @category schemas
+ */
 export const ConsistencyParams = Schema.Struct({
   from: required("from", treeSize("from", true)),
   to: required("to", treeSize("to", true))
 })
 
-/** 200 of a consistency proof (RFC 9162 2.1.4.1): the hashes in base64, from the leaves up. */
+/**
+ * 200 of a consistency proof (RFC 9162 2.1.4.1): the hashes in base64, from the leaves up.
+ *
+ * @category schemas
+ */
 export const ConsistencyProofBody = Schema.Struct({
   from: Schema.Int,
   to: Schema.Int,
   hashes: Schema.Array(Schema.String.annotations({ description: "SHA-256, base64" }))
 }).annotations({ identifier: "AuditConsistencyProof" })
 
-/** `GET /audit/v1/proofs/inclusion`: `tree_size` defaults to the latest checkpoint's. */
+/**
+ * `GET /audit/v1/proofs/inclusion`: `tree_size` defaults to the latest checkpoint's.
+ *
+ * @category schemas
+ */
 export const InclusionParams = Schema.Struct({
   event_id: required(
     "event_id",
@@ -77,7 +101,11 @@ export const InclusionParams = Schema.Struct({
   tree_size: Schema.optional(treeSize("tree_size", true))
 })
 
-/** 200 of an inclusion proof (RFC 9162 2.1.3.1): the audit path in base64, from the leaf up. */
+/**
+ * 200 of an inclusion proof (RFC 9162 2.1.3.1): the audit path in base64, from the leaf up.
+ *
+ * @category schemas
+ */
 export const InclusionProofBody = Schema.Struct({
   event_id: Schema.String,
   leaf_index: Schema.Int.annotations({ description: "The event's position in the tree, from 0" }),
@@ -88,7 +116,11 @@ export const InclusionProofBody = Schema.Struct({
   hashes: Schema.Array(Schema.String.annotations({ description: "SHA-256, base64" }))
 }).annotations({ identifier: "AuditInclusionProof" })
 
-/** The public audit group: checkpoints, the verifier key and consistency proofs; no key needed. */
+/**
+ * The public audit group: checkpoints, the verifier key and consistency proofs; no key needed.
+ *
+ * @category groups
+ */
 export class AuditGroup extends HttpApiGroup.make("audit")
   .add(
     HttpApiEndpoint.get("latestCheckpoint", "/audit/v1/checkpoints/latest")
@@ -134,7 +166,11 @@ export class AuditGroup extends HttpApiGroup.make("audit")
     "The transparency log: a Merkle tree over the event log (RFC 9162), its signed checkpoints (C2SP tlog-checkpoint) and consistency proofs between them. No key needed: they show sizes and hashes only."
   ) {}
 
-/** The admin side of the audit: inclusion proofs (`Authorization: Bearer <ADMIN_TOKEN>`). */
+/**
+ * The admin side of the audit: inclusion proofs (`Authorization: Bearer <ADMIN_TOKEN>`).
+ *
+ * @category groups
+ */
 export class AuditAdminGroup extends HttpApiGroup.make("auditAdmin")
   .add(
     HttpApiEndpoint.get("inclusionProof", "/audit/v1/proofs/inclusion")

@@ -13,6 +13,8 @@ import * as Schema from "effect/Schema"
 /**
  * The stable codes of the errors Cobro produces itself (A3 keeps AP001–AP006, C's 404 is
  * `PaymentNotFound`; a group may add its own codes, listed in its decisions).
+ *
+ * @category constants
  */
 export const Codes = {
   /** 400: the body is not JSON text. */
@@ -66,13 +68,21 @@ export const Codes = {
   AP001: "AP001"
 } as const
 
-/** One item of `errors`. */
+/**
+ * One item of `errors`.
+ *
+ * @category constructors
+ */
 export const item = (code: string, message: string, field?: string): Envelope.ErrorItem =>
   field === undefined || field === "" ? { code, message } : { code, message, field }
 
 const Items = Schema.NonEmptyArray(Envelope.ErrorItem)
 
-/** What every envelope error carries: its status and its items. */
+/**
+ * What every envelope error carries: its status and its items.
+ *
+ * @category models
+ */
 export interface EnvelopeError {
   readonly _tag: string
   readonly status: number
@@ -85,7 +95,11 @@ const tagged = <T extends string>(tag: T): T => {
   return tag
 }
 
-/** 400: the request is invalid (malformed JSON, a field error, A3's AP002–AP006). */
+/**
+ * 400: the request is invalid (malformed JSON, a field error, A3's AP002–AP006).
+ *
+ * @category errors
+ */
 export class BadRequest extends Schema.TaggedError<BadRequest>()(
   tagged("BadRequest"),
   { errors: Items },
@@ -105,7 +119,11 @@ export class BadRequest extends Schema.TaggedError<BadRequest>()(
   }
 }
 
-/** 401: a missing, malformed or unknown key. */
+/**
+ * 401: a missing, malformed or unknown key.
+ *
+ * @category errors
+ */
 export class Unauthorized extends Schema.TaggedError<Unauthorized>()(
   tagged("Unauthorized"),
   { errors: Items },
@@ -117,7 +135,11 @@ export class Unauthorized extends Schema.TaggedError<Unauthorized>()(
   }
 }
 
-/** 403: a key that may not use this API or resource. */
+/**
+ * 403: a key that may not use this API or resource.
+ *
+ * @category errors
+ */
 export class Forbidden extends Schema.TaggedError<Forbidden>()(
   tagged("Forbidden"),
   { errors: Items },
@@ -129,7 +151,11 @@ export class Forbidden extends Schema.TaggedError<Forbidden>()(
   }
 }
 
-/** 404: no such resource (or route). */
+/**
+ * 404: no such resource (or route).
+ *
+ * @category errors
+ */
 export class NotFound extends Schema.TaggedError<NotFound>()(
   tagged("NotFound"),
   { errors: Items },
@@ -141,7 +167,11 @@ export class NotFound extends Schema.TaggedError<NotFound>()(
   }
 }
 
-/** 405: the path exists with other methods; `allow` lists them. */
+/**
+ * 405: the path exists with other methods; `allow` lists them.
+ *
+ * @category errors
+ */
 export class MethodNotAllowed extends Schema.TaggedError<MethodNotAllowed>()(
   tagged("MethodNotAllowed"),
   { errors: Items, allow: Schema.Array(Schema.String) },
@@ -150,7 +180,11 @@ export class MethodNotAllowed extends Schema.TaggedError<MethodNotAllowed>()(
   readonly status = 405
 }
 
-/** 409: the request conflicts with the current state (duplicate reference, idempotency key…). */
+/**
+ * 409: the request conflicts with the current state (duplicate reference, idempotency key…).
+ *
+ * @category errors
+ */
 export class Conflict extends Schema.TaggedError<Conflict>()(
   tagged("Conflict"),
   { errors: Items },
@@ -162,7 +196,11 @@ export class Conflict extends Schema.TaggedError<Conflict>()(
   }
 }
 
-/** 413: the body exceeds the limit. */
+/**
+ * 413: the body exceeds the limit.
+ *
+ * @category errors
+ */
 export class PayloadTooLarge extends Schema.TaggedError<PayloadTooLarge>()(
   tagged("PayloadTooLarge"),
   { errors: Items },
@@ -171,7 +209,11 @@ export class PayloadTooLarge extends Schema.TaggedError<PayloadTooLarge>()(
   readonly status = 413
 }
 
-/** 415: a body that is not `application/json`. */
+/**
+ * 415: a body that is not `application/json`.
+ *
+ * @category errors
+ */
 export class UnsupportedMediaType extends Schema.TaggedError<UnsupportedMediaType>()(
   tagged("UnsupportedMediaType"),
   { errors: Items },
@@ -180,7 +222,11 @@ export class UnsupportedMediaType extends Schema.TaggedError<UnsupportedMediaTyp
   readonly status = 415
 }
 
-/** 500: an unexpected failure; the details are logged, never sent. */
+/**
+ * 500: an unexpected failure; the details are logged, never sent.
+ *
+ * @category errors
+ */
 export class InternalServerError extends Schema.TaggedError<InternalServerError>()(
   tagged("InternalServerError"),
   { errors: Items },
@@ -192,7 +238,11 @@ export class InternalServerError extends Schema.TaggedError<InternalServerError>
   }
 }
 
-/** 503: the service cannot answer now (`/ready` when the store does not answer). */
+/**
+ * 503: the service cannot answer now (`/ready` when the store does not answer).
+ *
+ * @category errors
+ */
 export class ServiceUnavailable extends Schema.TaggedError<ServiceUnavailable>()(
   tagged("ServiceUnavailable"),
   { errors: Items },
@@ -201,17 +251,33 @@ export class ServiceUnavailable extends Schema.TaggedError<ServiceUnavailable>()
   readonly status = 503
 }
 
-/** Every envelope error's tag (the OpenAPI document shows each as the envelope). */
+/**
+ * Every envelope error's tag (the OpenAPI document shows each as the envelope).
+ *
+ * @category constants
+ */
 export const ENVELOPE_ERROR_TAGS: ReadonlySet<string> = TAGS
 
-/** Whether a value is one of the envelope errors above. */
+/**
+ * Whether a value is one of the envelope errors above.
+ *
+ * @category predicates
+ */
 export const isEnvelopeError = (u: unknown): u is EnvelopeError =>
   Predicate.hasProperty(u, "_tag") && typeof u._tag === "string" && TAGS.has(u._tag) && "errors" in u
 
-/** The JSON body of an error: the envelope. */
+/**
+ * The JSON body of an error: the envelope.
+ *
+ * @category rendering
+ */
 export const bodyOf = (error: EnvelopeError): string => JSON.stringify(Envelope.failure(...error.errors))
 
-/** The HTTP response of an envelope error. */
+/**
+ * The HTTP response of an envelope error.
+ *
+ * @category rendering
+ */
 export const toResponse = (error: EnvelopeError): HttpServerResponse.HttpServerResponse => {
   const response = HttpServerResponse.text(bodyOf(error), {
     status: error.status,

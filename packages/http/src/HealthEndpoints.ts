@@ -10,10 +10,18 @@ import * as Envelope from "@cobro/domain/Envelope"
 import * as Schema from "effect/Schema"
 import * as Errors from "./Errors.js"
 
-/** The body of a healthy answer. */
+/**
+ * The body of a healthy answer.
+ *
+ * @category schemas
+ */
 export const Status = Envelope.Envelope(Schema.Struct({ status: Schema.Literal("ok") }))
 
-/** The health group. */
+/**
+ * The health group.
+ *
+ * @category groups
+ */
 export class HealthGroup extends HttpApiGroup.make("health")
   .add(HttpApiEndpoint.get("health", "/health").addSuccess(Status))
   .add(HttpApiEndpoint.get("ready", "/ready").addSuccess(Status).addError(Errors.ServiceUnavailable))

@@ -11,7 +11,11 @@ import * as Authentication from "./Authentication.js"
 import * as Errors from "./Errors.js"
 import { withJsonBody } from "./RequestBody.js"
 
-/** The codes of the link API's own errors (beside http-core's `ValidationError`). */
+/**
+ * The codes of the link API's own errors (beside http-core's `ValidationError`).
+ *
+ * @category constants
+ */
 export const Codes = {
   /** 404: no link with this id for this merchant and mode. */
   LinkNotFound: "LinkNotFound",
@@ -19,10 +23,18 @@ export const Codes = {
   MerchantDisabled: Errors.Codes.MerchantDisabled
 } as const
 
-/** B3's path: the link id, any string (an id that is not a link's is a 404, not a 400). */
+/**
+ * B3's path: the link id, any string (an id that is not a link's is a 404, not a 400).
+ *
+ * @category schemas
+ */
 export const LinkPath = Schema.Struct({ payment_link: Schema.String })
 
-/** The link API group (B1–B3): `Authorization: x-api-key <payment button identity key>`. */
+/**
+ * The link API group (B1–B3): `Authorization: x-api-key <payment button identity key>`.
+ *
+ * @category groups
+ */
 export class LinkGroup extends HttpApiGroup.make("links")
   .add(
     HttpApiEndpoint.get("paymentMethods", "/online/link/v1/payment_methods")

@@ -16,7 +16,11 @@ import { withJsonBody } from "./RequestBody.js"
 const ReferencePath = Schema.Struct({ reference_id: Schema.String })
 const TransactionPath = Schema.Struct({ transaction_id: Schema.String })
 
-/** C4's 201: the bare attempt response, or the enveloped 3DS response when a challenge is required. */
+/**
+ * C4's 201: the bare attempt response, or the enveloped 3DS response when a challenge is required.
+ *
+ * @category schemas
+ */
 export const AttemptSuccess = Schema.Union(
   OnlineApi.AttemptResponse,
   OnlineApi.ThreeDsAttemptResponse
@@ -24,7 +28,11 @@ export const AttemptSuccess = Schema.Union(
   identifier: "AttemptSuccess"
 })
 
-/** The online payments group (C1–C9): `Authorization: x-api-key <payment button identity key>`. */
+/**
+ * The online payments group (C1–C9): `Authorization: x-api-key <payment button identity key>`.
+ *
+ * @category groups
+ */
 export class OnlineGroup extends HttpApiGroup.make("online")
   .add(
     HttpApiEndpoint.post("createIntent", "/v1/payment-intent")
@@ -96,10 +104,18 @@ export class OnlineGroup extends HttpApiGroup.make("online")
     "Online payments (C1–C9, beta): intents, attempts with 3DS, payments, PSE banks, void and refunds. `Authorization: x-api-key <payment button identity key>`."
   ) {}
 
-/** `POST /admin/v1/refunds/{transaction_id}/review`: the service's review of a transaction's latest refund. */
+/**
+ * `POST /admin/v1/refunds/{transaction_id}/review`: the service's review of a transaction's latest refund.
+ *
+ * @category schemas
+ */
 export const ReviewRefundRequest = Schema.Struct({ outcome: Schema.Literal("APPROVED", "REJECTED") })
 
-/** 200 of a review: the refund as it now stands. */
+/**
+ * 200 of a review: the refund as it now stands.
+ *
+ * @category schemas
+ */
 export const ReviewedRefundBody = Schema.Struct({
   refund_id: Schema.String,
   transaction_id: Schema.String,
@@ -107,7 +123,11 @@ export const ReviewedRefundBody = Schema.Struct({
   date_applied: Schema.NullOr(Schema.String)
 }).annotations({ identifier: "AdminReviewedRefund" })
 
-/** The operator's side of online payments: the refund review (`Authorization: Bearer <ADMIN_TOKEN>`). */
+/**
+ * The operator's side of online payments: the refund review (`Authorization: Bearer <ADMIN_TOKEN>`).
+ *
+ * @category groups
+ */
 export class OnlineAdminGroup extends HttpApiGroup.make("onlineAdmin")
   .add(
     HttpApiEndpoint.post("reviewRefund", "/admin/v1/refunds/:transaction_id/review")
@@ -126,7 +146,11 @@ export class OnlineAdminGroup extends HttpApiGroup.make("onlineAdmin")
 
 const ChallengePath = Schema.Struct({ transaction_id: Schema.String, token: Schema.String })
 
-/** The cardholder's decision, sent by the challenge page's form. */
+/**
+ * The cardholder's decision, sent by the challenge page's form.
+ *
+ * @category schemas
+ */
 export const ChallengeDecision = Schema.Struct({ decision: Schema.Literal("approve", "decline") }).pipe(
   HttpApiSchema.withEncoding({ kind: "UrlParams" })
 )
@@ -136,6 +160,8 @@ const Html = HttpApiSchema.Text({ contentType: "text/html" })
 /**
  * Cobro's 3DS challenge (and bank) page, where `next_actions.redirect_url` points: HTML for the
  * cardholder's browser, no API key (the one-time token in the path authorizes it).
+ *
+ * @category groups
  */
 export class ChallengeGroup extends HttpApiGroup.make("challenge")
   .add(

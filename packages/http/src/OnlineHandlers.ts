@@ -9,6 +9,7 @@ import { IntentReference } from "@cobro/domain/Ids"
 import { amount } from "@cobro/domain/Money"
 import * as OnlineApi from "@cobro/domain/OnlineApi"
 import type * as Merchant from "@cobro/domain/Merchant"
+import type * as MerchantDirectory from "@cobro/domain/MerchantDirectory"
 import * as OnlinePayments from "@cobro/domain/OnlinePayments"
 import * as Payment from "@cobro/domain/Payment"
 import * as PaymentIntent from "@cobro/domain/PaymentIntent"
@@ -319,6 +320,25 @@ const referenceOf = (raw: string) =>
     onSome: Effect.succeed
   })
 
+/** A `handleRaw` handler's inputs: the caller's credential, then the body decoded with `schema`. */
+const callerAnd = <A, I, R>(schema: Schema.Schema<A, I, R>) =>
+  Effect.all({ credential: Authentication.CurrentCredential, body: RequestBody.decode(schema) })
+
+/** C2 and C5: what `read` finds of the path's `reference_id` for the caller, as `body` writes it; else a 404. */
+const readByReference = <A, B, R>(
+  raw: string,
+  read: (
+    credential: MerchantDirectory.Credential,
+    referenceId: IntentReference
+  ) => Effect.Effect<A, Parameters<typeof readNotFound>[0], R>,
+  body: (found: A) => B
+) =>
+  Effect.gen(function* () {
+    const credential = yield* Authentication.CurrentCredential
+    const referenceId = yield* referenceOf(raw)
+    return body(yield* read(credential, referenceId).pipe(Effect.mapError(readNotFound)))
+  })
+
 // ---------------------------------------------------------------------------------------------
 // Handlers
 // ---------------------------------------------------------------------------------------------
@@ -328,8 +348,7 @@ export const layer = HttpApiBuilder.group(CobroApi, "online", (handlers) =>
   handlers
     .handleRaw("createIntent", () =>
       Effect.gen(function* () {
-        const credential = yield* Authentication.CurrentCredential
-        const body = yield* RequestBody.decode(OnlineApi.IntentCreateRequest)
+        const { credential, body } = yield* callerAnd(OnlineApi.IntentCreateRequest)
         const intent = yield* OnlinePayments.createIntent(credential, {
           referenceId: body.reference_id,
           details: detailsOf(body),
@@ -347,19 +366,11 @@ export const layer = HttpApiBuilder.group(CobroApi, "online", (handlers) =>
       })
     )
     .handle("readIntent", ({ path }) =>
-      Effect.gen(function* () {
-        const credential = yield* Authentication.CurrentCredential
-        const referenceId = yield* referenceOf(path.reference_id)
-        const intent = yield* OnlinePayments.readIntent(credential, referenceId).pipe(
-          Effect.mapError(readNotFound)
-        )
-        return intentBody(intent)
-      })
+      readByReference(path.reference_id, OnlinePayments.readIntent, intentBody)
     )
     .handleRaw("updateIntent", () =>
       Effect.gen(function* () {
-        const credential = yield* Authentication.CurrentCredential
-        const body = yield* RequestBody.decode(OnlineApi.IntentUpdateRequest)
+        const { credential, body } = yield* callerAnd(OnlineApi.IntentUpdateRequest)
         const intent = yield* OnlinePayments.updateIntent(credential, {
           referenceId: body.reference_id,
           details: detailsOf(body)
@@ -369,8 +380,7 @@ export const layer = HttpApiBuilder.group(CobroApi, "online", (handlers) =>
     )
     .handleRaw("attempt", () =>
       Effect.gen(function* () {
-        const credential = yield* Authentication.CurrentCredential
-        const body = yield* RequestBody.decode(OnlineApi.AttemptRequest)
+        const { credential, body } = yield* callerAnd(OnlineApi.AttemptRequest)
         const challengeUrl = yield* ChallengePage.challengeUrl
         const method = body.payment_method
         const result = yield* OnlinePayments.attempt(credential, {
@@ -400,28 +410,16 @@ export const layer = HttpApiBuilder.group(CobroApi, "online", (handlers) =>
       }))
     )
     .handle("refundStatus", ({ path }) =>
-      Effect.gen(function* () {
-        const credential = yield* Authentication.CurrentCredential
-        const refund = yield* OnlinePayments.refundStatus(credential, path.transaction_id).pipe(
-          Effect.mapError(readNotFound)
-        )
-        return refundBody(refund)
-      })
+      Effect.flatMap(Authentication.CurrentCredential, (credential) =>
+        OnlinePayments.refundStatus(credential, path.transaction_id)
+      ).pipe(Effect.mapError(readNotFound), Effect.map(refundBody))
     )
     .handle("readPayment", ({ path }) =>
-      Effect.gen(function* () {
-        const credential = yield* Authentication.CurrentCredential
-        const referenceId = yield* referenceOf(path.reference_id)
-        const payment = yield* OnlinePayments.readPayment(credential, referenceId).pipe(
-          Effect.mapError(readNotFound)
-        )
-        return paymentBody(payment)
-      })
+      readByReference(path.reference_id, OnlinePayments.readPayment, paymentBody)
     )
     .handleRaw("voidPayment", () =>
       Effect.gen(function* () {
-        const credential = yield* Authentication.CurrentCredential
-        const body = yield* RequestBody.decode(OnlineApi.VoidRequest)
+        const { credential, body } = yield* callerAnd(OnlineApi.VoidRequest)
         yield* OnlinePayments.voidPayment(credential, body.transaction_id).pipe(
           Effect.mapError(fromOnlineError)
         )
@@ -429,8 +427,7 @@ export const layer = HttpApiBuilder.group(CobroApi, "online", (handlers) =>
     )
     .handleRaw("requestRefund", () =>
       Effect.gen(function* () {
-        const credential = yield* Authentication.CurrentCredential
-        const body = yield* RequestBody.decode(OnlineApi.RefundRequest)
+        const { credential, body } = yield* callerAnd(OnlineApi.RefundRequest)
         yield* OnlinePayments.requestRefund(credential, {
           referenceId: body.reference_id,
           transactionId: body.transaction_id,

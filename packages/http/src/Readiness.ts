@@ -18,7 +18,11 @@ export class Readiness extends Context.Tag("@cobro/http/Readiness")<
   { readonly check: Effect.Effect<void, unknown> }
 >() {}
 
-/** Why the service is not ready: one sentence per reason, each a `NotReady` item of the 503. */
+/**
+ * Why the service is not ready: one sentence per reason, each a `NotReady` item of the 503.
+ *
+ * @category errors
+ */
 export class NotReady extends Data.TaggedError("NotReady")<{ readonly reasons: ReadonlyArray<string> }> {}
 
 /** How long `/ready` waits for the event store before answering that the service is not ready. */

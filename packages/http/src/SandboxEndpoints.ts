@@ -12,39 +12,54 @@ import * as Authentication from "./Authentication.js"
 import * as Errors from "./Errors.js"
 import { withJsonBody } from "./RequestBody.js"
 
-/** The terminal named in the path. */
+/**
+ * The terminal named in the path.
+ *
+ * @category schemas
+ */
 export const TerminalPath = Schema.Struct({ terminal_serial: Schema.String })
 
-/** `PUT …/behavior`: the mode, and optionally the R6 charge-notification setting (default on). */
+/**
+ * `PUT …/behavior`: the mode, and optionally the R6 charge-notification setting (default on).
+ *
+ * @category schemas
+ */
 export const BehaviorRequest = Schema.Struct({
   mode: TerminalSandbox.Behavior,
   charge_notifications: Schema.optionalWith(Schema.Boolean, { nullable: true, exact: true })
 }).annotations({ identifier: "SandboxBehaviorRequest" })
 
-/** `POST …/actions`. */
+/**
+ * `POST …/actions`.
+ *
+ * @category schemas
+ */
 export const ActionRequest = Schema.Struct({ action: TerminalSandbox.Action }).annotations({
   identifier: "SandboxActionRequest"
 })
 
-/** The sandbox group: `Authorization: x-api-key <terminal API test identity key>`. */
+/**
+ * The sandbox group: `Authorization: x-api-key <terminal API test identity key>`.
+ *
+ * @category groups
+ */
 export class SandboxGroup extends HttpApiGroup.make("sandbox")
   .add(
     HttpApiEndpoint.put("setBehavior", "/sandbox/v1/terminals/:terminal_serial/behavior")
       .setPath(TerminalPath)
       .pipe(withJsonBody(BehaviorRequest))
       .addSuccess(TerminalSandbox.TerminalState)
-      .addError(Errors.Forbidden)
-      .addError(Errors.NotFound)
   )
   .add(
     HttpApiEndpoint.post("performAction", "/sandbox/v1/terminals/:terminal_serial/actions")
       .setPath(TerminalPath)
       .pipe(withJsonBody(ActionRequest))
       .addSuccess(TerminalSandbox.TerminalState)
-      .addError(Errors.Forbidden)
-      .addError(Errors.NotFound)
       .addError(Errors.Conflict)
   )
+  // A production key is 403 and another merchant's terminal 404 on both.
+  .addError(Errors.Forbidden)
+  .addError(Errors.NotFound)
   .middleware(Authentication.TerminalApi)
   .annotate(OpenApi.Title, "terminal sandbox")
   .annotate(

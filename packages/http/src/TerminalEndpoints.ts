@@ -11,10 +11,18 @@ import * as Authentication from "./Authentication.js"
 import * as Errors from "./Errors.js"
 import { withJsonBody } from "./RequestBody.js"
 
-/** A4's path: the transaction id, or the external reference with `is_external_reference=true`. */
+/**
+ * A4's path: the transaction id, or the external reference with `is_external_reference=true`.
+ *
+ * @category schemas
+ */
 export const NotificationsPath = Schema.Struct({ payment_id: Schema.String })
 
-/** The terminal API group (A1–A4): `Authorization: x-api-key <terminal API identity key>`. */
+/**
+ * The terminal API group (A1–A4): `Authorization: x-api-key <terminal API identity key>`.
+ *
+ * @category groups
+ */
 export class TerminalGroup extends HttpApiGroup.make("terminal")
   .add(
     HttpApiEndpoint.get("paymentMethods", "/payments/payment-methods").addSuccess(

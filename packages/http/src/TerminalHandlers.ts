@@ -6,6 +6,7 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as CheckoutErrors from "@cobro/domain/CheckoutErrors"
+import * as Envelope from "@cobro/domain/Envelope"
 import * as Nanos from "@cobro/domain/Nanos"
 import * as TerminalApi from "@cobro/domain/TerminalApi"
 import * as TerminalPayments from "@cobro/domain/TerminalPayments"
@@ -31,35 +32,32 @@ const caller = Effect.map(Authentication.CurrentCredential, (credential): Termin
   sandbox: credential.sandbox
 }))
 
+/** What `read` answers for the caller's merchant. */
+const ofCallersMerchant = <A, E, R>(
+  read: (merchantId: TerminalPayments.Caller["merchantId"]) => Effect.Effect<A, E, R>
+) => Effect.flatMap(caller, ({ merchantId }) => read(merchantId))
+
 const encodeNotifications = Schema.encode(TerminalApi.NotificationsResponse)
 
 /** The terminal API's handlers. */
 export const layer = HttpApiBuilder.group(CobroApi, "terminal", (handlers) =>
   handlers
     .handle("paymentMethods", () =>
-      Effect.gen(function* () {
-        const { merchantId } = yield* caller
-        return {
-          payload: { payment_methods: yield* TerminalPayments.paymentMethods(merchantId) },
-          errors: []
-        }
-      })
+      Effect.map(ofCallersMerchant(TerminalPayments.paymentMethods), (payment_methods) =>
+        Envelope.success({ payment_methods })
+      )
     )
     .handle("boundTerminals", () =>
-      Effect.gen(function* () {
-        const { merchantId } = yield* caller
-        return {
-          payload: { available_terminals: yield* TerminalPayments.boundTerminals(merchantId) },
-          errors: []
-        }
-      })
+      Effect.map(ofCallersMerchant(TerminalPayments.boundTerminals), (available_terminals) =>
+        Envelope.success({ available_terminals })
+      )
     )
     .handleRaw("checkout", () =>
       Effect.gen(function* () {
         const who = yield* caller
         const body = yield* RequestBody.json
         const created = yield* TerminalPayments.checkout(who, body).pipe(Effect.mapError(fromCheckoutError))
-        return { payload: { integration_id: created.integrationId }, errors: [] }
+        return Envelope.success({ integration_id: created.integrationId })
       })
     )
     .handle("notifications", ({ path, urlParams }) =>

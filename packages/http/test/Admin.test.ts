@@ -4,58 +4,26 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as FastCheck from "effect/FastCheck"
 import * as TestClock from "./support/TestClock.js"
+import { cardAttempt, intent, terminalSale } from "./support/Bodies.js"
+import * as Calls from "./support/Calls.js"
 import * as TestApp from "./support/TestApp.js"
-
-const run = <A, E>(effect: Effect.Effect<A, E, any>) =>
-  Effect.provide(effect, TestApp.layer()) as Effect.Effect<A, E>
 
 const merchantPath = (id: string) => `/admin/v1/merchants/${id}`
 
-const setStatus = (merchantId: string, status: unknown) =>
-  TestApp.admin("PUT", `${merchantPath(merchantId)}/status`, { status })
+/** A `POST …/terminals` body: the terminal SN-0001, "Caja 1", of the model given. */
+const caja1 = (terminal_model: string) => ({ terminal_model, terminal_serial: "SN-0001", name: "Caja 1" })
 
-/** A3's body for the merchant's terminal. */
-const a3Body = (serial: string) => ({
-  amount: {
-    currency: "COP",
-    total_amount: 11900,
-    taxes: [{ type: "VAT", base: 10000, value: 1900 }],
-    tip_amount: 0
-  },
-  user_email: "seller@shop.co",
-  payment_method: "POS",
-  terminal_model: "SMART_PRO",
-  terminal_serial: serial,
-  reference: "order-42"
-})
-
-/** C1's body. */
-const intentBody = (reference_id: string, total_amount: number) => ({
-  reference_id,
-  amount: { currency: "COP", total_amount },
-  description: "Order",
-  callback_url: "https://shop.example/back"
-})
-
-/** C4's body: a card attempt. */
-const cardAttempt = (reference_id: string) => ({
-  reference_id,
-  payer: { person_type: "NATURAL_PERSON", name: "Ana Gómez", email: "ana@example.com" },
-  payment_method: {
-    name: "CREDIT_CARD",
-    card_number: "4111111111111111",
-    cardholder_name: "ANA GOMEZ",
-    expiration_month: "12",
-    expiration_year: "2030",
-    installments: 1,
-    cvc: "123"
-  }
-})
+/** The admin path `…/merchants/{id}/<suffix>` of a new merchant. */
+const newMerchant = (suffix: string) =>
+  Effect.map(TestApp.createMerchant(), (m) => `${merchantPath(m.merchantId)}/${suffix}`)
 
 const MERCHANT_DISABLED = {
   payload: {},
   errors: [{ code: "MerchantDisabled", message: expect.stringContaining("the merchant account is disabled") }]
 }
+
+/** A B2 body: a CLOSE link of COP 50,000. */
+const CLOSE_LINK = { amount_type: "CLOSE", amount: { total_amount: 50_000 } }
 
 /** The four calls that ask for a payment (A3, B2, C1, C4), each with a fresh reference. */
 const askForPayments = (
@@ -63,335 +31,291 @@ const askForPayments = (
   n: number
 ) =>
   Effect.gen(function* () {
-    const a3 = yield* TestApp.send("POST", "/payments/app-checkout", {
-      key: m.terminal.production,
-      body: { ...a3Body(m.serial), reference: `order-a${n}` }
-    })
-    const b2 = yield* TestApp.send("POST", "/online/link/v1", {
-      key: m.button.test,
-      body: { amount_type: "CLOSE", amount: { total_amount: 50_000 } }
-    })
-    const c1 = yield* TestApp.send("POST", "/v1/payment-intent", {
-      key: m.button.test,
-      body: intentBody(`order-c${n}`, 555040)
-    })
+    const a3 = yield* Calls.checkout(
+      m.terminal.production,
+      terminalSale(m.serial, { reference: `order-a${n}` })
+    )
+    const b2 = yield* Calls.createLink(m.button.test, CLOSE_LINK)
+    const c1 = yield* Calls.createIntent(m.button.test, intent(`order-c${n}`, 555040))
     return { a3, b2, c1 }
   })
 
 describe("admin API", () => {
   describe("POST /admin/v1/merchants", () => {
-    it.live("creates a merchant: 201 with merchant_id and both integrations' production and test keys", () =>
-      run(
-        Effect.gen(function* () {
-          const reply = yield* TestApp.admin("POST", "/admin/v1/merchants", { name: "Café Central" })
-          expect(reply.status).toBe(201)
-          const body = reply.json
-          expect(body.merchant_id).toMatch(/^MER_[A-Za-z0-9]+$/)
-          expect(body.keys.terminal_api.production.identity_key).toMatch(/^id_live_term_[0-9A-Za-z]{32}$/)
-          expect(body.keys.terminal_api.production.secret_key).toMatch(/^sk_live_term_/)
-          expect(body.keys.terminal_api.test.identity_key).toMatch(/^id_test_term_/)
-          expect(body.keys.terminal_api.test.secret_key).toMatch(/^sk_test_term_/)
-          expect(body.keys.payment_button.production.identity_key).toMatch(/^id_live_btn_/)
-          expect(body.keys.payment_button.test.identity_key).toMatch(/^id_test_btn_/)
-          expect(Object.keys(body).sort()).toEqual(["keys", "merchant_id"])
-        })
-      )
+    it.live(
+      "creates a merchant: 201 with merchant_id and both integrations' production and test keys",
+      TestApp.fresh(function* () {
+        const reply = yield* TestApp.admin("POST", "/admin/v1/merchants", { name: "Café Central" })
+        expect(reply.status).toBe(201)
+        const body = reply.json
+        expect(body.merchant_id).toMatch(/^MER_[A-Za-z0-9]+$/)
+        expect(body.keys.terminal_api.production.identity_key).toMatch(/^id_live_term_[0-9A-Za-z]{32}$/)
+        expect(body.keys.terminal_api.production.secret_key).toMatch(/^sk_live_term_/)
+        expect(body.keys.terminal_api.test.identity_key).toMatch(/^id_test_term_/)
+        expect(body.keys.terminal_api.test.secret_key).toMatch(/^sk_test_term_/)
+        expect(body.keys.payment_button.production.identity_key).toMatch(/^id_live_btn_/)
+        expect(body.keys.payment_button.test.identity_key).toMatch(/^id_test_btn_/)
+        expect(Object.keys(body).sort()).toEqual(["keys", "merchant_id"])
+      })
     )
 
-    it.live("a merchant name is required and not blank (400 ValidationError on name)", () =>
-      run(
-        Effect.gen(function* () {
-          for (const body of [{}, { name: "   " }, { name: 7 }]) {
-            const reply = yield* TestApp.admin("POST", "/admin/v1/merchants", body)
-            expect(reply.status).toBe(400)
-            expect(reply.json).toMatchObject({
-              payload: {},
-              errors: [{ code: "ValidationError", field: "name" }]
-            })
-          }
-          expect(yield* TestApp.logSize).toBe(0)
-        })
-      )
+    it.live(
+      "a merchant name is required and not blank (400 ValidationError on name)",
+      TestApp.fresh(function* () {
+        for (const body of [{}, { name: "   " }, { name: 7 }]) {
+          const reply = yield* TestApp.admin("POST", "/admin/v1/merchants", body)
+          expect(reply.status).toBe(400)
+          expect(reply.json).toMatchObject({
+            payload: {},
+            errors: [{ code: "ValidationError", field: "name" }]
+          })
+        }
+        expect(yield* TestApp.logSize).toBe(0)
+      })
     )
 
-    it.live("admin calls without the Bearer ADMIN_TOKEN are 401 in the envelope", () =>
-      run(
-        Effect.gen(function* () {
-          const none = yield* TestApp.send("POST", "/admin/v1/merchants", { body: { name: "x" } })
-          const wrong = yield* TestApp.send("POST", "/admin/v1/merchants", {
-            body: { name: "x" },
-            headers: { authorization: "Bearer nope" }
-          })
-          const apiKey = yield* TestApp.send("POST", "/admin/v1/merchants", {
-            body: { name: "x" },
-            key: "id_live_term_x"
-          })
-          for (const reply of [none, wrong, apiKey]) {
-            expect(reply.status).toBe(401)
-            expect(reply.json).toMatchObject({ payload: {}, errors: [{ code: "Unauthorized" }] })
-          }
-          expect(yield* TestApp.logSize).toBe(0)
+    it.live(
+      "admin calls without the Bearer ADMIN_TOKEN are 401 in the envelope",
+      TestApp.fresh(function* () {
+        const none = yield* TestApp.send("POST", "/admin/v1/merchants", { body: { name: "x" } })
+        const wrong = yield* TestApp.send("POST", "/admin/v1/merchants", {
+          body: { name: "x" },
+          headers: { authorization: "Bearer nope" }
         })
-      )
+        const apiKey = yield* TestApp.send("POST", "/admin/v1/merchants", {
+          body: { name: "x" },
+          key: "id_live_term_x"
+        })
+        for (const reply of [none, wrong, apiKey]) {
+          TestApp.expectError(reply, 401, "Unauthorized")
+        }
+        expect(yield* TestApp.logSize).toBe(0)
+      })
     )
   })
 
   describe("terminals", () => {
-    it.live("POST terminals binds a terminal: 201 with the A2 entry and api_enabled false", () =>
-      run(
-        Effect.gen(function* () {
-          const m = yield* TestApp.createMerchant()
-          const reply = yield* TestApp.admin("POST", `${merchantPath(m.merchantId)}/terminals`, {
-            terminal_model: "SMART",
-            terminal_serial: "SN-0001",
-            name: "Caja 1"
-          })
-          expect(reply.status).toBe(201)
-          expect(reply.json).toEqual({
-            terminal_model: "SMART",
-            terminal_serial: "SN-0001",
-            name: "Caja 1",
-            status: "BINDED",
-            api_enabled: false
-          })
+    it.live(
+      "POST terminals binds a terminal: 201 with the A2 entry and api_enabled false",
+      TestApp.fresh(function* () {
+        const path = yield* newMerchant("terminals")
+        const reply = yield* TestApp.admin("POST", path, caja1("SMART"))
+        expect(reply.status).toBe(201)
+        expect(reply.json).toEqual({
+          terminal_model: "SMART",
+          terminal_serial: "SN-0001",
+          name: "Caja 1",
+          status: "BINDED",
+          api_enabled: false
         })
-      )
+      })
     )
 
-    it.live("binding an unsupported terminal model is 400 on terminal_model", () =>
-      run(
-        Effect.gen(function* () {
-          const m = yield* TestApp.createMerchant()
-          const reply = yield* TestApp.admin("POST", `${merchantPath(m.merchantId)}/terminals`, {
-            terminal_model: "smart_pro",
-            terminal_serial: "SN-0001",
-            name: "Caja 1"
-          })
-          expect(reply.status).toBe(400)
-          expect(reply.json.errors).toEqual([
-            {
-              code: "ValidationError",
-              message: "terminal_model must be SMART or SMART_PRO",
-              field: "terminal_model"
-            }
-          ])
-        })
-      )
+    it.live(
+      "binding an unsupported terminal model is 400 on terminal_model",
+      TestApp.fresh(function* () {
+        const path = yield* newMerchant("terminals")
+        const reply = yield* TestApp.admin("POST", path, caja1("smart_pro"))
+        expect(reply.status).toBe(400)
+        expect(reply.json.errors).toEqual([
+          {
+            code: "ValidationError",
+            message: "terminal_model must be SMART or SMART_PRO",
+            field: "terminal_model"
+          }
+        ])
+      })
     )
 
-    it.live("binding a serial bound as something else is 409 TerminalAlreadyBound", () =>
-      run(
-        Effect.gen(function* () {
-          const m = yield* TestApp.createMerchant()
-          const path = `${merchantPath(m.merchantId)}/terminals`
-          const first = { terminal_model: "SMART", terminal_serial: "SN-0001", name: "Caja 1" }
-          expect((yield* TestApp.admin("POST", path, first)).status).toBe(201)
-          expect((yield* TestApp.admin("POST", path, first)).status).toBe(201)
-          const other = yield* TestApp.admin("POST", path, { ...first, terminal_model: "SMART_PRO" })
-          expect(other.status).toBe(409)
-          expect(other.json.errors[0]).toMatchObject({
-            code: "TerminalAlreadyBound",
-            field: "terminal_serial"
-          })
+    it.live(
+      "binding a serial bound as something else is 409 TerminalAlreadyBound",
+      TestApp.fresh(function* () {
+        const path = yield* newMerchant("terminals")
+        const first = caja1("SMART")
+        expect((yield* TestApp.admin("POST", path, first)).status).toBe(201)
+        expect((yield* TestApp.admin("POST", path, first)).status).toBe(201)
+        const other = yield* TestApp.admin("POST", path, { ...first, terminal_model: "SMART_PRO" })
+        expect(other.status).toBe(409)
+        expect(other.json.errors[0]).toMatchObject({
+          code: "TerminalAlreadyBound",
+          field: "terminal_serial"
         })
-      )
+      })
     )
 
-    it.live("PATCH terminals selects and deselects a terminal for the API: 200 with the terminal", () =>
-      run(
-        Effect.gen(function* () {
-          const m = yield* TestApp.createMerchant()
-          const base = `${merchantPath(m.merchantId)}/terminals`
-          yield* TestApp.admin("POST", base, {
-            terminal_model: "SMART_PRO",
-            terminal_serial: "SN-0001",
-            name: "Caja 1"
-          })
-          const on = yield* TestApp.admin("PATCH", `${base}/SN-0001`, { api_enabled: true })
-          expect(on.status).toBe(200)
-          expect(on.json).toMatchObject({ terminal_serial: "SN-0001", api_enabled: true, status: "BINDED" })
-          const off = yield* TestApp.admin("PATCH", `${base}/SN-0001`, { api_enabled: false })
-          expect(off.json.api_enabled).toBe(false)
-        })
-      )
+    it.live(
+      "PATCH terminals selects and deselects a terminal for the API: 200 with the terminal",
+      TestApp.fresh(function* () {
+        const base = yield* newMerchant("terminals")
+        yield* TestApp.admin("POST", base, caja1("SMART_PRO"))
+        const on = yield* TestApp.admin("PATCH", `${base}/SN-0001`, { api_enabled: true })
+        expect(on.status).toBe(200)
+        expect(on.json).toMatchObject({ terminal_serial: "SN-0001", api_enabled: true, status: "BINDED" })
+        const off = yield* TestApp.admin("PATCH", `${base}/SN-0001`, { api_enabled: false })
+        expect(off.json.api_enabled).toBe(false)
+      })
     )
 
-    it.live("PATCH of a terminal that is not bound is 404 TerminalNotFound", () =>
-      run(
-        Effect.gen(function* () {
-          const m = yield* TestApp.createMerchant()
-          const reply = yield* TestApp.admin("PATCH", `${merchantPath(m.merchantId)}/terminals/SN-9`, {
-            api_enabled: true
-          })
-          expect(reply.status).toBe(404)
-          expect(reply.json.errors[0].code).toBe("TerminalNotFound")
+    it.live(
+      "PATCH of a terminal that is not bound is 404 TerminalNotFound",
+      TestApp.fresh(function* () {
+        const path = yield* newMerchant("terminals/SN-9")
+        const reply = yield* TestApp.admin("PATCH", path, {
+          api_enabled: true
         })
-      )
+        TestApp.expectError(reply, 404, "TerminalNotFound")
+      })
     )
   })
 
   describe("payment methods", () => {
-    it.live("a new merchant has POS on, the other terminal methods off and no link methods", () =>
-      run(
-        Effect.gen(function* () {
-          const m = yield* TestApp.createMerchant()
-          const reply = yield* TestApp.admin("PUT", `${merchantPath(m.merchantId)}/payment-methods`, {})
-          expect(reply.status).toBe(200)
-          expect(reply.json).toEqual({
-            terminal: {
-              POS: true,
-              WALLET_A: false,
-              WALLET_B: false,
-              PAY_BY_LINK: false,
-              PAY_BY_QR_SERVICE: false
-            },
-            link: {}
-          })
+    it.live(
+      "a new merchant has POS on, the other terminal methods off and no link methods",
+      TestApp.fresh(function* () {
+        const path = yield* newMerchant("payment-methods")
+        const reply = yield* TestApp.admin("PUT", path, {})
+        expect(reply.status).toBe(200)
+        expect(reply.json).toEqual({
+          terminal: {
+            POS: true,
+            WALLET_A: false,
+            WALLET_B: false,
+            PAY_BY_LINK: false,
+            PAY_BY_QR_SERVICE: false
+          },
+          link: {}
         })
-      )
+      })
     )
 
-    it.live("PUT payment-methods replaces each section given: 200 with the methods after", () =>
-      run(
-        Effect.gen(function* () {
-          const m = yield* TestApp.createMerchant()
-          const path = `${merchantPath(m.merchantId)}/payment-methods`
-          const first = yield* TestApp.admin("PUT", path, {
-            terminal: { POS: true, WALLET_A: true },
-            link: { CREDIT_CARD: { min: 1000, max: 5000000 }, PSE: { min: 1000, max: 100000 } }
-          })
-          expect(first.status).toBe(200)
-          expect(first.json).toEqual({
-            terminal: {
-              POS: true,
-              WALLET_A: true,
-              WALLET_B: false,
-              PAY_BY_LINK: false,
-              PAY_BY_QR_SERVICE: false
-            },
-            link: { CREDIT_CARD: { min: 1000, max: 5000000 }, PSE: { min: 1000, max: 100000 } }
-          })
-          const second = yield* TestApp.admin("PUT", path, { link: { CREDIT_CARD: { min: 1, max: 2 } } })
-          expect(second.json).toEqual({
-            terminal: {
-              POS: true,
-              WALLET_A: true,
-              WALLET_B: false,
-              PAY_BY_LINK: false,
-              PAY_BY_QR_SERVICE: false
-            },
-            link: { CREDIT_CARD: { min: 1, max: 2 } }
-          })
+    it.live(
+      "PUT payment-methods replaces each section given: 200 with the methods after",
+      TestApp.fresh(function* () {
+        const path = yield* newMerchant("payment-methods")
+        const first = yield* TestApp.admin("PUT", path, {
+          terminal: { POS: true, WALLET_A: true },
+          link: { CREDIT_CARD: { min: 1000, max: 5000000 }, PSE: { min: 1000, max: 100000 } }
         })
-      )
+        expect(first.status).toBe(200)
+        expect(first.json).toEqual({
+          terminal: {
+            POS: true,
+            WALLET_A: true,
+            WALLET_B: false,
+            PAY_BY_LINK: false,
+            PAY_BY_QR_SERVICE: false
+          },
+          link: { CREDIT_CARD: { min: 1000, max: 5000000 }, PSE: { min: 1000, max: 100000 } }
+        })
+        const second = yield* TestApp.admin("PUT", path, { link: { CREDIT_CARD: { min: 1, max: 2 } } })
+        expect(second.json).toEqual({
+          terminal: {
+            POS: true,
+            WALLET_A: true,
+            WALLET_B: false,
+            PAY_BY_LINK: false,
+            PAY_BY_QR_SERVICE: false
+          },
+          link: { CREDIT_CARD: { min: 1, max: 2 } }
+        })
+      })
     )
 
-    it.live("link bounds with min above max are 400 on link.<method> and change nothing", () =>
-      run(
-        Effect.gen(function* () {
-          const m = yield* TestApp.createMerchant()
-          const before = yield* TestApp.logSize
-          const reply = yield* TestApp.admin("PUT", `${merchantPath(m.merchantId)}/payment-methods`, {
-            terminal: { POS: false },
-            link: { CREDIT_CARD: { min: 10, max: 5 } }
-          })
-          expect(reply.status).toBe(400)
-          expect(reply.json.errors).toEqual([
-            { code: "ValidationError", message: "min must not exceed max", field: "link.CREDIT_CARD" }
-          ])
-          expect(yield* TestApp.logSize).toBe(before)
+    it.live(
+      "link bounds with min above max are 400 on link.<method> and change nothing",
+      TestApp.fresh(function* () {
+        const path = yield* newMerchant("payment-methods")
+        const before = yield* TestApp.logSize
+        const reply = yield* TestApp.admin("PUT", path, {
+          terminal: { POS: false },
+          link: { CREDIT_CARD: { min: 10, max: 5 } }
         })
-      )
+        expect(reply.status).toBe(400)
+        expect(reply.json.errors).toEqual([
+          { code: "ValidationError", message: "min must not exceed max", field: "link.CREDIT_CARD" }
+        ])
+        expect(yield* TestApp.logSize).toBe(before)
+      })
     )
 
-    it.live("an unknown method name or a negative bound is 400", () =>
-      run(
-        Effect.gen(function* () {
-          const m = yield* TestApp.createMerchant()
-          const path = `${merchantPath(m.merchantId)}/payment-methods`
-          const unknown = yield* TestApp.admin("PUT", path, { terminal: { BITCOIN: true } })
-          expect(unknown.status).toBe(400)
-          expect(unknown.json.errors[0].field).toBe("terminal.BITCOIN")
-          const negative = yield* TestApp.admin("PUT", path, { link: { PSE: { min: -1, max: 5 } } })
-          expect(negative.status).toBe(400)
-          expect(negative.json.errors[0].field).toBe("link.PSE.min")
-        })
-      )
+    it.live(
+      "an unknown method name or a negative bound is 400",
+      TestApp.fresh(function* () {
+        const path = yield* newMerchant("payment-methods")
+        const unknown = yield* TestApp.admin("PUT", path, { terminal: { BITCOIN: true } })
+        expect(unknown.status).toBe(400)
+        expect(unknown.json.errors[0].field).toBe("terminal.BITCOIN")
+        const negative = yield* TestApp.admin("PUT", path, { link: { PSE: { min: -1, max: 5 } } })
+        expect(negative.status).toBe(400)
+        expect(negative.json.errors[0].field).toBe("link.PSE.min")
+      })
     )
   })
 
   describe("webhooks", () => {
-    it.live("PUT webhook registers the URL of a mode: 200 {url, mode}; DELETE ?mode= is 204", () =>
-      run(
-        Effect.gen(function* () {
-          const m = yield* TestApp.createMerchant()
-          const path = `${merchantPath(m.merchantId)}/webhook`
-          const prod = yield* TestApp.admin("PUT", path, {
-            url: "https://shop.example/hooks",
-            mode: "production"
-          })
-          expect(prod.status).toBe(200)
-          expect(prod.json).toEqual({
-            url: "https://shop.example/hooks",
-            mode: "production",
-            standard_webhooks: false
-          })
-          const test = yield* TestApp.admin("PUT", path, { url: "http://localhost:9000/hooks", mode: "test" })
-          expect(test.status).toBe(200)
-          const deleted = yield* TestApp.admin("DELETE", `${path}?mode=test`)
-          expect(deleted.status).toBe(204)
-          expect(deleted.text).toBe("")
-          const again = yield* TestApp.admin("DELETE", `${path}?mode=test`)
-          expect(again.status).toBe(204)
+    it.live(
+      "PUT webhook registers the URL of a mode: 200 {url, mode}; DELETE ?mode= is 204",
+      TestApp.fresh(function* () {
+        const path = yield* newMerchant("webhook")
+        const prod = yield* TestApp.admin("PUT", path, {
+          url: "https://shop.example/hooks",
+          mode: "production"
         })
-      )
+        expect(prod.status).toBe(200)
+        expect(prod.json).toEqual({
+          url: "https://shop.example/hooks",
+          mode: "production",
+          standard_webhooks: false
+        })
+        const test = yield* TestApp.admin("PUT", path, { url: "http://localhost:9000/hooks", mode: "test" })
+        expect(test.status).toBe(200)
+        const deleted = yield* TestApp.admin("DELETE", `${path}?mode=test`)
+        expect(deleted.status).toBe(204)
+        expect(deleted.text).toBe("")
+        const again = yield* TestApp.admin("DELETE", `${path}?mode=test`)
+        expect(again.status).toBe(204)
+      })
     )
 
     it.live(
       "PUT webhook with standard_webhooks: true registers the endpoint with the Standard Webhooks headers; a non-boolean is 400 on standard_webhooks",
-      () =>
-        run(
-          Effect.gen(function* () {
-            const m = yield* TestApp.createMerchant()
-            const path = `${merchantPath(m.merchantId)}/webhook`
-            const url = "https://shop.example/hooks"
-            const on = yield* TestApp.admin("PUT", path, { url, mode: "production", standard_webhooks: true })
-            expect(on.status).toBe(200)
-            expect(on.json).toEqual({ url, mode: "production", standard_webhooks: true })
-            const bad = yield* TestApp.admin("PUT", path, {
-              url,
-              mode: "production",
-              standard_webhooks: "yes"
-            })
-            expect(bad.status).toBe(400)
-            expect(bad.json.errors[0]).toMatchObject({ code: "ValidationError", field: "standard_webhooks" })
-            // Registering the same URL without it turns them off.
-            const off = yield* TestApp.admin("PUT", path, { url, mode: "production" })
-            expect(off.json).toEqual({ url, mode: "production", standard_webhooks: false })
-          })
-        )
+      TestApp.fresh(function* () {
+        const path = yield* newMerchant("webhook")
+        const url = "https://shop.example/hooks"
+        const on = yield* TestApp.admin("PUT", path, { url, mode: "production", standard_webhooks: true })
+        expect(on.status).toBe(200)
+        expect(on.json).toEqual({ url, mode: "production", standard_webhooks: true })
+        const bad = yield* TestApp.admin("PUT", path, {
+          url,
+          mode: "production",
+          standard_webhooks: "yes"
+        })
+        expect(bad.status).toBe(400)
+        expect(bad.json.errors[0]).toMatchObject({ code: "ValidationError", field: "standard_webhooks" })
+        // Registering the same URL without it turns them off.
+        const off = yield* TestApp.admin("PUT", path, { url, mode: "production" })
+        expect(off.json).toEqual({ url, mode: "production", standard_webhooks: false })
+      })
     )
 
-    it.live("the production webhook must be https (400 on url)", () =>
-      run(
-        Effect.gen(function* () {
-          const m = yield* TestApp.createMerchant()
-          const reply = yield* TestApp.admin("PUT", `${merchantPath(m.merchantId)}/webhook`, {
-            url: "http://shop.example/hooks",
-            mode: "production"
-          })
-          expect(reply.status).toBe(400)
-          expect(reply.json.errors[0]).toMatchObject({ code: "ValidationError", field: "url" })
+    it.live(
+      "the production webhook must be https (400 on url)",
+      TestApp.fresh(function* () {
+        const path = yield* newMerchant("webhook")
+        const reply = yield* TestApp.admin("PUT", path, {
+          url: "http://shop.example/hooks",
+          mode: "production"
         })
-      )
+        expect(reply.status).toBe(400)
+        expect(reply.json.errors[0]).toMatchObject({ code: "ValidationError", field: "url" })
+      })
     )
 
     it.live(
       "with COBRO_DEV_WEBHOOKS=1 the production webhook may be http:// on loopback (200); ftp:// is still 400 on url",
       () =>
         Effect.gen(function* () {
-          const m = yield* TestApp.createMerchant()
-          const path = `${merchantPath(m.merchantId)}/webhook`
+          const path = yield* newMerchant("webhook")
           const url = "http://127.0.0.1:4000/hooks"
           const reply = yield* TestApp.admin("PUT", path, { url, mode: "production" })
           expect(reply.status, reply.text).toBe(200)
@@ -409,196 +333,162 @@ describe("admin API", () => {
         )
     )
 
-    it.live("DELETE webhook without a valid mode is 400 on mode", () =>
-      run(
-        Effect.gen(function* () {
-          const m = yield* TestApp.createMerchant()
-          const none = yield* TestApp.admin("DELETE", `${merchantPath(m.merchantId)}/webhook`)
-          expect(none.status).toBe(400)
-          expect(none.json.errors[0]).toMatchObject({ code: "ValidationError", field: "mode" })
-          const bad = yield* TestApp.admin("DELETE", `${merchantPath(m.merchantId)}/webhook?mode=staging`)
-          expect(bad.status).toBe(400)
-        })
-      )
+    it.live(
+      "DELETE webhook without a valid mode is 400 on mode",
+      TestApp.fresh(function* () {
+        const path = yield* newMerchant("webhook")
+        const none = yield* TestApp.admin("DELETE", path)
+        expect(none.status).toBe(400)
+        expect(none.json.errors[0]).toMatchObject({ code: "ValidationError", field: "mode" })
+        const bad = yield* TestApp.admin("DELETE", `${path}?mode=staging`)
+        expect(bad.status).toBe(400)
+      })
     )
   })
 
   describe("keys", () => {
     it.live(
       "POST keys/rotate: 200 with the new pair; the old key stops working, the other mode's does not",
-      () =>
-        run(
-          Effect.gen(function* () {
-            const m = yield* TestApp.createMerchant()
-            const reply = yield* TestApp.admin("POST", `${merchantPath(m.merchantId)}/keys/rotate`, {
-              integration: "terminal_api",
-              mode: "test"
-            })
-            expect(reply.status).toBe(200)
-            expect(reply.json.integration).toBe("terminal_api")
-            expect(reply.json.mode).toBe("test")
-            expect(reply.json.identity_key).toMatch(/^id_test_term_/)
-            expect(reply.json.secret_key).toMatch(/^sk_test_term_/)
-            expect(reply.json.identity_key).not.toBe(m.terminal.test)
-            // The old key is refused by the directory at once (Authentication.test.ts covers it over HTTP).
-          })
-        )
+      TestApp.fresh(function* () {
+        const m = yield* TestApp.createMerchant()
+        const reply = yield* TestApp.admin("POST", `${merchantPath(m.merchantId)}/keys/rotate`, {
+          integration: "terminal_api",
+          mode: "test"
+        })
+        expect(reply.status).toBe(200)
+        expect(reply.json.integration).toBe("terminal_api")
+        expect(reply.json.mode).toBe("test")
+        expect(reply.json.identity_key).toMatch(/^id_test_term_/)
+        expect(reply.json.secret_key).toMatch(/^sk_test_term_/)
+        expect(reply.json.identity_key).not.toBe(m.terminal.test)
+        // The old key is refused by the directory at once (Authentication.test.ts covers it over HTTP).
+      })
     )
 
-    it.live("a body naming no integration is 400 on integration", () =>
-      run(
-        Effect.gen(function* () {
-          const m = yield* TestApp.createMerchant()
-          const reply = yield* TestApp.admin("POST", `${merchantPath(m.merchantId)}/keys/rotate`, {
-            integration: "pos",
-            mode: "test"
-          })
-          expect(reply.status).toBe(400)
-          expect(reply.json.errors[0].field).toBe("integration")
+    it.live(
+      "a body naming no integration is 400 on integration",
+      TestApp.fresh(function* () {
+        const path = yield* newMerchant("keys/rotate")
+        const reply = yield* TestApp.admin("POST", path, {
+          integration: "pos",
+          mode: "test"
         })
-      )
+        expect(reply.status).toBe(400)
+        expect(reply.json.errors[0].field).toBe("integration")
+      })
     )
   })
 
   describe("merchant status", () => {
     it.live(
       "PUT status DISABLED: 200 {merchant_id, status}; A3 is AP004 (400), B2, C1 and C4 are 403 MerchantDisabled and record nothing; A1, B1, B3 and C5 still answer",
-      () =>
-        run(
+      TestApp.fresh(function* () {
+        const m = yield* TestApp.createMerchantWithTerminal()
+        const key = m.button.test
+        const link = yield* Calls.createLink(key, CLOSE_LINK)
+        expect(link.status, link.text).toBe(201)
+        const linkId = link.json.payload.payment_link as string
+        expect((yield* Calls.createIntent(key, intent("order-1", 555040))).status).toBe(201)
+        expect((yield* Calls.attempt(key, cardAttempt("order-1"))).status).toBe(201)
+        expect((yield* Calls.createIntent(key, intent("order-2", 555040))).status).toBe(201)
+
+        const disabled = yield* TestApp.setStatus(m.merchantId, "DISABLED")
+        expect(disabled.status).toBe(200)
+        expect(disabled.json).toEqual({ merchant_id: m.merchantId, status: "DISABLED" })
+
+        const { a3, b2, c1, c4 } = yield* TestApp.storesNothing(
           Effect.gen(function* () {
-            const m = yield* TestApp.createMerchantWithTerminal()
-            const key = m.button.test
-            const link = yield* TestApp.send("POST", "/online/link/v1", {
-              key,
-              body: { amount_type: "CLOSE", amount: { total_amount: 50_000 } }
-            })
-            expect(link.status, link.text).toBe(201)
-            const linkId = link.json.payload.payment_link as string
-            expect(
-              (yield* TestApp.send("POST", "/v1/payment-intent", {
-                key,
-                body: intentBody("order-1", 555040)
-              })).status
-            ).toBe(201)
-            expect(
-              (yield* TestApp.send("POST", "/v1/payment", { key, body: cardAttempt("order-1") })).status
-            ).toBe(201)
-            expect(
-              (yield* TestApp.send("POST", "/v1/payment-intent", {
-                key,
-                body: intentBody("order-2", 555040)
-              })).status
-            ).toBe(201)
-
-            const disabled = yield* setStatus(m.merchantId, "DISABLED")
-            expect(disabled.status).toBe(200)
-            expect(disabled.json).toEqual({ merchant_id: m.merchantId, status: "DISABLED" })
-
-            const before = yield* TestApp.logSize
-            const { a3, b2, c1 } = yield* askForPayments(m, 1)
-            expect(a3.status).toBe(400)
-            expect(a3.json).toEqual({
-              payload: {},
-              errors: [expect.objectContaining({ code: "AP004", field: "terminal_serial" })]
-            })
-            expect(b2.status).toBe(403)
-            expect(b2.json).toEqual(MERCHANT_DISABLED)
-            expect(c1.status).toBe(403)
-            expect(c1.json).toEqual(MERCHANT_DISABLED)
-            const c4 = yield* TestApp.send("POST", "/v1/payment", { key, body: cardAttempt("order-2") })
-            expect(c4.status).toBe(403)
-            expect(c4.json).toEqual(MERCHANT_DISABLED)
-            expect(yield* TestApp.logSize).toBe(before)
-
-            const a1 = yield* TestApp.send("GET", "/payments/payment-methods", { key: m.terminal.production })
-            expect(a1.status).toBe(200)
-            expect(a1.json.payload.payment_methods[0]).toEqual({ name: "POS", enabled: true })
-            const b1 = yield* TestApp.send("GET", "/online/link/v1/payment_methods", { key })
-            expect(b1.status).toBe(200)
-            const b3 = yield* TestApp.send("GET", `/online/link/v1/${linkId}`, { key })
-            expect(b3.status).toBe(200)
-            expect(b3.json.status).toBe("ACTIVE")
-            const c5 = yield* TestApp.send("GET", "/v1/payment/order-1", { key })
-            expect(c5.status).toBe(200)
-            expect(c5.json.status).toBe("APPROVED")
-            // Disabling stops payments, not support: the configuration stays editable (M1).
-            const methods = yield* TestApp.admin("PUT", `${merchantPath(m.merchantId)}/payment-methods`, {
-              terminal: { POS: true, WALLET_A: true }
-            })
-            expect(methods.status).toBe(200)
+            const asked = yield* askForPayments(m, 1)
+            return { ...asked, c4: yield* Calls.attempt(key, cardAttempt("order-2")) }
           })
         )
+        expect(a3.status).toBe(400)
+        expect(a3.json).toEqual({
+          payload: {},
+          errors: [expect.objectContaining({ code: "AP004", field: "terminal_serial" })]
+        })
+        for (const refused of [b2, c1, c4]) {
+          expect(refused.status).toBe(403)
+          expect(refused.json).toEqual(MERCHANT_DISABLED)
+        }
+
+        const a1 = yield* TestApp.send("GET", "/payments/payment-methods", { key: m.terminal.production })
+        expect(a1.status).toBe(200)
+        expect(a1.json.payload.payment_methods[0]).toEqual({ name: "POS", enabled: true })
+        const b1 = yield* TestApp.send("GET", "/online/link/v1/payment_methods", { key })
+        expect(b1.status).toBe(200)
+        const b3 = yield* Calls.readLink(key, linkId)
+        expect(b3.status).toBe(200)
+        expect(b3.json.status).toBe("ACTIVE")
+        const c5 = yield* Calls.readPayment(key, "order-1")
+        expect(c5.status).toBe(200)
+        expect(c5.json.status).toBe("APPROVED")
+        // Disabling stops payments, not support: the configuration stays editable (M1).
+        const methods = yield* TestApp.admin("PUT", `${merchantPath(m.merchantId)}/payment-methods`, {
+          terminal: { POS: true, WALLET_A: true }
+        })
+        expect(methods.status).toBe(200)
+      })
     )
 
-    it.live("PUT status ENABLED again: A3, B2, C1 and C4 are accepted as before", () =>
-      run(
-        Effect.gen(function* () {
-          const m = yield* TestApp.createMerchantWithTerminal()
-          expect((yield* setStatus(m.merchantId, "DISABLED")).status).toBe(200)
-          const refused = yield* askForPayments(m, 1)
-          expect([refused.a3.status, refused.b2.status, refused.c1.status]).toEqual([400, 403, 403])
-          const enabled = yield* setStatus(m.merchantId, "ENABLED")
-          expect(enabled.status).toBe(200)
-          expect(enabled.json).toEqual({ merchant_id: m.merchantId, status: "ENABLED" })
-          const { a3, b2, c1 } = yield* askForPayments(m, 2)
-          expect(a3.status, a3.text).toBe(201)
-          expect(b2.status, b2.text).toBe(201)
-          expect(c1.status, c1.text).toBe(201)
-          const c4 = yield* TestApp.send("POST", "/v1/payment", {
-            key: m.button.test,
-            body: cardAttempt("order-c2")
-          })
-          expect(c4.status, c4.text).toBe(201)
-        })
-      )
+    it.live(
+      "PUT status ENABLED again: A3, B2, C1 and C4 are accepted as before",
+      TestApp.fresh(function* () {
+        const m = yield* TestApp.createMerchantWithTerminal()
+        expect((yield* TestApp.setStatus(m.merchantId, "DISABLED")).status).toBe(200)
+        const refused = yield* askForPayments(m, 1)
+        expect([refused.a3.status, refused.b2.status, refused.c1.status]).toEqual([400, 403, 403])
+        const enabled = yield* TestApp.setStatus(m.merchantId, "ENABLED")
+        expect(enabled.status).toBe(200)
+        expect(enabled.json).toEqual({ merchant_id: m.merchantId, status: "ENABLED" })
+        const { a3, b2, c1 } = yield* askForPayments(m, 2)
+        expect(a3.status, a3.text).toBe(201)
+        expect(b2.status, b2.text).toBe(201)
+        expect(c1.status, c1.text).toBe(201)
+        const c4 = yield* Calls.attempt(m.button.test, cardAttempt("order-c2"))
+        expect(c4.status, c4.text).toBe(201)
+      })
     )
 
     it.live(
       "setting the status the account has is a 200 that records nothing (disabling twice, enabling an enabled account)",
-      () =>
-        run(
-          Effect.gen(function* () {
-            const m = yield* TestApp.createMerchant()
-            const start = yield* TestApp.logSize
-            const enabled = yield* setStatus(m.merchantId, "ENABLED")
-            expect(enabled.status).toBe(200)
-            expect(enabled.json).toEqual({ merchant_id: m.merchantId, status: "ENABLED" })
-            expect(yield* TestApp.logSize).toBe(start)
-            expect((yield* setStatus(m.merchantId, "DISABLED")).status).toBe(200)
-            expect(yield* TestApp.logSize).toBe(start + 1)
-            const again = yield* setStatus(m.merchantId, "DISABLED")
-            expect(again.status).toBe(200)
-            expect(again.json).toEqual({ merchant_id: m.merchantId, status: "DISABLED" })
-            expect(yield* TestApp.logSize).toBe(start + 1)
-          })
-        )
+      TestApp.fresh(function* () {
+        const m = yield* TestApp.createMerchant()
+        const start = yield* TestApp.logSize
+        const enabled = yield* TestApp.setStatus(m.merchantId, "ENABLED")
+        expect(enabled.status).toBe(200)
+        expect(enabled.json).toEqual({ merchant_id: m.merchantId, status: "ENABLED" })
+        expect(yield* TestApp.logSize).toBe(start)
+        expect((yield* TestApp.setStatus(m.merchantId, "DISABLED")).status).toBe(200)
+        expect(yield* TestApp.logSize).toBe(start + 1)
+        const again = yield* TestApp.setStatus(m.merchantId, "DISABLED")
+        expect(again.status).toBe(200)
+        expect(again.json).toEqual({ merchant_id: m.merchantId, status: "DISABLED" })
+        expect(yield* TestApp.logSize).toBe(start + 1)
+      })
     )
 
     it.live(
       "a status other than ENABLED or DISABLED, a missing one or malformed JSON is 400 in the envelope and records nothing",
-      () =>
-        run(
-          Effect.gen(function* () {
-            const m = yield* TestApp.createMerchant()
-            const before = yield* TestApp.logSize
-            const path = `${merchantPath(m.merchantId)}/status`
-            for (const body of [{ status: "PAUSED" }, { status: "disabled" }, { status: true }, {}, []]) {
-              const reply = yield* TestApp.admin("PUT", path, body)
-              expect(reply.status, JSON.stringify(body)).toBe(400)
-              expect(reply.json).toMatchObject({ payload: {}, errors: [{ code: "ValidationError" }] })
-              if (!Array.isArray(body)) expect(reply.json.errors[0].field).toBe("status")
-            }
-            const malformed = yield* TestApp.admin("PUT", path, "{not json")
-            expect(malformed.status).toBe(400)
-            expect(malformed.json).toMatchObject({ payload: {}, errors: [{ code: "MalformedJson" }] })
-            // An unknown merchant with a bad body: the body is checked first, as on every admin call.
-            expect((yield* setStatus("MER_404", "PAUSED")).status).toBe(400)
-            expect(yield* TestApp.logSize).toBe(before)
-            expect(
-              (yield* TestApp.send("GET", "/online/link/v1/payment_methods", { key: m.button.test })).status
-            ).toBe(200)
-          })
-        )
+      TestApp.fresh(function* () {
+        const m = yield* TestApp.createMerchant()
+        const before = yield* TestApp.logSize
+        const path = `${merchantPath(m.merchantId)}/status`
+        for (const body of [{ status: "PAUSED" }, { status: "disabled" }, { status: true }, {}, []]) {
+          const reply = yield* TestApp.admin("PUT", path, body)
+          expect(reply.status, JSON.stringify(body)).toBe(400)
+          expect(reply.json).toMatchObject({ payload: {}, errors: [{ code: "ValidationError" }] })
+          if (!Array.isArray(body)) expect(reply.json.errors[0].field).toBe("status")
+        }
+        const malformed = yield* TestApp.admin("PUT", path, "{not json")
+        TestApp.expectError(malformed, 400, "MalformedJson")
+        // An unknown merchant with a bad body: the body is checked first, as on every admin call.
+        expect((yield* TestApp.setStatus("MER_404", "PAUSED")).status).toBe(400)
+        expect(yield* TestApp.logSize).toBe(before)
+        expect(
+          (yield* TestApp.send("GET", "/online/link/v1/payment_methods", { key: m.button.test })).status
+        ).toBe(200)
+      })
     )
 
     it.live.prop(
@@ -613,7 +503,7 @@ describe("admin API", () => {
         )
       ],
       ([text]) =>
-        run(
+        TestApp.run(
           Effect.gen(function* () {
             const m = yield* TestApp.createMerchant()
             const before = yield* TestApp.logSize
@@ -636,96 +526,89 @@ describe("admin API", () => {
       { fastCheck: { numRuns: 30 } }
     )
 
-    it.live("PUT status without the Bearer ADMIN_TOKEN is 401 and the account stays enabled", () =>
-      run(
-        Effect.gen(function* () {
-          const m = yield* TestApp.createMerchant()
-          const before = yield* TestApp.logSize
-          for (const options of [
-            {},
-            { key: m.button.production },
-            { headers: { authorization: "Bearer nope" } }
-          ]) {
-            const reply = yield* TestApp.send("PUT", `${merchantPath(m.merchantId)}/status`, {
-              ...options,
-              body: { status: "DISABLED" }
-            })
-            expect(reply.status).toBe(401)
-            expect(reply.json).toMatchObject({ payload: {}, errors: [{ code: "Unauthorized" }] })
-          }
-          expect(yield* TestApp.logSize).toBe(before)
-        })
-      )
+    it.live(
+      "PUT status without the Bearer ADMIN_TOKEN is 401 and the account stays enabled",
+      TestApp.fresh(function* () {
+        const m = yield* TestApp.createMerchant()
+        const before = yield* TestApp.logSize
+        for (const options of [
+          {},
+          { key: m.button.production },
+          { headers: { authorization: "Bearer nope" } }
+        ]) {
+          const reply = yield* TestApp.send("PUT", `${merchantPath(m.merchantId)}/status`, {
+            ...options,
+            body: { status: "DISABLED" }
+          })
+          TestApp.expectError(reply, 401, "Unauthorized")
+        }
+        expect(yield* TestApp.logSize).toBe(before)
+      })
     )
   })
 
   describe("unknown merchant", () => {
-    it.live("every merchant endpoint answers 404 MerchantNotFound for an unknown merchant id", () =>
-      run(
-        Effect.gen(function* () {
-          const base = merchantPath("MER_404")
-          const replies = [
-            yield* TestApp.admin("POST", `${base}/terminals`, {
-              terminal_model: "SMART",
-              terminal_serial: "SN-1",
-              name: "x"
-            }),
-            yield* TestApp.admin("PATCH", `${base}/terminals/SN-1`, { api_enabled: true }),
-            yield* TestApp.admin("PUT", `${base}/payment-methods`, { terminal: { POS: true } }),
-            yield* TestApp.admin("PUT", `${base}/webhook`, {
-              url: "https://a.example/h",
-              mode: "production"
-            }),
-            yield* TestApp.admin("DELETE", `${base}/webhook?mode=production`),
-            yield* TestApp.admin("POST", `${base}/keys/rotate`, {
-              integration: "terminal_api",
-              mode: "test"
-            }),
-            yield* TestApp.admin("PUT", `${merchantPath("not-an-id")}/payment-methods`, {
-              terminal: { POS: true }
-            }),
-            yield* setStatus("MER_404", "DISABLED"),
-            yield* setStatus("MER_404", "ENABLED")
-          ]
-          for (const reply of replies) {
-            expect(reply.status).toBe(404)
-            expect(reply.json).toMatchObject({ payload: {}, errors: [{ code: "MerchantNotFound" }] })
-          }
-          expect(yield* TestApp.logSize).toBe(0)
-        })
-      )
+    it.live(
+      "every merchant endpoint answers 404 MerchantNotFound for an unknown merchant id",
+      TestApp.fresh(function* () {
+        const base = merchantPath("MER_404")
+        const replies = [
+          yield* TestApp.admin("POST", `${base}/terminals`, {
+            terminal_model: "SMART",
+            terminal_serial: "SN-1",
+            name: "x"
+          }),
+          yield* TestApp.admin("PATCH", `${base}/terminals/SN-1`, { api_enabled: true }),
+          yield* TestApp.admin("PUT", `${base}/payment-methods`, { terminal: { POS: true } }),
+          yield* TestApp.admin("PUT", `${base}/webhook`, {
+            url: "https://a.example/h",
+            mode: "production"
+          }),
+          yield* TestApp.admin("DELETE", `${base}/webhook?mode=production`),
+          yield* TestApp.admin("POST", `${base}/keys/rotate`, {
+            integration: "terminal_api",
+            mode: "test"
+          }),
+          yield* TestApp.admin("PUT", `${merchantPath("not-an-id")}/payment-methods`, {
+            terminal: { POS: true }
+          }),
+          yield* TestApp.setStatus("MER_404", "DISABLED"),
+          yield* TestApp.setStatus("MER_404", "ENABLED")
+        ]
+        for (const reply of replies) {
+          TestApp.expectError(reply, 404, "MerchantNotFound")
+        }
+        expect(yield* TestApp.logSize).toBe(0)
+      })
     )
   })
 
   describe("clock", () => {
-    it.live("POST clock/advance moves the virtual clock: 200 {now}", () =>
-      run(
-        Effect.gen(function* () {
-          const reply = yield* TestApp.admin("POST", "/admin/v1/clock/advance", { seconds: 3600 })
-          expect(reply.status).toBe(200)
-          expect(reply.json).toEqual({ now: "2026-11-21T16:00:00.000Z" })
-          const time = yield* TestClock.VirtualTime
-          expect(time.now()).toBe(TestClock.START + 3_600_000)
-        })
-      )
+    it.live(
+      "POST clock/advance moves the virtual clock: 200 {now}",
+      TestApp.fresh(function* () {
+        const reply = yield* TestApp.admin("POST", "/admin/v1/clock/advance", { seconds: 3600 })
+        expect(reply.status).toBe(200)
+        expect(reply.json).toEqual({ now: "2026-11-21T16:00:00.000Z" })
+        const time = yield* TestClock.VirtualTime
+        expect(time.now()).toBe(TestClock.START + 3_600_000)
+      })
     )
 
     it.live("clock/advance on the real clock is 409 ClockNotVirtual", () =>
       Effect.gen(function* () {
         const reply = yield* TestApp.admin("POST", "/admin/v1/clock/advance", { seconds: 1 })
-        expect(reply.status).toBe(409)
-        expect(reply.json.errors[0].code).toBe("ClockNotVirtual")
+        TestApp.expectError(reply, 409, "ClockNotVirtual")
       }).pipe(Effect.provide(TestApp.layer({ clock: TestClock.layerNotVirtual })))
     )
 
-    it.live("a negative advance is 400 on seconds", () =>
-      run(
-        Effect.gen(function* () {
-          const reply = yield* TestApp.admin("POST", "/admin/v1/clock/advance", { seconds: -1 })
-          expect(reply.status).toBe(400)
-          expect(reply.json.errors[0].field).toBe("seconds")
-        })
-      )
+    it.live(
+      "a negative advance is 400 on seconds",
+      TestApp.fresh(function* () {
+        const reply = yield* TestApp.admin("POST", "/admin/v1/clock/advance", { seconds: -1 })
+        expect(reply.status).toBe(400)
+        expect(reply.json.errors[0].field).toBe("seconds")
+      })
     )
   })
 })

@@ -10,9 +10,6 @@ import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as TestApp from "./support/TestApp.js"
 
-const run = <A, E>(effect: Effect.Effect<A, E, any>) =>
-  Effect.provide(effect, TestApp.layer()) as Effect.Effect<A, E>
-
 const deliveries = CommandHandler.make(WebhookDelivery.WebhookDelivery)
 
 const T0 = DateTime.unsafeMake("2026-11-21T15:00:00Z")
@@ -59,174 +56,156 @@ const record = (attempt: number, result: WebhookDelivery.AttemptResult, seconds:
 describe("admin API: webhook deliveries", () => {
   it.live(
     "GET /admin/v1/notifications/{id}/attempts lists the notification (id, merchant, subject, type, status) with no attempt yet",
-    () =>
-      run(
-        Effect.gen(function* () {
-          const merchant = yield* scheduled()
-          const reply = yield* TestApp.admin("GET", attemptsPath(NOTIFICATION))
-          expect(reply.status).toBe(200)
-          expect(reply.json).toEqual({
-            notification_id: NOTIFICATION,
-            merchant_id: merchant.merchantId,
-            subject: "TRX_1",
-            type: "SALE_APPROVED",
-            status: "PENDING",
-            sandbox: true,
-            url: "http://merchant.example/hooks/old",
-            next_due_at: "2026-11-21T15:00:00.000Z",
-            attempts: []
-          })
-        })
-      )
+    TestApp.fresh(function* () {
+      const merchant = yield* scheduled()
+      const reply = yield* TestApp.admin("GET", attemptsPath(NOTIFICATION))
+      expect(reply.status).toBe(200)
+      expect(reply.json).toEqual({
+        notification_id: NOTIFICATION,
+        merchant_id: merchant.merchantId,
+        subject: "TRX_1",
+        type: "SALE_APPROVED",
+        status: "PENDING",
+        sandbox: true,
+        url: "http://merchant.example/hooks/old",
+        next_due_at: "2026-11-21T15:00:00.000Z",
+        attempts: []
+      })
+    })
   )
 
   it.live(
     "each attempt is listed in order: time ISO 8601, status code or error, latency ms, response snippet",
-    () =>
-      run(
-        Effect.gen(function* () {
-          yield* scheduled()
-          yield* record(1, { _tag: "Failed", reason: "connection refused" }, 1, 35)
-          yield* record(2, { _tag: "Answered", statusCode: 500, snippet: "oops" }, 900, 210)
-          yield* record(3, { _tag: "Answered", statusCode: 200, snippet: "ok" }, 3600, 80)
-          const reply = yield* TestApp.admin("GET", attemptsPath(NOTIFICATION))
-          expect(reply.status).toBe(200)
-          expect(reply.json.status).toBe("DELIVERED")
-          expect(reply.json.next_due_at).toBeNull()
-          expect(reply.json.attempts).toEqual([
-            {
-              attempt: 1,
-              time: "2026-11-21T15:00:01.000Z",
-              delivered: false,
-              status_code: null,
-              error: "connection refused",
-              latency_ms: 35,
-              response_snippet: null
-            },
-            {
-              attempt: 2,
-              time: "2026-11-21T15:15:00.000Z",
-              delivered: false,
-              status_code: 500,
-              error: null,
-              latency_ms: 210,
-              response_snippet: "oops"
-            },
-            {
-              attempt: 3,
-              time: "2026-11-21T16:00:00.000Z",
-              delivered: true,
-              status_code: 200,
-              error: null,
-              latency_ms: 80,
-              response_snippet: "ok"
-            }
-          ])
-        })
-      )
+    TestApp.fresh(function* () {
+      yield* scheduled()
+      yield* record(1, { _tag: "Failed", reason: "connection refused" }, 1, 35)
+      yield* record(2, { _tag: "Answered", statusCode: 500, snippet: "oops" }, 900, 210)
+      yield* record(3, { _tag: "Answered", statusCode: 200, snippet: "ok" }, 3600, 80)
+      const reply = yield* TestApp.admin("GET", attemptsPath(NOTIFICATION))
+      expect(reply.status).toBe(200)
+      expect(reply.json.status).toBe("DELIVERED")
+      expect(reply.json.next_due_at).toBeNull()
+      expect(reply.json.attempts).toEqual([
+        {
+          attempt: 1,
+          time: "2026-11-21T15:00:01.000Z",
+          delivered: false,
+          status_code: null,
+          error: "connection refused",
+          latency_ms: 35,
+          response_snippet: null
+        },
+        {
+          attempt: 2,
+          time: "2026-11-21T15:15:00.000Z",
+          delivered: false,
+          status_code: 500,
+          error: null,
+          latency_ms: 210,
+          response_snippet: "oops"
+        },
+        {
+          attempt: 3,
+          time: "2026-11-21T16:00:00.000Z",
+          delivered: true,
+          status_code: 200,
+          error: null,
+          latency_ms: 80,
+          response_snippet: "ok"
+        }
+      ])
+    })
   )
 
   it.live(
     "POST /admin/v1/notifications/{id}/resend re-sends a DELIVERED notification: 202, PENDING, same id, due now, to the webhook registered now",
-    () =>
-      run(
-        Effect.gen(function* () {
-          yield* scheduled()
-          yield* record(1, { _tag: "Answered", statusCode: 200, snippet: "ok" }, 1)
-          const before = yield* TestApp.logSize
-          const reply = yield* TestApp.admin("POST", resendPath(NOTIFICATION))
-          expect(reply.status).toBe(202)
-          expect(reply.json).toMatchObject({
-            notification_id: NOTIFICATION,
-            status: "PENDING",
-            url: "http://merchant.example/hooks/test",
-            next_due_at: "2026-11-21T15:00:00.000Z"
-          })
-          expect(reply.json.attempts).toHaveLength(1)
-          expect(yield* TestApp.logSize).toBe(before + 1)
-          const listed = yield* TestApp.admin("GET", attemptsPath(NOTIFICATION))
-          expect(listed.json.status).toBe("PENDING")
-        })
-      )
-  )
-
-  it.live("an EXHAUSTED notification can be re-sent: 202 PENDING", () =>
-    run(
-      Effect.gen(function* () {
-        yield* scheduled()
-        const offsets = [0, 900, 3600, 4 * 3600, 8 * 3600, 24 * 3600]
-        for (const [i, seconds] of offsets.entries()) {
-          yield* record(i + 1, { _tag: "Answered", statusCode: 503, snippet: "busy" }, seconds)
-        }
-        expect((yield* TestApp.admin("GET", attemptsPath(NOTIFICATION))).json.status).toBe("EXHAUSTED")
-        const reply = yield* TestApp.admin("POST", resendPath(NOTIFICATION))
-        expect(reply.status).toBe(202)
-        expect(reply.json.status).toBe("PENDING")
-        expect(reply.json.attempts).toHaveLength(6)
+    TestApp.fresh(function* () {
+      yield* scheduled()
+      yield* record(1, { _tag: "Answered", statusCode: 200, snippet: "ok" }, 1)
+      const before = yield* TestApp.logSize
+      const reply = yield* TestApp.admin("POST", resendPath(NOTIFICATION))
+      expect(reply.status).toBe(202)
+      expect(reply.json).toMatchObject({
+        notification_id: NOTIFICATION,
+        status: "PENDING",
+        url: "http://merchant.example/hooks/test",
+        next_due_at: "2026-11-21T15:00:00.000Z"
       })
-    )
+      expect(reply.json.attempts).toHaveLength(1)
+      expect(yield* TestApp.logSize).toBe(before + 1)
+      const listed = yield* TestApp.admin("GET", attemptsPath(NOTIFICATION))
+      expect(listed.json.status).toBe("PENDING")
+    })
   )
 
-  it.live("a PENDING notification cannot be re-sent: 409 DeliveryNotInState, nothing stored", () =>
-    run(
-      Effect.gen(function* () {
-        yield* scheduled()
-        const before = yield* TestApp.logSize
-        const reply = yield* TestApp.admin("POST", resendPath(NOTIFICATION))
-        expect(reply.status).toBe(409)
-        expect(reply.json).toMatchObject({ payload: {}, errors: [{ code: "DeliveryNotInState" }] })
-        expect(yield* TestApp.logSize).toBe(before)
-      })
-    )
+  it.live(
+    "an EXHAUSTED notification can be re-sent: 202 PENDING",
+    TestApp.fresh(function* () {
+      yield* scheduled()
+      const offsets = [0, 900, 3600, 4 * 3600, 8 * 3600, 24 * 3600]
+      for (const [i, seconds] of offsets.entries()) {
+        yield* record(i + 1, { _tag: "Answered", statusCode: 503, snippet: "busy" }, seconds)
+      }
+      expect((yield* TestApp.admin("GET", attemptsPath(NOTIFICATION))).json.status).toBe("EXHAUSTED")
+      const reply = yield* TestApp.admin("POST", resendPath(NOTIFICATION))
+      expect(reply.status).toBe(202)
+      expect(reply.json.status).toBe("PENDING")
+      expect(reply.json.attempts).toHaveLength(6)
+    })
   )
 
-  it.live("re-sending when the merchant has no webhook registered is 409 NoWebhookRegistered", () =>
-    run(
-      Effect.gen(function* () {
-        yield* scheduled({ webhook: false })
-        yield* record(1, { _tag: "Answered", statusCode: 200, snippet: "ok" }, 1)
-        const before = yield* TestApp.logSize
-        const reply = yield* TestApp.admin("POST", resendPath(NOTIFICATION))
-        expect(reply.status).toBe(409)
-        expect(reply.json).toMatchObject({ payload: {}, errors: [{ code: "NoWebhookRegistered" }] })
-        expect(yield* TestApp.logSize).toBe(before)
-      })
-    )
+  it.live(
+    "a PENDING notification cannot be re-sent: 409 DeliveryNotInState, nothing stored",
+    TestApp.fresh(function* () {
+      yield* scheduled()
+      const before = yield* TestApp.logSize
+      const reply = yield* TestApp.admin("POST", resendPath(NOTIFICATION))
+      TestApp.expectError(reply, 409, "DeliveryNotInState")
+      expect(yield* TestApp.logSize).toBe(before)
+    })
   )
 
-  it.live("an unknown or malformed notification id is 404 NotificationNotFound (list and resend)", () =>
-    run(
-      Effect.gen(function* () {
-        for (const id of ["5d1e8a51-3b1c-4f57-8f5e-2b9d1c0a7e33", "not-a-uuid"]) {
-          for (const reply of [
-            yield* TestApp.admin("GET", attemptsPath(id)),
-            yield* TestApp.admin("POST", resendPath(id))
-          ]) {
-            expect(reply.status).toBe(404)
-            expect(reply.json).toMatchObject({ payload: {}, errors: [{ code: "NotificationNotFound" }] })
-          }
-        }
-        expect(yield* TestApp.logSize).toBe(0)
-      })
-    )
+  it.live(
+    "re-sending when the merchant has no webhook registered is 409 NoWebhookRegistered",
+    TestApp.fresh(function* () {
+      yield* scheduled({ webhook: false })
+      yield* record(1, { _tag: "Answered", statusCode: 200, snippet: "ok" }, 1)
+      const before = yield* TestApp.logSize
+      const reply = yield* TestApp.admin("POST", resendPath(NOTIFICATION))
+      TestApp.expectError(reply, 409, "NoWebhookRegistered")
+      expect(yield* TestApp.logSize).toBe(before)
+    })
   )
 
-  it.live("delivery admin calls without the Bearer ADMIN_TOKEN are 401 in the envelope", () =>
-    run(
-      Effect.gen(function* () {
-        yield* scheduled()
-        yield* record(1, { _tag: "Answered", statusCode: 200, snippet: "ok" }, 1)
-        const before = yield* TestApp.logSize
+  it.live(
+    "an unknown or malformed notification id is 404 NotificationNotFound (list and resend)",
+    TestApp.fresh(function* () {
+      for (const id of ["5d1e8a51-3b1c-4f57-8f5e-2b9d1c0a7e33", "not-a-uuid"]) {
         for (const reply of [
-          yield* TestApp.send("GET", attemptsPath(NOTIFICATION)),
-          yield* TestApp.send("POST", resendPath(NOTIFICATION)),
-          yield* TestApp.send("POST", resendPath(NOTIFICATION), { headers: { authorization: "Bearer nope" } })
+          yield* TestApp.admin("GET", attemptsPath(id)),
+          yield* TestApp.admin("POST", resendPath(id))
         ]) {
-          expect(reply.status).toBe(401)
-          expect(reply.json).toMatchObject({ payload: {}, errors: [{ code: "Unauthorized" }] })
+          TestApp.expectError(reply, 404, "NotificationNotFound")
         }
-        expect(yield* TestApp.logSize).toBe(before)
-      })
-    )
+      }
+      expect(yield* TestApp.logSize).toBe(0)
+    })
+  )
+
+  it.live(
+    "delivery admin calls without the Bearer ADMIN_TOKEN are 401 in the envelope",
+    TestApp.fresh(function* () {
+      yield* scheduled()
+      yield* record(1, { _tag: "Answered", statusCode: 200, snippet: "ok" }, 1)
+      const before = yield* TestApp.logSize
+      for (const reply of [
+        yield* TestApp.send("GET", attemptsPath(NOTIFICATION)),
+        yield* TestApp.send("POST", resendPath(NOTIFICATION)),
+        yield* TestApp.send("POST", resendPath(NOTIFICATION), { headers: { authorization: "Bearer nope" } })
+      ]) {
+        TestApp.expectError(reply, 401, "Unauthorized")
+      }
+      expect(yield* TestApp.logSize).toBe(before)
+    })
   )
 })

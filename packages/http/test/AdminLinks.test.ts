@@ -12,53 +12,28 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as FastCheck from "effect/FastCheck"
 import * as Text from "../src/CheckoutPageText.js"
+import * as Bodies from "./support/Bodies.js"
+import * as Calls from "./support/Calls.js"
 import * as TestApp from "./support/TestApp.js"
 import * as TestClock from "./support/TestClock.js"
 
-const FORM = { "content-type": "application/x-www-form-urlencoded" }
 const BOUNDS = { min: 1_000, max: 5_000_000 }
-
-const run = <A, E>(body: Effect.Effect<A, E, any>) =>
-  body.pipe(Effect.provide(TestApp.layer())) as Effect.Effect<A, E>
 
 /** A merchant offering a card and PSE on links; its payment-button keys. */
 const merchant = Effect.gen(function* () {
   const m = yield* TestApp.createMerchant()
-  const set = yield* TestApp.admin("PUT", `/admin/v1/merchants/${m.merchantId}/payment-methods`, {
-    link: { CREDIT_CARD: BOUNDS, PSE: BOUNDS }
-  })
-  expect(set.status, set.text).toBe(200)
+  yield* TestApp.setLinkMethods(m.merchantId, { CREDIT_CARD: BOUNDS, PSE: BOUNDS })
   return m
 })
 
+/** A CLOSE link of COP 50,000 (and `extra`). */
 const createLink = (key: string, extra: Record<string, unknown> = {}) =>
-  Effect.gen(function* () {
-    const reply = yield* TestApp.send("POST", "/online/link/v1", {
-      key,
-      body: { amount_type: "CLOSE", amount: { total_amount: 50_000 }, ...extra }
-    })
-    expect(reply.status, reply.text).toBe(201)
-    return {
-      id: reply.json.payload.payment_link as string,
-      path: new URL(reply.json.payload.url).pathname
-    }
-  })
+  Calls.newLink(key, { amount_type: "CLOSE", amount: { total_amount: 50_000 }, ...extra })
 
 const cancel = (id: string) => TestApp.admin("POST", `/admin/v1/links/${id}/cancel`)
-const readLink = (key: string, id: string) => TestApp.send("GET", `/online/link/v1/${id}`, { key })
-const statusOf = (key: string, id: string) => Effect.map(readLink(key, id), (r) => r.json.status as string)
-
-const post = (path: string, form: Record<string, string>) =>
-  TestApp.send("POST", path, { body: new URLSearchParams(form).toString(), headers: FORM })
-
-const cardForm = {
-  method: "CREDIT_CARD",
-  card_number: "4111 1111 1111 1111",
-  card_name: "Ana Gómez",
-  card_expiry: "12/30",
-  card_cvc: "123",
-  installments: "1"
-}
+const statusOf = Calls.linkStatus
+const post = Calls.postForm
+const cardForm = Bodies.cardForm()
 
 /** Starts a PSE payment on the checkout page: the link is PROCESSING; returns the bank step's path. */
 const startPse = (path: string) =>
@@ -92,235 +67,207 @@ const NOT_IN_STATE = (message: string) => ({
 describe("POST /admin/v1/links/{payment_link}/cancel", () => {
   it.live(
     "an ACTIVE link is cancelled: 200 with its B3 record, status CANCELLED; B3 then reads CANCELLED",
-    () =>
-      run(
-        Effect.gen(function* () {
-          const m = yield* merchant
-          const { id } = yield* createLink(m.button.test, { description: "Dos cafés", reference: "order-7" })
-          const before = yield* TestApp.logSize
-          const reply = yield* cancel(id)
-          expect(reply.status, reply.text).toBe(200)
-          expect(reply.headers["content-type"]).toMatch(/^application\/json/)
-          expect(reply.json).toMatchObject({
-            api_version: 1,
-            id,
-            status: "CANCELLED",
-            total: 50_000,
-            description: "Dos cafés",
-            reference: "order-7",
-            is_sandbox: true,
-            transaction_id: null
-          })
-          expect(yield* TestApp.logSize).toBe(before + 1)
-          // The audit trail names who cancelled it.
-          const stored = yield* Effect.flatMap(EventStore.EventStore, (store) =>
-            store.readStream(`PaymentLink-${id}`)
-          )
-          expect(stored.at(-1)).toMatchObject({ type: "LinkCancelled", metadata: { actor: "admin" } })
-          const b3 = yield* readLink(m.button.test, id)
-          expect(b3.status).toBe(200)
-          // The same record B3 gives, nanoseconds exact.
-          expect(b3.json).toEqual(reply.json)
-        })
+    TestApp.fresh(function* () {
+      const m = yield* merchant
+      const { id } = yield* createLink(m.button.test, { description: "Dos cafés", reference: "order-7" })
+      const before = yield* TestApp.logSize
+      const reply = yield* cancel(id)
+      expect(reply.status, reply.text).toBe(200)
+      expect(reply.headers["content-type"]).toMatch(/^application\/json/)
+      expect(reply.json).toMatchObject({
+        api_version: 1,
+        id,
+        status: "CANCELLED",
+        total: 50_000,
+        description: "Dos cafés",
+        reference: "order-7",
+        is_sandbox: true,
+        transaction_id: null
+      })
+      expect(yield* TestApp.logSize).toBe(before + 1)
+      // The audit trail names who cancelled it.
+      const stored = yield* Effect.flatMap(EventStore.EventStore, (store) =>
+        store.readStream(`PaymentLink-${id}`)
       )
+      expect(stored.at(-1)).toMatchObject({ type: "LinkCancelled", metadata: { actor: "admin" } })
+      const b3 = yield* Calls.readLink(m.button.test, id)
+      expect(b3.status).toBe(200)
+      // The same record B3 gives, nanoseconds exact.
+      expect(b3.json).toEqual(reply.json)
+    })
   )
 
   it.live(
     "a cancelled link cannot be paid: GET /checkout/{link} shows it cancelled without the form, a payment is 409",
-    () =>
-      run(
-        Effect.gen(function* () {
-          const m = yield* merchant
-          const { id, path } = yield* createLink(m.button.test)
-          expect(path).toBe(`/checkout/${id}`)
-          const open = yield* plainGet(path)
-          expect(open.text).toContain('id="pay-form"')
-          expect((yield* cancel(id)).status).toBe(200)
-          const page = yield* plainGet(path)
-          expect(page.status).toBe(200)
-          expect(page.contentType).toMatch(/^text\/html/)
-          expect(page.text).toContain('data-status="CANCELLED"')
-          expect(page.text).toContain(Text.messages.es.status.CANCELLED!)
-          expect(page.text).not.toContain('id="pay-form"')
-          const before = yield* TestApp.logSize
-          const paid = yield* post(path, cardForm)
-          expect(paid.status).toBe(409)
-          expect(paid.text).toContain('data-status="CANCELLED"')
-          expect(yield* TestApp.logSize).toBe(before)
-          expect(yield* statusOf(m.button.test, id)).toBe("CANCELLED")
-        })
-      )
+    TestApp.fresh(function* () {
+      const m = yield* merchant
+      const { id, path } = yield* createLink(m.button.test)
+      expect(path).toBe(`/checkout/${id}`)
+      const open = yield* plainGet(path)
+      expect(open.text).toContain('id="pay-form"')
+      expect((yield* cancel(id)).status).toBe(200)
+      const page = yield* plainGet(path)
+      expect(page.status).toBe(200)
+      expect(page.contentType).toMatch(/^text\/html/)
+      expect(page.text).toContain('data-status="CANCELLED"')
+      expect(page.text).toContain(Text.messages.es.status.CANCELLED!)
+      expect(page.text).not.toContain('id="pay-form"')
+      const before = yield* TestApp.logSize
+      const paid = yield* post(path, cardForm)
+      expect(paid.status).toBe(409)
+      expect(paid.text).toContain('data-status="CANCELLED"')
+      expect(yield* TestApp.logSize).toBe(before)
+      expect(yield* statusOf(m.button.test, id)).toBe("CANCELLED")
+    })
   )
 
-  it.live("cancelling a CANCELLED link again is a 200 with the same record and records nothing", () =>
-    run(
-      Effect.gen(function* () {
-        const m = yield* merchant
-        const { id } = yield* createLink(m.button.test)
-        const first = yield* cancel(id)
-        expect(first.status).toBe(200)
-        const before = yield* TestApp.logSize
-        const again = yield* cancel(id)
-        expect(again.status).toBe(200)
-        expect(again.json).toEqual(first.json)
-        expect(yield* TestApp.logSize).toBe(before)
-      })
-    )
+  it.live(
+    "cancelling a CANCELLED link again is a 200 with the same record and records nothing",
+    TestApp.fresh(function* () {
+      const m = yield* merchant
+      const { id } = yield* createLink(m.button.test)
+      const first = yield* cancel(id)
+      expect(first.status).toBe(200)
+      const before = yield* TestApp.logSize
+      const again = yield* cancel(id)
+      expect(again.status).toBe(200)
+      expect(again.json).toEqual(first.json)
+      expect(yield* TestApp.logSize).toBe(before)
+    })
   )
 
-  it.live("an unknown link is 404 LinkNotFound in the admin envelope and records nothing", () =>
-    run(
-      Effect.gen(function* () {
-        const before = yield* TestApp.logSize
-        for (const id of ["LNK_nope", "not-a-link-id"]) {
-          const reply = yield* cancel(id)
-          expect(reply.status).toBe(404)
-          expect(reply.json).toEqual({
-            payload: {},
-            errors: [{ code: "LinkNotFound", message: "no payment link with this id" }]
-          })
-        }
-        expect(yield* TestApp.logSize).toBe(before)
-      })
-    )
-  )
-
-  it.live("a PAID link is 409 LinkNotInState in the admin envelope and stays PAID", () =>
-    run(
-      Effect.gen(function* () {
-        const m = yield* merchant
-        const { id, path } = yield* createLink(m.button.test)
-        expect((yield* post(path, cardForm)).status).toBe(303)
-        expect(yield* statusOf(m.button.test, id)).toBe("PAID")
-        const before = yield* TestApp.logSize
+  it.live(
+    "an unknown link is 404 LinkNotFound in the admin envelope and records nothing",
+    TestApp.fresh(function* () {
+      const before = yield* TestApp.logSize
+      for (const id of ["LNK_nope", "not-a-link-id"]) {
         const reply = yield* cancel(id)
-        expect(reply.status).toBe(409)
-        expect(reply.json).toEqual(NOT_IN_STATE("a PAID link cannot be cancelled: only an ACTIVE link can"))
-        expect(yield* TestApp.logSize).toBe(before)
-        expect(yield* statusOf(m.button.test, id)).toBe("PAID")
-      })
-    )
+        TestApp.expectOnlyError(reply, 404, "LinkNotFound", "no payment link with this id")
+      }
+      expect(yield* TestApp.logSize).toBe(before)
+    })
+  )
+
+  it.live(
+    "a PAID link is 409 LinkNotInState in the admin envelope and stays PAID",
+    TestApp.fresh(function* () {
+      const m = yield* merchant
+      const { id, path } = yield* createLink(m.button.test)
+      expect((yield* post(path, cardForm)).status).toBe(303)
+      expect(yield* statusOf(m.button.test, id)).toBe("PAID")
+      const before = yield* TestApp.logSize
+      const reply = yield* cancel(id)
+      expect(reply.status).toBe(409)
+      expect(reply.json).toEqual(NOT_IN_STATE("a PAID link cannot be cancelled: only an ACTIVE link can"))
+      expect(yield* TestApp.logSize).toBe(before)
+      expect(yield* statusOf(m.button.test, id)).toBe("PAID")
+    })
   )
 
   it.live(
     "an EXPIRED link is 409 LinkNotInState, whether the expiry is recorded or the link is only overdue",
-    () =>
-      run(
-        Effect.gen(function* () {
-          const m = yield* merchant
-          const expiry = { expiration_date: Nanos.fromEpochMillis(TestClock.START + 3_600_000) }
-          const overdue = yield* createLink(m.button.test, expiry)
-          const recorded = yield* createLink(m.button.test, expiry)
-          const clock = yield* TestClock.VirtualTime
-          yield* clock.advance(2 * 3_600_000)
-          // The sweeper's step records one expiry; the other link is only overdue (B3 reads EXPIRED).
-          yield* LinkPayments.expire(recorded.id)
-          const before = yield* TestApp.logSize
-          for (const link of [overdue, recorded]) {
-            const reply = yield* cancel(link.id)
-            expect(reply.status).toBe(409)
-            expect(reply.json).toEqual(
-              NOT_IN_STATE("a EXPIRED link cannot be cancelled: only an ACTIVE link can")
-            )
-            expect(yield* statusOf(m.button.test, link.id)).toBe("EXPIRED")
-          }
-          expect(yield* TestApp.logSize).toBe(before)
-        })
-      )
+    TestApp.fresh(function* () {
+      const m = yield* merchant
+      const expiry = { expiration_date: Nanos.fromEpochMillis(TestClock.START + 3_600_000) }
+      const overdue = yield* createLink(m.button.test, expiry)
+      const recorded = yield* createLink(m.button.test, expiry)
+      const clock = yield* TestClock.VirtualTime
+      yield* clock.advance(2 * 3_600_000)
+      // The sweeper's step records one expiry; the other link is only overdue (B3 reads EXPIRED).
+      yield* LinkPayments.expire(recorded.id)
+      const before = yield* TestApp.logSize
+      for (const link of [overdue, recorded]) {
+        const reply = yield* cancel(link.id)
+        expect(reply.status).toBe(409)
+        expect(reply.json).toEqual(
+          NOT_IN_STATE("a EXPIRED link cannot be cancelled: only an ACTIVE link can")
+        )
+        expect(yield* statusOf(m.button.test, link.id)).toBe("EXPIRED")
+      }
+      expect(yield* TestApp.logSize).toBe(before)
+    })
   )
 
   it.live(
     "a PROCESSING link is 409 'a link being paid cannot be cancelled'; the payment under way then completes",
-    () =>
-      run(
-        Effect.gen(function* () {
-          const m = yield* merchant
-          const { id, path } = yield* createLink(m.button.test)
-          const bank = yield* startPse(path)
-          expect(yield* statusOf(m.button.test, id)).toBe("PROCESSING")
-          const before = yield* TestApp.logSize
-          const reply = yield* cancel(id)
-          expect(reply.status).toBe(409)
-          expect(reply.json).toEqual(NOT_IN_STATE("a link being paid cannot be cancelled"))
-          expect(yield* TestApp.logSize).toBe(before)
-          expect((yield* post(bank, { decision: "approve" })).status).toBe(303)
-          expect(yield* statusOf(m.button.test, id)).toBe("PAID")
-        })
-      )
+    TestApp.fresh(function* () {
+      const m = yield* merchant
+      const { id, path } = yield* createLink(m.button.test)
+      const bank = yield* startPse(path)
+      expect(yield* statusOf(m.button.test, id)).toBe("PROCESSING")
+      const before = yield* TestApp.logSize
+      const reply = yield* cancel(id)
+      expect(reply.status).toBe(409)
+      expect(reply.json).toEqual(NOT_IN_STATE("a link being paid cannot be cancelled"))
+      expect(yield* TestApp.logSize).toBe(before)
+      expect((yield* post(bank, { decision: "approve" })).status).toBe(303)
+      expect(yield* statusOf(m.button.test, id)).toBe("PAID")
+    })
   )
 
-  it.live("a REJECTED link (its payment failed after it expired) is 409 LinkNotInState", () =>
-    run(
-      Effect.gen(function* () {
-        const m = yield* merchant
-        const { id, path } = yield* createLink(m.button.test, {
-          expiration_date: Nanos.fromEpochMillis(TestClock.START + 3_600_000)
-        })
-        const bank = yield* startPse(path)
-        const clock = yield* TestClock.VirtualTime
-        yield* clock.advance(2 * 3_600_000)
-        expect((yield* post(bank, { decision: "decline" })).status).toBe(303)
-        expect(yield* statusOf(m.button.test, id)).toBe("REJECTED")
-        const reply = yield* cancel(id)
-        expect(reply.status).toBe(409)
-        expect(reply.json).toEqual(
-          NOT_IN_STATE("a REJECTED link cannot be cancelled: only an ACTIVE link can")
-        )
+  it.live(
+    "a REJECTED link (its payment failed after it expired) is 409 LinkNotInState",
+    TestApp.fresh(function* () {
+      const m = yield* merchant
+      const { id, path } = yield* createLink(m.button.test, {
+        expiration_date: Nanos.fromEpochMillis(TestClock.START + 3_600_000)
       })
-    )
+      const bank = yield* startPse(path)
+      const clock = yield* TestClock.VirtualTime
+      yield* clock.advance(2 * 3_600_000)
+      expect((yield* post(bank, { decision: "decline" })).status).toBe(303)
+      expect(yield* statusOf(m.button.test, id)).toBe("REJECTED")
+      const reply = yield* cancel(id)
+      expect(reply.status).toBe(409)
+      expect(reply.json).toEqual(NOT_IN_STATE("a REJECTED link cannot be cancelled: only an ACTIVE link can"))
+    })
   )
 
-  it.live("the admin cancels links of both modes: a production link and a sandbox link", () =>
-    run(
-      Effect.gen(function* () {
-        const m = yield* merchant
-        const live = yield* createLink(m.button.production)
-        const sandbox = yield* createLink(m.button.test)
-        const liveReply = yield* cancel(live.id)
-        expect([liveReply.status, liveReply.json.is_sandbox, liveReply.json.status]).toEqual([
-          200,
-          false,
-          "CANCELLED"
-        ])
-        expect(yield* statusOf(m.button.production, live.id)).toBe("CANCELLED")
-        const sandboxReply = yield* cancel(sandbox.id)
-        expect([sandboxReply.status, sandboxReply.json.is_sandbox]).toEqual([200, true])
-      })
-    )
+  it.live(
+    "the admin cancels links of both modes: a production link and a sandbox link",
+    TestApp.fresh(function* () {
+      const m = yield* merchant
+      const live = yield* createLink(m.button.production)
+      const sandbox = yield* createLink(m.button.test)
+      const liveReply = yield* cancel(live.id)
+      expect([liveReply.status, liveReply.json.is_sandbox, liveReply.json.status]).toEqual([
+        200,
+        false,
+        "CANCELLED"
+      ])
+      expect(yield* statusOf(m.button.production, live.id)).toBe("CANCELLED")
+      const sandboxReply = yield* cancel(sandbox.id)
+      expect([sandboxReply.status, sandboxReply.json.is_sandbox]).toEqual([200, true])
+    })
   )
 
   it.live(
     "without the Bearer ADMIN_TOKEN it is 401 and the link stays ACTIVE (a merchant's key is not enough)",
-    () =>
-      run(
-        Effect.gen(function* () {
-          const m = yield* merchant
-          const { id } = yield* createLink(m.button.test)
-          for (const options of [{}, { key: m.button.test }, { headers: { authorization: "Bearer nope" } }]) {
-            const reply = yield* TestApp.send("POST", `/admin/v1/links/${id}/cancel`, options)
-            expect(reply.status).toBe(401)
-            expect(reply.json).toMatchObject({ payload: {}, errors: [{ code: "Unauthorized" }] })
-          }
-          expect(yield* statusOf(m.button.test, id)).toBe("ACTIVE")
-        })
-      )
+    TestApp.fresh(function* () {
+      const m = yield* merchant
+      const { id } = yield* createLink(m.button.test)
+      for (const options of [{}, { key: m.button.test }, { headers: { authorization: "Bearer nope" } }]) {
+        const reply = yield* TestApp.send("POST", `/admin/v1/links/${id}/cancel`, options)
+        TestApp.expectError(reply, 401, "Unauthorized")
+      }
+      expect(yield* statusOf(m.button.test, id)).toBe("ACTIVE")
+    })
   )
 
-  it.live("a repeated cancel with the same Idempotency-Key replays the first answer", () =>
-    run(
-      Effect.gen(function* () {
-        const m = yield* merchant
-        const { id } = yield* createLink(m.button.test)
-        const send = () =>
-          TestApp.send("POST", `/admin/v1/links/${id}/cancel`, { admin: true, idempotencyKey: "cancel-1" })
-        const first = yield* send()
-        const second = yield* send()
-        expect(first.status).toBe(200)
-        expect(second.status).toBe(200)
-        expect(second.text).toBe(first.text)
-        expect(second.headers["idempotent-replayed"]).toBe("true")
-      })
-    )
+  it.live(
+    "a repeated cancel with the same Idempotency-Key replays the first answer",
+    TestApp.fresh(function* () {
+      const m = yield* merchant
+      const { id } = yield* createLink(m.button.test)
+      const send = () =>
+        TestApp.send("POST", `/admin/v1/links/${id}/cancel`, { admin: true, idempotencyKey: "cancel-1" })
+      const first = yield* send()
+      const second = yield* send()
+      expect(first.status).toBe(200)
+      expect(second.status).toBe(200)
+      expect(second.text).toBe(first.text)
+      expect(second.headers["idempotent-replayed"]).toBe("true")
+    })
   )
 
   type Action = "cancel" | "card" | "pse" | "approve" | "decline" | "advance"
@@ -344,7 +291,7 @@ describe("POST /admin/v1/links/{payment_link}/cancel", () => {
       FastCheck.boolean()
     ],
     ([actions, expires]) =>
-      run(
+      TestApp.run(
         Effect.gen(function* () {
           const m = yield* merchant
           const key = m.button.test

@@ -3,7 +3,7 @@
  * signed with store-pg's `Checkpoint` and the proofs built with its `MerkleTree`, and every answer is
  * checked the way an auditor checks it, with the verifier's algorithms and the served key.
  */
-import { describe, expect, it, layer } from "@effect/vitest"
+import { describe, expect, it } from "@effect/vitest"
 import * as TransparencyLog from "@cobro/domain/TransparencyLog"
 import * as Checkpoint from "@cobro/store-pg/Checkpoint"
 import * as MerkleTree from "@cobro/store-pg/MerkleTree"
@@ -79,9 +79,9 @@ const fakeLog = (leaves: number, signedAt: ReadonlyArray<number>) => {
 const log = fakeLog(16, [1, 5, 8, 13])
 const LATEST = 13
 
-/** The app over a log, shared by a describe block's tests (no test services: a real socket). */
+/** The app over a log, shared by a describe block's tests. */
 const app = (transparencyLog: Layer.Layer<TransparencyLog.TransparencyLog>) =>
-  layer(TestApp.layer({ transparencyLog }), { excludeTestServices: true })
+  TestApp.shared({ transparencyLog })
 
 const get = (path: string, options: TestApp.SendOptions = {}) => TestApp.send("GET", path, options)
 
@@ -115,20 +115,20 @@ const servedRoot = (size: number) =>
 app(log.layer)("checkpoints and the verifier key", (it) => {
   it.effect(
     "GET /audit/v1/checkpoints/latest answers the last signed note byte for byte, as text/plain; charset=utf-8",
-    () =>
-      Effect.gen(function* () {
-        const reply = yield* get("/audit/v1/checkpoints/latest")
-        expect(reply.status).toBe(200)
-        expect(reply.headers["content-type"]).toBe("text/plain; charset=utf-8")
-        const note = log.checkpoints.at(-1)!.note
-        expect(Buffer.from(reply.text, "utf8").equals(Buffer.from(note, "utf8"))).toBe(true)
-        expect(Number(reply.headers["content-length"])).toBe(Buffer.byteLength(note, "utf8"))
-        expect(note).toContain("\u2014 cobro.test/audit ")
-      })
+    Effect.fnUntraced(function* () {
+      const reply = yield* get("/audit/v1/checkpoints/latest")
+      expect(reply.status).toBe(200)
+      expect(reply.headers["content-type"]).toBe("text/plain; charset=utf-8")
+      const note = log.checkpoints.at(-1)!.note
+      expect(Buffer.from(reply.text, "utf8").equals(Buffer.from(note, "utf8"))).toBe(true)
+      expect(Number(reply.headers["content-length"])).toBe(Buffer.byteLength(note, "utf8"))
+      expect(note).toContain("\u2014 cobro.test/audit ")
+    })
   )
 
-  it.effect("GET /audit/v1/checkpoints/{tree_size} answers the checkpoint signed at exactly that size", () =>
-    Effect.gen(function* () {
+  it.effect(
+    "GET /audit/v1/checkpoints/{tree_size} answers the checkpoint signed at exactly that size",
+    Effect.fnUntraced(function* () {
       for (const checkpoint of log.checkpoints) {
         const reply = yield* get(`/audit/v1/checkpoints/${checkpoint.size}`)
         expect(reply.status).toBe(200)
@@ -138,8 +138,9 @@ app(log.layer)("checkpoints and the verifier key", (it) => {
     })
   )
 
-  it.effect("a size no checkpoint was signed at is a 404 CheckpointNotFound", () =>
-    Effect.gen(function* () {
+  it.effect(
+    "a size no checkpoint was signed at is a 404 CheckpointNotFound",
+    Effect.fnUntraced(function* () {
       for (const size of [0, 2, 14, 16, 17, 999_999_999_999_999]) {
         expectError(yield* get(`/audit/v1/checkpoints/${size}`), 404, "CheckpointNotFound")
       }
@@ -148,42 +149,30 @@ app(log.layer)("checkpoints and the verifier key", (it) => {
 
   it.effect(
     "a tree_size that is not a non-negative decimal integer is a 400 ValidationError on tree_size",
-    () =>
-      Effect.gen(function* () {
-        for (const bad of [
-          "-1",
-          "abc",
-          "1.5",
-          "05",
-          "1e3",
-          "+3",
-          "0x10",
-          "%205",
-          "9999999999999999",
-          "5%20"
-        ]) {
-          expectError(yield* get(`/audit/v1/checkpoints/${bad}`), 400, "ValidationError", "tree_size")
-        }
-      })
+    Effect.fnUntraced(function* () {
+      for (const bad of ["-1", "abc", "1.5", "05", "1e3", "+3", "0x10", "%205", "9999999999999999", "5%20"]) {
+        expectError(yield* get(`/audit/v1/checkpoints/${bad}`), 400, "ValidationError", "tree_size")
+      }
+    })
   )
 
   it.effect(
     "GET /audit/v1/public-key answers the verifier key and a newline; it opens every checkpoint",
-    () =>
-      Effect.gen(function* () {
-        const reply = yield* get("/audit/v1/public-key")
-        expect(reply.status).toBe(200)
-        expect(reply.headers["content-type"]).toBe("text/plain; charset=utf-8")
-        expect(reply.text).toBe(`${Checkpoint.verifierKeyOf(signer)}\n`)
-        for (const checkpoint of log.checkpoints) {
-          const opened = Checkpoint.openWithVerifierKey(checkpoint.note, reply.text.trimEnd())
-          expect(opened?.size).toBe(checkpoint.size)
-        }
-      })
+    Effect.fnUntraced(function* () {
+      const reply = yield* get("/audit/v1/public-key")
+      expect(reply.status).toBe(200)
+      expect(reply.headers["content-type"]).toBe("text/plain; charset=utf-8")
+      expect(reply.text).toBe(`${Checkpoint.verifierKeyOf(signer)}\n`)
+      for (const checkpoint of log.checkpoints) {
+        const opened = Checkpoint.openWithVerifierKey(checkpoint.note, reply.text.trimEnd())
+        expect(opened?.size).toBe(checkpoint.size)
+      }
+    })
   )
 
-  it.effect("another method on an audit path is a 405 that names GET", () =>
-    Effect.gen(function* () {
+  it.effect(
+    "another method on an audit path is a 405 that names GET",
+    Effect.fnUntraced(function* () {
       const reply = yield* TestApp.send("POST", "/audit/v1/checkpoints/latest", { body: "{}" })
       expectError(reply, 405, "MethodNotAllowed")
       expect(reply.headers["allow"]).toBe("GET")
@@ -192,26 +181,26 @@ app(log.layer)("checkpoints and the verifier key", (it) => {
 })
 
 app(fakeLog(3, []).layer)("before the first checkpoint", (it) => {
-  it.effect("GET /audit/v1/checkpoints/latest is a 404 CheckpointNotFound in the envelope", () =>
-    Effect.gen(function* () {
+  it.effect(
+    "GET /audit/v1/checkpoints/latest is a 404 CheckpointNotFound in the envelope",
+    Effect.fnUntraced(function* () {
       expectError(yield* get("/audit/v1/checkpoints/latest"), 404, "CheckpointNotFound")
     })
   )
 
   it.effect(
     "an inclusion proof without tree_size is a 404 CheckpointNotFound; with one, it is answered",
-    () =>
-      Effect.gen(function* () {
-        const id = eventId(1)
-        expectError(
-          yield* get(`/audit/v1/proofs/inclusion?event_id=${id}`, { admin: true }),
-          404,
-          "CheckpointNotFound"
-        )
-        const reply = yield* get(`/audit/v1/proofs/inclusion?event_id=${id}&tree_size=3`, { admin: true })
-        expect(reply.status, reply.text).toBe(200)
-        expect(reply.json.tree_size).toBe(3)
-      })
+    Effect.fnUntraced(function* () {
+      const id = eventId(1)
+      expectError(
+        yield* get(`/audit/v1/proofs/inclusion?event_id=${id}`, { admin: true }),
+        404,
+        "CheckpointNotFound"
+      )
+      const reply = yield* get(`/audit/v1/proofs/inclusion?event_id=${id}&tree_size=3`, { admin: true })
+      expect(reply.status, reply.text).toBe(200)
+      expect(reply.json.tree_size).toBe(3)
+    })
   )
 })
 
@@ -222,34 +211,34 @@ app(fakeLog(3, []).layer)("before the first checkpoint", (it) => {
 app(log.layer)("consistency proofs", (it) => {
   it.effect(
     "GET /audit/v1/proofs/consistency between two checkpoints verifies against their signed roots (RFC 9162 2.1.4.2)",
-    () =>
-      Effect.gen(function* () {
-        for (const first of log.checkpoints) {
-          for (const second of log.checkpoints.filter((c) => c.size >= first.size)) {
-            const reply = yield* get(`/audit/v1/proofs/consistency?from=${first.size}&to=${second.size}`)
-            expect(reply.status, reply.text).toBe(200)
-            expect(reply.headers["content-type"]).toContain("application/json")
-            expect(reply.json.from).toBe(first.size)
-            expect(reply.json.to).toBe(second.size)
-            for (const h of reply.json.hashes) expect(h).toMatch(/^[A-Za-z0-9+/]{43}=$/)
-            const proof = unbase64(reply.json.hashes)
-            const [firstRoot, secondRoot] = [yield* servedRoot(first.size), yield* servedRoot(second.size)]
-            expect(MerkleTree.verifyConsistency(first.size, second.size, firstRoot, secondRoot, proof)).toBe(
-              true
+    Effect.fnUntraced(function* () {
+      for (const first of log.checkpoints) {
+        for (const second of log.checkpoints.filter((c) => c.size >= first.size)) {
+          const reply = yield* get(`/audit/v1/proofs/consistency?from=${first.size}&to=${second.size}`)
+          expect(reply.status, reply.text).toBe(200)
+          expect(reply.headers["content-type"]).toContain("application/json")
+          expect(reply.json.from).toBe(first.size)
+          expect(reply.json.to).toBe(second.size)
+          for (const h of reply.json.hashes) expect(h).toMatch(/^[A-Za-z0-9+/]{43}=$/)
+          const proof = unbase64(reply.json.hashes)
+          const [firstRoot, secondRoot] = [yield* servedRoot(first.size), yield* servedRoot(second.size)]
+          expect(MerkleTree.verifyConsistency(first.size, second.size, firstRoot, secondRoot, proof)).toBe(
+            true
+          )
+          // The proof is of these trees only.
+          if (first.size < second.size) {
+            expect(MerkleTree.verifyConsistency(first.size, second.size, secondRoot, secondRoot, proof)).toBe(
+              false
             )
-            // The proof is of these trees only.
-            if (first.size < second.size) {
-              expect(
-                MerkleTree.verifyConsistency(first.size, second.size, secondRoot, secondRoot, proof)
-              ).toBe(false)
-            }
           }
         }
-      })
+      }
+    })
   )
 
-  it.effect("a consistency proof between sizes no checkpoint signs verifies against the trees' roots", () =>
-    Effect.gen(function* () {
+  it.effect(
+    "a consistency proof between sizes no checkpoint signs verifies against the trees' roots",
+    Effect.fnUntraced(function* () {
       for (const [from, to] of [
         [3, 7],
         [6, 16],
@@ -269,8 +258,9 @@ app(log.layer)("consistency proofs", (it) => {
     })
   )
 
-  it.effect("a missing or malformed from or to is a 400 ValidationError naming it", () =>
-    Effect.gen(function* () {
+  it.effect(
+    "a missing or malformed from or to is a 400 ValidationError naming it",
+    Effect.fnUntraced(function* () {
       const cases: ReadonlyArray<readonly [string, string]> = [
         ["to=5", "from"],
         ["from=1", "to"],
@@ -301,18 +291,17 @@ app(log.layer)("consistency proofs", (it) => {
 
   it.effect(
     "sizes past the tree, or from after to, are a 400 TreeSizeOutOfRange that gives the tree's size",
-    () =>
-      Effect.gen(function* () {
-        for (const [query, field] of [
-          ["from=1&to=17", "to"],
-          ["from=17&to=20", "to"],
-          ["from=9&to=5", "from"]
-        ] as const) {
-          const reply = yield* get(`/audit/v1/proofs/consistency?${query}`)
-          expectError(reply, 400, "TreeSizeOutOfRange", field)
-          expect(reply.json.errors[0].message).toContain("16")
-        }
-      })
+    Effect.fnUntraced(function* () {
+      for (const [query, field] of [
+        ["from=1&to=17", "to"],
+        ["from=17&to=20", "to"],
+        ["from=9&to=5", "from"]
+      ] as const) {
+        const reply = yield* get(`/audit/v1/proofs/consistency?${query}`)
+        expectError(reply, 400, "TreeSizeOutOfRange", field)
+        expect(reply.json.errors[0].message).toContain("16")
+      }
+    })
   )
 })
 
@@ -323,8 +312,9 @@ app(log.layer)("consistency proofs", (it) => {
 const inclusion = (query: string, admin = true) => get(`/audit/v1/proofs/inclusion?${query}`, { admin })
 
 app(log.layer)("inclusion proofs", (it) => {
-  it.effect("GET /audit/v1/proofs/inclusion needs the admin token: 401 in the envelope without it", () =>
-    Effect.gen(function* () {
+  it.effect(
+    "GET /audit/v1/proofs/inclusion needs the admin token: 401 in the envelope without it",
+    Effect.fnUntraced(function* () {
       const query = `event_id=${eventId(2)}&tree_size=${LATEST}`
       expectError(yield* inclusion(query, false), 401, "Unauthorized")
       expectError(
@@ -344,29 +334,29 @@ app(log.layer)("inclusion proofs", (it) => {
 
   it.effect(
     "every event's inclusion proof verifies against the signed root of each checkpoint that holds it (RFC 9162 2.1.3.2)",
-    () =>
-      Effect.gen(function* () {
-        for (const checkpoint of log.checkpoints) {
-          const root = yield* servedRoot(checkpoint.size)
-          for (let i = 0; i < checkpoint.size; i++) {
-            const reply = yield* inclusion(`event_id=${eventId(i)}&tree_size=${checkpoint.size}`)
-            expect(reply.status, reply.text).toBe(200)
-            const body = reply.json
-            expect(body).toMatchObject({ event_id: eventId(i), leaf_index: i, tree_size: checkpoint.size })
-            expect(body.event_hash).toBe(log.events[i]!.eventHash)
-            const leaf = MerkleTree.leafHash(Buffer.from(body.event_hash, "hex"))
-            const proof = unbase64(body.hashes)
-            expect(MerkleTree.verifyInclusion(i, checkpoint.size, leaf, proof, root)).toBe(true)
-            expect(MerkleTree.verifyInclusion(i, checkpoint.size, leaf, proof, MerkleTree.emptyRoot)).toBe(
-              false
-            )
-          }
+    Effect.fnUntraced(function* () {
+      for (const checkpoint of log.checkpoints) {
+        const root = yield* servedRoot(checkpoint.size)
+        for (let i = 0; i < checkpoint.size; i++) {
+          const reply = yield* inclusion(`event_id=${eventId(i)}&tree_size=${checkpoint.size}`)
+          expect(reply.status, reply.text).toBe(200)
+          const body = reply.json
+          expect(body).toMatchObject({ event_id: eventId(i), leaf_index: i, tree_size: checkpoint.size })
+          expect(body.event_hash).toBe(log.events[i]!.eventHash)
+          const leaf = MerkleTree.leafHash(Buffer.from(body.event_hash, "hex"))
+          const proof = unbase64(body.hashes)
+          expect(MerkleTree.verifyInclusion(i, checkpoint.size, leaf, proof, root)).toBe(true)
+          expect(MerkleTree.verifyInclusion(i, checkpoint.size, leaf, proof, MerkleTree.emptyRoot)).toBe(
+            false
+          )
         }
-      })
+      }
+    })
   )
 
-  it.effect("without tree_size, the proof is in the latest checkpoint's tree (not the tree's size now)", () =>
-    Effect.gen(function* () {
+  it.effect(
+    "without tree_size, the proof is in the latest checkpoint's tree (not the tree's size now)",
+    Effect.fnUntraced(function* () {
       const reply = yield* inclusion(`event_id=${eventId(4)}`)
       expect(reply.status, reply.text).toBe(200)
       expect(reply.json.tree_size).toBe(LATEST)
@@ -376,8 +366,9 @@ app(log.layer)("inclusion proofs", (it) => {
     })
   )
 
-  it.effect("an event the log's tree does not hold is a 404 EventNotFound on event_id", () =>
-    Effect.gen(function* () {
+  it.effect(
+    "an event the log's tree does not hold is a 404 EventNotFound on event_id",
+    Effect.fnUntraced(function* () {
       expectError(yield* inclusion(`event_id=${eventId(999)}`), 404, "EventNotFound", "event_id")
       expectError(yield* inclusion(`event_id=nope&tree_size=5`), 404, "EventNotFound", "event_id")
     })
@@ -385,25 +376,26 @@ app(log.layer)("inclusion proofs", (it) => {
 
   it.effect(
     "an event at or past tree_size is a 404 EventNotInTree on tree_size (ask a larger checkpoint); events past the latest checkpoint too",
-    () =>
-      Effect.gen(function* () {
-        const reply = yield* inclusion(`event_id=${eventId(5)}&tree_size=5`)
-        expectError(reply, 404, "EventNotInTree", "tree_size")
-        expect(reply.json.errors[0].message).toContain("larger checkpoint")
-        expectError(yield* inclusion(`event_id=${eventId(14)}`), 404, "EventNotInTree", "tree_size")
-      })
+    Effect.fnUntraced(function* () {
+      const reply = yield* inclusion(`event_id=${eventId(5)}&tree_size=5`)
+      expectError(reply, 404, "EventNotInTree", "tree_size")
+      expect(reply.json.errors[0].message).toContain("larger checkpoint")
+      expectError(yield* inclusion(`event_id=${eventId(14)}`), 404, "EventNotInTree", "tree_size")
+    })
   )
 
-  it.effect("a tree_size past the tree's size is a 400 TreeSizeOutOfRange that gives the tree's size", () =>
-    Effect.gen(function* () {
+  it.effect(
+    "a tree_size past the tree's size is a 400 TreeSizeOutOfRange that gives the tree's size",
+    Effect.fnUntraced(function* () {
       const reply = yield* inclusion(`event_id=${eventId(1)}&tree_size=17`)
       expectError(reply, 400, "TreeSizeOutOfRange", "tree_size")
       expect(reply.json.errors[0].message).toContain("16")
     })
   )
 
-  it.effect("a missing event_id or a malformed tree_size is a 400 ValidationError naming it", () =>
-    Effect.gen(function* () {
+  it.effect(
+    "a missing event_id or a malformed tree_size is a 400 ValidationError naming it",
+    Effect.fnUntraced(function* () {
       for (const [query, field] of [
         ["tree_size=5", "event_id"],
         ["event_id=", "event_id"],
@@ -496,29 +488,28 @@ app(log.layer)("bad input", (it) => {
 describe("the audit API in the OpenAPI document", () => {
   it.live(
     "every audit endpoint is documented: text/plain notes, JSON proofs, the inclusion proof with Bearer",
-    () =>
-      Effect.gen(function* () {
-        const spec = (yield* get("/openapi.json")).json
-        for (const path of [
-          "/audit/v1/checkpoints/latest",
-          "/audit/v1/checkpoints/{tree_size}",
-          "/audit/v1/public-key"
-        ]) {
-          expect(Object.keys(spec.paths[path].get.responses["200"].content), path).toEqual([
-            "text/plain; charset=utf-8"
-          ])
-          expect(spec.paths[path].get.security, path).toEqual([])
-        }
-        expect(spec.paths["/audit/v1/proofs/consistency"].get.security).toEqual([])
-        expect(spec.paths["/audit/v1/proofs/inclusion"].get.security).toEqual([{ bearer: [] }])
-        const params = spec.paths["/audit/v1/proofs/inclusion"].get.parameters.map((p: any) => [
-          p.name,
-          p.required
+    TestApp.fresh(function* () {
+      const spec = (yield* get("/openapi.json")).json
+      for (const path of [
+        "/audit/v1/checkpoints/latest",
+        "/audit/v1/checkpoints/{tree_size}",
+        "/audit/v1/public-key"
+      ]) {
+        expect(Object.keys(spec.paths[path].get.responses["200"].content), path).toEqual([
+          "text/plain; charset=utf-8"
         ])
-        expect(params).toEqual([
-          ["event_id", true],
-          ["tree_size", false]
-        ])
-      }).pipe(Effect.provide(TestApp.layer()))
+        expect(spec.paths[path].get.security, path).toEqual([])
+      }
+      expect(spec.paths["/audit/v1/proofs/consistency"].get.security).toEqual([])
+      expect(spec.paths["/audit/v1/proofs/inclusion"].get.security).toEqual([{ bearer: [] }])
+      const params = spec.paths["/audit/v1/proofs/inclusion"].get.parameters.map((p: any) => [
+        p.name,
+        p.required
+      ])
+      expect(params).toEqual([
+        ["event_id", true],
+        ["tree_size", false]
+      ])
+    })
   )
 })

@@ -21,114 +21,98 @@ import * as VirtualClock from "./support/TestClock.js"
 /** A pause in real time (the test clock moves only when told). */
 const realPause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
 
-const run = <A, E>(effect: Effect.Effect<A, E, any>) =>
-  Effect.provide(effect, ProbeApi.layer()) as Effect.Effect<A, E>
+/** `POST /online/probe/echo` with a payment-button key: the body as written. */
+const echo = (key: string, body: string, headers: Record<string, string> = {}) =>
+  TestApp.send("POST", "/online/probe/echo", { key, body, headers })
+
+/** `POST /payments/probe/count` of `{n}` (it sleeps `n` ms) with a terminal-API key and an `Idempotency-Key`. */
+const count = (key: string, n: number, idempotencyKey: string) =>
+  TestApp.send("POST", "/payments/probe/count", { key, body: { n }, idempotencyKey })
+
+/** `POST /admin/v1/merchants` of the merchant "A" with an `Idempotency-Key`. */
+const createA = (idempotencyKey: string) =>
+  TestApp.send("POST", "/admin/v1/merchants", { admin: true, body: { name: "A" }, idempotencyKey })
 
 describe("request bodies", () => {
-  it.live("a body over 64 KiB is 413 in the envelope (declared length)", () =>
-    run(
-      Effect.gen(function* () {
-        const m = yield* TestApp.createMerchant()
-        const reply = yield* TestApp.send("POST", "/online/probe/echo", {
-          key: m.button.test,
-          body: JSON.stringify({ pad: "x".repeat(70_000) })
-        })
-        expect(reply.status).toBe(413)
-        expect(reply.json).toEqual({
-          payload: {},
-          errors: [{ code: "PayloadTooLarge", message: "the request body exceeds 65536 bytes" }]
-        })
-      })
-    )
+  it.live(
+    "a body over 64 KiB is 413 in the envelope (declared length)",
+    ProbeApi.fresh(function* () {
+      const m = yield* TestApp.createMerchant()
+      const reply = yield* echo(m.button.test, JSON.stringify({ pad: "x".repeat(70_000) }))
+      TestApp.expectOnlyError(reply, 413, "PayloadTooLarge", "the request body exceeds 65536 bytes")
+    })
   )
 
-  it.live("a body of exactly 64 KiB is read", () =>
-    run(
-      Effect.gen(function* () {
-        const m = yield* TestApp.createMerchant()
-        const text = JSON.stringify({ pad: "" })
-        const body = JSON.stringify({ pad: "x".repeat(65_536 - text.length) })
-        expect(Buffer.byteLength(body)).toBe(65_536)
-        const reply = yield* TestApp.send("POST", "/online/probe/echo", { key: m.button.test, body })
-        expect(reply.status).toBe(200)
-      })
-    )
+  it.live(
+    "a body of exactly 64 KiB is read",
+    ProbeApi.fresh(function* () {
+      const m = yield* TestApp.createMerchant()
+      const text = JSON.stringify({ pad: "" })
+      const body = JSON.stringify({ pad: "x".repeat(65_536 - text.length) })
+      expect(Buffer.byteLength(body)).toBe(65_536)
+      expect((yield* echo(m.button.test, body)).status).toBe(200)
+    })
   )
 
-  it.live("a content type other than JSON is 415 in the envelope", () =>
-    run(
-      Effect.gen(function* () {
-        const m = yield* TestApp.createMerchant()
-        for (const type of [
-          "text/plain",
-          "application/x-www-form-urlencoded",
-          "multipart/form-data; boundary=x"
-        ]) {
-          const reply = yield* TestApp.send("POST", "/online/probe/echo", {
-            key: m.button.test,
-            body: "{}",
-            headers: { "content-type": type }
-          })
-          expect(reply.status).toBe(415)
-          expect(reply.json.errors[0].code).toBe("UnsupportedMediaType")
-        }
-        const charset = yield* TestApp.send("POST", "/online/probe/echo", {
-          key: m.button.test,
-          body: "{}",
-          headers: { "content-type": "application/json; charset=utf-8" }
-        })
-        expect(charset.status).toBe(200)
-      })
-    )
-  )
-
-  it.live("malformed JSON is 400 MalformedJson in the envelope", () =>
-    run(
-      Effect.gen(function* () {
-        const m = yield* TestApp.createMerchant()
-        for (const body of ["{", "{'a':1}", "", "[1,]", "{} {}", "nul"]) {
-          const reply = yield* TestApp.send("POST", "/online/probe/echo", { key: m.button.test, body })
-          expect(reply.status).toBe(400)
-          expect(reply.json).toMatchObject({ payload: {}, errors: [{ code: "MalformedJson" }] })
-        }
-      })
-    )
-  )
-
-  it.live("a nanosecond integer above 2^53 reaches the handler exactly and is written back exactly", () =>
-    run(
-      Effect.gen(function* () {
-        const m = yield* TestApp.createMerchant()
-        const reply = yield* TestApp.send("POST", "/online/probe/echo", {
-          key: m.button.test,
-          body: '{"expiration_date":1712345678901234567,"total":12.5}'
-        })
-        expect(reply.status).toBe(200)
-        expect(reply.text).toBe(
-          '{"payload":{"expiration_date":1712345678901234567,"total":12.5},"errors":[]}'
+  it.live(
+    "a content type other than JSON is 415 in the envelope",
+    ProbeApi.fresh(function* () {
+      const m = yield* TestApp.createMerchant()
+      for (const type of [
+        "text/plain",
+        "application/x-www-form-urlencoded",
+        "multipart/form-data; boundary=x"
+      ]) {
+        TestApp.expectError(
+          yield* echo(m.button.test, "{}", { "content-type": type }),
+          415,
+          "UnsupportedMediaType"
         )
-      })
-    )
+      }
+      const charset = yield* echo(m.button.test, "{}", { "content-type": "application/json; charset=utf-8" })
+      expect(charset.status).toBe(200)
+    })
+  )
+
+  it.live(
+    "malformed JSON is 400 MalformedJson in the envelope",
+    ProbeApi.fresh(function* () {
+      const m = yield* TestApp.createMerchant()
+      for (const body of ["{", "{'a':1}", "", "[1,]", "{} {}", "nul"]) {
+        TestApp.expectError(yield* echo(m.button.test, body), 400, "MalformedJson")
+      }
+    })
+  )
+
+  it.live(
+    "a nanosecond integer above 2^53 reaches the handler exactly and is written back exactly",
+    ProbeApi.fresh(function* () {
+      const m = yield* TestApp.createMerchant()
+      const reply = yield* echo(m.button.test, '{"expiration_date":1712345678901234567,"total":12.5}')
+      expect(reply.status).toBe(200)
+      expect(reply.text).toBe('{"payload":{"expiration_date":1712345678901234567,"total":12.5},"errors":[]}')
+    })
   )
 })
 
 describe("unknown paths, methods and failures", () => {
-  it.live("an unknown path is 404 NotFound in the envelope", () =>
-    Effect.gen(function* () {
+  it.live(
+    "an unknown path is 404 NotFound in the envelope",
+    TestApp.fresh(function* () {
       for (const [method, path] of [
         ["GET", "/nope"],
         ["POST", "/v2/payment"],
         ["GET", "/admin/v1/merchants/MER_1/terminals/SN/extra"]
       ] as const) {
         const reply = yield* TestApp.send(method, path, { body: method === "POST" ? "{}" : undefined })
-        expect(reply.status).toBe(404)
-        expect(reply.json).toMatchObject({ payload: {}, errors: [{ code: "NotFound" }] })
+        TestApp.expectError(reply, 404, "NotFound")
       }
-    }).pipe(Effect.provide(TestApp.layer()))
+    })
   )
 
-  it.live("a known path with another method is 405 MethodNotAllowed with Allow", () =>
-    Effect.gen(function* () {
+  it.live(
+    "a known path with another method is 405 MethodNotAllowed with Allow",
+    TestApp.fresh(function* () {
       const reply = yield* TestApp.send("DELETE", "/admin/v1/merchants")
       expect(reply.status).toBe(405)
       expect(reply.headers["allow"]).toBe("POST")
@@ -136,104 +120,64 @@ describe("unknown paths, methods and failures", () => {
       const health = yield* TestApp.send("POST", "/health", { body: "{}" })
       expect(health.status).toBe(405)
       expect(health.headers["allow"]).toBe("GET")
-    }).pipe(Effect.provide(TestApp.layer()))
+    })
   )
 
-  it.live("a defect on a terminal API path is a 500 AP001 envelope without a stack", () =>
-    run(
-      Effect.gen(function* () {
-        const m = yield* TestApp.createMerchant()
-        const reply = yield* TestApp.send("GET", "/payments/probe/defect", { key: m.terminal.test })
-        expect(reply.status).toBe(500)
-        expect(reply.json).toEqual({ payload: {}, errors: [{ code: "AP001", message: "internal error" }] })
-        expect(reply.text).not.toContain("boom")
-      })
-    )
+  it.live(
+    "a defect on a terminal API path is a 500 AP001 envelope without a stack",
+    ProbeApi.fresh(function* () {
+      const m = yield* TestApp.createMerchant()
+      const reply = yield* TestApp.send("GET", "/payments/probe/defect", { key: m.terminal.test })
+      TestApp.expectOnlyError(reply, 500, "AP001", "internal error")
+      expect(reply.text).not.toContain("boom")
+    })
   )
 
-  it.live("a defect elsewhere is a 500 InternalError envelope", () =>
-    run(
-      Effect.gen(function* () {
-        const m = yield* TestApp.createMerchant()
-        const reply = yield* TestApp.send("GET", "/online/probe/defect", { key: m.button.test })
-        expect(reply.status).toBe(500)
-        expect(reply.json).toEqual({
-          payload: {},
-          errors: [{ code: "InternalError", message: "internal error" }]
-        })
-      })
-    )
+  it.live(
+    "a defect elsewhere is a 500 InternalError envelope",
+    ProbeApi.fresh(function* () {
+      const m = yield* TestApp.createMerchant()
+      const reply = yield* TestApp.send("GET", "/online/probe/defect", { key: m.button.test })
+      TestApp.expectOnlyError(reply, 500, "InternalError", "internal error")
+    })
   )
 })
 
 describe("Idempotency-Key", () => {
-  it.live("the same key and body within 24 h replays the first response exactly", () =>
-    run(
-      Effect.gen(function* () {
-        const m = yield* TestApp.createMerchant()
-        const first = yield* TestApp.send("POST", "/payments/probe/count", {
-          key: m.terminal.test,
-          body: { n: 1 },
-          idempotencyKey: "k-1"
-        })
-        const second = yield* TestApp.send("POST", "/payments/probe/count", {
-          key: m.terminal.test,
-          body: { n: 1 },
-          idempotencyKey: "k-1"
-        })
-        expect(first.status).toBe(201)
-        expect(second.status).toBe(201)
-        expect(second.text).toBe(first.text)
-        expect(second.headers["idempotent-replayed"]).toBe("true")
-        expect(first.headers["idempotent-replayed"]).toBeUndefined()
-        expect(yield* Ref.get(ProbeApi.calls)).toBeGreaterThanOrEqual(1)
-        expect(first.json.calls).toBe(second.json.calls)
-      })
-    )
+  it.live(
+    "the same key and body within 24 h replays the first response exactly",
+    ProbeApi.fresh(function* () {
+      const m = yield* TestApp.createMerchant()
+      const first = yield* count(m.terminal.test, 1, "k-1")
+      const second = yield* count(m.terminal.test, 1, "k-1")
+      expect(first.status).toBe(201)
+      expect(second.status).toBe(201)
+      expect(second.text).toBe(first.text)
+      expect(second.headers["idempotent-replayed"]).toBe("true")
+      expect(first.headers["idempotent-replayed"]).toBeUndefined()
+      expect(yield* Ref.get(ProbeApi.calls)).toBeGreaterThanOrEqual(1)
+      expect(first.json.calls).toBe(second.json.calls)
+    })
   )
 
-  it.live("the same key with another body is 409 IdempotencyKeyReused", () =>
-    run(
-      Effect.gen(function* () {
-        const m = yield* TestApp.createMerchant()
-        yield* TestApp.send("POST", "/payments/probe/count", {
-          key: m.terminal.test,
-          body: { n: 1 },
-          idempotencyKey: "k"
-        })
-        const other = yield* TestApp.send("POST", "/payments/probe/count", {
-          key: m.terminal.test,
-          body: { n: 2 },
-          idempotencyKey: "k"
-        })
-        expect(other.status).toBe(409)
-        expect(other.json).toMatchObject({ payload: {}, errors: [{ code: "IdempotencyKeyReused" }] })
-      })
-    )
+  it.live(
+    "the same key with another body is 409 IdempotencyKeyReused",
+    ProbeApi.fresh(function* () {
+      const m = yield* TestApp.createMerchant()
+      yield* count(m.terminal.test, 1, "k")
+      TestApp.expectError(yield* count(m.terminal.test, 2, "k"), 409, "IdempotencyKeyReused")
+    })
   )
 
-  it.live("a key whose first request is still running is 409 IdempotencyKeyInUse", () =>
-    run(
-      Effect.gen(function* () {
-        const m = yield* TestApp.createMerchant()
-        const slow = yield* Effect.fork(
-          TestApp.send("POST", "/payments/probe/count", {
-            key: m.terminal.test,
-            body: { n: 400 },
-            idempotencyKey: "s"
-          })
-        )
-        yield* Effect.sleep(150)
-        const during = yield* TestApp.send("POST", "/payments/probe/count", {
-          key: m.terminal.test,
-          body: { n: 400 },
-          idempotencyKey: "s"
-        })
-        expect(during.status).toBe(409)
-        expect(during.json.errors[0].code).toBe("IdempotencyKeyInUse")
-        expect((yield* Fiber.join(slow)).status).toBe(201)
-      })
-    )
+  it.live(
+    "a key whose first request is still running is 409 IdempotencyKeyInUse",
+    ProbeApi.fresh(function* () {
+      const m = yield* TestApp.createMerchant()
+      const slow = yield* Effect.fork(count(m.terminal.test, 400, "s"))
+      yield* Effect.sleep(150)
+      TestApp.expectError(yield* count(m.terminal.test, 400, "s"), 409, "IdempotencyKeyInUse")
+      expect((yield* Fiber.join(slow)).status).toBe(201)
+    })
   )
 
   it.effect(
@@ -249,16 +193,10 @@ describe("Idempotency-Key", () => {
         expect(yield* store.reserve(scope, print, yield* DateTime.now, "dead-owner")).toEqual(
           IdempotencyStore.Reservation.Reserved()
         )
-        const retry = () =>
-          TestApp.send("POST", "/payments/probe/count", {
-            key: m.terminal.test,
-            body,
-            idempotencyKey: "crashed"
-          })
+        const retry = () => count(m.terminal.test, body.n, "crashed")
         yield* TestClock.adjust(IdempotencyStore.LEASE_MS - 1)
         const early = yield* retry()
-        expect(early.status).toBe(409)
-        expect(early.json.errors[0].code).toBe("IdempotencyKeyInUse")
+        TestApp.expectError(early, 409, "IdempotencyKeyInUse")
         yield* TestClock.adjust(1)
         const before = yield* Ref.get(ProbeApi.calls)
         const after = yield* retry()
@@ -278,12 +216,7 @@ describe("Idempotency-Key", () => {
       Effect.gen(function* () {
         const m = yield* TestApp.createMerchant()
         const body = { n: 3 * IdempotencyStore.LEASE_MS }
-        const send = () =>
-          TestApp.send("POST", "/payments/probe/count", {
-            key: m.terminal.test,
-            body,
-            idempotencyKey: "slow"
-          })
+        const send = () => count(m.terminal.test, body.n, "slow")
         const slow = yield* Effect.fork(send())
         // Wait (in real time) until the request sleeps on the test clock, beside its lease's renewal.
         for (let i = 0; i < 500 && Chunk.size(yield* TestClock.sleeps()) < 2; i++) {
@@ -313,94 +246,60 @@ describe("Idempotency-Key", () => {
       }).pipe(Effect.provide(ProbeApi.layer({ clock: VirtualClock.layerNotVirtual })))
   )
 
-  it.live("keys are scoped per merchant and mode: the same key of two merchants runs twice", () =>
-    run(
-      Effect.gen(function* () {
-        const a = yield* TestApp.createMerchant("A")
-        const b = yield* TestApp.createMerchant("B")
-        const ra = yield* TestApp.send("POST", "/payments/probe/count", {
-          key: a.terminal.test,
-          body: { n: 0 },
-          idempotencyKey: "same"
-        })
-        const rb = yield* TestApp.send("POST", "/payments/probe/count", {
-          key: b.terminal.test,
-          body: { n: 0 },
-          idempotencyKey: "same"
-        })
-        const rp = yield* TestApp.send("POST", "/payments/probe/count", {
-          key: a.terminal.production,
-          body: { n: 0 },
-          idempotencyKey: "same"
-        })
-        expect(rb.headers["idempotent-replayed"]).toBeUndefined()
-        expect(rp.headers["idempotent-replayed"]).toBeUndefined()
-        expect(new Set([ra.json.calls, rb.json.calls, rp.json.calls]).size).toBe(3)
-      })
-    )
+  it.live(
+    "keys are scoped per merchant and mode: the same key of two merchants runs twice",
+    ProbeApi.fresh(function* () {
+      const a = yield* TestApp.createMerchant("A")
+      const b = yield* TestApp.createMerchant("B")
+      const ra = yield* count(a.terminal.test, 0, "same")
+      const rb = yield* count(b.terminal.test, 0, "same")
+      const rp = yield* count(a.terminal.production, 0, "same")
+      expect(rb.headers["idempotent-replayed"]).toBeUndefined()
+      expect(rp.headers["idempotent-replayed"]).toBeUndefined()
+      expect(new Set([ra.json.calls, rb.json.calls, rp.json.calls]).size).toBe(3)
+    })
   )
 
-  it.live("an admin POST replays: creating a merchant twice with one key creates one merchant", () =>
-    Effect.gen(function* () {
-      const first = yield* TestApp.send("POST", "/admin/v1/merchants", {
-        admin: true,
-        body: { name: "A" },
-        idempotencyKey: "m"
-      })
-      const size = yield* TestApp.logSize
-      const second = yield* TestApp.send("POST", "/admin/v1/merchants", {
-        admin: true,
-        body: { name: "A" },
-        idempotencyKey: "m"
-      })
+  it.live(
+    "an admin POST replays: creating a merchant twice with one key creates one merchant",
+    TestApp.fresh(function* () {
+      const first = yield* createA("m")
+      const second = yield* TestApp.storesNothing(createA("m"))
       expect(second.status).toBe(201)
       expect(second.text).toBe(first.text)
-      expect(yield* TestApp.logSize).toBe(size)
-    }).pipe(Effect.provide(TestApp.layer()))
+    })
   )
 
-  it.live("a key over 255 characters is 400 InvalidIdempotencyKey", () =>
-    Effect.gen(function* () {
-      const reply = yield* TestApp.send("POST", "/admin/v1/merchants", {
-        admin: true,
-        body: { name: "A" },
-        idempotencyKey: "k".repeat(256)
-      })
-      expect(reply.status).toBe(400)
-      expect(reply.json.errors[0].code).toBe("InvalidIdempotencyKey")
-    }).pipe(Effect.provide(TestApp.layer()))
+  it.live(
+    "a key over 255 characters is 400 InvalidIdempotencyKey",
+    TestApp.fresh(function* () {
+      TestApp.expectError(yield* createA("k".repeat(256)), 400, "InvalidIdempotencyKey")
+    })
   )
 
-  it.live("a 5xx answer is not kept: the key can be retried", () =>
-    run(
-      Effect.gen(function* () {
-        const m = yield* TestApp.createMerchant()
-        const first = yield* TestApp.send("POST", "/online/probe/fail", {
-          key: m.button.test,
-          body: "{}",
-          idempotencyKey: "f"
-        })
-        expect(first.status).toBe(500)
-        const second = yield* TestApp.send("POST", "/online/probe/fail", {
-          key: m.button.test,
-          body: "{}",
-          idempotencyKey: "f"
-        })
-        expect(second.status).toBe(500)
-        expect(second.headers["idempotent-replayed"]).toBeUndefined()
-      })
-    )
+  it.live(
+    "a 5xx answer is not kept: the key can be retried",
+    ProbeApi.fresh(function* () {
+      const m = yield* TestApp.createMerchant()
+      const fail = () =>
+        TestApp.send("POST", "/online/probe/fail", { key: m.button.test, body: "{}", idempotencyKey: "f" })
+      expect((yield* fail()).status).toBe(500)
+      const second = yield* fail()
+      expect(second.status).toBe(500)
+      expect(second.headers["idempotent-replayed"]).toBeUndefined()
+    })
   )
 })
 
 describe("health", () => {
-  it.live("GET /health is 200 and GET /ready is 200 when the store answers", () =>
-    Effect.gen(function* () {
+  it.live(
+    "GET /health is 200 and GET /ready is 200 when the store answers",
+    TestApp.fresh(function* () {
       const health = yield* TestApp.send("GET", "/health")
       expect([health.status, health.json]).toEqual([200, { payload: { status: "ok" }, errors: [] }])
       const ready = yield* TestApp.send("GET", "/ready")
       expect([ready.status, ready.json]).toEqual([200, { payload: { status: "ok" }, errors: [] }])
-    }).pipe(Effect.provide(TestApp.layer()))
+    })
   )
 
   /**

@@ -1,11 +1,15 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as HttpApi from "@effect/platform/HttpApi"
 import * as Nanos from "@cobro/domain/Nanos"
+import * as TerminalSandbox from "@cobro/domain/TerminalSandbox"
 import * as Effect from "effect/Effect"
 import * as FastCheck from "effect/FastCheck"
 import * as Runtime from "effect/Runtime"
 import { CobroApi } from "../src/Api.js"
 import * as Authentication from "../src/Authentication.js"
+import * as Bodies from "./support/Bodies.js"
+import * as Calls from "./support/Calls.js"
+import { stringPaths, withString } from "./support/JsonStrings.js"
 import * as TestApp from "./support/TestApp.js"
 
 interface Target {
@@ -45,6 +49,14 @@ const fieldsOf = (spec: any, target: Target): ReadonlyArray<string> => {
   return Object.keys(schema?.properties ?? {})
 }
 
+/** The test key a target's authentication takes, or none (the admin token, or no key). */
+const keyFor = (merchant: TestApp.MerchantKeys, target: Target): string | undefined =>
+  target.auth === "terminal"
+    ? merchant.terminal.test
+    : target.auth === "button"
+      ? merchant.button.test
+      : undefined
+
 const body = (fields: ReadonlyArray<string>) =>
   FastCheck.oneof(
     FastCheck.json(),
@@ -60,51 +72,45 @@ const body = (fields: ReadonlyArray<string>) =>
 describe("fuzz", () => {
   it.live(
     "generated bodies to every POST/PUT/PATCH endpoint of CobroApi: never a 5xx, and nothing stored on a rejection",
-    () =>
-      Effect.gen(function* () {
-        const merchant = yield* TestApp.createMerchantWithTerminal()
-        const spec = (yield* TestApp.send("GET", "/openapi.json")).json
-        const runtime = yield* Effect.runtime<never>()
-        const all = targets()
-        expect(all.length).toBeGreaterThanOrEqual(8)
-        for (const target of all) {
-          const path = target.path
-            .replace(":merchant_id", merchant.merchantId)
-            .replace(":terminal_serial", merchant.serial)
-            .replace(/:(\w+)/g, "X1")
-          const key =
-            target.auth === "terminal"
-              ? merchant.terminal.test
-              : target.auth === "button"
-                ? merchant.button.test
-                : undefined
-          yield* Effect.promise(() =>
-            FastCheck.assert(
-              FastCheck.asyncProperty(body(fieldsOf(spec, target)), (text) =>
-                Runtime.runPromise(runtime as Runtime.Runtime<any>)(
-                  Effect.gen(function* () {
-                    const before = yield* TestApp.logSize
-                    const reply = yield* TestApp.send(target.method, path, {
-                      body: text,
-                      ...(key === undefined ? {} : { key }),
-                      ...(target.auth === "admin" ? { admin: true } : {})
-                    })
-                    expect(reply.status, `${target.method} ${path} ${text} → ${reply.text}`).toBeLessThan(500)
-                    if (reply.status >= 400) {
-                      expect(
-                        reply.json?.errors?.length,
-                        `${target.method} ${path} → ${reply.text}`
-                      ).toBeGreaterThan(0)
-                      expect(yield* TestApp.logSize, `${target.method} ${path} ${text}`).toBe(before)
-                    }
+    TestApp.fresh(function* () {
+      const merchant = yield* TestApp.createMerchantWithTerminal()
+      const spec = (yield* TestApp.send("GET", "/openapi.json")).json
+      const runtime = yield* Effect.runtime<never>()
+      const all = targets()
+      expect(all.length).toBeGreaterThanOrEqual(8)
+      for (const target of all) {
+        const path = target.path
+          .replace(":merchant_id", merchant.merchantId)
+          .replace(":terminal_serial", merchant.serial)
+          .replace(/:(\w+)/g, "X1")
+        const key = keyFor(merchant, target)
+        yield* Effect.promise(() =>
+          FastCheck.assert(
+            FastCheck.asyncProperty(body(fieldsOf(spec, target)), (text) =>
+              Runtime.runPromise(runtime as Runtime.Runtime<any>)(
+                Effect.gen(function* () {
+                  const before = yield* TestApp.logSize
+                  const reply = yield* TestApp.send(target.method, path, {
+                    body: text,
+                    ...(key === undefined ? {} : { key }),
+                    ...(target.auth === "admin" ? { admin: true } : {})
                   })
-                )
-              ),
-              { numRuns: 25 }
-            )
+                  expect(reply.status, `${target.method} ${path} ${text} → ${reply.text}`).toBeLessThan(500)
+                  if (reply.status >= 400) {
+                    expect(
+                      reply.json?.errors?.length,
+                      `${target.method} ${path} → ${reply.text}`
+                    ).toBeGreaterThan(0)
+                    expect(yield* TestApp.logSize, `${target.method} ${path} ${text}`).toBe(before)
+                  }
+                })
+              )
+            ),
+            { numRuns: 25 }
           )
-        }
-      }).pipe(Effect.provide(TestApp.layer())),
+        )
+      }
+    }),
     120_000
   )
 })
@@ -131,28 +137,12 @@ const givenResources = (serial: string) =>
   Effect.gen(function* () {
     const merchant = yield* TestApp.createMerchantWithTerminal({ serial })
     const key = merchant.button.test
-    const link = yield* TestApp.send("POST", "/online/link/v1", {
-      key,
-      body: { amount_type: "CLOSE", amount: { total_amount: 50_000 } }
-    })
+    const link = yield* Calls.createLink(key, { amount_type: "CLOSE", amount: { total_amount: 50_000 } })
     expect(link.status).toBe(201)
     const intent = (reference: string, total: number) =>
-      TestApp.send("POST", "/v1/payment-intent", {
-        key,
-        body: {
-          reference_id: reference,
-          amount: { currency: "COP", total_amount: total },
-          callback_url: "https://shop.example/back"
-        }
-      })
+      Calls.createIntent(key, Bodies.intent(reference, total, { description: undefined }))
     const attempt = (reference: string) =>
-      TestApp.send("POST", "/v1/payment", {
-        key,
-        body: {
-          reference_id: reference,
-          payment_method: { name: "CREDIT_CARD", card_number: "4111111111111111" }
-        }
-      })
+      Calls.attempt(key, { reference_id: reference, payment_method: Bodies.card })
     yield* intent("fz-active", 10_000)
     yield* intent("fz-paid", 555040)
     const paid = (yield* attempt("fz-paid")).json.transaction_id as string
@@ -160,27 +150,13 @@ const givenResources = (serial: string) =>
     const challenged = (yield* attempt("fz-challenge")).json.payload
     yield* intent("fz-refunded", 555040)
     const refunded = (yield* attempt("fz-refunded")).json.transaction_id as string
-    const refund = yield* TestApp.send("POST", "/v1/payment/refund", {
-      key,
-      body: { reference_id: "fz-refunded", transaction_id: refunded, reason: "returned" }
+    const refund = yield* Calls.requestRefund(key, {
+      reference_id: "fz-refunded",
+      transaction_id: refunded,
+      reason: "returned"
     })
     expect(refund.status).toBe(204)
-    const checkout = yield* TestApp.send("POST", "/payments/app-checkout", {
-      key: merchant.terminal.test,
-      body: {
-        amount: {
-          currency: "COP",
-          total_amount: 11900,
-          taxes: [{ type: "VAT", base: 10000, value: 1900 }],
-          tip_amount: 0
-        },
-        user_email: "seller@shop.co",
-        payment_method: "POS",
-        terminal_model: "SMART_PRO",
-        terminal_serial: serial,
-        reference: "order-42"
-      }
-    })
+    const checkout = yield* Calls.checkout(merchant.terminal.test, Bodies.terminalSale(serial))
     expect(checkout.status).toBe(201)
     return {
       merchant,
@@ -230,12 +206,7 @@ const validBody = (
   switch (`${target.method} ${target.path}`) {
     case "POST /payments/app-checkout":
       return FastCheck.record({
-        amount: FastCheck.constant({
-          currency: "COP",
-          total_amount: 11900,
-          taxes: [{ type: "VAT", base: 10000, value: 1900 }],
-          tip_amount: 0
-        }),
+        amount: FastCheck.constant(Bodies.saleAmount),
         user_email: FastCheck.constant("seller@shop.co"),
         payment_method: FastCheck.constantFrom("POS", "", "WALLET_A", "PAY_BY_LINK"),
         terminal_model: FastCheck.constantFrom("SMART_PRO", "SMART"),
@@ -277,16 +248,7 @@ const validBody = (
       return FastCheck.record({ mode: FastCheck.constantFrom("manual", "auto_approve", "auto_reject") })
     case "POST /sandbox/v1/terminals/:terminal_serial/actions":
       return FastCheck.record({
-        action: FastCheck.constantFrom(
-          "approve",
-          "reject",
-          "lock",
-          "unlock",
-          "power_off",
-          "power_on",
-          "expire_session",
-          "open_notification"
-        )
+        action: FastCheck.constantFrom(...TerminalSandbox.Action.literals)
       })
     case "POST /admin/v1/refunds/:transaction_id/review":
       return FastCheck.record({ outcome: FastCheck.constantFrom("APPROVED", "REJECTED") })
@@ -405,80 +367,68 @@ const seedOf = (name: string) => [...name].reduce((hash, c) => (hash * 31 + c.ch
 describe("fuzz against real ids", () => {
   it.live(
     "generated bodies naming real links, intents, payments and terminals of the caller and of another merchant: never a 5xx, nothing stored on a rejection",
-    () =>
-      Effect.gen(function* () {
-        const own = yield* givenResources("SN-0001")
-        const other = yield* givenResources("SN-0002")
-        const pools = idPools(own, other)
-        const spec = (yield* TestApp.send("GET", "/openapi.json")).json
-        const runtime = (yield* Effect.runtime<never>()) as Runtime.Runtime<any>
-        const statuses = new Map<string, Set<number>>()
-        for (const target of adminLast(targets())) {
-          const key =
-            target.auth === "terminal"
-              ? own.merchant.terminal.test
-              : target.auth === "button"
-                ? own.merchant.button.test
-                : undefined
-          const seen = new Set<number>()
-          statuses.set(`${target.method} ${target.path}`, seen)
-          yield* Effect.promise(() =>
-            FastCheck.assert(
-              FastCheck.asyncProperty(
-                realPath(pools, target),
-                realBody(pools, fieldsOf(spec, target), target),
-                async (path, text) => {
-                  seen.add(await checkReply(runtime, target, path, text, key))
-                }
-              ),
-              // A fixed seed per endpoint: the check below that real ids reached the handlers
-              // (some success) is then a fact about the code, not a matter of chance.
-              { numRuns: 40, seed: seedOf(`${target.method} ${target.path}`) }
-            )
+    TestApp.fresh(function* () {
+      const own = yield* givenResources("SN-0001")
+      const other = yield* givenResources("SN-0002")
+      const pools = idPools(own, other)
+      const spec = (yield* TestApp.send("GET", "/openapi.json")).json
+      const runtime = (yield* Effect.runtime<never>()) as Runtime.Runtime<any>
+      const statuses = new Map<string, Set<number>>()
+      for (const target of adminLast(targets())) {
+        const key = keyFor(own.merchant, target)
+        const seen = new Set<number>()
+        statuses.set(`${target.method} ${target.path}`, seen)
+        yield* Effect.promise(() =>
+          FastCheck.assert(
+            FastCheck.asyncProperty(
+              realPath(pools, target),
+              realBody(pools, fieldsOf(spec, target), target),
+              async (path, text) => {
+                seen.add(await checkReply(runtime, target, path, text, key))
+              }
+            ),
+            // A fixed seed per endpoint: the check below that real ids reached the handlers
+            // (some success) is then a fact about the code, not a matter of chance.
+            { numRuns: 40, seed: seedOf(`${target.method} ${target.path}`) }
           )
-        }
-        // The handlers were reached past their lookups: the real ids gave successes where a body can succeed.
-        for (const endpoint of [
-          "POST /payments/app-checkout",
-          "POST /v1/payment-intent",
-          "PUT /v1/payment-intent",
-          "POST /v1/payment",
-          "POST /sandbox/v1/terminals/:terminal_serial/actions"
-        ]) {
-          expect(
-            [...statuses.get(endpoint)!].some((s) => s < 300),
-            `${endpoint}: ${[...statuses.get(endpoint)!]}`
-          ).toBe(true)
-        }
-      }).pipe(Effect.provide(TestApp.layer())),
+        )
+      }
+      // The handlers were reached past their lookups: the real ids gave successes where a body can succeed.
+      for (const endpoint of [
+        "POST /payments/app-checkout",
+        "POST /v1/payment-intent",
+        "PUT /v1/payment-intent",
+        "POST /v1/payment",
+        "POST /sandbox/v1/terminals/:terminal_serial/actions"
+      ]) {
+        expect(
+          [...statuses.get(endpoint)!].some((s) => s < 300),
+          `${endpoint}: ${[...statuses.get(endpoint)!]}`
+        ).toBe(true)
+      }
+    }),
     300_000
   )
 
   it.live(
     "GET endpoints with real ids of the caller and of another merchant in the path: never a 5xx",
-    () =>
-      Effect.gen(function* () {
-        const own = yield* givenResources("SN-0001")
-        const other = yield* givenResources("SN-0002")
-        const pools = idPools(own, other)
-        const runtime = (yield* Effect.runtime<never>()) as Runtime.Runtime<any>
-        for (const target of targets(["GET"]).filter((t) => t.path.includes(":"))) {
-          const key =
-            target.auth === "terminal"
-              ? own.merchant.terminal.test
-              : target.auth === "button"
-                ? own.merchant.button.test
-                : undefined
-          yield* Effect.promise(() =>
-            FastCheck.assert(
-              FastCheck.asyncProperty(realPath(pools, target), (path) =>
-                checkReply(runtime, target, path, undefined, key).then(() => {})
-              ),
-              { numRuns: 15 }
-            )
+    TestApp.fresh(function* () {
+      const own = yield* givenResources("SN-0001")
+      const other = yield* givenResources("SN-0002")
+      const pools = idPools(own, other)
+      const runtime = (yield* Effect.runtime<never>()) as Runtime.Runtime<any>
+      for (const target of targets(["GET"]).filter((t) => t.path.includes(":"))) {
+        const key = keyFor(own.merchant, target)
+        yield* Effect.promise(() =>
+          FastCheck.assert(
+            FastCheck.asyncProperty(realPath(pools, target), (path) =>
+              checkReply(runtime, target, path, undefined, key).then(() => {})
+            ),
+            { numRuns: 15 }
           )
-        }
-      }).pipe(Effect.provide(TestApp.layer())),
+        )
+      }
+    }),
     120_000
   )
 })
@@ -488,26 +438,6 @@ describe("fuzz against real ids", () => {
 // valid body. PostgreSQL refuses both (`BadInput.int.test.ts` in the server runs this there); the
 // rule is the wire's, so every store refuses them the same way.
 // ---------------------------------------------------------------------------------------------
-
-/** The paths of every string in a JSON value. */
-const stringPaths = (
-  value: unknown,
-  at: ReadonlyArray<string | number> = []
-): Array<Array<string | number>> =>
-  typeof value === "string"
-    ? [[...at]]
-    : Array.isArray(value)
-      ? value.flatMap((v, i) => stringPaths(v, [...at, i]))
-      : typeof value === "object" && value !== null
-        ? Object.entries(value).flatMap(([k, v]) => stringPaths(v, [...at, k]))
-        : []
-
-const withString = (value: any, path: ReadonlyArray<string | number>, f: (s: string) => string): any => {
-  if (path.length === 0) return f(value)
-  const copy: any = Array.isArray(value) ? [...value] : { ...value }
-  copy[path[0]!] = withString(value[path[0]!], path.slice(1), f)
-  return copy
-}
 
 /** A valid body with a NUL or an unpaired surrogate put in one of its strings (none when it has none). */
 const poisoned = (valid: FastCheck.Arbitrary<Record<string, unknown>>) =>
@@ -528,38 +458,32 @@ const poisoned = (valid: FastCheck.Arbitrary<Record<string, unknown>>) =>
 describe("fuzz with text that cannot be stored", () => {
   it.live(
     "a NUL or an unpaired surrogate in any string of a valid body, on every endpoint with one: a 400 in the envelope, never a 5xx, nothing stored",
-    () =>
-      Effect.gen(function* () {
-        const own = yield* givenResources("SN-0001")
-        const other = yield* givenResources("SN-0002")
-        const pools = idPools(own, other)
-        const runtime = (yield* Effect.runtime<never>()) as Runtime.Runtime<any>
-        let checked = 0
-        for (const target of adminLast(targets())) {
-          const valid = validBody(pools, target)
-          if (valid === undefined) continue
-          const key =
-            target.auth === "terminal"
-              ? own.merchant.terminal.test
-              : target.auth === "button"
-                ? own.merchant.button.test
-                : undefined
-          yield* Effect.promise(() =>
-            FastCheck.assert(
-              FastCheck.asyncProperty(realPath(pools, target), poisoned(valid), async (path, body) => {
-                if (body === undefined) return
-                checked++
-                const text = Nanos.stringifyWithBigInt(body)
-                const status = await checkReply(runtime, target, path, text, key)
-                // An empty id in the pools makes a path no route has: 404 before any body is read.
-                expect(status, `${target.method} ${path} ${text}`).toBe(path.includes("//") ? 404 : 400)
-              }),
-              { numRuns: 20, seed: seedOf(`poison ${target.method} ${target.path}`) }
-            )
+    TestApp.fresh(function* () {
+      const own = yield* givenResources("SN-0001")
+      const other = yield* givenResources("SN-0002")
+      const pools = idPools(own, other)
+      const runtime = (yield* Effect.runtime<never>()) as Runtime.Runtime<any>
+      let checked = 0
+      for (const target of adminLast(targets())) {
+        const valid = validBody(pools, target)
+        if (valid === undefined) continue
+        const key = keyFor(own.merchant, target)
+        yield* Effect.promise(() =>
+          FastCheck.assert(
+            FastCheck.asyncProperty(realPath(pools, target), poisoned(valid), async (path, body) => {
+              if (body === undefined) return
+              checked++
+              const text = Nanos.stringifyWithBigInt(body)
+              const status = await checkReply(runtime, target, path, text, key)
+              // An empty id in the pools makes a path no route has: 404 before any body is read.
+              expect(status, `${target.method} ${path} ${text}`).toBe(path.includes("//") ? 404 : 400)
+            }),
+            { numRuns: 20, seed: seedOf(`poison ${target.method} ${target.path}`) }
           )
-        }
-        expect(checked).toBeGreaterThan(100)
-      }).pipe(Effect.provide(TestApp.layer())),
+        )
+      }
+      expect(checked).toBeGreaterThan(100)
+    }),
     300_000
   )
 })

@@ -4,6 +4,7 @@ import * as LinkPayments from "@cobro/domain/LinkPayments"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as PublicUrls from "../src/PublicUrls.js"
+import * as Calls from "./support/Calls.js"
 import * as TestApp from "./support/TestApp.js"
 import * as TestClock from "./support/TestClock.js"
 
@@ -18,36 +19,21 @@ type Methods = Record<string, { readonly min: number; readonly max: number }>
 const merchantWith = (link: Methods = { CREDIT_CARD: { min: 1_000, max: 5_000_000 } }) =>
   Effect.gen(function* () {
     const merchant = yield* TestApp.createMerchant()
-    const reply = yield* TestApp.admin("PUT", `/admin/v1/merchants/${merchant.merchantId}/payment-methods`, {
-      link
-    })
-    expect(reply.status).toBe(200)
+    yield* TestApp.setLinkMethods(merchant.merchantId, link)
     return merchant
   })
 
-/** Disables the merchant's account through the admin API (`PUT /admin/v1/merchants/{id}/status`). */
-const disable = (merchantId: string) =>
-  Effect.gen(function* () {
-    const reply = yield* TestApp.admin("PUT", `/admin/v1/merchants/${merchantId}/status`, {
-      status: "DISABLED"
-    })
-    expect(reply.status, reply.text).toBe(200)
-  })
-
-const createLink = (key: string, body: unknown) => TestApp.send("POST", LINKS, { key, body })
-const readLink = (key: string, id: string) => TestApp.send("GET", `${LINKS}/${id}`, { key })
+const { createLink, readLink } = Calls
 
 /** A B2 request that breaks one rule: 400 ValidationError on `field`, nothing stored. */
 const refused = (body: unknown, field: string, methods?: Methods) =>
   Effect.gen(function* () {
     const merchant = yield* merchantWith(methods)
-    const before = yield* TestApp.logSize
-    const reply = yield* createLink(merchant.button.test, body)
+    const reply = yield* TestApp.storesNothing(createLink(merchant.button.test, body))
     expect(reply.status, reply.text).toBe(400)
     expect(reply.json.payload).toEqual({})
     expect(reply.json.errors).toHaveLength(1)
     expect(reply.json.errors[0]).toMatchObject({ code: "ValidationError", field })
-    expect(yield* TestApp.logSize).toBe(before)
   })
 
 /** A B2 request that keeps every rule: 201. */
@@ -67,8 +53,9 @@ const close = (total: number, extra: Record<string, unknown> = {}) => ({
 })
 
 describe("B1: GET /online/link/v1/payment_methods", { timeout: 30_000 }, () => {
-  it.live("B1: payload.payment_methods maps each method the merchant offers to its {max, min}", () =>
-    Effect.gen(function* () {
+  it.live(
+    "B1: payload.payment_methods maps each method the merchant offers to its {max, min}",
+    TestApp.fresh(function* () {
       const merchant = yield* merchantWith({
         CREDIT_CARD: { min: 1_000, max: 5_000_000 },
         PSE: { min: 2_500, max: 3_000_000 }
@@ -89,11 +76,12 @@ describe("B1: GET /online/link/v1/payment_methods", { timeout: 30_000 }, () => {
         key: merchant.button.production
       })
       expect(production.json).toEqual(reply.json)
-    }).pipe(Effect.provide(TestApp.layer()))
+    })
   )
 
-  it.live("B1 follows the admin configuration: a method no longer offered is no longer listed", () =>
-    Effect.gen(function* () {
+  it.live(
+    "B1 follows the admin configuration: a method no longer offered is no longer listed",
+    TestApp.fresh(function* () {
       const merchant = yield* merchantWith({
         CREDIT_CARD: { min: 1_000, max: 5_000_000 },
         PSE: { min: 1, max: 2 }
@@ -103,19 +91,21 @@ describe("B1: GET /online/link/v1/payment_methods", { timeout: 30_000 }, () => {
       })
       const reply = yield* TestApp.send("GET", `${LINKS}/payment_methods`, { key: merchant.button.test })
       expect(reply.json.payload.payment_methods).toEqual({ WALLET_A: { min: 500, max: 500 } })
-    }).pipe(Effect.provide(TestApp.layer()))
+    })
   )
 
-  it.live("B1 lists no method for a merchant that offers none", () =>
-    Effect.gen(function* () {
+  it.live(
+    "B1 lists no method for a merchant that offers none",
+    TestApp.fresh(function* () {
       const merchant = yield* TestApp.createMerchant()
       const reply = yield* TestApp.send("GET", `${LINKS}/payment_methods`, { key: merchant.button.test })
       expect(reply.json).toEqual({ payload: { payment_methods: {} }, errors: [] })
-    }).pipe(Effect.provide(TestApp.layer()))
+    })
   )
 
-  it.live("the link API takes the payment-button key: none is 401, the terminal-API key is 403", () =>
-    Effect.gen(function* () {
+  it.live(
+    "the link API takes the payment-button key: none is 401, the terminal-API key is 403",
+    TestApp.fresh(function* () {
       const merchant = yield* merchantWith()
       for (const [method, path, body] of [
         ["GET", `${LINKS}/payment_methods`, undefined],
@@ -123,29 +113,26 @@ describe("B1: GET /online/link/v1/payment_methods", { timeout: 30_000 }, () => {
         ["GET", `${LINKS}/LNK_1`, undefined]
       ] as const) {
         const none = yield* TestApp.send(method, path, { body })
-        expect(none.status).toBe(401)
-        expect(none.json.errors[0].code).toBe("Unauthorized")
+        TestApp.expectError(none, 401, "Unauthorized")
         const terminal = yield* TestApp.send(method, path, { body, key: merchant.terminal.test })
-        expect(terminal.status).toBe(403)
-        expect(terminal.json.errors[0].code).toBe("Forbidden")
+        TestApp.expectError(terminal, 403, "Forbidden")
       }
-    }).pipe(Effect.provide(TestApp.layer()))
+    })
   )
 })
 
 describe("B2: POST /online/link/v1", { timeout: 30_000 }, () => {
   it.live(
     "B2: 201 with payload.payment_link (prefix LNK_) and payload.url {checkout_url}/<payment_link>",
-    () =>
-      Effect.gen(function* () {
-        const merchant = yield* merchantWith()
-        const reply = yield* createLink(merchant.button.test, close(50_000))
-        expect(reply.status).toBe(201)
-        expect(reply.json.errors).toEqual([])
-        const id = reply.json.payload.payment_link
-        expect(id).toMatch(/^LNK_[A-Za-z0-9]+$/)
-        expect(reply.json.payload.url).toMatch(new RegExp(`^http://[^/]+/checkout/${id}$`))
-      }).pipe(Effect.provide(TestApp.layer()))
+    TestApp.fresh(function* () {
+      const merchant = yield* merchantWith()
+      const reply = yield* createLink(merchant.button.test, close(50_000))
+      expect(reply.status).toBe(201)
+      expect(reply.json.errors).toEqual([])
+      const id = reply.json.payload.payment_link
+      expect(id).toMatch(/^LNK_[A-Za-z0-9]+$/)
+      expect(reply.json.payload.url).toMatch(new RegExp(`^http://[^/]+/checkout/${id}$`))
+    })
   )
 
   it.live("B2: the url is under the configured checkout_url", () =>
@@ -179,31 +166,29 @@ describe("B2: POST /online/link/v1", { timeout: 30_000 }, () => {
     )
   )
 
-  describe("every field rule of the link request", () => {
-    it.live("amount_type is required", () => refused({}, "amount_type").pipe(Effect.provide(TestApp.layer())))
-    it.live("amount_type is OPEN or CLOSE", () =>
-      refused({ amount_type: "FIXED" }, "amount_type").pipe(Effect.provide(TestApp.layer()))
+  TestApp.shared()("every field rule of the link request", (it) => {
+    it.effect("amount_type is required", () => refused({}, "amount_type"))
+    it.effect("amount_type is OPEN or CLOSE", () => refused({ amount_type: "FIXED" }, "amount_type"))
+    it.effect("CLOSE: amount required (reported on amount)", () =>
+      refused({ amount_type: "CLOSE" }, "amount")
     )
-    it.live("CLOSE: amount required (reported on amount)", () =>
-      refused({ amount_type: "CLOSE" }, "amount").pipe(Effect.provide(TestApp.layer()))
+    it.effect("CLOSE: amount.total_amount required (reported on amount.total_amount)", () =>
+      refused({ amount_type: "CLOSE", amount: { currency: "COP" } }, "amount.total_amount")
     )
-    it.live("CLOSE: amount.total_amount required (reported on amount.total_amount)", () =>
-      refused({ amount_type: "CLOSE", amount: { currency: "COP" } }, "amount.total_amount").pipe(
-        Effect.provide(TestApp.layer())
-      )
-    )
-    it.live("OPEN: amount not required", () => accepted(OPEN).pipe(Effect.provide(TestApp.layer())))
-    it.live("amount.currency is COP or USD", () =>
-      Effect.gen(function* () {
+    it.effect("OPEN: amount not required", () => accepted(OPEN))
+    it.effect(
+      "amount.currency is COP or USD",
+      Effect.fnUntraced(function* () {
         yield* accepted(close(50_000, { amount: { total_amount: 50_000, currency: "USD" } }))
         yield* refused(
           { amount_type: "CLOSE", amount: { total_amount: 50_000, currency: "EUR" } },
           "amount.currency"
         )
-      }).pipe(Effect.provide(TestApp.layer()))
+      })
     )
-    it.live("amount.taxes items: type VAT or CONSUMPTION, base and value numbers", () =>
-      Effect.gen(function* () {
+    it.effect(
+      "amount.taxes items: type VAT or CONSUMPTION, base and value numbers",
+      Effect.fnUntraced(function* () {
         yield* accepted({
           amount_type: "CLOSE",
           amount: { total_amount: 11_900, taxes: [{ type: "CONSUMPTION", base: 10_000, value: 1_900 }] }
@@ -215,9 +200,9 @@ describe("B2: POST /online/link/v1", { timeout: 30_000 }, () => {
           },
           "amount.taxes.0.type"
         )
-      }).pipe(Effect.provide(TestApp.layer()))
+      })
     )
-    it.live("total_amount includes taxes and tip: a total below their sum is refused", () =>
+    it.effect("total_amount includes taxes and tip: a total below their sum is refused", () =>
       refused(
         {
           amount_type: "CLOSE",
@@ -228,33 +213,37 @@ describe("B2: POST /online/link/v1", { timeout: 30_000 }, () => {
           }
         },
         "amount.total_amount"
-      ).pipe(Effect.provide(TestApp.layer()))
+      )
     )
-    it.live("reference: at most 60 characters", () =>
-      Effect.gen(function* () {
+    it.effect(
+      "reference: at most 60 characters",
+      Effect.fnUntraced(function* () {
         yield* accepted({ ...OPEN, reference: "a".repeat(60) })
         yield* refused({ ...OPEN, reference: "a".repeat(61) }, "reference")
-      }).pipe(Effect.provide(TestApp.layer()))
+      })
     )
-    it.live("reference: only letters, digits, _ and -", () =>
-      Effect.gen(function* () {
+    it.effect(
+      "reference: only letters, digits, _ and -",
+      Effect.fnUntraced(function* () {
         yield* accepted({ ...OPEN, reference: "Order_42-b" })
         for (const reference of ["pedido-ñ", "order 42", "order.42", ""]) {
           yield* refused({ ...OPEN, reference }, "reference")
         }
-      }).pipe(Effect.provide(TestApp.layer()))
+      })
     )
-    it.live("description: 2 to 100 characters, counted as code points", () =>
-      Effect.gen(function* () {
+    it.effect(
+      "description: 2 to 100 characters, counted as code points",
+      Effect.fnUntraced(function* () {
         yield* accepted({ ...OPEN, description: "ok" })
         yield* accepted({ ...OPEN, description: "☕".repeat(100) })
         yield* accepted({ ...OPEN, description: "😀".repeat(100) })
         yield* refused({ ...OPEN, description: "x" }, "description")
         yield* refused({ ...OPEN, description: "😀".repeat(101) }, "description")
-      }).pipe(Effect.provide(TestApp.layer()))
+      })
     )
-    it.live("callback_url: a valid URL that starts with https://", () =>
-      Effect.gen(function* () {
+    it.effect(
+      "callback_url: a valid URL that starts with https://",
+      Effect.fnUntraced(function* () {
         yield* accepted({ ...OPEN, callback_url: "https://shop.example/return?order=42" })
         for (const callback_url of [
           "http://shop.example/return",
@@ -264,10 +253,11 @@ describe("B2: POST /online/link/v1", { timeout: 30_000 }, () => {
         ]) {
           yield* refused({ ...OPEN, callback_url }, "callback_url")
         }
-      }).pipe(Effect.provide(TestApp.layer()))
+      })
     )
-    it.live("image_url: https and ends with .png or .jpg", () =>
-      Effect.gen(function* () {
+    it.effect(
+      "image_url: https and ends with .png or .jpg",
+      Effect.fnUntraced(function* () {
         yield* accepted({ ...OPEN, image_url: "https://cdn.example/logo.png" })
         yield* accepted({ ...OPEN, image_url: "https://cdn.example/photo.jpg" })
         for (const image_url of [
@@ -277,49 +267,49 @@ describe("B2: POST /online/link/v1", { timeout: 30_000 }, () => {
         ]) {
           yield* refused({ ...OPEN, image_url }, "image_url")
         }
-      }).pipe(Effect.provide(TestApp.layer()))
+      })
     )
-    it.live("payer_email: an e-mail address", () =>
-      Effect.gen(function* () {
+    it.effect(
+      "payer_email: an e-mail address",
+      Effect.fnUntraced(function* () {
         yield* accepted({ ...OPEN, payer_email: "ana@mail.co" })
         yield* refused({ ...OPEN, payer_email: "ana@" }, "payer_email")
-      }).pipe(Effect.provide(TestApp.layer()))
+      })
     )
-    it.live("expiration_date: integer nanoseconds in the future", () =>
-      Effect.gen(function* () {
+    it.effect(
+      "expiration_date: integer nanoseconds in the future",
+      Effect.fnUntraced(function* () {
         yield* accepted({ ...OPEN, expiration_date: NANOS_START + 1n })
         yield* refused({ ...OPEN, expiration_date: NANOS_START }, "expiration_date")
         yield* refused({ ...OPEN, expiration_date: 1.5 }, "expiration_date")
         yield* refused({ ...OPEN, expiration_date: -1 }, "expiration_date")
-      }).pipe(Effect.provide(TestApp.layer()))
+      })
     )
-    it.live("payment_methods: names from the methods query", () =>
-      refused({ ...OPEN, payment_methods: ["BITCOIN"] }, "payment_methods.0").pipe(
-        Effect.provide(TestApp.layer())
-      )
+    it.effect("payment_methods: names from the methods query", () =>
+      refused({ ...OPEN, payment_methods: ["BITCOIN"] }, "payment_methods.0")
     )
-    it.live("payment_methods: a method the merchant does not offer is refused on its index", () =>
-      refused({ ...OPEN, payment_methods: ["CREDIT_CARD", "PSE"] }, "payment_methods.1").pipe(
-        Effect.provide(TestApp.layer())
-      )
+    it.effect("payment_methods: a method the merchant does not offer is refused on its index", () =>
+      refused({ ...OPEN, payment_methods: ["CREDIT_CARD", "PSE"] }, "payment_methods.1")
     )
-    it.live("payment_methods: a merchant that offers no method cannot create a link", () =>
-      refused(OPEN, "payment_methods", {}).pipe(Effect.provide(TestApp.layer()))
+    it.effect("payment_methods: a merchant that offers no method cannot create a link", () =>
+      refused(OPEN, "payment_methods", {})
     )
-    it.live("CLOSE: total_amount within the bounds of at least one allowed method (B1)", () =>
-      Effect.gen(function* () {
+    it.effect(
+      "CLOSE: total_amount within the bounds of at least one allowed method (B1)",
+      Effect.fnUntraced(function* () {
         const methods = { CREDIT_CARD: { min: 1_000, max: 5_000_000 }, PSE: { min: 10_000, max: 9_000_000 } }
         yield* accepted(close(1_000), methods)
         yield* accepted(close(9_000_000), methods)
         yield* refused(close(999), "amount.total_amount", methods)
         yield* refused(close(9_000_001), "amount.total_amount", methods)
         yield* refused(close(6_000_000, { payment_methods: ["CREDIT_CARD"] }), "amount.total_amount", methods)
-      }).pipe(Effect.provide(TestApp.layer()))
+      })
     )
   })
 
-  it.live("B2: a request that breaks several rules gets one error item per field", () =>
-    Effect.gen(function* () {
+  it.live(
+    "B2: a request that breaks several rules gets one error item per field",
+    TestApp.fresh(function* () {
       const merchant = yield* merchantWith()
       const reply = yield* createLink(merchant.button.test, {
         amount_type: "CLOSE",
@@ -339,67 +329,63 @@ describe("B2: POST /online/link/v1", { timeout: 30_000 }, () => {
           ["ValidationError", "reference"]
         ].sort()
       )
-    }).pipe(Effect.provide(TestApp.layer()))
+    })
   )
 
-  it.live("B2: malformed JSON is a 400 in the envelope and stores nothing", () =>
-    Effect.gen(function* () {
+  it.live(
+    "B2: malformed JSON is a 400 in the envelope and stores nothing",
+    TestApp.fresh(function* () {
       const merchant = yield* merchantWith()
       const before = yield* TestApp.logSize
       const reply = yield* createLink(merchant.button.test, '{"amount_type": "OPEN",')
-      expect(reply.status).toBe(400)
-      expect(reply.json.errors[0].code).toBe("MalformedJson")
+      TestApp.expectError(reply, 400, "MalformedJson")
       expect(yield* TestApp.logSize).toBe(before)
-    }).pipe(Effect.provide(TestApp.layer()))
+    })
   )
 
-  it.live("B2: a disabled merchant account cannot create links (403 MerchantDisabled)", () =>
-    Effect.gen(function* () {
+  it.live(
+    "B2: a disabled merchant account cannot create links (403 MerchantDisabled)",
+    TestApp.fresh(function* () {
       const merchant = yield* merchantWith()
-      yield* disable(merchant.merchantId)
+      yield* TestApp.disable(merchant.merchantId)
       const reply = yield* createLink(merchant.button.test, OPEN)
-      expect(reply.status).toBe(403)
-      expect(reply.json.errors[0].code).toBe("MerchantDisabled")
-    }).pipe(Effect.provide(TestApp.layer()))
+      TestApp.expectError(reply, 403, "MerchantDisabled")
+    })
   )
 
   it.live(
     "a disabled merchant account: B2 is 403 MerchantDisabled in the envelope and stores nothing; B1 and B3 still answer",
-    () =>
-      Effect.gen(function* () {
-        const merchant = yield* merchantWith()
-        const created = yield* createLink(merchant.button.production, close(50_000))
-        expect(created.status).toBe(201)
-        const id = created.json.payload.payment_link as string
-        yield* disable(merchant.merchantId)
-        const before = yield* TestApp.logSize
-        for (const key of [merchant.button.test, merchant.button.production]) {
-          const reply = yield* createLink(key, close(50_000))
-          expect(reply.status).toBe(403)
-          expect(reply.json).toEqual({
-            payload: {},
-            errors: [
-              {
-                code: "MerchantDisabled",
-                message: "the merchant account is disabled: it cannot create payment links"
-              }
-            ]
-          })
-        }
-        expect(yield* TestApp.logSize).toBe(before)
-        const methods = yield* TestApp.send("GET", `${LINKS}/payment_methods`, { key: merchant.button.test })
-        expect(methods.status).toBe(200)
-        expect(methods.json.payload.payment_methods).toEqual({ CREDIT_CARD: { min: 1_000, max: 5_000_000 } })
-        const record = yield* readLink(merchant.button.production, id)
-        expect(record.status).toBe(200)
-        expect(record.json.status).toBe("ACTIVE")
-      }).pipe(Effect.provide(TestApp.layer()))
+    TestApp.fresh(function* () {
+      const merchant = yield* merchantWith()
+      const created = yield* createLink(merchant.button.production, close(50_000))
+      expect(created.status).toBe(201)
+      const id = created.json.payload.payment_link as string
+      yield* TestApp.disable(merchant.merchantId)
+      const before = yield* TestApp.logSize
+      for (const key of [merchant.button.test, merchant.button.production]) {
+        const reply = yield* createLink(key, close(50_000))
+        TestApp.expectOnlyError(
+          reply,
+          403,
+          "MerchantDisabled",
+          "the merchant account is disabled: it cannot create payment links"
+        )
+      }
+      expect(yield* TestApp.logSize).toBe(before)
+      const methods = yield* TestApp.send("GET", `${LINKS}/payment_methods`, { key: merchant.button.test })
+      expect(methods.status).toBe(200)
+      expect(methods.json.payload.payment_methods).toEqual({ CREDIT_CARD: { min: 1_000, max: 5_000_000 } })
+      const record = yield* readLink(merchant.button.production, id)
+      expect(record.status).toBe(200)
+      expect(record.json.status).toBe("ACTIVE")
+    })
   )
 })
 
 describe("B3: GET /online/link/v1/{payment_link}", { timeout: 30_000 }, () => {
-  it.live("B3: the link record, not wrapped in payload, with exact nanosecond dates", () =>
-    Effect.gen(function* () {
+  it.live(
+    "B3: the link record, not wrapped in payload, with exact nanosecond dates",
+    TestApp.fresh(function* () {
       const merchant = yield* merchantWith()
       const created = yield* createLink(merchant.button.test, {
         amount_type: "CLOSE",
@@ -434,44 +420,43 @@ describe("B3: GET /online/link/v1/{payment_link}", { timeout: 30_000 }, () => {
         is_sandbox: true,
         reference: "order-42"
       })
-    }).pipe(Effect.provide(TestApp.layer()))
+    })
   )
 
   it.live(
     "an expiration_date above 2^53 is kept to the nanosecond from the request text to the record text",
-    () =>
-      Effect.gen(function* () {
-        const merchant = yield* merchantWith()
-        // Written by hand: the literal a client sends, which JSON.parse would round to …700.
-        const created = yield* createLink(
-          merchant.button.test,
-          `{"amount_type":"OPEN","expiration_date":${EXACT_EXPIRY}}`
-        )
-        expect(created.status).toBe(201)
-        const reply = yield* readLink(merchant.button.test, created.json.payload.payment_link)
-        expect(reply.text).toContain(`"expiration_date":${EXACT_EXPIRY}`)
-        expect(reply.text).toContain(`"creation_date":${NANOS_START}`)
-        expect(reply.text).not.toContain(`"${EXACT_EXPIRY}"`)
-      }).pipe(Effect.provide(TestApp.layer()))
+    TestApp.fresh(function* () {
+      const merchant = yield* merchantWith()
+      // Written by hand: the literal a client sends, which JSON.parse would round to …700.
+      const created = yield* createLink(
+        merchant.button.test,
+        `{"amount_type":"OPEN","expiration_date":${EXACT_EXPIRY}}`
+      )
+      expect(created.status).toBe(201)
+      const reply = yield* readLink(merchant.button.test, created.json.payload.payment_link)
+      expect(reply.text).toContain(`"expiration_date":${EXACT_EXPIRY}`)
+      expect(reply.text).toContain(`"creation_date":${NANOS_START}`)
+      expect(reply.text).not.toContain(`"${EXACT_EXPIRY}"`)
+    })
   )
 
   it.live(
     "without a reference the record's reference is the link id; OPEN links have no expiration_date",
-    () =>
-      Effect.gen(function* () {
-        const { id, merchant } = yield* accepted(OPEN)
-        const reply = yield* readLink(merchant.button.test, id)
-        expect(reply.json).toMatchObject({
-          reference: id,
-          expiration_date: null,
-          description: null,
-          total: 0
-        })
-      }).pipe(Effect.provide(TestApp.layer()))
+    TestApp.fresh(function* () {
+      const { id, merchant } = yield* accepted(OPEN)
+      const reply = yield* readLink(merchant.button.test, id)
+      expect(reply.json).toMatchObject({
+        reference: id,
+        expiration_date: null,
+        description: null,
+        total: 0
+      })
+    })
   )
 
-  it.live("an overdue link reads EXPIRED", () =>
-    Effect.gen(function* () {
+  it.live(
+    "an overdue link reads EXPIRED",
+    TestApp.fresh(function* () {
       const merchant = yield* merchantWith()
       const created = yield* createLink(merchant.button.test, {
         ...OPEN,
@@ -482,50 +467,48 @@ describe("B3: GET /online/link/v1/{payment_link}", { timeout: 30_000 }, () => {
       const clock = yield* TestClock.VirtualTime
       yield* clock.advance(60_000)
       expect((yield* readLink(merchant.button.test, id)).json.status).toBe("EXPIRED")
-    }).pipe(Effect.provide(TestApp.layer()))
+    })
   )
 
-  it.live("B3: an unknown link, or a malformed id, is a 404 LinkNotFound in the envelope", () =>
-    Effect.gen(function* () {
+  it.live(
+    "B3: an unknown link, or a malformed id, is a 404 LinkNotFound in the envelope",
+    TestApp.fresh(function* () {
       const merchant = yield* merchantWith()
       for (const id of ["LNK_404", "not-a-link"]) {
         const reply = yield* readLink(merchant.button.test, id)
-        expect(reply.status).toBe(404)
-        expect(reply.json).toEqual({
-          payload: {},
-          errors: [{ code: "LinkNotFound", message: "no payment link with this id for this key" }]
-        })
+        TestApp.expectOnlyError(reply, 404, "LinkNotFound", "no payment link with this id for this key")
       }
-    }).pipe(Effect.provide(TestApp.layer()))
+    })
   )
 
-  it.live("B3: another merchant's link is a 404, exactly as an unknown one", () =>
-    Effect.gen(function* () {
+  it.live(
+    "B3: another merchant's link is a 404, exactly as an unknown one",
+    TestApp.fresh(function* () {
       const owner = yield* merchantWith()
       const other = yield* merchantWith()
       const created = yield* createLink(owner.button.test, OPEN)
       const reply = yield* readLink(other.button.test, created.json.payload.payment_link)
       expect(reply.status).toBe(404)
       expect(reply.text).toBe((yield* readLink(other.button.test, "LNK_404")).text)
-    }).pipe(Effect.provide(TestApp.layer()))
+    })
   )
 
   it.live(
     "sandbox and production are isolated: a test key sees sandbox links only, a production key production links only",
-    () =>
-      Effect.gen(function* () {
-        const merchant = yield* merchantWith()
-        const sandbox = (yield* createLink(merchant.button.test, OPEN)).json.payload.payment_link
-        const production = (yield* createLink(merchant.button.production, OPEN)).json.payload.payment_link
-        expect((yield* readLink(merchant.button.test, sandbox)).json.is_sandbox).toBe(true)
-        expect((yield* readLink(merchant.button.production, production)).json.is_sandbox).toBe(false)
-        expect((yield* readLink(merchant.button.production, sandbox)).status).toBe(404)
-        expect((yield* readLink(merchant.button.test, production)).status).toBe(404)
-      }).pipe(Effect.provide(TestApp.layer()))
+    TestApp.fresh(function* () {
+      const merchant = yield* merchantWith()
+      const sandbox = (yield* createLink(merchant.button.test, OPEN)).json.payload.payment_link
+      const production = (yield* createLink(merchant.button.production, OPEN)).json.payload.payment_link
+      expect((yield* readLink(merchant.button.test, sandbox)).json.is_sandbox).toBe(true)
+      expect((yield* readLink(merchant.button.production, production)).json.is_sandbox).toBe(false)
+      expect((yield* readLink(merchant.button.production, sandbox)).status).toBe(404)
+      expect((yield* readLink(merchant.button.test, production)).status).toBe(404)
+    })
   )
 
-  it.live("B3 shows a link paid on the checkout: PAID, the method and the transaction", () =>
-    Effect.gen(function* () {
+  it.live(
+    "B3 shows a link paid on the checkout: PAID, the method and the transaction",
+    TestApp.fresh(function* () {
       const merchant = yield* merchantWith()
       const id = (yield* createLink(merchant.button.test, close(50_000))).json.payload.payment_link
       const { transactionId } = yield* LinkPayments.startPayment(id, { paymentMethod: "CREDIT_CARD" })
@@ -537,6 +520,6 @@ describe("B3: GET /online/link/v1/{payment_link}", { timeout: 30_000 }, () => {
         transaction_id: transactionId,
         total: 50_000
       })
-    }).pipe(Effect.provide(TestApp.layer()))
+    })
   )
 })

@@ -13,6 +13,7 @@ import * as Effect from "effect/Effect"
 import * as fc from "effect/FastCheck"
 import type * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
+import * as Calls from "./support/Calls.js"
 import * as TestApp from "./support/TestApp.js"
 import * as TestClock from "./support/TestClock.js"
 
@@ -856,26 +857,20 @@ describe("the link and online APIs against a model", () => {
         const pathOf = (reply: TestApp.Reply) =>
           new URL((reply.json.next_actions ?? reply.json.payload.next_actions).redirect_url).pathname
         // A declined bank redirect, then a new (approved) attempt on the same intent, then the reload.
-        yield* TestApp.send("POST", "/v1/payment-intent", { key, body: intentBody("order-1", 555001, true) })
-        const pse = yield* TestApp.send("POST", "/v1/payment", { key, body: attemptBody("order-1", "PSE") })
+        yield* Calls.createIntent(key, intentBody("order-1", 555001, true))
+        const pse = yield* Calls.attempt(key, attemptBody("order-1", "PSE"))
         expect((yield* decide(pathOf(pse), "decline")).status).toBe(303)
-        const card = yield* TestApp.send("POST", "/v1/payment", {
-          key,
-          body: attemptBody("order-1", "CREDIT_CARD")
-        })
+        const card = yield* Calls.attempt(key, attemptBody("order-1", "CREDIT_CARD"))
         const reloaded = yield* decide(pathOf(pse), "decline")
         expect(reloaded.status, reloaded.text).toBe(303)
-        const intent = yield* TestApp.send("GET", "/v1/payment-intent/order-1", { key })
+        const intent = yield* Calls.readIntent(key, "order-1")
         expect(intent.json).toMatchObject({
           status: "PAID",
           service_transaction_id: card.json.transaction_id
         })
         // An approved 3DS challenge, voided, then the reload of the approval.
-        yield* TestApp.send("POST", "/v1/payment-intent", { key, body: intentBody("order-2", 555020, true) })
-        const challenged = yield* TestApp.send("POST", "/v1/payment", {
-          key,
-          body: attemptBody("order-2", "CREDIT_CARD")
-        })
+        yield* Calls.createIntent(key, intentBody("order-2", 555020, true))
+        const challenged = yield* Calls.attempt(key, attemptBody("order-2", "CREDIT_CARD"))
         expect((yield* decide(pathOf(challenged), "approve")).status).toBe(303)
         const voided = yield* TestApp.send("POST", "/v1/payment/void", {
           key,
@@ -885,7 +880,7 @@ describe("the link and online APIs against a model", () => {
         const again = yield* decide(pathOf(challenged), "approve")
         expect(again.status, again.text).toBe(303)
         expect((yield* decide(pathOf(challenged), "decline")).status).toBe(409)
-        expect((yield* TestApp.send("GET", "/v1/payment/order-2", { key })).json.status).toBe("VOIDED")
+        expect((yield* Calls.readPayment(key, "order-2")).json.status).toBe("VOIDED")
       }).pipe(Effect.provide(TestApp.layer())) as Effect.Effect<void>
   )
 

@@ -1,4 +1,4 @@
-import { describe, expect, it } from "@effect/vitest"
+import { expect } from "@effect/vitest"
 import * as HttpApi from "@effect/platform/HttpApi"
 import * as Effect from "effect/Effect"
 import { CobroApi } from "../src/Api.js"
@@ -17,9 +17,11 @@ const endpointsOf = () => {
   return endpoints
 }
 
-describe("the OpenAPI document", () => {
-  it.live("every endpoint of CobroApi appears in /openapi.json (the document is in step with the code)", () =>
-    Effect.gen(function* () {
+// The tests only read the document: one app serves them all.
+TestApp.shared()("the OpenAPI document", (it) => {
+  it.effect(
+    "every endpoint of CobroApi appears in /openapi.json (the document is in step with the code)",
+    Effect.fnUntraced(function* () {
       const reply = yield* TestApp.send("GET", "/openapi.json")
       expect(reply.status).toBe(200)
       const spec = reply.json
@@ -33,11 +35,12 @@ describe("the OpenAPI document", () => {
         ([path, ops]) => Object.keys(ops).map((method) => `${method} ${path}`)
       )
       expect(documented.sort()).toEqual(endpoints.map((e) => `${e.method} ${e.path}`).sort())
-    }).pipe(Effect.provide(TestApp.layer()))
+    })
   )
 
-  it.live("every error response of the document is the error envelope, never HttpApi's decode error", () =>
-    Effect.gen(function* () {
+  it.effect(
+    "every error response of the document is the error envelope, never HttpApi's decode error",
+    Effect.fnUntraced(function* () {
       const spec = (yield* TestApp.send("GET", "/openapi.json")).json
       expect(spec.components.schemas.HttpApiDecodeError).toBeUndefined()
       expect(spec.components.schemas.ErrorEnvelope.required).toEqual(["payload", "errors"])
@@ -51,11 +54,12 @@ describe("the OpenAPI document", () => {
           }
         }
       }
-    }).pipe(Effect.provide(TestApp.layer()))
+    })
   )
 
-  it.live("every POST documents Idempotency-Key and its 409", () =>
-    Effect.gen(function* () {
+  it.effect(
+    "every POST documents Idempotency-Key and its 409",
+    Effect.fnUntraced(function* () {
       const spec = (yield* TestApp.send("GET", "/openapi.json")).json
       const posts = Object.values(spec.paths as Record<string, Record<string, any>>).flatMap((ops) =>
         ops.post === undefined ? [] : [ops.post]
@@ -65,24 +69,26 @@ describe("the OpenAPI document", () => {
         expect(post.parameters.map((p: { name: string }) => p.name)).toContain("Idempotency-Key")
         expect(post.responses["409"]).toBeDefined()
       }
-    }).pipe(Effect.provide(TestApp.layer()))
+    })
   )
 
-  it.live("the admin endpoints document Bearer and the key endpoints x-api-key", () =>
-    Effect.gen(function* () {
+  it.effect(
+    "the admin endpoints document Bearer and the key endpoints x-api-key",
+    Effect.fnUntraced(function* () {
       const spec = (yield* TestApp.send("GET", "/openapi.json")).json
       expect(spec.components.securitySchemes.bearer).toMatchObject({ type: "http", scheme: "bearer" })
       expect(spec.paths["/admin/v1/merchants"].post.security).toEqual([{ bearer: [] }])
       expect(spec.paths["/health"].get.security).toEqual([])
-    }).pipe(Effect.provide(TestApp.layer()))
+    })
   )
 
-  it.live("/docs answers with the interactive documentation", () =>
-    Effect.gen(function* () {
+  it.effect(
+    "/docs answers with the interactive documentation",
+    Effect.fnUntraced(function* () {
       const reply = yield* TestApp.send("GET", "/docs")
       expect(reply.status).toBe(200)
       expect(reply.headers["content-type"]).toContain("text/html")
       expect(reply.text).toContain("openapi")
-    }).pipe(Effect.provide(TestApp.layer()))
+    })
   )
 })

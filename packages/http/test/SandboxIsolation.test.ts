@@ -7,16 +7,14 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as HttpApi from "@effect/platform/HttpApi"
-import * as EventStore from "@cobro/domain/EventStore"
 import * as TerminalSandbox from "@cobro/domain/TerminalSandbox"
 import * as Effect from "effect/Effect"
 import * as FastCheck from "effect/FastCheck"
 import { CobroApi } from "../src/Api.js"
+import { saleAmountIva19, terminalSale } from "./support/Bodies.js"
+import * as Calls from "./support/Calls.js"
 import * as TestApp from "./support/TestApp.js"
 import * as TestClock from "./support/TestClock.js"
-
-const app = <A, E>(effect: Effect.Effect<A, E, any>) =>
-  effect.pipe(Effect.provide(TestApp.layer())) as Effect.Effect<A, E>
 
 /**
  * What an untouched simulated terminal does with a charge (TT-4): acknowledges it, then approves it.
@@ -25,36 +23,18 @@ const app = <A, E>(effect: Effect.Effect<A, E, any>) =>
  */
 const UNTOUCHED = ["CheckoutCreated", "PushAttempted", "CheckoutSent", "SaleApproved"]
 
-const saleBody = (serial: string, reference: string) => ({
-  amount: { currency: "COP", total_amount: 11900, taxes: [{ type: "IVA_19" }], tip_amount: 0 },
-  user_email: "seller@shop.co",
-  payment_method: "POS",
-  terminal_model: "SMART_PRO",
-  terminal_serial: serial,
-  reference
-})
-
 /** A3 with the key: the checkout's integration id. */
 const sale = (key: string, serial: string, reference: string) =>
   Effect.gen(function* () {
-    const reply = yield* TestApp.send("POST", "/payments/app-checkout", {
-      key,
-      body: saleBody(serial, reference)
-    })
+    const reply = yield* Calls.checkout(key, terminalSale(serial, { amount: saleAmountIva19, reference }))
     expect(reply.status, reply.text).toBe(201)
     return reply.json.payload.integration_id as string
   })
 
-const behavior = (key: string, serial: string, body: unknown) =>
-  TestApp.send("PUT", `/sandbox/v1/terminals/${serial}/behavior`, { key, body })
-const action = (key: string, serial: string, name: string) =>
-  TestApp.send("POST", `/sandbox/v1/terminals/${serial}/actions`, { key, body: { action: name } })
+const { action, behavior } = Calls
 
 /** The checkout's events, by type. */
-const history = (integrationId: string) =>
-  Effect.flatMap(EventStore.EventStore, (store) =>
-    Effect.map(store.readStream(`TerminalCheckout-${integrationId}`), (events) => events.map((e) => e.type))
-  )
+const history = Calls.checkoutEvents
 
 /** A sandbox answer must not name the production checkout in any way. */
 const expectBlind = (reply: TestApp.Reply, productionId: string, productionReference: string) => {
@@ -65,51 +45,44 @@ const expectBlind = (reply: TestApp.Reply, productionId: string, productionRefer
 describe("sandbox isolation", () => {
   it.live(
     "a test key's PUT behavior lists only sandbox requests: a production checkout on the same terminal is not shown",
-    () =>
-      app(
-        Effect.gen(function* () {
-          const m = yield* TestApp.createMerchantWithTerminal()
-          yield* behavior(m.terminal.test, m.serial, { mode: "manual" })
-          const live = yield* sale(m.terminal.production, m.serial, "live-order")
-          const test = yield* sale(m.terminal.test, m.serial, "test-order")
-          const listed = yield* behavior(m.terminal.test, m.serial, { mode: "manual" })
-          expect(listed.status).toBe(200)
-          expect(listed.json.pending_requests.map((p: any) => p.integration_id)).toEqual([test])
-          expectBlind(listed, live, "live-order")
-          expectBlind(yield* action(m.terminal.test, m.serial, "lock"), live, "live-order")
-        })
-      )
+    TestApp.fresh(function* () {
+      const m = yield* TestApp.createMerchantWithTerminal()
+      yield* behavior(m.terminal.test, m.serial, { mode: "manual" })
+      const live = yield* sale(m.terminal.production, m.serial, "live-order")
+      const test = yield* sale(m.terminal.test, m.serial, "test-order")
+      const listed = yield* behavior(m.terminal.test, m.serial, { mode: "manual" })
+      expect(listed.status).toBe(200)
+      expect(listed.json.pending_requests.map((p: any) => p.integration_id)).toEqual([test])
+      expectBlind(listed, live, "live-order")
+      expectBlind(yield* action(m.terminal.test, m.serial, "lock"), live, "live-order")
+    })
   )
 
   it.live(
     "a test key's approve and reject decide sandbox sales only; the production sale on the same terminal stays as an untouched terminal leaves it",
-    () =>
-      app(
-        Effect.gen(function* () {
-          const m = yield* TestApp.createMerchantWithTerminal()
-          yield* behavior(m.terminal.test, m.serial, { mode: "manual" })
-          const live = yield* sale(m.terminal.production, m.serial, "live-order")
-          const before = yield* history(live)
-          const first = yield* sale(m.terminal.test, m.serial, "test-1")
-          const second = yield* sale(m.terminal.test, m.serial, "test-2")
+    TestApp.fresh(function* () {
+      const m = yield* TestApp.createMerchantWithTerminal()
+      yield* behavior(m.terminal.test, m.serial, { mode: "manual" })
+      const live = yield* sale(m.terminal.production, m.serial, "live-order")
+      const before = yield* history(live)
+      const first = yield* sale(m.terminal.test, m.serial, "test-1")
+      const second = yield* sale(m.terminal.test, m.serial, "test-2")
 
-          const approved = yield* action(m.terminal.test, m.serial, "approve")
-          expect(approved.status, approved.text).toBe(200)
-          expect(approved.json.last_outcome.integration_id).toBe(first)
-          const rejected = yield* action(m.terminal.test, m.serial, "reject")
-          expect(rejected.status, rejected.text).toBe(200)
-          expect(rejected.json.last_outcome.integration_id).toBe(second)
-          // Nothing of the sandbox's is left: the production sale is not there to approve.
-          const nothing = yield* action(m.terminal.test, m.serial, "approve")
-          expect(nothing.status).toBe(409)
-          expect(nothing.json.errors[0].code).toBe("ActionRefused")
+      const approved = yield* action(m.terminal.test, m.serial, "approve")
+      expect(approved.status, approved.text).toBe(200)
+      expect(approved.json.last_outcome.integration_id).toBe(first)
+      const rejected = yield* action(m.terminal.test, m.serial, "reject")
+      expect(rejected.status, rejected.text).toBe(200)
+      expect(rejected.json.last_outcome.integration_id).toBe(second)
+      // Nothing of the sandbox's is left: the production sale is not there to approve.
+      const nothing = yield* action(m.terminal.test, m.serial, "approve")
+      TestApp.expectError(nothing, 409, "ActionRefused")
 
-          expect(yield* history(live)).toEqual(before)
-          expect(before).toEqual(UNTOUCHED)
-          expect((yield* history(first)).at(-1)).toBe("SaleApproved")
-          expect((yield* history(second)).at(-1)).toBe("SaleRejected")
-        })
-      )
+      expect(yield* history(live)).toEqual(before)
+      expect(before).toEqual(UNTOUCHED)
+      expect((yield* history(first)).at(-1)).toBe("SaleApproved")
+      expect((yield* history(second)).at(-1)).toBe("SaleRejected")
+    })
   )
 
   /** A sandbox control, what it does to a sandbox sale pushed after it, and how to undo it. */
@@ -159,19 +132,16 @@ describe("sandbox isolation", () => {
   for (const control of controls) {
     it.live(
       `${control.name} set with a test key reaches the sandbox sale and not the production sale on the same terminal`,
-      () =>
-        app(
-          Effect.gen(function* () {
-            const m = yield* TestApp.createMerchantWithTerminal()
-            yield* control.set(m)
-            const live = yield* sale(m.terminal.production, m.serial, "live-order")
-            const test = yield* sale(m.terminal.test, m.serial, "test-order")
-            expect((yield* history(test)).at(-1)).toBe(control.sandboxLast)
-            expect(yield* history(live)).toEqual(UNTOUCHED)
-            yield* control.undo(m)
-            expect(yield* history(live)).toEqual(UNTOUCHED)
-          })
-        )
+      TestApp.fresh(function* () {
+        const m = yield* TestApp.createMerchantWithTerminal()
+        yield* control.set(m)
+        const live = yield* sale(m.terminal.production, m.serial, "live-order")
+        const test = yield* sale(m.terminal.test, m.serial, "test-order")
+        expect((yield* history(test)).at(-1)).toBe(control.sandboxLast)
+        expect(yield* history(live)).toEqual(UNTOUCHED)
+        yield* control.undo(m)
+        expect(yield* history(live)).toEqual(UNTOUCHED)
+      })
     )
   }
 
@@ -199,7 +169,7 @@ describe("sandbox isolation", () => {
     "whatever a test key does on the sandbox, every production sale on the terminal ends as an untouched terminal leaves it and no sandbox answer names it",
     [FastCheck.array(step, { minLength: 1, maxLength: 14 })],
     ([steps]) =>
-      app(
+      TestApp.run(
         Effect.gen(function* () {
           const m = yield* TestApp.createMerchantWithTerminal()
           const production: Array<string> = []
@@ -261,68 +231,63 @@ describe("sandbox isolation", () => {
 
   it.live(
     "every sandbox route × every key: only a test key of the terminal's merchant gets through; no key, a production key, a payment-button key or another merchant's key is refused and changes nothing",
-    () =>
-      app(
-        Effect.gen(function* () {
-          const m = yield* TestApp.createMerchantWithTerminal()
-          const other = yield* TestApp.createMerchantWithTerminal({ serial: "SN-OTHER" })
-          const live = yield* sale(m.terminal.production, m.serial, "live-order")
-          const keys: ReadonlyArray<{
-            readonly who: string
-            readonly options: TestApp.SendOptions
-            readonly status: number
-          }> = [
-            { who: "no key", options: {}, status: 401 },
-            { who: "an unknown key", options: { key: "id_test_nobody" }, status: 401 },
-            { who: "the admin token", options: { admin: true }, status: 401 },
-            { who: "the terminal production key", options: { key: m.terminal.production }, status: 403 },
-            { who: "the payment-button test key", options: { key: m.button.test }, status: 403 },
-            { who: "the payment-button production key", options: { key: m.button.production }, status: 403 },
-            { who: "another merchant's test key", options: { key: other.terminal.test }, status: 404 },
-            {
-              who: "another merchant's production key",
-              options: { key: other.terminal.production },
-              status: 403
-            }
-          ]
-          for (const route of sandboxRoutes) {
-            const path = route.path.replace(":terminal_serial", m.serial)
-            for (const key of keys) {
-              const before = yield* TestApp.logSize
-              const reply = yield* TestApp.send(route.method, path, { ...key.options, body: validBody(path) })
-              expect(reply.status, `${route.method} ${path} with ${key.who}: ${reply.text}`).toBe(key.status)
-              expect(
-                yield* TestApp.logSize,
-                `${route.method} ${path} with ${key.who} must store nothing`
-              ).toBe(before)
-            }
-            const allowed = yield* TestApp.send(route.method, path, {
-              key: m.terminal.test,
-              body: validBody(path)
-            })
-            expect(allowed.status, allowed.text).toBe(200)
-            expectBlind(allowed, live, "live-order")
-          }
-          expect(yield* history(live)).toEqual(UNTOUCHED)
+    TestApp.fresh(function* () {
+      const m = yield* TestApp.createMerchantWithTerminal()
+      const other = yield* TestApp.createMerchantWithTerminal({ serial: "SN-OTHER" })
+      const live = yield* sale(m.terminal.production, m.serial, "live-order")
+      const keys: ReadonlyArray<{
+        readonly who: string
+        readonly options: TestApp.SendOptions
+        readonly status: number
+      }> = [
+        { who: "no key", options: {}, status: 401 },
+        { who: "an unknown key", options: { key: "id_test_nobody" }, status: 401 },
+        { who: "the admin token", options: { admin: true }, status: 401 },
+        { who: "the terminal production key", options: { key: m.terminal.production }, status: 403 },
+        { who: "the payment-button test key", options: { key: m.button.test }, status: 403 },
+        { who: "the payment-button production key", options: { key: m.button.production }, status: 403 },
+        { who: "another merchant's test key", options: { key: other.terminal.test }, status: 404 },
+        {
+          who: "another merchant's production key",
+          options: { key: other.terminal.production },
+          status: 403
+        }
+      ]
+      for (const route of sandboxRoutes) {
+        const path = route.path.replace(":terminal_serial", m.serial)
+        for (const key of keys) {
+          const before = yield* TestApp.logSize
+          const reply = yield* TestApp.send(route.method, path, { ...key.options, body: validBody(path) })
+          expect(reply.status, `${route.method} ${path} with ${key.who}: ${reply.text}`).toBe(key.status)
+          expect(yield* TestApp.logSize, `${route.method} ${path} with ${key.who} must store nothing`).toBe(
+            before
+          )
+        }
+        const allowed = yield* TestApp.send(route.method, path, {
+          key: m.terminal.test,
+          body: validBody(path)
         })
-      )
+        expect(allowed.status, allowed.text).toBe(200)
+        expectBlind(allowed, live, "live-order")
+      }
+      expect(yield* history(live)).toEqual(UNTOUCHED)
+    })
   )
 
-  it.live("the virtual clock is the operator's: a merchant's key of either mode cannot advance it", () =>
-    app(
-      Effect.gen(function* () {
-        const m = yield* TestApp.createMerchantWithTerminal()
-        const time = yield* TestClock.VirtualTime
-        const start = time.now()
-        for (const key of [m.terminal.test, m.terminal.production, m.button.test, m.button.production]) {
-          const reply = yield* TestApp.send("POST", "/admin/v1/clock/advance", {
-            key,
-            body: { seconds: 3600 }
-          })
-          expect(reply.status, reply.text).toBe(401)
-        }
-        expect(time.now()).toBe(start)
-      })
-    )
+  it.live(
+    "the virtual clock is the operator's: a merchant's key of either mode cannot advance it",
+    TestApp.fresh(function* () {
+      const m = yield* TestApp.createMerchantWithTerminal()
+      const time = yield* TestClock.VirtualTime
+      const start = time.now()
+      for (const key of [m.terminal.test, m.terminal.production, m.button.test, m.button.production]) {
+        const reply = yield* TestApp.send("POST", "/admin/v1/clock/advance", {
+          key,
+          body: { seconds: 3600 }
+        })
+        expect(reply.status, reply.text).toBe(401)
+      }
+      expect(time.now()).toBe(start)
+    })
   )
 })

@@ -13,76 +13,39 @@
 import * as LinkPayments from "@cobro/domain/LinkPayments"
 import * as ReadModels from "@cobro/store-pg/ReadModels"
 import * as DateTime from "effect/DateTime"
-import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Sweeper from "./Sweeper.js"
 
-/** How the sweeper runs. */
-export interface Options {
-  /** The pause between rounds when nothing more is due; default 1 second (real time). */
-  readonly pollInterval?: Duration.DurationInput
-  /** Links decided per round; default 100. */
-  readonly batchSize?: number
-  /** Links decided at once within a round; default 4. */
-  readonly concurrency?: number
-}
+export { BACKLOG_PAUSE, DEFAULT_BATCH_SIZE, DEFAULT_POLL_INTERVAL, type Round } from "./Sweeper.js"
 
-/** The default pause between rounds. */
-export const DEFAULT_POLL_INTERVAL: Duration.DurationInput = "1 second"
-
-/** The default number of links per round. */
-export const DEFAULT_BATCH_SIZE = 100
+/** How the sweeper runs: its pause between rounds, links per round (100) and at once (4). */
+export type Options = Sweeper.Options
 
 /**
- * The pause after a full round before the next one: short, so that a backlog drains quickly, yet
- * long enough for the read model to apply the expiries just recorded (it lags the log).
- */
-export const BACKLOG_PAUSE: Duration.DurationInput = "50 millis"
-
-/** What a round did. */
-export interface Round {
-  /** Links the read model listed as due. */
-  readonly due: number
-  /** Of those, links that are EXPIRED in the log after the round (by this node or another). */
-  readonly expired: number
-}
-
-/**
- * One round: the links due at the clock's `now`, each expired on its stream. A link whose expiry
- * could not be recorded (a conflict that outlasted the retries, a stream that no longer decides) is
- * logged and left for the next round; it never stops the sweeper.
+ * One round: the links due at the clock's `now`, each expired on its stream (`expired` counts the
+ * links EXPIRED in the log after the round, by this node or another). A link whose expiry could not
+ * be recorded (a conflict that outlasted the retries, a stream that no longer decides) is logged and
+ * left for the next round; it never stops the sweeper.
  */
 export const sweepOnce = Effect.fn("LinkExpiry.sweepOnce")(function* (options: Options = {}) {
   const now = yield* DateTime.now
-  const due = yield* ReadModels.dueLinks({ now, limit: options.batchSize ?? DEFAULT_BATCH_SIZE }).pipe(
-    Effect.orDie
-  )
-  const outcomes = yield* Effect.forEach(
+  const due = yield* ReadModels.dueLinks({ now, limit: Sweeper.batchSizeOf(options) }).pipe(Effect.orDie)
+  return yield* Sweeper.round(
     due,
     (linkId) =>
       LinkPayments.expire(linkId).pipe(
         Effect.map((state) => state._tag === "EXPIRED"),
-        Effect.catchAll((error) =>
-          Effect.logWarning("link expiry: the link could not be expired; next round", error).pipe(
-            Effect.annotateLogs({ linkId }),
-            Effect.as(false)
-          )
+        Effect.catchAll(
+          Sweeper.leftForNextRound("link expiry: the link could not be expired; next round", { linkId })
         )
       ),
-    { concurrency: options.concurrency ?? 4 }
+    options
   )
-  return { due: due.length, expired: outcomes.filter(Boolean).length } satisfies Round
 })
 
 /**
- * The sweeper for ever: a round, then a pause of `pollInterval`, or of {@link BACKLOG_PAUSE} when
- * the round was full (more may be due). Meant to run supervised among the server's workers.
+ * The sweeper for ever ({@link Sweeper.forever}): a round, then a pause of `pollInterval`, or of
+ * `BACKLOG_PAUSE` when the round was full (more may be due). Meant to run supervised among the
+ * server's workers.
  */
-export const run = (options: Options = {}) =>
-  Effect.gen(function* () {
-    const batchSize = options.batchSize ?? DEFAULT_BATCH_SIZE
-    const poll = Duration.decode(options.pollInterval ?? DEFAULT_POLL_INTERVAL)
-    while (true) {
-      const round = yield* sweepOnce(options)
-      yield* Effect.sleep(round.due >= batchSize ? BACKLOG_PAUSE : poll)
-    }
-  })
+export const run = (options: Options = {}) => Sweeper.forever(sweepOnce, options)

@@ -25,44 +25,21 @@ import * as DateTime from "effect/DateTime"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as Sweeper from "./Sweeper.js"
 
-/** How the sweeper runs. */
-export interface Options {
+export { BACKLOG_PAUSE, DEFAULT_BATCH_SIZE, DEFAULT_POLL_INTERVAL, type Round } from "./Sweeper.js"
+
+/** How the sweeper runs: its pause between rounds, payments per round (100) and at once (4). */
+export interface Options extends Sweeper.Options {
   /**
    * How long a payment may stay under way before it is failed; default
    * {@link Payment.ABANDONED_PAYMENT_TIMEOUT} (15 minutes). Give every node the same value.
    */
   readonly timeout?: Duration.DurationInput
-  /** The pause between rounds when nothing more is due; default 1 second (real time). */
-  readonly pollInterval?: Duration.DurationInput
-  /** Payments decided per round; default 100. */
-  readonly batchSize?: number
-  /** Payments decided at once within a round; default 4. */
-  readonly concurrency?: number
 }
 
 /** The default timeout: `Payment.ABANDONED_PAYMENT_TIMEOUT`. */
 export const DEFAULT_TIMEOUT: Duration.Duration = Payment.ABANDONED_PAYMENT_TIMEOUT
-
-/** The default pause between rounds. */
-export const DEFAULT_POLL_INTERVAL: Duration.DurationInput = "1 second"
-
-/** The default number of payments per round. */
-export const DEFAULT_BATCH_SIZE = 100
-
-/**
- * The pause after a full round before the next one: short, so that a backlog drains quickly, yet
- * long enough for the read model to apply the failures just recorded (it lags the log).
- */
-export const BACKLOG_PAUSE: Duration.DurationInput = "50 millis"
-
-/** What a round did. */
-export interface Round {
-  /** Payments the read model listed as due. */
-  readonly due: number
-  /** Of those, payments that the round left failed or expired (by this node or another). */
-  readonly expired: number
-}
 
 /** Expires one due payment; whether it is failed or expired afterwards (by this node or another). */
 const expireOne = (due: ReadModels.DuePayment, timeout: Duration.Duration) =>
@@ -80,42 +57,35 @@ const expireOne = (due: ReadModels.DuePayment, timeout: Duration.Duration) =>
   })
 
 /**
- * One round: the payments under way since `now − timeout` or earlier, each failed on its streams.
- * A payment whose failure could not be recorded (a conflict that outlasted the retries, a stream
- * that no longer decides) is logged and left for the next round; it never stops the sweeper.
+ * One round: the payments under way since `now − timeout` or earlier, each failed on its streams
+ * (`expired` counts those the round left failed or expired, by this node or another). A payment
+ * whose failure could not be recorded (a conflict that outlasted the retries, a stream that no
+ * longer decides) is logged and left for the next round; it never stops the sweeper.
  */
 export const sweepOnce = Effect.fn("PaymentTimeouts.sweepOnce")(function* (options: Options = {}) {
   const timeout = Duration.decode(options.timeout ?? DEFAULT_TIMEOUT)
   const now = yield* DateTime.now
   const due = yield* ReadModels.duePayments({
     startedBefore: DateTime.subtractDuration(now, timeout),
-    limit: options.batchSize ?? DEFAULT_BATCH_SIZE
+    limit: Sweeper.batchSizeOf(options)
   }).pipe(Effect.orDie)
-  const outcomes = yield* Effect.forEach(
+  return yield* Sweeper.round(
     due,
     (payment) =>
-      Effect.catchAllCause(expireOne(payment, timeout), (cause) =>
-        Effect.logWarning("payment timeout: the payment could not be expired; next round", cause).pipe(
-          Effect.annotateLogs({ kind: payment.kind, transactionId: payment.transactionId }),
-          Effect.as(false)
-        )
+      Effect.catchAllCause(
+        expireOne(payment, timeout),
+        Sweeper.leftForNextRound("payment timeout: the payment could not be expired; next round", {
+          kind: payment.kind,
+          transactionId: payment.transactionId
+        })
       ),
-    { concurrency: options.concurrency ?? 4 }
+    options
   )
-  return { due: due.length, expired: outcomes.filter(Boolean).length } satisfies Round
 })
 
 /**
- * The sweeper for ever: a round, then a pause of `pollInterval`, or of {@link BACKLOG_PAUSE} when
- * the round was full (more may be due). Meant to run supervised among the server's workers:
- * `supervised("Payment timeouts", PaymentTimeouts.run())`.
+ * The sweeper for ever ({@link Sweeper.forever}): a round, then a pause of `pollInterval`, or of
+ * `BACKLOG_PAUSE` when the round was full (more may be due). Meant to run supervised among the
+ * server's workers: `supervised("Payment timeouts", PaymentTimeouts.run())`.
  */
-export const run = (options: Options = {}) =>
-  Effect.gen(function* () {
-    const batchSize = options.batchSize ?? DEFAULT_BATCH_SIZE
-    const poll = Duration.decode(options.pollInterval ?? DEFAULT_POLL_INTERVAL)
-    while (true) {
-      const round = yield* sweepOnce(options)
-      yield* Effect.sleep(round.due >= batchSize ? BACKLOG_PAUSE : poll)
-    }
-  })
+export const run = (options: Options = {}) => Sweeper.forever(sweepOnce, options)

@@ -75,197 +75,202 @@ const appendedSince = (db: Pg.Client, mark: string, types: ReadonlyArray<string>
     )
   )
 
+/**
+ * Sends `request` with the trigger armed at `type` for `times` inserts, then disarms it: the answer,
+ * the log's head before it, and how many inserts of the type the trigger saw.
+ */
+const armed = <A>(db: Pg.Client, type: string, times: number, request: Effect.Effect<A>) =>
+  Effect.gen(function* () {
+    const mark = yield* head(db)
+    yield* arm(db, type, times)
+    const reply = yield* request
+    const firings = yield* fired(db)
+    yield* disarm(db)
+    return { reply, mark, firings }
+  })
+
 const none = (types: ReadonlyArray<string>) => Object.fromEntries(types.map((type) => [type, 0]))
 const once = (types: ReadonlyArray<string>) => Object.fromEntries(types.map((type) => [type, 1]))
 
 describe("a use case's commit when its connection dies mid-commit", () => {
   it.scopedLive(
     "A3's checkout and claim, A3's terminal answer with its notification, C4's intent and payment, C8's void with its notification, C9's refund on the payment and the Refund: all or nothing",
-    () =>
-      Effect.gen(function* () {
-        const hook = yield* ServerProcess.webhookReceiver
-        const url = yield* ServerProcess.postgresDatabase
-        const server = yield* ServerProcess.start({
-          DATABASE_URL: url,
-          ...ServerProcess.postgresKeys(),
-          COBRO_DEV_WEBHOOKS: "1",
-          COBRO_CLOCK: "virtual"
-        })
-        // 10:00 in Bogotá (15:00 UTC) next, whatever the hour the test runs at: C8 voids only before 21:00.
-        const now = Date.parse(
-          (yield* admin(server, "POST", "/admin/v1/clock/advance", { seconds: 0 })).json.now
-        )
-        const morning = new Date(now)
-        morning.setUTCHours(15, 0, 0, 0)
-        if (morning.getTime() <= now) morning.setUTCDate(morning.getUTCDate() + 1)
-        const advanced = yield* admin(server, "POST", "/admin/v1/clock/advance", {
-          seconds: Math.ceil((morning.getTime() - now) / 1000)
-        })
-        expect(advanced.status, advanced.text).toBe(200)
-        const { keys } = yield* ServerProcess.merchantWithTerminal(server, {
-          name: "Tienda Atómica",
-          serial: "SN-ATOM",
-          webhook: { url: hook.url, mode: "test" }
-        })
-        const terminalKey: string = keys.terminal_api.test.identity_key
-        const buttonKey: string = keys.payment_button.test.identity_key
-        const db = yield* ServerProcess.databaseClient(url)
-        yield* installKiller(db)
+    Effect.fnUntraced(function* () {
+      const { hook, server, database } = yield* ServerProcess.startOnPostgresWithReceiver({
+        COBRO_CLOCK: "virtual"
+      })
+      // 10:00 in Bogotá (15:00 UTC) next, whatever the hour the test runs at: C8 voids only before 21:00.
+      const now = Date.parse(
+        (yield* admin(server, "POST", "/admin/v1/clock/advance", { seconds: 0 })).json.now
+      )
+      const morning = new Date(now)
+      morning.setUTCHours(15, 0, 0, 0)
+      if (morning.getTime() <= now) morning.setUTCDate(morning.getUTCDate() + 1)
+      const advanced = yield* admin(server, "POST", "/admin/v1/clock/advance", {
+        seconds: Math.ceil((morning.getTime() - now) / 1000)
+      })
+      expect(advanced.status, advanced.text).toBe(200)
+      const { keys } = yield* ServerProcess.merchantWithTerminal(server, {
+        name: "Tienda Atómica",
+        serial: "SN-ATOM",
+        webhook: { url: hook.url, mode: "test" }
+      })
+      const terminalKey: string = keys.terminal_api.test.identity_key
+      const buttonKey: string = keys.payment_button.test.identity_key
+      const db = yield* ServerProcess.databaseClient(database.DATABASE_URL)
+      yield* installKiller(db)
 
-        /**
-         * Sends `request` with every try of its commit armed to die at `killAt` (the first, and the
-         * whole-batch retry of a multi-stream one): nothing of `commit` may be stored, and the answer
-         * is an error in the envelope. Then sends it again: it succeeds with `ok`, and each of
-         * `commit` is stored once.
-         */
-        const case_ = (
-          name: string,
-          killAt: string,
-          commit: ReadonlyArray<string>,
-          request: Effect.Effect<{ status: number; text: string; json: any }>,
-          ok: number
-        ) =>
-          Effect.gen(function* () {
-            const mark = yield* head(db)
-            yield* arm(db, killAt, 2)
-            const cut = yield* request
-            expect(yield* fired(db), `${name}: the trigger fired`).toBeGreaterThan(0)
-            yield* disarm(db)
-            expect(yield* appendedSince(db, mark, commit), `${name}: nothing of the commit stays`).toEqual(
-              none(commit)
-            )
-            expect(cut.status, `${name}: ${cut.text}`).toBe(500)
-            expect(cut.json?.errors?.length ?? cut.json?.message, `${name}: ${cut.text}`).toBeTruthy()
-            const again = yield* request
-            expect(again.status, `${name}: ${again.text}`).toBe(ok)
-            expect(yield* appendedSince(db, mark, commit), `${name}: each once`).toEqual(once(commit))
-            return again
-          })
-
-        /** Creates the intent `reference` (C1) with the button key. */
-        const openIntent = (reference: string) =>
-          Effect.flatMap(
-            withKey(
-              server,
-              buttonKey,
-              "POST",
-              "/v1/payment-intent",
-              ServerProcess.onlineIntent(reference, 50000)
-            ),
-            (created) => Effect.sync(() => expect(created.status, created.text).toBe(201))
+      /**
+       * Sends `request` with every try of its commit armed to die at `killAt` (the first, and the
+       * whole-batch retry of a multi-stream one): nothing of `commit` may be stored, and the answer
+       * is an error in the envelope. Then sends it again: it succeeds with `ok`, and each of
+       * `commit` is stored once.
+       */
+      const case_ = (
+        name: string,
+        killAt: string,
+        commit: ReadonlyArray<string>,
+        request: Effect.Effect<{ status: number; text: string; json: any }>,
+        ok: number
+      ) =>
+        Effect.gen(function* () {
+          const { firings, mark, reply: cut } = yield* armed(db, killAt, 2, request)
+          expect(firings, `${name}: the trigger fired`).toBeGreaterThan(0)
+          expect(yield* appendedSince(db, mark, commit), `${name}: nothing of the commit stays`).toEqual(
+            none(commit)
           )
+          expect(cut.status, `${name}: ${cut.text}`).toBe(500)
+          expect(cut.json?.errors?.length ?? cut.json?.message, `${name}: ${cut.text}`).toBeTruthy()
+          const again = yield* request
+          expect(again.status, `${name}: ${again.text}`).toBe(ok)
+          expect(yield* appendedSince(db, mark, commit), `${name}: each once`).toEqual(once(commit))
+          return again
+        })
 
-        // A3: the checkout and its push claim (one stream, two events).
-        yield* case_(
-          "A3 checkout",
-          "PushAttempted",
-          ["CheckoutCreated", "PushAttempted"],
+      /** Creates the intent `reference` (C1) with the button key. */
+      const openIntent = (reference: string) =>
+        Effect.flatMap(
           withKey(
             server,
-            terminalKey,
+            buttonKey,
             "POST",
-            "/payments/app-checkout",
-            ServerProcess.terminalSale("SN-ATOM", "atom-1")
+            "/v1/payment-intent",
+            ServerProcess.onlineIntent(reference, 50000)
           ),
-          201
+          (created) => Effect.sync(() => expect(created.status, created.text).toBe(201))
         )
 
-        // A3: the terminal's answer (the simulated terminal's request and outcome, the checkout's
-        // delivery and approval, the notification) is one commit after the checkout's.
-        const answer = [
-          "RequestReceived",
-          "OutcomeRecorded",
-          "CheckoutSent",
-          "SaleApproved",
-          "DeliveryScheduled"
-        ]
-        const beforeSale = yield* head(db)
-        yield* arm(db, "DeliveryScheduled", 2)
-        const sale = yield* withKey(
+      // A3: the checkout and its push claim (one stream, two events).
+      yield* case_(
+        "A3 checkout",
+        "PushAttempted",
+        ["CheckoutCreated", "PushAttempted"],
+        withKey(
+          server,
+          terminalKey,
+          "POST",
+          "/payments/app-checkout",
+          ServerProcess.terminalSale("SN-ATOM", "atom-1")
+        ),
+        201
+      )
+
+      // A3: the terminal's answer (the simulated terminal's request and outcome, the checkout's
+      // delivery and approval, the notification) is one commit after the checkout's.
+      const answer = [
+        "RequestReceived",
+        "OutcomeRecorded",
+        "CheckoutSent",
+        "SaleApproved",
+        "DeliveryScheduled"
+      ]
+      const answered = yield* armed(
+        db,
+        "DeliveryScheduled",
+        2,
+        withKey(
           server,
           terminalKey,
           "POST",
           "/payments/app-checkout",
           ServerProcess.terminalSale("SN-ATOM", "atom-2")
         )
-        expect(yield* fired(db)).toBeGreaterThan(0)
-        yield* disarm(db)
-        // The checkout committed before the answer failed: the request still answers the error, in A's envelope.
-        expect(sale.status, sale.text).toBe(500)
-        expect(sale.json.errors[0].code, sale.text).toBe("AP001")
-        expect(yield* appendedSince(db, beforeSale, answer), "A3 answer: nothing of it stays").toEqual(
-          none(answer)
-        )
-        expect(yield* appendedSince(db, beforeSale, ["CheckoutCreated"])).toEqual(once(["CheckoutCreated"]))
+      )
+      expect(answered.firings).toBeGreaterThan(0)
+      const [sale, beforeSale] = [answered.reply, answered.mark]
+      // The checkout committed before the answer failed: the request still answers the error, in A's envelope.
+      expect(sale.status, sale.text).toBe(500)
+      expect(sale.json.errors[0].code, sale.text).toBe("AP001")
+      expect(yield* appendedSince(db, beforeSale, answer), "A3 answer: nothing of it stays").toEqual(
+        none(answer)
+      )
+      expect(yield* appendedSince(db, beforeSale, ["CheckoutCreated"])).toEqual(once(["CheckoutCreated"]))
 
-        // C4: the intent and its payment.
-        yield* openIntent("atom-c4")
-        yield* case_(
-          "C4 attempt",
-          "IntentPaymentStarted",
-          ["PaymentStarted", "IntentPaymentStarted"],
-          withKey(server, buttonKey, "POST", "/v1/payment", ServerProcess.cardAttempt("atom-c4")),
-          201
-        )
+      // C4: the intent and its payment.
+      yield* openIntent("atom-c4")
+      yield* case_(
+        "C4 attempt",
+        "IntentPaymentStarted",
+        ["PaymentStarted", "IntentPaymentStarted"],
+        withKey(server, buttonKey, "POST", "/v1/payment", ServerProcess.cardAttempt("atom-c4")),
+        201
+      )
 
-        // A multi-stream commit whose first try dies is tried once more, whole, on another connection.
-        yield* openIntent("atom-once")
-        const mark = yield* head(db)
-        yield* arm(db, "IntentPaymentStarted", 1)
-        const recovered = yield* withKey(
-          server,
-          buttonKey,
-          "POST",
-          "/v1/payment",
-          ServerProcess.cardAttempt("atom-once")
-        )
-        // Two inserts of the event: the one killed, and the retry's.
-        expect(yield* fired(db)).toBe(2)
-        yield* disarm(db)
-        expect(recovered.status, recovered.text).toBe(201)
-        expect(yield* appendedSince(db, mark, ["PaymentStarted", "IntentPaymentStarted"])).toEqual(
-          once(["PaymentStarted", "IntentPaymentStarted"])
-        )
+      // A multi-stream commit whose first try dies is tried once more, whole, on another connection.
+      yield* openIntent("atom-once")
+      const retried = yield* armed(
+        db,
+        "IntentPaymentStarted",
+        1,
+        withKey(server, buttonKey, "POST", "/v1/payment", ServerProcess.cardAttempt("atom-once"))
+      )
+      // Two inserts of the event: the one killed, and the retry's.
+      expect(retried.firings).toBe(2)
+      const [recovered, mark] = [retried.reply, retried.mark]
+      expect(recovered.status, recovered.text).toBe(201)
+      expect(yield* appendedSince(db, mark, ["PaymentStarted", "IntentPaymentStarted"])).toEqual(
+        once(["PaymentStarted", "IntentPaymentStarted"])
+      )
 
-        /** An intent `reference` paid by card (C1, C4); its payment's transaction id. */
-        const paidIntent = (reference: string) =>
-          Effect.gen(function* () {
-            yield* openIntent(reference)
-            const paid = yield* withKey(
-              server,
-              buttonKey,
-              "POST",
-              "/v1/payment",
-              ServerProcess.cardAttempt(reference)
-            )
-            expect(paid.status, paid.text).toBe(201)
-            return (paid.json.transaction_id ?? paid.json.payload.transaction_id) as string
-          })
+      /** An intent `reference` paid by card (C1, C4); its payment's transaction id. */
+      const paidIntent = (reference: string) =>
+        Effect.gen(function* () {
+          yield* openIntent(reference)
+          const paid = yield* withKey(
+            server,
+            buttonKey,
+            "POST",
+            "/v1/payment",
+            ServerProcess.cardAttempt(reference)
+          )
+          expect(paid.status, paid.text).toBe(201)
+          return (paid.json.transaction_id ?? paid.json.payload.transaction_id) as string
+        })
 
-        // C9: the refund requested on the payment and the Refund stream.
-        const refunded = yield* paidIntent("atom-c9")
-        yield* case_(
-          "C9 refund",
-          "RefundRequested",
-          ["PaymentRefundRequested", "RefundRequested"],
-          withKey(server, buttonKey, "POST", "/v1/payment/refund", {
-            reference_id: "atom-c9",
-            transaction_id: refunded,
-            reason: "customer"
-          }),
-          204
-        )
+      // C9: the refund requested on the payment and the Refund stream.
+      const refunded = yield* paidIntent("atom-c9")
+      yield* case_(
+        "C9 refund",
+        "RefundRequested",
+        ["PaymentRefundRequested", "RefundRequested"],
+        withKey(server, buttonKey, "POST", "/v1/payment/refund", {
+          reference_id: "atom-c9",
+          transaction_id: refunded,
+          reason: "customer"
+        }),
+        204
+      )
 
-        // C8: the void and its notification.
-        const voided = yield* paidIntent("atom-c8")
-        yield* case_(
-          "C8 void",
-          "DeliveryScheduled",
-          ["PaymentVoided", "DeliveryScheduled"],
-          withKey(server, buttonKey, "POST", "/v1/payment/void", { transaction_id: voided }),
-          204
-        )
-      }),
+      // C8: the void and its notification.
+      const voided = yield* paidIntent("atom-c8")
+      yield* case_(
+        "C8 void",
+        "DeliveryScheduled",
+        ["PaymentVoided", "DeliveryScheduled"],
+        withKey(server, buttonKey, "POST", "/v1/payment/void", { transaction_id: voided }),
+        204
+      )
+    }),
     120_000
   )
 })

@@ -10,7 +10,9 @@ import * as Effect from "effect/Effect"
 import * as FastCheck from "effect/FastCheck"
 import * as Redacted from "effect/Redacted"
 import * as Runtime from "effect/Runtime"
+import type { YieldWrap } from "effect/Utils"
 import { randomBytes } from "node:crypto"
+import { stringPaths, withString } from "../../http/test/support/JsonStrings.js"
 import * as Nodes from "./support/Nodes.js"
 import * as ServerProcess from "./support/ServerProcess.js"
 
@@ -86,6 +88,12 @@ const givenMerchant = Effect.gen(function* () {
 
 type Given = Effect.Effect.Success<typeof givenMerchant>
 
+/** A test's body on a node on a fresh PostgreSQL database, given the merchant of {@link givenMerchant}. */
+const withMerchantOnPostgres =
+  <Eff extends YieldWrap<Effect.Effect<any, any, any>>, A>(body: (g: Given) => Generator<Eff, A, never>) =>
+  () =>
+    onPostgres(Effect.flatMap(givenMerchant, Effect.fnUntraced(body)))
+
 interface Target {
   readonly method: "POST" | "PUT"
   readonly path: string
@@ -109,17 +117,7 @@ const TARGETS: ReadonlyArray<Target> = [
     path: "/payments/app-checkout",
     key: (g) => ({ key: g.terminal }),
     body: () => ({
-      amount: {
-        currency: "COP",
-        total_amount: 11900,
-        taxes: [{ type: "VAT", base: 10000, value: 1900 }],
-        tip_amount: 0
-      },
-      user_email: "seller@shop.co",
-      payment_method: "POS",
-      terminal_model: "SMART_PRO",
-      terminal_serial: "SN-0001",
-      reference: "order-42",
+      ...ServerProcess.terminalSale("SN-0001"),
       description: "Two coffees",
       payer: {
         email: "ana@example.com",
@@ -206,26 +204,6 @@ const TARGETS: ReadonlyArray<Target> = [
   }
 ]
 
-/** The paths of every string in a JSON value. */
-const stringPaths = (
-  value: unknown,
-  at: ReadonlyArray<string | number> = []
-): Array<Array<string | number>> =>
-  typeof value === "string"
-    ? [[...at]]
-    : Array.isArray(value)
-      ? value.flatMap((v, i) => stringPaths(v, [...at, i]))
-      : typeof value === "object" && value !== null
-        ? Object.entries(value).flatMap(([k, v]) => stringPaths(v, [...at, k]))
-        : []
-
-const withString = (value: any, path: ReadonlyArray<string | number>, f: (s: string) => string): any => {
-  if (path.length === 0) return f(value)
-  const copy: any = Array.isArray(value) ? [...value] : { ...value }
-  copy[path[0]!] = withString(value[path[0]!], path.slice(1), f)
-  return copy
-}
-
 /** Text PostgreSQL cannot store, put somewhere in a valid string. */
 const poison = FastCheck.tuple(
   FastCheck.constantFrom("\u0000", "\ud800", "\udfff", "a\u0000b", "\udc00x"),
@@ -239,90 +217,82 @@ const poison = FastCheck.tuple(
 describe("bad input on PostgreSQL", { timeout: 240_000 }, () => {
   it.live(
     "a NUL or an unpaired surrogate in any string field of A3, B2, C1, C3, C4, C8 and the admin bodies is a 400 naming the field, never a 500, and stores nothing",
-    () =>
-      onPostgres(
-        Effect.gen(function* () {
-          const g = yield* givenMerchant
-          const runtime = (yield* Effect.runtime<never>()) as Runtime.Runtime<any>
-          for (const target of TARGETS) {
-            const path = target.path.replace(":merchant_id", g.merchantId)
-            const valid = target.body(g)
-            const fields = stringPaths(valid)
-            yield* Effect.promise(() =>
-              FastCheck.assert(
-                FastCheck.asyncProperty(FastCheck.constantFrom(...fields), poison, (field, f) =>
-                  Runtime.runPromise(runtime)(
-                    Effect.gen(function* () {
-                      const before = yield* logSize
-                      const body = withString(valid, field, f)
-                      const reply = yield* send(target.method, path, { ...target.key(g), body })
-                      const what = `${target.method} ${path} ${field.join(".")}=${JSON.stringify(
-                        field.reduce((v: any, k) => v[k], body)
-                      )} → ${reply.status} ${reply.text}`
-                      expect(reply.status, what).toBe(400)
-                      expect(reply.json?.errors?.length, what).toBeGreaterThan(0)
-                      expect(yield* logSize, what).toBe(before)
-                    })
-                  )
-                ),
-                { numRuns: 30 }
+    withMerchantOnPostgres(function* (g) {
+      const runtime = (yield* Effect.runtime<never>()) as Runtime.Runtime<any>
+      for (const target of TARGETS) {
+        const path = target.path.replace(":merchant_id", g.merchantId)
+        const valid = target.body(g)
+        const fields = stringPaths(valid)
+        yield* Effect.promise(() =>
+          FastCheck.assert(
+            FastCheck.asyncProperty(FastCheck.constantFrom(...fields), poison, (field, f) =>
+              Runtime.runPromise(runtime)(
+                Effect.gen(function* () {
+                  const before = yield* logSize
+                  const body = withString(valid, field, f)
+                  const reply = yield* send(target.method, path, { ...target.key(g), body })
+                  const what = `${target.method} ${path} ${field.join(".")}=${JSON.stringify(
+                    field.reduce((v: any, k) => v[k], body)
+                  )} → ${reply.status} ${reply.text}`
+                  expect(reply.status, what).toBe(400)
+                  expect(reply.json?.errors?.length, what).toBeGreaterThan(0)
+                  expect(yield* logSize, what).toBe(before)
+                })
               )
-            )
-          }
-        })
-      )
+            ),
+            { numRuns: 30 }
+          )
+        )
+      }
+    })
   )
 
   it.live(
     "a NUL in an id path parameter is a 400 naming it on every route with ids, and an id of 255 characters is read back",
-    () =>
-      onPostgres(
-        Effect.gen(function* () {
-          const g = yield* givenMerchant
-          const calls: ReadonlyArray<
-            readonly [
-              method: "GET" | "POST" | "PUT",
-              path: string,
-              field: string,
-              auth: { key?: string; admin?: boolean }
-            ]
-          > = [
-            ["GET", "/v1/payment-intent/a%00b", "reference_id", { key: g.button }],
-            ["GET", "/v1/payment/a%00b", "reference_id", { key: g.button }],
-            ["GET", "/v1/payment/refund/TRX_%00", "transaction_id", { key: g.button }],
-            ["GET", "/online/link/v1/LNK_%00", "payment_link", { key: g.button }],
-            ["GET", "/payments/webhook/notifications/a%00b", "payment_id", { key: g.terminal }],
-            [
-              "GET",
-              "/payments/webhook/notifications/a%00b?is_external_reference=true",
-              "payment_id",
-              { key: g.terminal }
-            ],
-            ["PUT", "/sandbox/v1/terminals/SN%00/behavior", "terminal_serial", { key: g.terminal }],
-            ["PUT", "/admin/v1/merchants/MER_%00/status", "merchant_id", { admin: true }],
-            ["POST", "/admin/v1/links/LNK_%00/cancel", "payment_link", { admin: true }],
-            ["GET", "/admin/v1/notifications/%00/attempts", "notification_id", { admin: true }],
-            ["POST", "/admin/v1/refunds/TRX_%00/review", "transaction_id", { admin: true }],
-            ["GET", "/challenge/3ds/TRX_1/%00", "token", {}]
-          ]
-          for (const [method, path, field, auth] of calls) {
-            const before = yield* logSize
-            const reply = yield* send(method, path, { ...auth, ...(method === "GET" ? {} : { body: "{}" }) })
-            expect(reply.status, `${path} → ${reply.text}`).toBe(400)
-            expect(reply.json.errors[0].field, path).toBe(field)
-            expect(yield* logSize).toBe(before)
-          }
-          const reference = "r".repeat(255)
-          const created = yield* send("POST", "/v1/payment-intent", {
-            key: g.button,
-            body: { reference_id: reference, amount: { currency: "COP", total_amount: 1000 } }
-          })
-          expect(created.status, created.text).toBe(201)
-          const read = yield* send("GET", `/v1/payment-intent/${reference}`, { key: g.button })
-          expect(read.status, read.text).toBe(200)
-          const unknown = yield* send("GET", `/v1/payment-intent/${"u".repeat(5000)}`, { key: g.button })
-          expect(unknown.status, unknown.text).toBe(404)
-        })
-      )
+    withMerchantOnPostgres(function* (g) {
+      const calls: ReadonlyArray<
+        readonly [
+          method: "GET" | "POST" | "PUT",
+          path: string,
+          field: string,
+          auth: { key?: string; admin?: boolean }
+        ]
+      > = [
+        ["GET", "/v1/payment-intent/a%00b", "reference_id", { key: g.button }],
+        ["GET", "/v1/payment/a%00b", "reference_id", { key: g.button }],
+        ["GET", "/v1/payment/refund/TRX_%00", "transaction_id", { key: g.button }],
+        ["GET", "/online/link/v1/LNK_%00", "payment_link", { key: g.button }],
+        ["GET", "/payments/webhook/notifications/a%00b", "payment_id", { key: g.terminal }],
+        [
+          "GET",
+          "/payments/webhook/notifications/a%00b?is_external_reference=true",
+          "payment_id",
+          { key: g.terminal }
+        ],
+        ["PUT", "/sandbox/v1/terminals/SN%00/behavior", "terminal_serial", { key: g.terminal }],
+        ["PUT", "/admin/v1/merchants/MER_%00/status", "merchant_id", { admin: true }],
+        ["POST", "/admin/v1/links/LNK_%00/cancel", "payment_link", { admin: true }],
+        ["GET", "/admin/v1/notifications/%00/attempts", "notification_id", { admin: true }],
+        ["POST", "/admin/v1/refunds/TRX_%00/review", "transaction_id", { admin: true }],
+        ["GET", "/challenge/3ds/TRX_1/%00", "token", {}]
+      ]
+      for (const [method, path, field, auth] of calls) {
+        const before = yield* logSize
+        const reply = yield* send(method, path, { ...auth, ...(method === "GET" ? {} : { body: "{}" }) })
+        expect(reply.status, `${path} → ${reply.text}`).toBe(400)
+        expect(reply.json.errors[0].field, path).toBe(field)
+        expect(yield* logSize).toBe(before)
+      }
+      const reference = "r".repeat(255)
+      const created = yield* send("POST", "/v1/payment-intent", {
+        key: g.button,
+        body: { reference_id: reference, amount: { currency: "COP", total_amount: 1000 } }
+      })
+      expect(created.status, created.text).toBe(201)
+      const read = yield* send("GET", `/v1/payment-intent/${reference}`, { key: g.button })
+      expect(read.status, read.text).toBe(200)
+      const unknown = yield* send("GET", `/v1/payment-intent/${"u".repeat(5000)}`, { key: g.button })
+      expect(unknown.status, unknown.text).toBe(404)
+    })
   )
 })

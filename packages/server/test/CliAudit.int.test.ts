@@ -42,6 +42,13 @@ const refused = (result: Cli.Result, code: number, message: RegExp) => {
   return result
 }
 
+/** `cobro audit verify` of an export against a checkpoint and the log's public key, offline. */
+const verifyOffline = (exportFile: string, checkpoint: string) =>
+  run(
+    ["audit", "verify", "--export", exportFile, "--checkpoint", checkpoint, "--public-key", file("key.pub")],
+    offline
+  )
+
 const write = (name: string, text: string) => {
   Fs.writeFileSync(file(name), text)
   return file(name)
@@ -111,21 +118,7 @@ describe("cobro audit: checkpoints and proofs on PGlite", () => {
         })
         expect(proved.hashes.length).toBe(3)
 
-        const verified = ok(
-          await run(
-            [
-              "audit",
-              "verify",
-              "--export",
-              file("log.jsonl"),
-              "--checkpoint",
-              file("new.note"),
-              "--public-key",
-              file("key.pub")
-            ],
-            offline
-          )
-        )
+        const verified = ok(await verifyOffline(file("log.jsonl"), file("new.note")))
         expect(verified.stdout).toBe(
           "OK: 6 events in 2 streams; the chains hold and the first 6 events hash to the checkpoint's root\n"
         )
@@ -142,19 +135,7 @@ describe("cobro audit: checkpoints and proofs on PGlite", () => {
         const rootAt = note.indexOf("\n", note.indexOf("\n") + 1) + 1
         const changed = note.slice(0, rootAt) + (note[rootAt] === "A" ? "B" : "A") + note.slice(rootAt + 1)
         const tampered = write("tampered.note", changed)
-        const offlineCheck = await run(
-          [
-            "audit",
-            "verify",
-            "--export",
-            file("log.jsonl"),
-            "--checkpoint",
-            tampered,
-            "--public-key",
-            file("key.pub")
-          ],
-          offline
-        )
+        const offlineCheck = await verifyOffline(file("log.jsonl"), tampered)
         refused(offlineCheck, 1, /does not verify/)
         expect(offlineCheck.stdout).toMatch(/^BROKEN the checkpoint is not signed by this public key/m)
         refused(
@@ -220,19 +201,7 @@ describe("cobro audit: checkpoints and proofs on PGlite", () => {
     () =>
       Effect.promise(async () => {
         const verifyExport = (name: string, events: ReadonlyArray<EventStore.RecordedEvent>) =>
-          run(
-            [
-              "audit",
-              "verify",
-              "--export",
-              write(name, events.map((e) => `${Export.toLine(e)}\n`).join("")),
-              "--checkpoint",
-              file("new.note"),
-              "--public-key",
-              file("key.pub")
-            ],
-            offline
-          )
+          verifyOffline(write(name, events.map((e) => `${Export.toLine(e)}\n`).join("")), file("new.note"))
 
         // The first merchant renamed in its first event, and every hash of its stream made anew.
         const stream = exported[0]!.streamId
@@ -283,19 +252,7 @@ describe("cobro audit: checkpoints and proofs on PGlite", () => {
           /--export needs --checkpoint FILE .* and --public-key FILE/
         )
         refused(
-          await run(
-            [
-              "audit",
-              "verify",
-              "--export",
-              file("log.jsonl"),
-              "--checkpoint",
-              file("missing.note"),
-              "--public-key",
-              file("key.pub")
-            ],
-            offline
-          ),
+          await verifyOffline(file("log.jsonl"), file("missing.note")),
           2,
           new RegExp(`--checkpoint: no file '${file("missing.note")}'`)
         )

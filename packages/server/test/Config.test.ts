@@ -23,52 +23,51 @@ const tempDir = Effect.acquireRelease(
 describe("Config", () => {
   it.effect(
     "defaults: PORT 8080, HOST 127.0.0.1, PGlite in ./.data, real clock, production webhook rules",
-    () =>
-      Effect.gen(function* () {
-        const config = yield* read({})
-        expect(config.port).toBe(8080)
-        expect(config.host).toBe("127.0.0.1")
-        expect(config.database).toStrictEqual({ _tag: "Pglite", dataDir: "./.data" })
-        expect(config.clock).toBe("real")
-        expect(config.devWebhooks).toBe(false)
-        expect(Option.isNone(config.adminToken)).toBe(true)
-        expect(Config.publicUrl(config, { port: 8080 })).toBe("http://127.0.0.1:8080")
-        expect(Config.checkoutUrl(config, "http://127.0.0.1:8080")).toBe("http://127.0.0.1:8080/checkout")
-      })
+    Effect.fnUntraced(function* () {
+      const config = yield* read({})
+      expect(config.port).toBe(8080)
+      expect(config.host).toBe("127.0.0.1")
+      expect(config.database).toStrictEqual({ _tag: "Pglite", dataDir: "./.data" })
+      expect(config.clock).toBe("real")
+      expect(config.devWebhooks).toBe(false)
+      expect(Option.isNone(config.adminToken)).toBe(true)
+      expect(Config.publicUrl(config, { port: 8080 })).toBe("http://127.0.0.1:8080")
+      expect(Config.checkoutUrl(config, "http://127.0.0.1:8080")).toBe("http://127.0.0.1:8080/checkout")
+    })
   )
 
   it.effect(
     "every variable is read: DATABASE_URL chooses PostgreSQL, PUBLIC_URL and CHECKOUT_URL the links",
-    () =>
-      Effect.gen(function* () {
-        const config = yield* read({
-          PORT: "9000",
-          HOST: "0.0.0.0",
-          DATABASE_URL: "postgres://postgres:pw@db:5432/cobro",
-          DATA_DIR: "/var/lib/cobro",
-          ADMIN_TOKEN: "s3cret",
-          COBRO_CLOCK: "virtual",
-          COBRO_DEV_WEBHOOKS: "1",
-          PUBLIC_URL: "https://sandbox.example.com/",
-          CHECKOUT_URL: "https://pay.example.com/checkout"
-        })
-        expect(config.port).toBe(9000)
-        expect(config.host).toBe("0.0.0.0")
-        expect(config.database._tag).toBe("Postgres")
-        expect(config.clock).toBe("virtual")
-        expect(config.devWebhooks).toBe(true)
-        expect(Option.map(config.adminToken, Redacted.value)).toStrictEqual(Option.some("s3cret"))
-        expect(Config.publicUrl(config, { port: 9000 })).toBe("https://sandbox.example.com")
-        expect(Config.checkoutUrl(config, "https://sandbox.example.com")).toBe(
-          "https://pay.example.com/checkout"
-        )
-        const wildcard = yield* read({ HOST: "0.0.0.0", PORT: "9000" })
-        expect(Config.publicUrl(wildcard, { port: 9000 })).toBe("http://127.0.0.1:9000")
+    Effect.fnUntraced(function* () {
+      const config = yield* read({
+        PORT: "9000",
+        HOST: "0.0.0.0",
+        DATABASE_URL: "postgres://postgres:pw@db:5432/cobro",
+        DATA_DIR: "/var/lib/cobro",
+        ADMIN_TOKEN: "s3cret",
+        COBRO_CLOCK: "virtual",
+        COBRO_DEV_WEBHOOKS: "1",
+        PUBLIC_URL: "https://sandbox.example.com/",
+        CHECKOUT_URL: "https://pay.example.com/checkout"
       })
+      expect(config.port).toBe(9000)
+      expect(config.host).toBe("0.0.0.0")
+      expect(config.database._tag).toBe("Postgres")
+      expect(config.clock).toBe("virtual")
+      expect(config.devWebhooks).toBe(true)
+      expect(Option.map(config.adminToken, Redacted.value)).toStrictEqual(Option.some("s3cret"))
+      expect(Config.publicUrl(config, { port: 9000 })).toBe("https://sandbox.example.com")
+      expect(Config.checkoutUrl(config, "https://sandbox.example.com")).toBe(
+        "https://pay.example.com/checkout"
+      )
+      const wildcard = yield* read({ HOST: "0.0.0.0", PORT: "9000" })
+      expect(Config.publicUrl(wildcard, { port: 9000 })).toBe("http://127.0.0.1:9000")
+    })
   )
 
-  it.effect("an invalid PORT or COBRO_CLOCK refuses to start", () =>
-    Effect.gen(function* () {
+  it.effect(
+    "an invalid PORT or COBRO_CLOCK refuses to start",
+    Effect.fnUntraced(function* () {
       expect((yield* Effect.flip(read({ PORT: "http" })))._op).toBeDefined()
       expect((yield* Effect.flip(read({ COBRO_CLOCK: "fast" })))._op).toBeDefined()
       expect((yield* read({ PORT: "0" })).port).toBe(0)
@@ -77,8 +76,9 @@ describe("Config", () => {
 })
 
 describe("SealingKey", () => {
-  it.effect("COBRO_SEALING_KEY is 32 bytes in hex or base64; anything else refuses to start", () =>
-    Effect.gen(function* () {
+  it.effect(
+    "COBRO_SEALING_KEY is 32 bytes in hex or base64; anything else refuses to start",
+    Effect.fnUntraced(function* () {
       const key = randomBytes(32)
       for (const text of [key.toString("hex"), key.toString("base64"), key.toString("base64url")]) {
         const resolved = yield* SealingKey.resolve(yield* read({ COBRO_SEALING_KEY: text }))
@@ -94,84 +94,81 @@ describe("SealingKey", () => {
 
   it.scoped(
     "on PGlite without COBRO_SEALING_KEY, a key file is created once in DATA_DIR with mode 0600, then reused",
-    () =>
-      Effect.gen(function* () {
-        const dir = yield* tempDir
-        const dataDir = Path.join(dir, "data")
-        const config = yield* read({ DATA_DIR: dataDir })
-        const first = yield* SealingKey.resolve(config)
-        const path = Path.join(dataDir, SealingKey.fileName)
-        expect(first.source).toStrictEqual({ created: true, path })
-        expect(Fs.statSync(path).mode & 0o777).toBe(0o600)
-        const second = yield* SealingKey.resolve(config)
-        expect(second.source).toStrictEqual({ created: false, path })
-        expect(Redacted.value(second.key).equals(Redacted.value(first.key))).toBe(true)
-      })
+    Effect.fnUntraced(function* () {
+      const dir = yield* tempDir
+      const dataDir = Path.join(dir, "data")
+      const config = yield* read({ DATA_DIR: dataDir })
+      const first = yield* SealingKey.resolve(config)
+      const path = Path.join(dataDir, SealingKey.fileName)
+      expect(first.source).toStrictEqual({ created: true, path })
+      expect(Fs.statSync(path).mode & 0o777).toBe(0o600)
+      const second = yield* SealingKey.resolve(config)
+      expect(second.source).toStrictEqual({ created: false, path })
+      expect(Redacted.value(second.key).equals(Redacted.value(first.key))).toBe(true)
+    })
   )
 
   it.effect(
     "with DATABASE_URL and no COBRO_SEALING_KEY the server refuses to start, saying how to make one",
-    () =>
-      Effect.gen(function* () {
-        const error = yield* Effect.flip(
-          SealingKey.resolve(yield* read({ DATABASE_URL: "postgres://postgres@127.0.0.1:5432/cobro" }))
-        )
-        expect(error.message).toContain("COBRO_SEALING_KEY is required with DATABASE_URL")
-        expect(error.message).toContain("openssl rand -hex 32")
-      })
+    Effect.fnUntraced(function* () {
+      const error = yield* Effect.flip(
+        SealingKey.resolve(yield* read({ DATABASE_URL: "postgres://postgres@127.0.0.1:5432/cobro" }))
+      )
+      expect(error.message).toContain("COBRO_SEALING_KEY is required with DATABASE_URL")
+      expect(error.message).toContain("openssl rand -hex 32")
+    })
   )
 })
 
 describe("CheckpointKey", () => {
   it.effect(
     "COBRO_CHECKPOINT_KEY is an Ed25519 seed of 32 bytes; COBRO_LOG_ORIGIN names the log, else its key does",
-    () =>
-      Effect.gen(function* () {
-        const seed = randomBytes(32)
-        const named = yield* CheckpointKey.resolve(
-          yield* read({
-            COBRO_CHECKPOINT_KEY: seed.toString("hex"),
-            COBRO_LOG_ORIGIN: "cobro.example.com/log"
-          })
-        )
-        expect(named.source).toBe("COBRO_CHECKPOINT_KEY")
-        expect(named.signer.origin).toBe("cobro.example.com/log")
-        expect(Buffer.from(named.signer.publicKey)).toStrictEqual(Buffer.from(Checkpoint.publicKeyOf(seed)))
-        const unnamed = yield* CheckpointKey.resolve(
-          yield* read({ COBRO_CHECKPOINT_KEY: seed.toString("base64") })
-        )
-        expect(unnamed.signer.origin).toBe(Checkpoint.defaultOrigin(unnamed.signer.publicKey))
-        expect(unnamed.signer.origin).toMatch(/^cobro\/[0-9a-f]{16}$/)
-        const bad = yield* Effect.flip(CheckpointKey.resolve(yield* read({ COBRO_CHECKPOINT_KEY: "abc" })))
-        expect(bad.message).toContain("COBRO_CHECKPOINT_KEY must be 32 bytes")
-        expect((yield* Effect.flip(read({ COBRO_LOG_ORIGIN: "my log" })))._op).toBeDefined()
-        expect((yield* Effect.flip(read({ COBRO_CHECKPOINT_EVERY_EVENTS: "0" })))._op).toBeDefined()
-        expect((yield* Effect.flip(read({ COBRO_CHECKPOINT_EVERY_SECONDS: "-1" })))._op).toBeDefined()
-        const defaults = yield* read({})
-        expect([defaults.checkpointEveryEvents, defaults.checkpointEverySeconds]).toStrictEqual([10_000, 60])
-      })
+    Effect.fnUntraced(function* () {
+      const seed = randomBytes(32)
+      const named = yield* CheckpointKey.resolve(
+        yield* read({
+          COBRO_CHECKPOINT_KEY: seed.toString("hex"),
+          COBRO_LOG_ORIGIN: "cobro.example.com/log"
+        })
+      )
+      expect(named.source).toBe("COBRO_CHECKPOINT_KEY")
+      expect(named.signer.origin).toBe("cobro.example.com/log")
+      expect(Buffer.from(named.signer.publicKey)).toStrictEqual(Buffer.from(Checkpoint.publicKeyOf(seed)))
+      const unnamed = yield* CheckpointKey.resolve(
+        yield* read({ COBRO_CHECKPOINT_KEY: seed.toString("base64") })
+      )
+      expect(unnamed.signer.origin).toBe(Checkpoint.defaultOrigin(unnamed.signer.publicKey))
+      expect(unnamed.signer.origin).toMatch(/^cobro\/[0-9a-f]{16}$/)
+      const bad = yield* Effect.flip(CheckpointKey.resolve(yield* read({ COBRO_CHECKPOINT_KEY: "abc" })))
+      expect(bad.message).toContain("COBRO_CHECKPOINT_KEY must be 32 bytes")
+      expect((yield* Effect.flip(read({ COBRO_LOG_ORIGIN: "my log" })))._op).toBeDefined()
+      expect((yield* Effect.flip(read({ COBRO_CHECKPOINT_EVERY_EVENTS: "0" })))._op).toBeDefined()
+      expect((yield* Effect.flip(read({ COBRO_CHECKPOINT_EVERY_SECONDS: "-1" })))._op).toBeDefined()
+      const defaults = yield* read({})
+      expect([defaults.checkpointEveryEvents, defaults.checkpointEverySeconds]).toStrictEqual([10_000, 60])
+    })
   )
 
   it.scoped(
     "on PGlite the key file is created once in DATA_DIR (0600) by the server, reused, and only read by the command line",
-    () =>
-      Effect.gen(function* () {
-        const dir = yield* tempDir
-        const config = yield* read({ DATA_DIR: Path.join(dir, "data") })
-        const missing = yield* Effect.flip(CheckpointKey.resolve(config, { create: false }))
-        expect(missing.message).toContain("Cannot read the checkpoint key in DATA_DIR")
-        const first = yield* CheckpointKey.resolve(config)
-        const path = Path.join(dir, "data", CheckpointKey.fileName)
-        expect(first.source).toStrictEqual({ created: true, path })
-        expect(Fs.statSync(path).mode & 0o777).toBe(0o600)
-        const second = yield* CheckpointKey.resolve(config, { create: false })
-        expect(second.source).toStrictEqual({ created: false, path })
-        expect(Checkpoint.verifierKeyOf(second.signer)).toBe(Checkpoint.verifierKeyOf(first.signer))
-      })
+    Effect.fnUntraced(function* () {
+      const dir = yield* tempDir
+      const config = yield* read({ DATA_DIR: Path.join(dir, "data") })
+      const missing = yield* Effect.flip(CheckpointKey.resolve(config, { create: false }))
+      expect(missing.message).toContain("Cannot read the checkpoint key in DATA_DIR")
+      const first = yield* CheckpointKey.resolve(config)
+      const path = Path.join(dir, "data", CheckpointKey.fileName)
+      expect(first.source).toStrictEqual({ created: true, path })
+      expect(Fs.statSync(path).mode & 0o777).toBe(0o600)
+      const second = yield* CheckpointKey.resolve(config, { create: false })
+      expect(second.source).toStrictEqual({ created: false, path })
+      expect(Checkpoint.verifierKeyOf(second.signer)).toBe(Checkpoint.verifierKeyOf(first.signer))
+    })
   )
 
-  it.effect("with DATABASE_URL and no COBRO_CHECKPOINT_KEY the server refuses to start", () =>
-    Effect.gen(function* () {
+  it.effect(
+    "with DATABASE_URL and no COBRO_CHECKPOINT_KEY the server refuses to start",
+    Effect.fnUntraced(function* () {
       const error = yield* Effect.flip(
         CheckpointKey.resolve(yield* read({ DATABASE_URL: "postgres://postgres@127.0.0.1:5432/cobro" }))
       )

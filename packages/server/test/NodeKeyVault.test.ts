@@ -15,8 +15,9 @@ const integrations = ["terminal_api", "payment_button"] as const
 const modes = ["production", "test"] as const
 
 describe("NodeKeyVault", () => {
-  it.effect("an issued secret key unseals to itself (round trip), for every integration and mode", () =>
-    Effect.gen(function* () {
+  it.effect(
+    "an issued secret key unseals to itself (round trip), for every integration and mode",
+    Effect.fnUntraced(function* () {
       const vault = vaultWith(randomBytes(32))
       for (const integration of integrations) {
         for (const mode of modes) {
@@ -41,38 +42,37 @@ describe("NodeKeyVault", () => {
 
   it.effect(
     "M2: the log keeps only the identity key's SHA-256 hash and a sealed secret, never a key in clear",
-    () =>
-      Effect.gen(function* () {
-        const vault = vaultWith(randomBytes(32))
-        const issued = yield* vault.issue("terminal_api", "production")
-        expect(issued.keyPair.identityKeyHash).toBe(
-          createHash("sha256").update(issued.identityKey).digest("hex")
-        )
-        expect(Schema.is(IdentityKeyHash)(issued.keyPair.identityKeyHash)).toBe(true)
-        expect(vault.hashIdentityKey(issued.identityKey)).toBe(issued.keyPair.identityKeyHash)
-        const logged = JSON.stringify(issued.keyPair)
-        expect(logged).not.toContain(issued.identityKey)
-        expect(logged).not.toContain(issued.secretKey)
-        expect(logged).not.toContain(issued.secretKey.slice(-32))
-      })
+    Effect.fnUntraced(function* () {
+      const vault = vaultWith(randomBytes(32))
+      const issued = yield* vault.issue("terminal_api", "production")
+      expect(issued.keyPair.identityKeyHash).toBe(
+        createHash("sha256").update(issued.identityKey).digest("hex")
+      )
+      expect(Schema.is(IdentityKeyHash)(issued.keyPair.identityKeyHash)).toBe(true)
+      expect(vault.hashIdentityKey(issued.identityKey)).toBe(issued.keyPair.identityKeyHash)
+      const logged = JSON.stringify(issued.keyPair)
+      expect(logged).not.toContain(issued.identityKey)
+      expect(logged).not.toContain(issued.secretKey)
+      expect(logged).not.toContain(issued.secretKey.slice(-32))
+    })
   )
 
   it.effect(
     "keys say what they are for (MerchantAdmin.keyPrefix): identity and secret, test and live, terminal API and button",
-    () =>
-      Effect.gen(function* () {
-        const vault = vaultWith(randomBytes(32))
-        const tapiTest = yield* vault.issue("terminal_api", "test")
-        const btnLive = yield* vault.issue("payment_button", "production")
-        expect(tapiTest.identityKey).toMatch(/^id_test_term_[A-Za-z0-9]{32}$/)
-        expect(tapiTest.secretKey).toMatch(/^sk_test_term_[A-Za-z0-9]{43}$/)
-        expect(btnLive.identityKey).toMatch(/^id_live_btn_[A-Za-z0-9]{32}$/)
-        expect(btnLive.secretKey).toMatch(/^sk_live_btn_[A-Za-z0-9]{43}$/)
-      })
+    Effect.fnUntraced(function* () {
+      const vault = vaultWith(randomBytes(32))
+      const tapiTest = yield* vault.issue("terminal_api", "test")
+      const btnLive = yield* vault.issue("payment_button", "production")
+      expect(tapiTest.identityKey).toMatch(/^id_test_term_[A-Za-z0-9]{32}$/)
+      expect(tapiTest.secretKey).toMatch(/^sk_test_term_[A-Za-z0-9]{43}$/)
+      expect(btnLive.identityKey).toMatch(/^id_live_btn_[A-Za-z0-9]{32}$/)
+      expect(btnLive.secretKey).toMatch(/^sk_live_btn_[A-Za-z0-9]{43}$/)
+    })
   )
 
-  it.effect("every issued key is new: no two identity or secret keys repeat", () =>
-    Effect.gen(function* () {
+  it.effect(
+    "every issued key is new: no two identity or secret keys repeat",
+    Effect.fnUntraced(function* () {
       const vault = vaultWith(randomBytes(32))
       const issued = yield* Effect.forEach(Array.from({ length: 200 }), () =>
         vault.issue("terminal_api", "test")
@@ -83,8 +83,9 @@ describe("NodeKeyVault", () => {
     })
   )
 
-  it.effect("a sealed secret altered in any byte does not unseal (tamper detection)", () =>
-    Effect.gen(function* () {
+  it.effect(
+    "a sealed secret altered in any byte does not unseal (tamper detection)",
+    Effect.fnUntraced(function* () {
       const vault = vaultWith(randomBytes(32))
       const issued = yield* vault.issue("payment_button", "production")
       const sealed = issued.keyPair.secretKey
@@ -105,8 +106,9 @@ describe("NodeKeyVault", () => {
     })
   )
 
-  it.effect("two vaults with different sealing keys cannot unseal each other's secrets", () =>
-    Effect.gen(function* () {
+  it.effect(
+    "two vaults with different sealing keys cannot unseal each other's secrets",
+    Effect.fnUntraced(function* () {
       const a = vaultWith(randomBytes(32))
       const b = vaultWith(randomBytes(32))
       const fromA = yield* a.issue("terminal_api", "production")
@@ -123,8 +125,9 @@ describe("NodeKeyVault", () => {
     })
   )
 
-  it.effect("the same sealing key on two nodes unseals what either sealed", () =>
-    Effect.gen(function* () {
+  it.effect(
+    "the same sealing key on two nodes unseals what either sealed",
+    Effect.fnUntraced(function* () {
       const key = randomBytes(32)
       const issued = yield* vaultWith(key).issue("payment_button", "test")
       expect(yield* vaultWith(Buffer.from(key)).unseal(issued.keyPair.secretKey)).toBe(issued.secretKey)

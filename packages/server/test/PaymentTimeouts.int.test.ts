@@ -11,46 +11,22 @@ import * as Payment from "@cobro/domain/Payment"
 import { describe, expect, it } from "@effect/vitest"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
-import * as Redacted from "effect/Redacted"
-import * as Schedule from "effect/Schedule"
-import { randomBytes } from "node:crypto"
-import * as Path from "node:path"
-import type * as Config from "../src/Config.js"
 import * as PaymentTimeouts from "../src/PaymentTimeouts.js"
-import * as Server from "../src/Server.js"
-import * as Nodes from "./support/Nodes.js"
-import * as ServerProcess from "./support/ServerProcess.js"
+import { eventually, streamTypes, suite, untilRecorded } from "./support/Sweepers.js"
 
-const ADMIN_TOKEN = "payment-timeouts-admin-token"
 const TIMEOUT_SECONDS = Duration.toSeconds(Payment.ABANDONED_PAYMENT_TIMEOUT)
 
-/** The sweeper as the server runs it, polling faster for the test. */
-const sweeper = PaymentTimeouts.run({ pollInterval: "200 millis", batchSize: 7 })
-const settingsFor = (database: Config.Database, sealingKey: Buffer) =>
-  Nodes.settingsFor(database, sealingKey, ADMIN_TOKEN)
-const node = (settings: Server.Settings) => Nodes.node(settings, sweeper)
-const nodeWithHttp = (settings: Server.Settings) => Nodes.nodeWithHttp(settings, sweeper)
-
-const send = Nodes.sender(ADMIN_TOKEN)
+const {
+  send,
+  onPglite,
+  onTwoPostgresNodes,
+  givenMerchant: merchantWith,
+  advance
+} = suite("payment-timeouts-admin-token", PaymentTimeouts.run({ pollInterval: "200 millis", batchSize: 7 }))
 
 /** A merchant with card and PSE link methods and a test webhook; returns its test button key. */
 const givenMerchant = Effect.gen(function* () {
-  const created = yield* send("POST", "/admin/v1/merchants", { admin: true, body: { name: "Café Central" } })
-  expect(created.status).toBe(201)
-  const merchantId: string = created.json.merchant_id
-  const bounds = { min: 1000, max: 5000000 }
-  const methods = yield* send("PUT", `/admin/v1/merchants/${merchantId}/payment-methods`, {
-    admin: true,
-    body: { link: { CREDIT_CARD: bounds, PSE: bounds } }
-  })
-  expect(methods.status).toBe(200)
-  const webhook = yield* send("PUT", `/admin/v1/merchants/${merchantId}/webhook`, {
-    admin: true,
-    body: { url: "https://merchant.example/hook", mode: "test" }
-  })
-  expect(webhook.status).toBe(200)
-  const key = created.json.keys.payment_button.test.identity_key as string
+  const key = yield* merchantWith(["CREDIT_CARD", "PSE"])
   // One warm-up read: the log-backed directory answers the first lookup of a new key late.
   yield* eventually(
     Effect.flatMap(send("GET", "/v1/payment/pse/banks", { key }), (r) =>
@@ -59,11 +35,6 @@ const givenMerchant = Effect.gen(function* () {
   )
   return key
 })
-
-const advance = (seconds: number) =>
-  send("POST", "/admin/v1/clock/advance", { admin: true, body: { seconds } }).pipe(
-    Effect.tap((r) => expect(r.status).toBe(200))
-  )
 
 const cardForm = {
   method: "CREDIT_CARD",
@@ -117,22 +88,6 @@ const abandonedChallenge = (key: string, reference: string) =>
     return { transactionId: payload.transaction_id as string, challengePath }
   })
 
-const streamTypes = (streamId: string) =>
-  Effect.flatMap(EventStore.EventStore, (store) => store.readStream(streamId)).pipe(
-    Effect.map((events) => events.map((e) => e.type))
-  )
-
-/**
- * Retries `check` every 100 ms until it passes, at most 600 times (about a minute). Counted, not
- * timed: the clock in context is the virtual one, which jumps when the test advances it.
- */
-const eventually = <A, E, R>(check: Effect.Effect<A, E, R>) =>
-  Effect.suspend(() => check).pipe(
-    Effect.sandbox,
-    Effect.retry(Schedule.intersect(Schedule.spaced("100 millis"), Schedule.recurs(600))),
-    Effect.unsandbox
-  )
-
 const linkStatus = (key: string, linkId: string) =>
   Effect.map(send("GET", `/online/link/v1/${linkId}`, { key }), (r) => r.json.status as string)
 
@@ -152,10 +107,8 @@ describe("payment timeout sweeper", { timeout: 240_000 }, () => {
   it.live(
     "an abandoned link payment (3DS challenge, PSE bank) is payable again after the timeout; an abandoned online 3DS challenge reads REJECTED in C5 with its intent ACTIVE; both are notified SALE_REJECTED and a late decision is told 'expired'",
     () =>
-      Effect.gen(function* () {
-        const dataDir = Path.join(yield* ServerProcess.tempDir, "data")
-        const settings = settingsFor({ _tag: "Pglite", dataDir }, randomBytes(32))
-        yield* Effect.gen(function* () {
+      onPglite(
+        Effect.gen(function* () {
           const key = yield* givenMerchant
           const card = yield* abandonedLinkPayment(key, 555020, cardForm)
           const pse = yield* abandonedLinkPayment(key, 80000, { method: "PSE", bank: "1007" })
@@ -248,19 +201,13 @@ describe("payment timeout sweeper", { timeout: 240_000 }, () => {
             "PaymentChallengeRequired",
             "PaymentRejected"
           ])
-        }).pipe(Effect.provide(nodeWithHttp(settings)))
-      }).pipe(Effect.scoped)
+        })
+      )
   )
 
   it.live("two nodes on one PostgreSQL sweep the same abandoned payments: each is failed exactly once", () =>
-    Effect.gen(function* () {
-      const url = yield* ServerProcess.postgresDatabase
-      const dataDir = yield* ServerProcess.tempDir
-      const sealingKey = randomBytes(32)
-      const database: Config.Database = { _tag: "Postgres", url: Redacted.make(url), dataDir }
-      const settings = settingsFor(database, sealingKey)
-      yield* Effect.gen(function* () {
-        yield* Layer.build(node(settingsFor(database, sealingKey)))
+    onTwoPostgresNodes(
+      Effect.gen(function* () {
         const key = yield* givenMerchant
         const links: Array<{ readonly linkId: string }> = []
         for (let i = 0; i < 10; i++)
@@ -268,21 +215,11 @@ describe("payment timeout sweeper", { timeout: 240_000 }, () => {
         const challenges: Array<{ readonly transactionId: string }> = []
         for (let i = 0; i < 10; i++) challenges.push(yield* abandonedChallenge(key, `order-two-nodes-${i}`))
         yield* advance(TIMEOUT_SECONDS + 60)
-        yield* eventually(
-          Effect.forEach(links, ({ linkId }) =>
-            Effect.flatMap(streamTypes(`PaymentLink-${linkId}`), (types) =>
-              types.includes("LinkPaymentFailed") ? Effect.void : Effect.fail(`${linkId} not failed yet`)
-            )
-          )
+        yield* Effect.forEach(links, ({ linkId }) =>
+          untilRecorded(`PaymentLink-${linkId}`, "LinkPaymentFailed")
         )
-        yield* eventually(
-          Effect.forEach(challenges, ({ transactionId }) =>
-            Effect.flatMap(streamTypes(`Payment-${transactionId}`), (types) =>
-              types.includes("PaymentRejected")
-                ? Effect.void
-                : Effect.fail(`${transactionId} not expired yet`)
-            )
-          )
+        yield* Effect.forEach(challenges, ({ transactionId }) =>
+          untilRecorded(`Payment-${transactionId}`, "PaymentRejected")
         )
         // Both sweepers keep running a little longer: nothing is recorded twice.
         yield* Effect.sleep("2 seconds")
@@ -303,7 +240,7 @@ describe("payment timeout sweeper", { timeout: 240_000 }, () => {
           const c5 = yield* send("GET", `/v1/payment/order-two-nodes-${i}`, { key })
           expect(c5.json.status).toBe("REJECTED")
         }
-      }).pipe(Effect.provide(nodeWithHttp(settings)))
-    }).pipe(Effect.scoped)
+      })
+    )
   )
 })

@@ -10,34 +10,66 @@ import * as Either from "effect/Either"
 import * as Match from "effect/Match"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import type { Aggregate } from "@cobro/domain/Aggregate"
+import { Aggregate, type Decision, none, ok } from "@cobro/domain/Aggregate"
 import { IntegrationId, TransactionId } from "@cobro/domain/Ids"
 import { Amount } from "@cobro/domain/Money"
 import * as TerminalCheckout from "@cobro/domain/TerminalCheckout"
 import * as TerminalSandbox from "@cobro/domain/TerminalSandbox"
+import type { Section } from "@cobro/domain/StateMachinesDoc"
 import * as Transitions from "@cobro/domain/Transitions"
 
 // ---------------------------------------------------------------------------------------------
 // Commands
 // ---------------------------------------------------------------------------------------------
 
+/**
+ * The sandbox sets how the terminal answers charges (manual, auto-approve, auto-reject) and whether it posts charge notifications (R6).
+ * @category commands
+ */
 export class SetBehavior extends Schema.TaggedClass<SetBehavior>()("SetBehavior", {
   behavior: TerminalSandbox.Behavior,
   chargeNotifications: Schema.OptionFromUndefinedOr(Schema.Boolean),
   now: Schema.DateTimeUtc
 }) {}
+/**
+ * The terminal is locked: the app goes to the background; R1 counts the lock from now.
+ * @category commands
+ */
 export class Lock extends Schema.TaggedClass<Lock>()("Lock", { now: Schema.DateTimeUtc }) {}
+/**
+ * The terminal is unlocked: the app comes back and an expired session is renewed (R5).
+ * @category commands
+ */
 export class Unlock extends Schema.TaggedClass<Unlock>()("Unlock", { now: Schema.DateTimeUtc }) {}
+/**
+ * The terminal is powered off: pushes cannot reach it (A preconditions).
+ * @category commands
+ */
 export class PowerOff extends Schema.TaggedClass<PowerOff>()("PowerOff", { now: Schema.DateTimeUtc }) {}
+/**
+ * The terminal is powered on: the app opens with a fresh session.
+ * @category commands
+ */
 export class PowerOn extends Schema.TaggedClass<PowerOn>()("PowerOn", { now: Schema.DateTimeUtc }) {}
+/**
+ * The app's session token expires: the disconnected-POS message (R5).
+ * @category commands
+ */
 export class ExpireSession extends Schema.TaggedClass<ExpireSession>()("ExpireSession", {
   now: Schema.DateTimeUtc
 }) {}
+/**
+ * The newest charge notification on the screen is opened: its charge goes to the payment screen (R2).
+ * @category commands
+ */
 export class OpenNotification extends Schema.TaggedClass<OpenNotification>()("OpenNotification", {
   now: Schema.DateTimeUtc
 }) {}
 
-/** The gateway pushes a charge: received (held when locked for more than 2 minutes) or missed. */
+/**
+ * The gateway pushes a charge: received (held when locked for more than 2 minutes) or missed.
+ * @category commands
+ */
 export class Deliver extends Schema.TaggedClass<Deliver>()("Deliver", {
   integrationId: IntegrationId,
   transactionId: TransactionId,
@@ -48,25 +80,38 @@ export class Deliver extends Schema.TaggedClass<Deliver>()("Deliver", {
   now: Schema.DateTimeUtc
 }) {}
 
-/** A held charge is processed after the unlock (R1). */
+/**
+ * A held charge is processed after the unlock (R1).
+ * @category commands
+ */
 export class Release extends Schema.TaggedClass<Release>()("Release", {
   integrationId: IntegrationId,
   now: Schema.DateTimeUtc
 }) {}
 
-/** The charge's outcome was recorded on its checkout. */
+/**
+ * The charge's outcome was recorded on its checkout.
+ * @category commands
+ */
 export class RecordOutcome extends Schema.TaggedClass<RecordOutcome>()("RecordOutcome", {
   integrationId: IntegrationId,
   outcome: Schema.Literal("approved", "rejected"),
   now: Schema.DateTimeUtc
 }) {}
 
-/** A missed charge will not be pushed again (its checkout no longer waits for a push). */
+/**
+ * A missed charge will not be pushed again (its checkout no longer waits for a push).
+ * @category commands
+ */
 export class DropMissed extends Schema.TaggedClass<DropMissed>()("DropMissed", {
   integrationId: IntegrationId,
   now: Schema.DateTimeUtc
 }) {}
 
+/**
+ * Every command of the simulated terminal.
+ * @category commands
+ */
 export type Command =
   | SetBehavior
   | Lock
@@ -84,26 +129,57 @@ export type Command =
 // Events
 // ---------------------------------------------------------------------------------------------
 
+/**
+ * How the terminal answers charges, and whether it notifies them, changed.
+ * @category events
+ */
 export class BehaviorSet extends Schema.TaggedClass<BehaviorSet>()("BehaviorSet", {
   behavior: TerminalSandbox.Behavior,
   chargeNotifications: Schema.Boolean,
   at: Schema.DateTimeUtc
 }) {}
+/**
+ * The terminal was locked at `at`.
+ * @category events
+ */
 export class Locked extends Schema.TaggedClass<Locked>()("Locked", { at: Schema.DateTimeUtc }) {}
-/** R5: unlocking renews an expired session. */
+/**
+ * R5: unlocking renews an expired session.
+ * @category events
+ */
 export class Unlocked extends Schema.TaggedClass<Unlocked>()("Unlocked", {
   sessionRenewed: Schema.Boolean,
   at: Schema.DateTimeUtc
 }) {}
+/**
+ * The terminal was powered off.
+ * @category events
+ */
 export class PoweredOff extends Schema.TaggedClass<PoweredOff>()("PoweredOff", { at: Schema.DateTimeUtc }) {}
+/**
+ * The terminal was powered on, with a fresh session.
+ * @category events
+ */
 export class PoweredOn extends Schema.TaggedClass<PoweredOn>()("PoweredOn", { at: Schema.DateTimeUtc }) {}
+/**
+ * The app's session token expired (R5).
+ * @category events
+ */
 export class SessionExpired extends Schema.TaggedClass<SessionExpired>()("SessionExpired", {
   at: Schema.DateTimeUtc
 }) {}
+/**
+ * A charge notification was opened: its charge is being charged.
+ * @category events
+ */
 export class NotificationOpened extends Schema.TaggedClass<NotificationOpened>()("NotificationOpened", {
   notificationId: Schema.String,
   at: Schema.DateTimeUtc
 }) {}
+/**
+ * A pushed charge reached the terminal: notified, charging, or held on a terminal locked for more than 2 minutes (R1).
+ * @category events
+ */
 export class RequestReceived extends Schema.TaggedClass<RequestReceived>()("RequestReceived", {
   integrationId: IntegrationId,
   transactionId: TransactionId,
@@ -118,25 +194,45 @@ export class RequestReceived extends Schema.TaggedClass<RequestReceived>()("Requ
   lockedSince: Schema.OptionFromUndefinedOr(Schema.DateTimeUtc),
   at: Schema.DateTimeUtc
 }) {}
+/**
+ * A pushed charge could not reach the terminal (off, app closed, session expired): the gateway reports it unreachable.
+ * @category events
+ */
 export class RequestMissed extends Schema.TaggedClass<RequestMissed>()("RequestMissed", {
   integrationId: IntegrationId,
   reason: Schema.String,
   at: Schema.DateTimeUtc
 }) {}
+/**
+ * A held charge was released by the unlock (R1): it is being charged.
+ * @category events
+ */
 export class RequestReleased extends Schema.TaggedClass<RequestReleased>()("RequestReleased", {
   integrationId: IntegrationId,
   at: Schema.DateTimeUtc
 }) {}
+/**
+ * A charge's outcome was recorded on its checkout: it leaves the terminal (R4's confirmation screen after an approval).
+ * @category events
+ */
 export class OutcomeRecorded extends Schema.TaggedClass<OutcomeRecorded>()("OutcomeRecorded", {
   integrationId: IntegrationId,
   outcome: Schema.Literal("approved", "rejected"),
   at: Schema.DateTimeUtc
 }) {}
+/**
+ * A missed charge will not be pushed again: forgotten.
+ * @category events
+ */
 export class MissedDropped extends Schema.TaggedClass<MissedDropped>()("MissedDropped", {
   integrationId: IntegrationId,
   at: Schema.DateTimeUtc
 }) {}
 
+/**
+ * Every event of the simulated terminal, as stored.
+ * @category events
+ */
 export const Event = Schema.Union(
   BehaviorSet,
   Locked,
@@ -157,7 +253,10 @@ export type Event = typeof Event.Type
 // State
 // ---------------------------------------------------------------------------------------------
 
-/** A charge on the terminal without an outcome. */
+/**
+ * A charge on the terminal without an outcome.
+ * @category models
+ */
 export interface Pending {
   readonly integrationId: IntegrationId
   readonly transactionId: TransactionId
@@ -169,7 +268,10 @@ export interface Pending {
   readonly receivedAt: DateTime.Utc
 }
 
-/** A notification on the terminal's screen. */
+/**
+ * A notification on the terminal's screen.
+ * @category models
+ */
 export interface Note {
   readonly id: string
   readonly integrationId: IntegrationId
@@ -177,7 +279,10 @@ export interface Note {
   readonly postedAt: DateTime.Utc
 }
 
-/** The terminal: `ON` or `OFF`. A terminal nobody touched is on, unlocked, app open, session active. */
+/**
+ * The terminal: `ON` or `OFF`. A terminal nobody touched is on, unlocked, app open, session active.
+ * @category models
+ */
 export interface State {
   readonly _tag: "ON" | "OFF"
   readonly behavior: TerminalSandbox.Behavior
@@ -196,6 +301,10 @@ export interface State {
   }>
 }
 
+/**
+ * A terminal nobody touched: on, unlocked, app open, session active, nothing pending.
+ * @category models
+ */
 export const initialState: State = {
   _tag: "ON",
   behavior: TerminalSandbox.DEFAULT_BEHAVIOR,
@@ -210,7 +319,10 @@ export const initialState: State = {
   lastOutcome: Option.none()
 }
 
-/** Why a push cannot reach the terminal (spec A preconditions, R5), or none when it can. */
+/**
+ * Why a push cannot reach the terminal (spec A preconditions, R5), or none when it can.
+ * @category models
+ */
 export const unreachableReason = (state: State): Option.Option<string> =>
   state._tag === "OFF"
     ? Option.some("the terminal is powered off")
@@ -220,41 +332,63 @@ export const unreachableReason = (state: State): Option.Option<string> =>
         ? Option.some("the session token expired (disconnected POS): lock and unlock the terminal")
         : Option.none()
 
-/** The charge `approve` and `reject` act on: the oldest pending one that is not held. */
+/**
+ * The charge `approve` and `reject` act on: the oldest pending one that is not held.
+ * @category models
+ */
 export const actionable = (state: State): Option.Option<Pending> =>
   Option.fromNullable(state.pending.find((p) => p.stage !== "held"))
 
-/** The notification id of a charge (one notification per charge). */
+/**
+ * The notification id of a charge (one notification per charge).
+ * @category models
+ */
 export const notificationId = (integrationId: IntegrationId): string => `NTF_${integrationId}`
 
 // ---------------------------------------------------------------------------------------------
 // Transitions and decide
 // ---------------------------------------------------------------------------------------------
 
-/** Off, only power-on, behaviour changes and the gateway's reports are possible. */
+/**
+ * State × command → where it leads, or `"noop"`: accepted, nothing recorded. Most commands record a
+ * change and keep the terminal ON, or record nothing when there is nothing to change (locking a
+ * locked terminal keeps the original lock instant, a charge already on the terminal is not received
+ * twice). Off, only power-on, behaviour changes and the gateway's reports are possible.
+ * @category models
+ */
 export const transitions = Transitions.make<State["_tag"], Command["_tag"]>({
   ON: {
-    SetBehavior: ["ON"],
-    Lock: ["ON"],
-    Unlock: ["ON"],
-    PowerOff: ["OFF"],
-    PowerOn: ["ON"],
-    ExpireSession: ["ON"],
-    OpenNotification: ["ON"],
-    Deliver: ["ON"],
-    Release: ["ON"],
-    RecordOutcome: ["ON"],
-    DropMissed: ["ON"]
+    SetBehavior: ["ON", "noop"],
+    Lock: ["ON", "noop"],
+    Unlock: ["ON", "noop"],
+    PowerOff: "OFF",
+    PowerOn: "noop",
+    ExpireSession: ["ON", "noop"],
+    OpenNotification: "ON",
+    Deliver: ["ON", "noop"],
+    Release: ["ON", "noop"],
+    RecordOutcome: ["ON", "noop"],
+    DropMissed: ["ON", "noop"]
   },
   OFF: {
-    SetBehavior: ["OFF"],
-    PowerOff: ["OFF"],
-    PowerOn: ["ON"],
-    Deliver: ["OFF"],
-    RecordOutcome: ["OFF"],
-    DropMissed: ["OFF"]
+    SetBehavior: ["OFF", "noop"],
+    PowerOff: "noop",
+    PowerOn: "ON",
+    Deliver: ["OFF", "noop"],
+    RecordOutcome: ["OFF", "noop"],
+    DropMissed: ["OFF", "noop"]
   }
 })
+
+/**
+ * The simulated terminal's section of `docs/state-machines.md` (`npm run docs:state-machines`).
+ * @category models
+ */
+export const stateMachine: Section = {
+  title: "SimTerminal",
+  spec: "A preconditions, R1–R7 (the simulated Smart and Smart Pro terminal, `packages/terminal-sim`)",
+  table: transitions
+}
 
 const actionOf: Partial<Record<Command["_tag"], TerminalSandbox.Action>> = {
   Lock: "lock",
@@ -266,20 +400,18 @@ const actionOf: Partial<Record<Command["_tag"], TerminalSandbox.Action>> = {
   Release: "unlock"
 }
 
-type Result = Either.Either<ReadonlyArray<Event>, TerminalSandbox.ActionRefused>
-const ok = (...events: ReadonlyArray<Event>): Result => Either.right(events)
-const none = ok()
+type Result = Decision<Event, TerminalSandbox.ActionRefused>
 
-export const decide = (command: Command, state: State): Result => {
-  if (!Transitions.allows(transitions, state._tag, command._tag)) {
-    return Either.left(
-      new TerminalSandbox.ActionRefused({
-        action: actionOf[command._tag] ?? "power_on",
-        reason: "the terminal is powered off"
-      })
-    )
-  }
-  return Match.valueTags(command, {
+/** What the table refuses: an action on a terminal that is off. */
+const refuse = (command: Command): TerminalSandbox.ActionRefused =>
+  new TerminalSandbox.ActionRefused({
+    action: actionOf[command._tag] ?? "power_on",
+    reason: "the terminal is powered off"
+  })
+
+/** Decides a command the table lets act on the terminal's state. */
+const decideAllowed = (command: Command, state: State): Result =>
+  Match.valueTags(command, {
     SetBehavior: (c) => {
       const chargeNotifications = Option.getOrElse(c.chargeNotifications, () => state.chargeNotifications)
       return c.behavior === state.behavior && chargeNotifications === state.chargeNotifications
@@ -345,7 +477,6 @@ export const decide = (command: Command, state: State): Result => {
         ? ok(new MissedDropped({ integrationId: c.integrationId, at: c.now }))
         : none
   })
-}
 
 // ---------------------------------------------------------------------------------------------
 // Evolve
@@ -359,7 +490,7 @@ const setStage = (
 ): ReadonlyArray<Pending> =>
   state.pending.map((p) => (p.integrationId === integrationId && p.stage === from ? { ...p, stage: to } : p))
 
-export const evolve = (state: State, event: Event): State =>
+const evolveState = (state: State, event: Event): State =>
   Match.valueTags(event, {
     BehaviorSet: (e): State => ({
       ...state,
@@ -426,13 +557,23 @@ export const evolve = (state: State, event: Event): State =>
     MissedDropped: (e): State => ({ ...state, missed: state.missed.filter((id) => id !== e.integrationId) })
   })
 
-/** The SimTerminal aggregate; its streams are keyed by `Simulator.terminalKey` (merchant, serial, mode). */
-export const SimTerminal: Aggregate<Command, Event, State, TerminalSandbox.ActionRefused> = {
-  name: "SimTerminal",
-  initialState,
-  decide,
-  evolve,
-  transitions,
-  Event,
-  schemaVersion: 1
-}
+/**
+ * The SimTerminal aggregate; its streams are keyed by `Simulator.terminalKey` (merchant, serial, mode).
+ * @category aggregates
+ */
+export const SimTerminal: Aggregate<Command, Event, State, TerminalSandbox.ActionRefused> =
+  Aggregate.withTable({
+    name: "SimTerminal",
+    Event,
+    transitions,
+    initialState,
+    refuse,
+    decide: decideAllowed,
+    evolve: evolveState
+  })
+
+/**
+ * The aggregate's `decide` (checked against its table) and `evolve`, as the module's own functions.
+ * @category aggregates
+ */
+export const { decide, evolve } = SimTerminal

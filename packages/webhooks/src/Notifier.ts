@@ -14,6 +14,7 @@ import * as Effect from "effect/Effect"
 import type * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
+import * as StreamReplays from "./StreamReplays.js"
 
 /** The checkpoint name of the notifier as a log consumer. */
 export const CONSUMER_NAME = "webhooks:notifier"
@@ -93,22 +94,22 @@ type Plan = Option.Option<Either.Either<WebhookDelivery.ScheduleDelivery, Notifi
  * log with `event` (to be called on every event, in log order) and plans the delivery it leads to
  * from the streams kept, or read. A defect while planning is logged and the event skipped (`None`);
  * one of the store (run it with the store marked) fails the plan (W18).
- * Each stream is kept as a `Notifications.Replay`, so that its events are decoded and folded once,
+ * Each stream is kept as a `StreamReplays.Replay`, so that its events are decoded and folded once,
  * not again for every notification that needs them (a merchant's, for each of its sales).
  */
 const makePlanner = (options?: HandlerOptions) => {
   const limit = options?.streams ?? 10_000
-  const streams = new Map<string, Notifications.Replay>()
-  const keep = (replay: Notifications.Replay) => {
+  const streams = new Map<string, StreamReplays.Replay>()
+  const keep = (replay: StreamReplays.Replay) => {
     streams.delete(replay.streamId)
     streams.set(replay.streamId, replay)
     if (streams.size > limit) streams.delete(streams.keys().next().value!)
   }
   /** Follows the log: extends a kept stream, starts one at version 1, forgets one with a gap. */
   const follow = (event: EventStore.RecordedEvent) => {
-    if (!Notifications.isFollowed(event)) return
+    if (!StreamReplays.isFollowed(event)) return
     const known = streams.get(event.streamId)
-    if (event.streamVersion === 1) return keep(Notifications.replayOf(event.streamId, [event]))
+    if (event.streamVersion === 1) return keep(StreamReplays.replayOf(event.streamId, [event]))
     if (known === undefined) return
     if (event.streamVersion <= known.records.length) return // read from the store already
     if (event.streamVersion === known.records.length + 1) {
@@ -129,7 +130,7 @@ const makePlanner = (options?: HandlerOptions) => {
       }
       const store = yield* EventStore.EventStore
       const read = [...(yield* store.readStream(streamId))]
-      const replay = Notifications.replayOf(streamId, read)
+      const replay = StreamReplays.replayOf(streamId, read)
       if (read.every((e, i) => e.streamVersion === i + 1)) keep(replay)
       return { replay, length: version === undefined ? read.length : Math.min(version, read.length) }
     })
@@ -139,7 +140,7 @@ const makePlanner = (options?: HandlerOptions) => {
     if (!Notifications.mayRaise(event)) return none
     return Effect.gen(function* () {
       const own = yield* history(event.streamId, event.streamVersion)
-      const notice = Notifications.noticeFromReplay(event, own.replay, own.length)
+      const notice = StreamReplays.noticeFromReplay(event, own.replay, own.length)
       if (Option.isNone(notice)) return Option.none()
       const { replay: merchant } = yield* history(Notifications.merchantStreamOf(notice.value.merchantId))
       // The merchant as it was when the event was recorded, as `Notifications.planFromHistory` takes it.
@@ -147,7 +148,7 @@ const makePlanner = (options?: HandlerOptions) => {
         Notifications.deliveryOf(
           event.eventId,
           notice.value,
-          Notifications.merchantAsOf(merchant, event.recordedAt)
+          StreamReplays.merchantAsOf(merchant, event.recordedAt)
         )
       )
     }).pipe(Effect.catchAllDefect((defect) => Effect.as(skipped(event)(defect), Option.none())))

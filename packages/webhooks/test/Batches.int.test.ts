@@ -25,6 +25,7 @@ import * as Dispatcher from "../src/Dispatcher.js"
 import * as HttpTransport from "../src/HttpTransport.js"
 import * as Notifier from "../src/Notifier.js"
 import * as F from "@cobro/domain/testing/WebhookFixtures"
+import { scheduledByAnother } from "./support/LogSteps.js"
 import * as R from "./support/Receiver.js"
 
 const TestVault = Layer.succeed(KeyVault.KeyVault, {
@@ -155,17 +156,8 @@ for (const [name, database] of [
               (e.streamId as string).endsWith("INT_803")
             )
             // Another notifier scheduled TRX_803's delivery already, with an event id of its own.
-            const command = Option.getOrThrow(
-              Option.flatMap(yield* Notifications.planFor(sales[0]!), Either.getRight)
-            )
-            const append = Notifications.scheduleAppend(sales[0]!, command)
             const otherId = "00000000-0000-4000-8000-00000000ffff"
-            const store = yield* EventStore.EventStore
-            yield* store.append(
-              append.streamId,
-              append.events.map((e) => ({ ...e, eventId: otherId })),
-              append.expected
-            )
+            yield* scheduledByAnother(sales[0]!, otherId)
             yield* Eventually.logVisible
             const consumer = Subscription.makeBatch(consumerName(), yield* Notifier.makeBatchHandler())
             const { result, batches } = yield* countingBatches(

@@ -1,5 +1,4 @@
 import { describe, expect, it } from "@effect/vitest"
-import * as CommandHandler from "@cobro/domain/CommandHandler"
 import * as EventStore from "@cobro/domain/EventStore"
 import * as IdGenerator from "@cobro/domain/IdGenerator"
 import * as InMemoryEventStore from "@cobro/domain/InMemoryEventStore"
@@ -8,20 +7,26 @@ import * as Notifier from "@cobro/webhooks/Notifier"
 import * as Notifications from "@cobro/domain/Notifications"
 import * as Outbox from "@cobro/domain/Outbox"
 import * as WebhookDelivery from "@cobro/domain/WebhookDelivery"
-import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as FastCheck from "effect/FastCheck"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
-import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as F from "@cobro/domain/testing/WebhookFixtures"
+import { buttonActivation, changeMerchant, scheduledByAnother } from "./support/LogSteps.js"
 
 const PROD = "https://merchant.example/webhooks"
 const OTHER = "https://merchant.example/new-webhooks"
 const TEST = "https://merchant.example/test-webhooks"
+
+/** The clock at T0 and three merchants: MER_1 with both webhooks, MER_2 with the payment button, MER_3 with none. */
+const threeMerchants = Effect.gen(function* () {
+  yield* F.setTime(0)
+  yield* F.merchant("MER_1", { production: PROD, test: TEST })
+  yield* F.merchant("MER_2", { production: PROD, keyBase: 10, button: true })
+  yield* F.merchant("MER_3", { keyBase: 20 })
+})
 
 /**
  * A log with every kind of outcome, merchants whose webhooks change, are deleted and re-registered,
@@ -29,11 +34,7 @@ const TEST = "https://merchant.example/test-webhooks"
  * the same events with the same ids.
  */
 const history = Effect.gen(function* () {
-  const merchants = CommandHandler.make(Merchant.Merchant)
-  yield* F.setTime(0)
-  yield* F.merchant("MER_1", { production: PROD, test: TEST })
-  yield* F.merchant("MER_2", { production: PROD, keyBase: 10, button: true })
-  yield* F.merchant("MER_3", { keyBase: 20 })
+  yield* threeMerchants
   let t = 0
   const tick = () => F.setTime((t += 7))
   for (let n = 1; n <= 12; n++) {
@@ -46,9 +47,12 @@ const history = Effect.gen(function* () {
     }
     if (n === 5) yield* F.deleteWebhook("MER_1", "production")
     if (n === 7) {
-      const now = yield* DateTime.now
-      yield* merchants("MER_1", new Merchant.SetWebhook({ mode: "production", url: OTHER, now }))
-      yield* merchants("MER_3", new Merchant.SetWebhook({ mode: "production", url: OTHER, now }))
+      for (const merchantId of ["MER_1", "MER_3"]) {
+        yield* changeMerchant(
+          merchantId,
+          (now) => new Merchant.SetWebhook({ mode: "production", url: OTHER, now })
+        )
+      }
     }
   }
   yield* tick()
@@ -237,11 +241,7 @@ describe("Notifier", () => {
      */
     const randomHistory = (steps: ReadonlyArray<Step>, spaced = false) =>
       Effect.gen(function* () {
-        const merchants = CommandHandler.make(Merchant.Merchant)
-        yield* F.setTime(0)
-        yield* F.merchant("MER_1", { production: PROD, test: TEST })
-        yield* F.merchant("MER_2", { production: PROD, keyBase: 10, button: true })
-        yield* F.merchant("MER_3", { keyBase: 20 })
+        yield* threeMerchants
         let t = 0
         for (const [i, s] of steps.entries()) {
           const n = i + 1
@@ -264,38 +264,30 @@ describe("Notifier", () => {
             case "online":
               yield* F.onlinePayment({ merchantId: `MER_${s.merchant}`, n }, s.outcomes)
               break
-            case "webhook": {
-              const now = yield* DateTime.now
-              yield* merchants(
-                `MER_${s.merchant}`,
+            case "webhook":
+              yield* changeMerchant(`MER_${s.merchant}`, (now) =>
                 s.set
                   ? new Merchant.SetWebhook({ mode: s.mode, url: `${OTHER}/${n}`, now })
                   : new Merchant.DeleteWebhook({ mode: s.mode, now })
               ).pipe(Effect.ignore)
               break
-            }
-            case "rotate": {
-              const now = yield* DateTime.now
-              const keyPair = F.pair(1000 + n)
-              yield* merchants(
+            case "rotate":
+              yield* changeMerchant(
                 `MER_${s.merchant}`,
-                new Merchant.RotateKey({ integration: "terminal_api", mode: s.mode, keyPair, now })
+                (now) =>
+                  new Merchant.RotateKey({
+                    integration: "terminal_api",
+                    mode: s.mode,
+                    keyPair: F.pair(1000 + n),
+                    now
+                  })
               ).pipe(Effect.ignore)
               break
-            }
-            case "button": {
-              const now = yield* DateTime.now
-              yield* merchants(
-                `MER_${s.merchant}`,
-                new Merchant.ActivateIntegration({
-                  integration: "payment_button",
-                  production: F.pair(2000 + n),
-                  test: F.pair(3000 + n),
-                  now
-                })
+            case "button":
+              yield* changeMerchant(`MER_${s.merchant}`, (now) =>
+                buttonActivation(now, 2000 + n, 3000 + n)
               ).pipe(Effect.ignore)
               break
-            }
           }
         }
       })
@@ -433,17 +425,8 @@ describe("Notifier", () => {
         const events = yield* F.allEvents
         const sales = events.filter((e) => e.type === "SaleApproved")
         // Another notifier scheduled the first sale's delivery already, with an event id of its own.
-        const notificationId = Notifications.notificationIdOf(sales[0]!.eventId)
-        const plan = yield* Notifications.planFor(sales[0]!)
-        const command = Option.getOrThrow(Option.flatMap(plan, Either.getRight))
-        const append = Notifications.scheduleAppend(sales[0]!, command)
         const otherId = "00000000-0000-4000-8000-0000000fffff"
-        const store = yield* EventStore.EventStore
-        yield* store.append(
-          append.streamId,
-          append.events.map((e) => ({ ...e, eventId: otherId })),
-          append.expected
-        )
+        const notificationId = yield* scheduledByAnother(sales[0]!, otherId)
         counts.append = 0
         yield* consumeInBatches(yield* Notifier.makeBatchHandler(), [10_000])
         // The batch failed on that stream; each delivery was then appended alone.

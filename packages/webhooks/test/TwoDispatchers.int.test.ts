@@ -65,6 +65,28 @@ const runTwo = (options: {
     }).pipe(Effect.provide(Pg.store(url)))
   })
 
+/**
+ * What a run of two processes without failures shows: no two attempts of one notification open at
+ * once, each of the `n` notifications requested exactly once, and in the log DELIVERED at its first
+ * attempt. Returns the requests by notification.
+ */
+const expectEachDeliveredOnce = (
+  run: Pick<Effect.Effect.Success<ReturnType<typeof runTwo>>, "log" | "views" | "output">,
+  n: number
+) => {
+  expect(RequestLog.overlaps(run.log).map(RequestLog.describeOverlap)).toEqual([])
+  const groups = RequestLog.byNotification(run.log)
+  expect(groups.size).toBe(n)
+  const twice = [...groups].filter(([, entries]) => entries.length > 1).map(([id]) => id)
+  expect(twice, run.output()).toEqual([])
+  expect(run.views).toHaveLength(n)
+  for (const view of run.views) {
+    expect(view.status).toBe("DELIVERED")
+    expect(view.attempts).toHaveLength(1)
+  }
+  return groups
+}
+
 describe("two dispatcher processes on one PostgreSQL", () => {
   it.scopedLive(
     "each notification is attempted by one process at a time, all delivered, none twice in the absence of failures",
@@ -77,13 +99,8 @@ describe("two dispatcher processes on one PostgreSQL", () => {
           concurrency: 4,
           delayMs: 60
         })
-        // No two attempts of one notification were open at once.
-        expect(RequestLog.overlaps(log).map(RequestLog.describeOverlap)).toEqual([])
-        const groups = RequestLog.byNotification(log)
-        expect(groups.size).toBe(N)
-        // No failure: exactly one request per notification, signed as the spec says.
-        const twice = [...groups].filter(([, entries]) => entries.length > 1).map(([id]) => id)
-        expect(twice, output()).toEqual([])
+        const groups = expectEachDeliveredOnce({ log, views, output }, N)
+        // Signed as the spec says.
         for (const [id, [entry]] of groups) {
           const notification = RequestLog.notificationOf(entry!.body)
           expect(notification.id).toBe(id)
@@ -96,12 +113,6 @@ describe("two dispatcher processes on one PostgreSQL", () => {
         const perProcess = new Map<string, number>()
         for (const entry of log) perProcess.set(entry.dispatcher, (perProcess.get(entry.dispatcher) ?? 0) + 1)
         expect([...perProcess.keys()].sort()).toEqual(["node-a", "node-b"])
-        // The log: every delivery DELIVERED at its first attempt.
-        expect(views).toHaveLength(N)
-        for (const view of views) {
-          expect(view.status).toBe("DELIVERED")
-          expect(view.attempts).toHaveLength(1)
-        }
         console.info(
           `two dispatchers: ${N} delivered in ${millis} ms, per process ${JSON.stringify([...perProcess])}`
         )
@@ -115,20 +126,8 @@ describe("two dispatcher processes on one PostgreSQL", () => {
       Effect.gen(function* () {
         // A batch of 50 at 2 at a time, 100 ms each, outlasts the 4 s lease: the other process may
         // claim the rest of the batch when the lease expires.
-        const { log, views, output } = yield* runTwo({
-          n: 100,
-          leaseMs: 4_000,
-          batchSize: 50,
-          concurrency: 2,
-          delayMs: 100
-        })
-        expect(RequestLog.overlaps(log).map(RequestLog.describeOverlap)).toEqual([])
-        const groups = RequestLog.byNotification(log)
-        expect(groups.size).toBe(100)
-        const twice = [...groups].filter(([, entries]) => entries.length > 1).map(([id]) => id)
-        expect(twice, output()).toEqual([])
-        expect(views).toHaveLength(100)
-        expect(views.every((view) => view.status === "DELIVERED" && view.attempts.length === 1)).toBe(true)
+        const run = yield* runTwo({ n: 100, leaseMs: 4_000, batchSize: 50, concurrency: 2, delayMs: 100 })
+        expectEachDeliveredOnce(run, 100)
       }),
     90_000
   )

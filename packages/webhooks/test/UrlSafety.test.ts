@@ -53,6 +53,19 @@ const lookup = (policy: UrlSafety.Policy, host: string) =>
     )
   )
 
+/** POSTs `{}` to `url` through a transport made with `options`, closed with the test's scope. */
+const postEmptyJson = (options: HttpTransport.Options, url: string) =>
+  Effect.gen(function* () {
+    const transport = HttpTransport.make(options)
+    yield* Effect.addFinalizer(() => Effect.sync(transport.close))
+    return yield* transport.post({
+      url,
+      body: new TextEncoder().encode("{}"),
+      headers: { "content-type": "application/json" },
+      timeoutMs: 2000
+    })
+  })
+
 describe("UrlSafety", () => {
   it("production webhook URLs must be https", () => {
     expect(UrlSafety.urlProblem("http://merchant.example/hook", production)).toMatch(/https/)
@@ -173,14 +186,7 @@ describe("UrlSafety", () => {
   it.scoped("the transport sends nothing to a loopback target outside development", () =>
     Effect.gen(function* () {
       const rx = yield* R.receiver({ tls: true })
-      const transport = HttpTransport.make({ dev: false, ca: [R.certificate().cert] })
-      yield* Effect.addFinalizer(() => Effect.sync(transport.close))
-      const response = yield* transport.post({
-        url: rx.url,
-        body: new TextEncoder().encode("{}"),
-        headers: { "content-type": "application/json" },
-        timeoutMs: 2000
-      })
+      const response = yield* postEmptyJson({ dev: false, ca: [R.certificate().cert] }, rx.url)
       expect(response._tag).toBe("Failed")
       expect(response._tag === "Failed" && response.reason).toMatch(/refused target: loopback/)
       expect(rx.received).toHaveLength(0)
@@ -192,14 +198,7 @@ describe("UrlSafety", () => {
       const rx = yield* R.receiver({ tls: false })
       rx.answer = (request) =>
         request.path === "/hook" ? { status: 302, headers: { location: "/elsewhere" } } : { status: 200 }
-      const transport = HttpTransport.make({ dev: true })
-      yield* Effect.addFinalizer(() => Effect.sync(transport.close))
-      const response = yield* transport.post({
-        url: rx.url,
-        body: new TextEncoder().encode("{}"),
-        headers: { "content-type": "application/json" },
-        timeoutMs: 2000
-      })
+      const response = yield* postEmptyJson({ dev: true }, rx.url)
       expect(response).toMatchObject({ _tag: "Answered", status: 302 })
       expect(rx.received.map((r) => r.path)).toEqual(["/hook"])
     })

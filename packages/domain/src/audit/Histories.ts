@@ -116,7 +116,11 @@ export interface Step {
   readonly state: { readonly _tag: string }
 }
 
-/** A stored event that this build cannot decode with its aggregate's schema. */
+/**
+ * A stored event that this build cannot decode with its aggregate's schema.
+ *
+ * @category errors
+ */
 export class UndecodableEvent extends Schema.TaggedError<UndecodableEvent>()("UndecodableEvent", {
   streamId: Schema.String,
   streamVersion: Schema.Number,

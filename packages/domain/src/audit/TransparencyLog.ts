@@ -37,26 +37,42 @@ export interface ConsistencyProof {
   readonly hashes: ReadonlyArray<Uint8Array>
 }
 
-/** No event with this id is in the log's tree (not in the log, or not yet added to the tree). */
+/**
+ * No event with this id is in the log's tree (not in the log, or not yet added to the tree).
+ *
+ * @category errors
+ */
 export class UnknownEvent extends Schema.TaggedError<UnknownEvent>()("UnknownEvent", {
   eventId: Schema.String
 }) {}
 
-/** The tree sizes asked for do not fit: past the tree's size, below 1, or `from` after `to`. */
+/**
+ * The tree sizes asked for do not fit: past the tree's size, below 1, or `from` after `to`.
+ *
+ * @category errors
+ */
 export class SizeOutOfRange extends Schema.TaggedError<SizeOutOfRange>()("SizeOutOfRange", {
   message: Schema.String,
   /** The tree's size when asked. */
   treeSize: Schema.Number
 }) {}
 
-/** The event is in the tree, at a position not below the size asked for. */
+/**
+ * The event is in the tree, at a position not below the size asked for.
+ *
+ * @category errors
+ */
 export class NotInTreeOfSize extends Schema.TaggedError<NotInTreeOfSize>()("NotInTreeOfSize", {
   eventId: Schema.String,
   leafIndex: Schema.Number,
   treeSize: Schema.Number
 }) {}
 
-/** The transparency log. */
+/**
+ * The transparency log.
+ *
+ * @category services
+ */
 export class TransparencyLog extends Context.Tag("@cobro/domain/TransparencyLog")<
   TransparencyLog,
   {

@@ -19,6 +19,9 @@ import { IdGenerator } from "./IdGenerator.js"
 import * as KnownStates from "./KnownStates.js"
 import * as Outbox from "./Outbox.js"
 
+/** What an aggregate's commands, events and states have in common: a tag. */
+type Tagged = { readonly _tag: string }
+
 /** The result of a handled command. */
 export interface Handled<Event, State> {
   /** The events appended (none for a no-op). */
@@ -54,7 +57,7 @@ export const fresh = <S>(aggregate: { readonly initialState: S }): Known<S> => (
 export const MAX_RETRIES = 5
 
 /** A stream's records decoded and folded: the state, the stream's version and the events. */
-const replay = <C extends { _tag: string }, E extends { _tag: string }, S extends { _tag: string }, Err>(
+const replay = <C extends Tagged, E extends Tagged, S extends Tagged, Err>(
   aggregate: Aggregate<C, E, S, Err>
 ) => {
   const decodeEvent = Schema.decodeUnknownSync(aggregate.Event)
@@ -71,15 +74,52 @@ const versionOf = (recorded: ReadonlyArray<EventStore.RecordedEvent>) =>
 const dataOf = (recorded: ReadonlyArray<EventStore.RecordedEvent>) => recorded.map((r) => r.data)
 
 /**
+ * Folds a stream's records read after a known state onto it: the state after them, at the last
+ * one's version (the known state itself when there are none).
+ */
+const advance = <C extends Tagged, E extends Tagged, S extends Tagged, Err>(
+  aggregate: Aggregate<C, E, S, Err>
+) => {
+  const decodeEvent = Schema.decodeUnknownSync(aggregate.Event)
+  return (known: Known<S>, recorded: ReadonlyArray<EventStore.RecordedEvent>): Known<S> =>
+    recorded.length === 0
+      ? known
+      : {
+          state: fold(
+            aggregate,
+            recorded.map((r) => decodeEvent(r.data)),
+            known.state
+          ),
+          version: versionOf(recorded)
+        }
+}
+
+/**
+ * Runs a use case's read–decide–commit again, from fresh reads, while it fails with
+ * `ConcurrencyConflict`: at most {@link MAX_RETRIES} more times, as {@link make} does. Each conflict
+ * means another writer committed, so the retries end as soon as the writers on a stream do.
+ */
+export const retryOnConflict = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.retry(effect, {
+    while: (error) => Predicate.isTagged(error, "ConcurrencyConflict"),
+    schedule: Schedule.recurs(MAX_RETRIES)
+  })
+
+/** Fresh UUIDs cannot collide with stored ones; if they do, the id generator is broken: a defect. */
+const dieOnReusedId = <A, E, R>(
+  effect: Effect.Effect<A, E | EventStore.EventIdReused, R>
+): Effect.Effect<A, Exclude<E, EventStore.EventIdReused>, R> =>
+  Effect.catchIf(
+    effect,
+    (error): error is EventStore.EventIdReused => Predicate.isTagged(error, "EventIdReused"),
+    Effect.die
+  ) as Effect.Effect<A, Exclude<E, EventStore.EventIdReused>, R>
+
+/**
  * A state from its stream's events as stored (their `data`, in order) and the stream's version: for
  * an adapter that reads a stream's events with another row of its own (the delivery queue's claim).
  */
-export const fromStored = <
-  C extends { _tag: string },
-  E extends { _tag: string },
-  S extends { _tag: string },
-  Err
->(
+export const fromStored = <C extends Tagged, E extends Tagged, S extends Tagged, Err>(
   aggregate: Aggregate<C, E, S, Err>
 ) => {
   const fromData = replay(aggregate)
@@ -90,7 +130,7 @@ export const fromStored = <
 }
 
 /** Loads an aggregate's state from its stream: the state and the stream's version. */
-export const load = <C extends { _tag: string }, E extends { _tag: string }, S extends { _tag: string }, Err>(
+export const load = <C extends Tagged, E extends Tagged, S extends Tagged, Err>(
   aggregate: Aggregate<C, E, S, Err>
 ) => {
   const fromRecords = replay(aggregate)
@@ -107,15 +147,10 @@ export const load = <C extends { _tag: string }, E extends { _tag: string }, S e
  * onto it; otherwise the stream is replayed, and the result kept. Either way the store is read, so
  * the state is as fresh as {@link load}'s, and the CPU of a load does not grow with the stream's age.
  */
-export const loadCurrent = <
-  C extends { _tag: string },
-  E extends { _tag: string },
-  S extends { _tag: string },
-  Err
->(
+export const loadCurrent = <C extends Tagged, E extends Tagged, S extends Tagged, Err>(
   aggregate: Aggregate<C, E, S, Err>
 ) => {
-  const decodeEvent = Schema.decodeUnknownSync(aggregate.Event)
+  const onto = advance(aggregate)
   return Effect.fnUntraced(function* (id: string) {
     const store = yield* EventStore.EventStore
     const cache = yield* KnownStates.KnownStates
@@ -126,14 +161,7 @@ export const loadCurrent = <
       kept === undefined ? undefined : { fromVersion: kept.version + 1 }
     )
     if (recorded.length === 0) return kept ?? fresh(aggregate)
-    const known: Known<S> = {
-      state: fold(
-        aggregate,
-        recorded.map((r) => decodeEvent(r.data)),
-        kept?.state ?? aggregate.initialState
-      ),
-      version: recorded[recorded.length - 1]!.streamVersion
-    }
+    const known = onto(kept ?? fresh(aggregate), recorded)
     cache.set(streamId, known)
     return known
   })
@@ -147,12 +175,7 @@ export const loadCurrent = <
  * writes in a row (a checkout it has just created, then records the terminal's answer on), never for
  * a decision that writes nothing or that commits without the stream.
  */
-export const loadKnown = <
-  C extends { _tag: string },
-  E extends { _tag: string },
-  S extends { _tag: string },
-  Err
->(
+export const loadKnown = <C extends Tagged, E extends Tagged, S extends Tagged, Err>(
   aggregate: Aggregate<C, E, S, Err>
 ) => {
   const current = loadCurrent(aggregate)
@@ -168,24 +191,15 @@ export const loadKnown = <
  * about to act on many of them at once (the dispatcher's claimed deliveries). Each id's state and
  * version, as `load` gives them.
  */
-export const loadMany = <
-  C extends { _tag: string },
-  E extends { _tag: string },
-  S extends { _tag: string },
-  Err
->(
+export const loadMany = <C extends Tagged, E extends Tagged, S extends Tagged, Err>(
   aggregate: Aggregate<C, E, S, Err>
 ) => {
-  const fromRecords = replay(aggregate)
+  const onto = advance(aggregate)
   return Effect.fnUntraced(function* (ids: ReadonlyArray<string>) {
     const store = yield* EventStore.EventStore
     const read = yield* store.readStreams(ids.map((id) => streamIdOf(aggregate, id)))
     const loaded = new Map<string, Known<S>>()
-    for (const id of ids) {
-      const recorded = read.get(streamIdOf(aggregate, id)) ?? []
-      const { state, version } = fromRecords(dataOf(recorded), versionOf(recorded))
-      loaded.set(id, { state, version })
-    }
+    for (const id of ids) loaded.set(id, onto(fresh(aggregate), read.get(streamIdOf(aggregate, id)) ?? []))
     return loaded as ReadonlyMap<string, Known<S>>
   })
 }
@@ -195,27 +209,13 @@ export const loadMany = <
  * them onto it. For a long stream whose state the caller keeps between commands (a simulated
  * terminal's), this reads and decodes the few new events instead of the whole history.
  */
-export const refresh = <
-  C extends { _tag: string },
-  E extends { _tag: string },
-  S extends { _tag: string },
-  Err
->(
+export const refresh = <C extends Tagged, E extends Tagged, S extends Tagged, Err>(
   aggregate: Aggregate<C, E, S, Err>
 ) => {
-  const decodeEvent = Schema.decodeUnknownSync(aggregate.Event)
+  const onto = advance(aggregate)
   return Effect.fnUntraced(function* (id: string, known: Known<S>) {
     const store = yield* EventStore.EventStore
-    const recorded = yield* store.readStream(streamIdOf(aggregate, id), { fromVersion: known.version + 1 })
-    if (recorded.length === 0) return known
-    return {
-      state: fold(
-        aggregate,
-        recorded.map((r) => decodeEvent(r.data)),
-        known.state
-      ),
-      version: recorded[recorded.length - 1]!.streamVersion
-    } satisfies Known<S>
+    return onto(known, yield* store.readStream(streamIdOf(aggregate, id), { fromVersion: known.version + 1 }))
   })
 }
 
@@ -223,7 +223,7 @@ export const refresh = <
  * How a decision is written: each event with a fresh id from `IdGenerator`, the aggregate's schema
  * version and the command's metadata, at the version the state was folded at (`NoStream` for 0).
  */
-const appendOf = <C extends { _tag: string }, E extends { _tag: string }, S extends { _tag: string }, Err>(
+const appendOf = <C extends Tagged, E extends Tagged, S extends Tagged, Err>(
   aggregate: Aggregate<C, E, S, Err>
 ) => {
   const encodeEvent = Schema.encodeSync(aggregate.Event)
@@ -251,11 +251,34 @@ const appendOf = <C extends { _tag: string }, E extends { _tag: string }, S exte
     )
 }
 
+/** A decision's append, with what the `Outbox` needs of it: the state decided on and the events. */
+interface Write {
+  readonly append: EventStore.BatchAppend
+  readonly before: unknown
+  readonly events: ReadonlyArray<Tagged>
+}
+
+/** The appends of one commit: the writes' own, then those the `Outbox` makes them cause. */
+const withCaused = (writes: ReadonlyArray<Write>) =>
+  Effect.flatMap(Outbox.Outbox, (outbox) =>
+    Effect.map(
+      outbox.follow(
+        writes.map(({ append, before, events }) => ({
+          streamId: append.streamId,
+          before,
+          events,
+          appended: append.events
+        }))
+      ),
+      (caused) => [...writes.map((w) => w.append), ...caused]
+    )
+  )
+
 /**
  * Makes the handler of one aggregate: `handle(id, command, metadata, known)`. The first decision uses
  * `known` when given (no read); after a conflict the command is decided again on the fresh state.
  */
-export const make = <C extends { _tag: string }, E extends { _tag: string }, S extends { _tag: string }, Err>(
+export const make = <C extends Tagged, E extends Tagged, S extends Tagged, Err>(
   aggregate: Aggregate<C, E, S, Err>
 ) => {
   const loadState = load(aggregate)
@@ -267,7 +290,6 @@ export const make = <C extends { _tag: string }, E extends { _tag: string }, S e
     known?: Known<S>
   ) {
     const store = yield* EventStore.EventStore
-    const outbox = yield* Outbox.Outbox
     let seed = known
     const attempt = Effect.gen(function* () {
       const { state, version } = seed ?? (yield* loadState(id))
@@ -276,16 +298,12 @@ export const make = <C extends { _tag: string }, E extends { _tag: string }, S e
       const events = yield* aggregate.decide(command, state)
       if (events.length === 0) return { events, state, version } satisfies Handled<E, S>
       const write = yield* toAppend(id, events, metadata, version)
-      const caused = yield* outbox.follow([
-        { streamId: write.streamId, before: state, events, appended: write.events }
-      ])
-      const result = yield* (
-        caused.length === 0
+      const writes = yield* withCaused([{ append: write, before: state, events }])
+      // Nothing caused: the one append needs no batch.
+      const result = yield* dieOnReusedId(
+        writes.length === 1
           ? store.append(write.streamId, write.events, write.expected)
-          : Effect.map(store.appendBatch([write, ...caused]), (results) => results[0]!)
-      ).pipe(
-        // Fresh UUIDs cannot collide with stored ones; if they do, the id generator is broken.
-        Effect.catchTag("EventIdReused", Effect.die)
+          : Effect.map(store.appendBatch(writes), (results) => results[0]!)
       )
       return {
         events,
@@ -293,12 +311,7 @@ export const make = <C extends { _tag: string }, E extends { _tag: string }, S e
         version: result.nextVersion
       } satisfies Handled<E, S>
     })
-    return yield* attempt.pipe(
-      Effect.retry({
-        while: (error) => Predicate.isTagged(error, "ConcurrencyConflict"),
-        schedule: Schedule.recurs(MAX_RETRIES)
-      })
-    )
+    return yield* retryOnConflict(attempt)
   })
 }
 
@@ -320,12 +333,7 @@ export interface Decided<E, S> {
  * or none). The first refusal is the result. For a use case whose steps on one stream need no
  * external call between them (a checkout created and its push claimed).
  */
-export const deciderOfAll = <
-  C extends { _tag: string },
-  E extends { _tag: string },
-  S extends { _tag: string },
-  Err
->(
+export const deciderOfAll = <C extends Tagged, E extends Tagged, S extends Tagged, Err>(
   aggregate: Aggregate<C, E, S, Err>
 ) => {
   const toAppend = appendOf(aggregate)
@@ -356,12 +364,7 @@ export const deciderOfAll = <
  * append's expected version makes {@link commit} fail with `ConcurrencyConflict`, and the use case,
  * wrapped in {@link retryOnConflict}, reads and decides again.
  */
-export const decider = <
-  C extends { _tag: string },
-  E extends { _tag: string },
-  S extends { _tag: string },
-  Err
->(
+export const decider = <C extends Tagged, E extends Tagged, S extends Tagged, Err>(
   aggregate: Aggregate<C, E, S, Err>
 ) => {
   const all = deciderOfAll(aggregate)
@@ -383,18 +386,14 @@ export const commit = (
   return Effect.gen(function* () {
     const store = yield* EventStore.EventStore
     const cache = yield* KnownStates.KnownStates
-    const outbox = yield* Outbox.Outbox
-    const caused = yield* outbox.follow(
+    const writes = yield* withCaused(
       written.map((d) => ({
-        streamId: d.append!.streamId,
+        append: d.append!,
         before: d.before,
-        events: d.handled.events as ReadonlyArray<{ readonly _tag: string }>,
-        appended: d.append!.events
+        events: d.handled.events as ReadonlyArray<Tagged>
       }))
     )
-    return yield* store.appendBatch([...written.map((d) => d.append!), ...caused]).pipe(
-      // Fresh UUIDs cannot collide with stored ones; if they do, the id generator is broken.
-      Effect.catchTag("EventIdReused", Effect.die),
+    return yield* dieOnReusedId(store.appendBatch(writes)).pipe(
       Effect.tapError((conflict) => Effect.sync(() => cache.forget(conflict.streamId))),
       Effect.zipRight(
         Effect.sync(() => {
@@ -406,17 +405,6 @@ export const commit = (
     )
   })
 }
-
-/**
- * Runs a use case's read–decide–commit again, from fresh reads, while it fails with
- * `ConcurrencyConflict`: at most {@link MAX_RETRIES} more times, as {@link make} does. Each conflict
- * means another writer committed, so the retries end as soon as the writers on a stream do.
- */
-export const retryOnConflict = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-  Effect.retry(effect, {
-    while: (error) => Predicate.isTagged(error, "ConcurrencyConflict"),
-    schedule: Schedule.recurs(MAX_RETRIES)
-  })
 
 /** One command of a batch ({@link makeBatch}): the aggregate's id, the command and the state held. */
 export interface BatchItem<C, S> {
@@ -441,12 +429,7 @@ export type BatchResult<E, S, Err> = Either.Either<Handled<E, S>, Err | EventSto
  * alone and on its stream as read then (a stream appears once in an `appendBatch`). Results in item
  * order.
  */
-export const makeBatch = <
-  C extends { _tag: string },
-  E extends { _tag: string },
-  S extends { _tag: string },
-  Err
->(
+export const makeBatch = <C extends Tagged, E extends Tagged, S extends Tagged, Err>(
   aggregate: Aggregate<C, E, S, Err>
 ) => {
   const handle = make(aggregate)
@@ -456,8 +439,9 @@ export const makeBatch = <
     const results: Array<BatchResult<E, S, Err> | undefined> = items.map(() => undefined)
     const seen = new Set<string>()
     const later: Array<number> = []
-    const pending: Array<{ readonly index: number; readonly events: ReadonlyArray<E> }> = []
-    const appends: Array<EventStore.BatchAppend> = []
+    const pending: Array<
+      Write & { readonly index: number; readonly events: ReadonlyArray<E>; readonly before: S }
+    > = []
     for (const [index, item] of items.entries()) {
       if (seen.has(item.id)) {
         later.push(index)
@@ -475,8 +459,12 @@ export const makeBatch = <
         results[index] = Either.right({ events, state, version })
         continue
       }
-      pending.push({ index, events })
-      appends.push(yield* toAppend(item.id, events, item.metadata ?? {}, version))
+      pending.push({
+        index,
+        events,
+        before: state,
+        append: yield* toAppend(item.id, events, item.metadata ?? {}, version)
+      })
     }
     const alone = (index: number, known?: Known<S>) => {
       const item = items[index]!
@@ -484,21 +472,13 @@ export const makeBatch = <
         results[index] = result
       })
     }
-    if (appends.length > 0) {
-      const caused = yield* (yield* Outbox.Outbox).follow(
-        pending.map(({ events, index }, i) => ({
-          streamId: appends[i]!.streamId,
-          before: items[index]!.known.state,
-          events,
-          appended: appends[i]!.events
-        }))
-      )
-      const written = yield* Effect.either(store.appendBatch([...appends, ...caused]))
+    if (pending.length > 0) {
+      const written = yield* Effect.either(store.appendBatch(yield* withCaused(pending)))
       if (Either.isRight(written)) {
-        for (const [i, { index, events }] of pending.entries()) {
+        for (const [i, { before, events, index }] of pending.entries()) {
           results[index] = Either.right({
             events,
-            state: fold(aggregate, events, items[index]!.known.state),
+            state: fold(aggregate, events, before),
             version: written.right[i]!.nextVersion
           })
         }

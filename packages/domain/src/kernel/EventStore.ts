@@ -9,7 +9,11 @@ import type * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import type * as Stream from "effect/Stream"
 
-/** Why an event was written: the causal chain and who asked. Every field is optional. */
+/**
+ * Why an event was written: the causal chain and who asked. Every field is optional.
+ *
+ * @category schemas
+ */
 export const EventMetadata = Schema.Struct({
   causationId: Schema.optional(Schema.String),
   correlationId: Schema.optional(Schema.String),
@@ -50,6 +54,7 @@ export type ExpectedVersion = Data.TaggedEnum<{
   /** Append whatever the version. */
   Any: {}
 }>
+/** The constructors and matchers of {@link ExpectedVersion}: `NoStream()`, `Exact({ version })`, `Any()`. */
 export const ExpectedVersion = Data.taggedEnum<ExpectedVersion>()
 
 /** The result of an append: the stream's version after it and the positions written. */
@@ -66,14 +71,22 @@ export interface BatchAppend {
   readonly expected: ExpectedVersion
 }
 
-/** Another writer appended first: read again, decide again, retry. */
+/**
+ * Another writer appended first: read again, decide again, retry.
+ *
+ * @category errors
+ */
 export class ConcurrencyConflict extends Schema.TaggedError<ConcurrencyConflict>()("ConcurrencyConflict", {
   streamId: Schema.String,
   expected: Schema.String,
   actual: Schema.Number
 }) {}
 
-/** An event id already stored with other content: a bug in the caller, never retried. */
+/**
+ * An event id already stored with other content: a bug in the caller, never retried.
+ *
+ * @category errors
+ */
 export class EventIdReused extends Schema.TaggedError<EventIdReused>()("EventIdReused", {
   eventId: Schema.String
 }) {}
@@ -95,6 +108,7 @@ export interface LoggedEvent extends RecordedEvent {
   readonly checkpoint: Checkpoint
 }
 
+/** Which of a stream's events `readStream` returns. */
 export interface ReadStreamOptions {
   /** First version to return (inclusive); default 1. */
   readonly fromVersion?: number
@@ -104,6 +118,7 @@ export interface ReadStreamOptions {
   readonly asOf?: Date
 }
 
+/** Where `readAll` and `streamAll` start in the log, and how much a page holds. */
 export interface ReadAllOptions {
   /** Resume after this checkpoint; default `Start`. */
   readonly after?: Checkpoint
@@ -111,7 +126,11 @@ export interface ReadAllOptions {
   readonly limit?: number
 }
 
-/** The event store port. */
+/**
+ * The event store port.
+ *
+ * @category services
+ */
 export class EventStore extends Context.Tag("@cobro/domain/EventStore")<
   EventStore,
   {

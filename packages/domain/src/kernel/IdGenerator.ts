@@ -7,7 +7,11 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
 
-/** Mints the ids Cobro gives out. */
+/**
+ * Mints the ids Cobro gives out.
+ *
+ * @category services
+ */
 export class IdGenerator extends Context.Tag("@cobro/domain/IdGenerator")<
   IdGenerator,
   {
@@ -21,6 +25,8 @@ export class IdGenerator extends Context.Tag("@cobro/domain/IdGenerator")<
 /**
  * Deterministic ids for tests: `LNK_1`, `LNK_2`, … and UUIDs counting up from
  * `00000000-0000-4000-8000-000000000001`.
+ *
+ * @category layers
  */
 export const layerSequential: Layer.Layer<IdGenerator> = Layer.effect(
   IdGenerator,
@@ -33,3 +39,11 @@ export const layerSequential: Layer.Layer<IdGenerator> = Layer.effect(
     }
   })
 )
+
+/**
+ * A new prefixed id from the `IdGenerator` in context, e.g. `nextId("LNK_")`.
+ *
+ * @category accessors
+ */
+export const nextId = (prefix: string): Effect.Effect<string, never, IdGenerator> =>
+  Effect.flatMap(IdGenerator, (ids) => ids.next(prefix))

@@ -47,11 +47,14 @@ export type Reservation = Data.TaggedEnum<{
   /** A request with this key is still running. */
   InProgress: {}
 }>
+/** The constructors and matchers of {@link Reservation}. */
 export const Reservation = Data.taggedEnum<Reservation>()
 
 /**
  * The idempotency port. `owner` names one reservation (one request: the caller mints it); `now` is
  * the caller's clock. A key held by a running request whose lease lapsed is as absent.
+ *
+ * @category services
  */
 export class IdempotencyStore extends Context.Tag("@cobro/domain/IdempotencyStore")<
   IdempotencyStore,
@@ -95,6 +98,8 @@ const SWEEP_EVERY = 1024
 /**
  * An in-memory store for tests and the in-memory setup. A key is remembered for {@link RETENTION_MS}
  * from its first reservation; after that, or when its running request's lease lapsed, it is new again.
+ *
+ * @category layers
  */
 export const layerMemory: Layer.Layer<IdempotencyStore> = Layer.sync(IdempotencyStore, () => {
   const entries = new Map<string, Entry>()

@@ -40,7 +40,11 @@ export const unbounded = (): Cache => {
   }
 }
 
-/** The cache of known states; by default {@link none}. */
+/**
+ * The cache of known states; by default {@link none}.
+ *
+ * @category services
+ */
 export class KnownStates extends Context.Reference<KnownStates>()("@cobro/domain/KnownStates", {
   defaultValue: (): Cache => none
 }) {}

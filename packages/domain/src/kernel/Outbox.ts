@@ -31,7 +31,11 @@ export interface Policy {
 /** A policy that causes nothing. */
 export const none: Policy = { follow: () => Effect.succeed([]) }
 
-/** The outbox's policy; by default {@link none}. */
+/**
+ * The outbox's policy; by default {@link none}.
+ *
+ * @category services
+ */
 export class Outbox extends Context.Reference<Outbox>()("@cobro/domain/Outbox", {
   defaultValue: (): Policy => none
 }) {}

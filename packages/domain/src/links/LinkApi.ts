@@ -13,7 +13,11 @@ import * as SafeText from "../shared/SafeText.js"
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
 
-/** An e-mail address: `local@domain.tld`, no spaces or control characters, at most 254 characters. */
+/**
+ * An e-mail address: `local@domain.tld`, no spaces or control characters, at most 254 characters.
+ *
+ * @category schemas
+ */
 export const Email = Schema.String.pipe(
   Schema.maxLength(254),
   Schema.pattern(EMAIL, { message: () => "expected an e-mail address" }),
@@ -39,7 +43,11 @@ const httpsUrlArbitrary =
       .tuple(fc.domain(), fc.stringMatching(/^[a-z0-9_-]{0,12}$/), fc.constantFrom(...suffixes))
       .map(([host, path, end]) => `https://${host}/${path}${end}`)
 
-/** A valid absolute URL that starts with `https://` (lower-case scheme, as the spec writes it). */
+/**
+ * A valid absolute URL that starts with `https://` (lower-case scheme, as the spec writes it).
+ *
+ * @category schemas
+ */
 export const HttpsUrl = Schema.String.pipe(
   Schema.filter((s) => isHttpsUrl(s) || "expected a valid URL starting with https://"),
   Schema.annotations({
@@ -54,6 +62,8 @@ const IMAGE_PATH = /\.(png|jpg)$/i
 /**
  * An https URL whose path ends with `.png` or `.jpg`. The extension is matched without regard to
  * case and on the URL's path, so a query string or fragment after it (`logo.png?v=2`) is allowed.
+ *
+ * @category schemas
  */
 export const ImageUrl = Schema.String.pipe(
   Schema.filter(
@@ -68,15 +78,27 @@ export const ImageUrl = Schema.String.pipe(
 )
 export type ImageUrl = typeof ImageUrl.Type
 
-/** Link payment methods (B1 keys, B2 `payment_methods`, B3 `payment_method`), in upper case. */
+/**
+ * Link payment methods (B1 keys, B2 `payment_methods`, B3 `payment_method`), in upper case.
+ *
+ * @category schemas
+ */
 export const LinkPaymentMethod = Schema.Literal("CREDIT_CARD", "PSE", "BOTON_BANK", "WALLET_A")
 export type LinkPaymentMethod = typeof LinkPaymentMethod.Type
 
-/** The amount limits of one method: minimum and maximum. */
+/**
+ * The amount limits of one method: minimum and maximum.
+ *
+ * @category schemas
+ */
 export const MethodLimits = Schema.Struct({ min: Amount, max: Amount })
 export type MethodLimits = typeof MethodLimits.Type
 
-/** B1 response: `payload.payment_methods`, a map from method name to its limits. */
+/**
+ * B1 response: `payload.payment_methods`, a map from method name to its limits.
+ *
+ * @category schemas
+ */
 export const PaymentMethodsResponse = Envelope(
   Schema.Struct({
     payment_methods: Schema.partial(Schema.Record({ key: LinkPaymentMethod, value: MethodLimits }))
@@ -84,11 +106,19 @@ export const PaymentMethodsResponse = Envelope(
 )
 export type PaymentMethodsResponse = typeof PaymentMethodsResponse.Type
 
-/** `OPEN`: the payer chooses the amount; `CLOSE`: the merchant sets it. */
+/**
+ * `OPEN`: the payer chooses the amount; `CLOSE`: the merchant sets it.
+ *
+ * @category schemas
+ */
 export const AmountType = Schema.Literal("OPEN", "CLOSE")
 export type AmountType = typeof AmountType.Type
 
-/** The merchant's reference of a link: letters, digits, `_` and `-`, 1 to 60 characters. */
+/**
+ * The merchant's reference of a link: letters, digits, `_` and `-`, 1 to 60 characters.
+ *
+ * @category schemas
+ */
 export const LinkReference = Schema.String.pipe(
   Schema.pattern(/^[A-Za-z0-9_-]{1,60}$/, {
     message: () => "expected 1 to 60 letters, digits, '_' or '-'"
@@ -99,7 +129,11 @@ export type LinkReference = typeof LinkReference.Type
 
 const codePoints = (s: string): number => [...s].length
 
-/** A link description: 2 to 100 characters (counted as Unicode code points), no NUL or unpaired surrogate. */
+/**
+ * A link description: 2 to 100 characters (counted as Unicode code points), no NUL or unpaired surrogate.
+ *
+ * @category schemas
+ */
 export const LinkDescription = SafeText.SafeString.pipe(
   Schema.filter((s) => (codePoints(s) >= 2 && codePoints(s) <= 100) || "expected 2 to 100 characters"),
   Schema.annotations({
@@ -116,7 +150,11 @@ export type LinkDescription = typeof LinkDescription.Type
 const opt = <S extends Schema.Schema.All>(schema: S) =>
   Schema.optionalWith(schema, { nullable: true, exact: true })
 
-/** The `amount` of a link: every member optional; `total_amount` is required for CLOSE links. */
+/**
+ * The `amount` of a link: every member optional; `total_amount` is required for CLOSE links.
+ *
+ * @category schemas
+ */
 export const LinkAmount = Schema.Struct({
   currency: opt(Currency),
   taxes: opt(Schema.Array(RequestTaxLine)),
@@ -128,6 +166,8 @@ export type LinkAmount = typeof LinkAmount.Type
 /**
  * B2 request. A CLOSE link must carry `amount.total_amount` (reported on that path); an OPEN link
  * may omit `amount`. Unknown fields are ignored.
+ *
+ * @category schemas
  */
 export const CreateLinkRequest = Schema.Struct({
   amount_type: AmountType,
@@ -152,11 +192,19 @@ export const CreateLinkRequest = Schema.Struct({
 )
 export type CreateLinkRequest = typeof CreateLinkRequest.Type
 
-/** B2 response: the link id and its checkout address `{checkout_url}/<payment_link>`. */
+/**
+ * B2 response: the link id and its checkout address `{checkout_url}/<payment_link>`.
+ *
+ * @category schemas
+ */
 export const CreateLinkResponse = Envelope(Schema.Struct({ payment_link: PaymentLinkId, url: Schema.String }))
 export type CreateLinkResponse = typeof CreateLinkResponse.Type
 
-/** The states of a link (the current variant's six). */
+/**
+ * The states of a link (the current variant's six).
+ *
+ * @category schemas
+ */
 export const LinkStatus = Schema.Literal("ACTIVE", "PROCESSING", "PAID", "REJECTED", "CANCELLED", "EXPIRED")
 export type LinkStatus = typeof LinkStatus.Type
 
@@ -164,6 +212,8 @@ export type LinkStatus = typeof LinkStatus.Type
  * B3 response, not enveloped. `api_version` is the integer 1 as the sample shows; `total` (not
  * `total_amount`) as the sample shows; `payment_method` is the upper-case method used, or `""`
  * while no payment was made; both timestamps are nanoseconds.
+ *
+ * @category schemas
  */
 export const LinkRecord = Schema.Struct({
   api_version: Schema.Literal(1),

@@ -10,7 +10,7 @@ import * as Acquirer from "../online/Acquirer.js"
 import * as Schema from "effect/Schema"
 import * as CommandHandler from "../kernel/CommandHandler.js"
 import type * as EventStore from "../kernel/EventStore.js"
-import { IdGenerator } from "../kernel/IdGenerator.js"
+import { nextId } from "../kernel/IdGenerator.js"
 import { PaymentLinkId, TransactionId } from "../shared/Ids.js"
 import type * as LinkApi from "./LinkApi.js"
 import * as Merchant from "../merchants/Merchant.js"
@@ -24,7 +24,11 @@ import * as PaymentLink from "./PaymentLink.js"
 // Errors
 // ---------------------------------------------------------------------------------------------
 
-/** One field of a link request that breaks a rule only the merchant's account can check. */
+/**
+ * One field of a link request that breaks a rule only the merchant's account can check.
+ *
+ * @category schemas
+ */
 export const RequestIssue = Schema.Struct({ field: Schema.String, message: Schema.String })
 export type RequestIssue = typeof RequestIssue.Type
 
@@ -32,18 +36,28 @@ export type RequestIssue = typeof RequestIssue.Type
  * B2 rules beyond the wire schema (methods the merchant offers, a CLOSE total that some allowed
  * method's bounds admit, an expiration date in the future, taxes and tip within the total): one issue
  * per field, so the HTTP layer answers one error item per field.
+ *
+ * @category errors
  */
 export class InvalidLinkRequest extends Schema.TaggedError<InvalidLinkRequest>()("InvalidLinkRequest", {
   issues: Schema.NonEmptyArray(RequestIssue)
 }) {}
 
-/** An OPEN link's payment names no amount: the payer must choose one. */
+/**
+ * An OPEN link's payment names no amount: the payer must choose one.
+ *
+ * @category errors
+ */
 export class PaymentAmountRequired extends Schema.TaggedError<PaymentAmountRequired>()(
   "PaymentAmountRequired",
   { linkId: PaymentLinkId }
 ) {}
 
-/** A card method was chosen without a card number: the acquirer has nothing to authorize. */
+/**
+ * A card method was chosen without a card number: the acquirer has nothing to authorize.
+ *
+ * @category errors
+ */
 export class CardNumberRequired extends Schema.TaggedError<CardNumberRequired>()("CardNumberRequired", {
   linkId: PaymentLinkId
 }) {}
@@ -51,6 +65,8 @@ export class CardNumberRequired extends Schema.TaggedError<CardNumberRequired>()
 /**
  * A decision on a payment that does not wait for the payer: it is being authorized, or it was
  * decided already with the other choice.
+ *
+ * @category errors
  */
 export class PaymentNotAwaitingPayer extends Schema.TaggedError<PaymentNotAwaitingPayer>()(
   "PaymentNotAwaitingPayer",
@@ -61,6 +77,8 @@ export class PaymentNotAwaitingPayer extends Schema.TaggedError<PaymentNotAwaiti
  * A decision of the payer on a payment that the timeout sweeper expired meanwhile (they were away
  * longer than `Payment.ABANDONED_PAYMENT_TIMEOUT`): nothing was charged, and the link can be paid
  * again unless it expired too.
+ *
+ * @category errors
  */
 export class LinkPaymentExpired extends Schema.TaggedError<LinkPaymentExpired>()("LinkPaymentExpired", {
   linkId: PaymentLinkId,
@@ -102,7 +120,11 @@ const within = (bounds: Merchant.AmountBounds, amount: number): boolean =>
 // B1
 // ---------------------------------------------------------------------------------------------
 
-/** B1: the link methods the merchant offers, each with its `{min, max}` (the same in both modes). */
+/**
+ * B1: the link methods the merchant offers, each with its `{min, max}` (the same in both modes).
+ *
+ * @category queries
+ */
 export const paymentMethods = Effect.fn("LinkPayments.paymentMethods")(function* (credential: Credential) {
   const merchant = yield* existingMerchant(credential.merchantId)
   return Merchant.linkMethodBounds(merchant)
@@ -150,6 +172,8 @@ const chooseMethods = (
  * are those requested or all the merchant's; a CLOSE total must fit the bounds of at least one of
  * them; the expiration date must be in the future; the link is a sandbox link when the key is a
  * test key. An OPEN link's `amount`, which the wire accepts, is not kept: the payer chooses.
+ *
+ * @category commands
  */
 export const create = Effect.fn("LinkPayments.create")(function* (
   credential: Credential,
@@ -192,8 +216,7 @@ export const create = Effect.fn("LinkPayments.create")(function* (
   }
   if (issues.length > 0) return yield* new InvalidLinkRequest({ issues: [issues[0]!, ...issues.slice(1)] })
 
-  const ids = yield* IdGenerator
-  const linkId = PaymentLinkId.make(yield* ids.next("LNK_"))
+  const linkId = PaymentLinkId.make(yield* nextId("LNK_"))
   const handled = yield* handleLink(
     linkId,
     new PaymentLink.CreateLink({
@@ -265,7 +288,11 @@ export const toRecord = (state: PaymentLink.Existing, now: DateTime.DateTime): L
 export const isVisibleTo = (state: PaymentLink.Existing, credential: Credential): boolean =>
   state.link.merchantId === credential.merchantId && state.link.sandbox === credential.sandbox
 
-/** B3: the link record. Another merchant's link, or a link of the other mode, is not found. */
+/**
+ * B3: the link record. Another merchant's link, or a link of the other mode, is not found.
+ *
+ * @category queries
+ */
 export const read = Effect.fn("LinkPayments.read")(function* (credential: Credential, linkId: string) {
   const state = yield* existingLink(linkId)
   if (!isVisibleTo(state, credential)) return yield* new PaymentLink.LinkNotFound()
@@ -310,7 +337,11 @@ export const payableMethods = (
   })
 }
 
-/** The checkout page's view of a link, found by its id alone (the page is public). */
+/**
+ * The checkout page's view of a link, found by its id alone (the page is public).
+ *
+ * @category queries
+ */
 export const checkout = Effect.fn("LinkPayments.checkout")(function* (linkId: string) {
   return yield* viewOf(yield* existingLink(linkId))
 })
@@ -340,6 +371,8 @@ export interface PaymentChoice {
  * one the link and the merchant offer; the amount must lie within the method's bounds (an OPEN link's
  * amount is the payer's; a CLOSE link's is its total). Two tabs cannot both start: the second is
  * refused with `LinkNotInState`.
+ *
+ * @category commands
  */
 export const startPayment = Effect.fn("LinkPayments.startPayment")(function* (
   linkId: string,
@@ -368,8 +401,7 @@ export const startPayment = Effect.fn("LinkPayments.startPayment")(function* (
       max: bounds.max
     })
   }
-  const ids = yield* IdGenerator
-  const transactionId = TransactionId.make(yield* ids.next("TRX_"))
+  const transactionId = TransactionId.make(yield* nextId("TRX_"))
   const handled = yield* handleLink(
     linkId,
     new PaymentLink.StartPayment({
@@ -383,34 +415,39 @@ export const startPayment = Effect.fn("LinkPayments.startPayment")(function* (
   return { transactionId, state: handled.state as PaymentLink.Existing }
 })
 
-/** The payment under way was approved: the link is PAID (a re-delivered approval changes nothing). */
-export const completePayment = Effect.fn("LinkPayments.completePayment")(function* (
-  linkId: string,
-  transactionId: TransactionId
-) {
-  const handled = yield* handleLink(
-    linkId,
-    new PaymentLink.CompletePayment({ transactionId, now: yield* DateTime.now })
-  )
-  return handled.state as PaymentLink.Existing
-})
+/** The use case that records an outcome of the payment under way, at the clock's now. */
+const paymentOutcome = (
+  name: string,
+  Outcome: new (fields: {
+    readonly transactionId: TransactionId
+    readonly now: DateTime.Utc
+  }) => PaymentLink.CompletePayment | PaymentLink.FailPayment
+) =>
+  Effect.fn(name)(function* (linkId: string, transactionId: TransactionId) {
+    const handled = yield* handleLink(linkId, new Outcome({ transactionId, now: yield* DateTime.now }))
+    return handled.state as PaymentLink.Existing
+  })
+
+/**
+ * The payment under way was approved: the link is PAID (a re-delivered approval changes nothing).
+ *
+ * @category commands
+ */
+export const completePayment = paymentOutcome("LinkPayments.completePayment", PaymentLink.CompletePayment)
 
 /**
  * The payment under way failed: the link is ACTIVE again, or REJECTED when it expired meanwhile
  * (spec-decisions "Link REJECTED versus back to ACTIVE").
+ *
+ * @category commands
  */
-export const failPayment = Effect.fn("LinkPayments.failPayment")(function* (
-  linkId: string,
-  transactionId: TransactionId
-) {
-  const handled = yield* handleLink(
-    linkId,
-    new PaymentLink.FailPayment({ transactionId, now: yield* DateTime.now })
-  )
-  return handled.state as PaymentLink.Existing
-})
+export const failPayment = paymentOutcome("LinkPayments.failPayment", PaymentLink.FailPayment)
 
-/** Cancels an ACTIVE link (the admin API: the spec has no public endpoint for it). */
+/**
+ * Cancels an ACTIVE link (the admin API: the spec has no public endpoint for it).
+ *
+ * @category commands
+ */
 export const cancel = Effect.fn("LinkPayments.cancel")(function* (
   linkId: string,
   metadata: EventStore.EventMetadata = {}
@@ -426,6 +463,8 @@ export const cancel = Effect.fn("LinkPayments.cancel")(function* (
 /**
  * Records the expiry of one overdue link (the sweeper's step). A link that is not overdue, or that
  * was paid, cancelled or is being paid, is left as it is and its state returned.
+ *
+ * @category commands
  */
 export const expire = Effect.fn("LinkPayments.expire")(function* (linkId: string) {
   const state = yield* existingLink(linkId)
@@ -444,6 +483,8 @@ export const expire = Effect.fn("LinkPayments.expire")(function* (linkId: string
  * ACTIVE again (REJECTED if it expired meanwhile), notified as any failed payment. A payment that
  * was decided meanwhile, another transaction, or one not yet due is left as it is; the link's state
  * is returned either way.
+ *
+ * @category commands
  */
 export const expirePayment = Effect.fn("LinkPayments.expirePayment")(function* (
   linkId: string,
@@ -550,7 +591,11 @@ export interface TransactionView {
   readonly amount: Amount
 }
 
-/** The checkout page's view of one transaction of the link; `UnknownLinkTransaction` when it is not one. */
+/**
+ * The checkout page's view of one transaction of the link; `UnknownLinkTransaction` when it is not one.
+ *
+ * @category queries
+ */
 export const transaction = Effect.fn("LinkPayments.transaction")(function* (
   linkId: string,
   transactionId: string
@@ -597,6 +642,8 @@ export interface PaymentStarted {
  * again (or REJECTED if it expired meanwhile), a 3DS challenge → left PROCESSING for the payer. Any
  * other method is left PROCESSING for the payer's bank or wallet. The card number is only sent to the
  * acquirer, never recorded.
+ *
+ * @category commands
  */
 export const pay = Effect.fn("LinkPayments.pay")(function* (linkId: string, request: PaymentRequest) {
   const card = isCardMethod(request.paymentMethod)
@@ -665,6 +712,8 @@ export type PayerDecision = "approve" | "decline"
  * was recorded, or a decision on a payment that does not wait for the payer, is `PaymentNotAwaitingPayer`.
  * Any decision on a payment the timeout sweeper expired (even while this one was being recorded) is
  * `LinkPaymentExpired`.
+ *
+ * @category commands
  */
 export const decide = Effect.fn("LinkPayments.decide")(function* (
   linkId: string,

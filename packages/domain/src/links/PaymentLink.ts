@@ -10,27 +10,38 @@ import * as Either from "effect/Either"
 import * as Match from "effect/Match"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import type { Aggregate } from "../kernel/Aggregate.js"
+import { Aggregate, type Decision, type Initial, none, ok } from "../kernel/Aggregate.js"
 import { MerchantId, PaymentLinkId, TransactionId } from "../shared/Ids.js"
 import { Amount, Currency, TaxLine } from "../shared/Money.js"
 import * as Transitions from "../kernel/Transitions.js"
+
+export type { Initial } from "../kernel/Aggregate.js"
 
 // ---------------------------------------------------------------------------------------------
 // Values
 // ---------------------------------------------------------------------------------------------
 
-/** The link statuses, spelled as the spec's link record carries them. */
+/**
+ * The link statuses, spelled as the spec's link record carries them.
+ * @category models
+ */
 export const Status = Schema.Literal("ACTIVE", "PROCESSING", "PAID", "REJECTED", "CANCELLED", "EXPIRED")
 export type Status = typeof Status.Type
 
-/** OPEN: the payer chooses the amount; CLOSE: the merchant set it. */
+/**
+ * OPEN: the payer chooses the amount; CLOSE: the merchant set it.
+ * @category models
+ */
 export const AmountType = Schema.Literal("OPEN", "CLOSE")
 export type AmountType = typeof AmountType.Type
 
 /** Nanoseconds since the Unix epoch, kept exact (they exceed 2^53). */
 const Nanoseconds = Schema.BigInt
 
-/** The merchant-set amount of a CLOSE link. */
+/**
+ * The merchant-set amount of a CLOSE link.
+ * @category models
+ */
 export class LinkAmount extends Schema.Class<LinkAmount>("LinkAmount")({
   currency: Currency,
   total: Amount,
@@ -38,7 +49,10 @@ export class LinkAmount extends Schema.Class<LinkAmount>("LinkAmount")({
   taxes: Schema.Array(TaxLine)
 }) {}
 
-/** A payment method's bounds for the amount of one link payment (B1). */
+/**
+ * A payment method's bounds for the amount of one link payment (B1).
+ * @category models
+ */
 export const AmountBounds = Schema.Struct({ min: Amount, max: Amount })
 export type AmountBounds = typeof AmountBounds.Type
 
@@ -46,7 +60,10 @@ export type AmountBounds = typeof AmountBounds.Type
 // Commands
 // ---------------------------------------------------------------------------------------------
 
-/** B2: create a link. The handler minted the id and read the clock. */
+/**
+ * B2: create a link. The handler minted the id and read the clock.
+ * @category commands
+ */
 export class CreateLink extends Schema.TaggedClass<CreateLink>()("CreateLink", {
   linkId: PaymentLinkId,
   merchantId: MerchantId,
@@ -66,7 +83,10 @@ export class CreateLink extends Schema.TaggedClass<CreateLink>()("CreateLink", {
   now: Schema.DateTimeUtc
 }) {}
 
-/** The customer starts paying on the checkout page. */
+/**
+ * The customer starts paying on the checkout page (B3): the link goes PROCESSING.
+ * @category commands
+ */
 export class StartPayment extends Schema.TaggedClass<StartPayment>()("StartPayment", {
   transactionId: TransactionId,
   paymentMethod: Schema.String,
@@ -77,13 +97,19 @@ export class StartPayment extends Schema.TaggedClass<StartPayment>()("StartPayme
   now: Schema.DateTimeUtc
 }) {}
 
-/** The payment under way was approved. */
+/**
+ * The payment under way was approved: the link is PAID.
+ * @category commands
+ */
 export class CompletePayment extends Schema.TaggedClass<CompletePayment>()("CompletePayment", {
   transactionId: TransactionId,
   now: Schema.DateTimeUtc
 }) {}
 
-/** The payment under way failed. */
+/**
+ * The payment under way was declined: the link is ACTIVE again, or REJECTED once expired.
+ * @category commands
+ */
 export class FailPayment extends Schema.TaggedClass<FailPayment>()("FailPayment", {
   transactionId: TransactionId,
   now: Schema.DateTimeUtc
@@ -92,6 +118,7 @@ export class FailPayment extends Schema.TaggedClass<FailPayment>()("FailPayment"
 /**
  * The timeout sweeper fails the payment under way: the payer left it at the 3DS challenge, the bank
  * or the wallet (or a crash left a card authorization unanswered) for `timeout` since it started.
+ * @category commands
  */
 export class ExpirePayment extends Schema.TaggedClass<ExpirePayment>()("ExpirePayment", {
   transactionId: TransactionId,
@@ -100,16 +127,26 @@ export class ExpirePayment extends Schema.TaggedClass<ExpirePayment>()("ExpirePa
   now: Schema.DateTimeUtc
 }) {}
 
-/** The merchant or the customer cancels an unpaid link. */
+/**
+ * The merchant or the customer cancels an unpaid link: CANCELLED, final.
+ * @category commands
+ */
 export class CancelLink extends Schema.TaggedClass<CancelLink>()("CancelLink", {
   now: Schema.DateTimeUtc
 }) {}
 
-/** The sweeper marks an overdue link EXPIRED. */
+/**
+ * The sweeper marks an overdue link EXPIRED, final.
+ * @category commands
+ */
 export class ExpireLink extends Schema.TaggedClass<ExpireLink>()("ExpireLink", {
   now: Schema.DateTimeUtc
 }) {}
 
+/**
+ * Every command of the payment link.
+ * @category commands
+ */
 export const Command = Schema.Union(
   CreateLink,
   StartPayment,
@@ -125,6 +162,10 @@ export type Command = typeof Command.Type
 // Events
 // ---------------------------------------------------------------------------------------------
 
+/**
+ * A link was created (B2), ACTIVE.
+ * @category events
+ */
 export class LinkCreated extends Schema.TaggedClass<LinkCreated>()("LinkCreated", {
   linkId: PaymentLinkId,
   merchantId: MerchantId,
@@ -141,6 +182,10 @@ export class LinkCreated extends Schema.TaggedClass<LinkCreated>()("LinkCreated"
   createdAt: Schema.DateTimeUtc
 }) {}
 
+/**
+ * A payment of the link started on the checkout page: PROCESSING.
+ * @category events
+ */
 export class LinkPaymentStarted extends Schema.TaggedClass<LinkPaymentStarted>()("LinkPaymentStarted", {
   transactionId: TransactionId,
   paymentMethod: Schema.String,
@@ -148,6 +193,10 @@ export class LinkPaymentStarted extends Schema.TaggedClass<LinkPaymentStarted>()
   at: Schema.DateTimeUtc
 }) {}
 
+/**
+ * The payment under way was approved: the link is PAID (the spec's PAID status).
+ * @category events
+ */
 export class LinkPaid extends Schema.TaggedClass<LinkPaid>()("LinkPaid", {
   transactionId: TransactionId,
   at: Schema.DateTimeUtc
@@ -160,28 +209,46 @@ export class LinkPaid extends Schema.TaggedClass<LinkPaid>()("LinkPaid", {
  */
 const expiredField = Schema.optionalWith(Schema.Literal(true), { exact: true })
 
-/** The payment failed and the link can be paid again: back to ACTIVE. */
+/**
+ * The payment failed and the link can be paid again: back to ACTIVE.
+ * @category events
+ */
 export class LinkPaymentFailed extends Schema.TaggedClass<LinkPaymentFailed>()("LinkPaymentFailed", {
   transactionId: TransactionId,
   at: Schema.DateTimeUtc,
   expired: expiredField
 }) {}
 
-/** The payment failed and the link had expired meanwhile: it cannot be paid again. */
+/**
+ * The payment failed and the link had expired meanwhile: REJECTED, it cannot be paid again.
+ * @category events
+ */
 export class LinkRejected extends Schema.TaggedClass<LinkRejected>()("LinkRejected", {
   transactionId: TransactionId,
   at: Schema.DateTimeUtc,
   expired: expiredField
 }) {}
 
+/**
+ * The link was cancelled before it was paid: CANCELLED.
+ * @category events
+ */
 export class LinkCancelled extends Schema.TaggedClass<LinkCancelled>()("LinkCancelled", {
   at: Schema.DateTimeUtc
 }) {}
 
+/**
+ * The link's expiration date passed and the sweeper recorded it: EXPIRED.
+ * @category events
+ */
 export class LinkExpired extends Schema.TaggedClass<LinkExpired>()("LinkExpired", {
   at: Schema.DateTimeUtc
 }) {}
 
+/**
+ * Every event of the payment link, as stored.
+ * @category events
+ */
 export const Event = Schema.Union(
   LinkCreated,
   LinkPaymentStarted,
@@ -197,45 +264,65 @@ export type Event = typeof Event.Type
 // Errors
 // ---------------------------------------------------------------------------------------------
 
-/** No link with that id. */
-export class LinkNotFound extends Schema.TaggedError<LinkNotFound>()("LinkNotFound", {}) {}
+const Refusal = Aggregate.refusalErrors({ linkId: PaymentLinkId }, { status: Status })
 
-/** A link with that id exists already. */
-export class LinkAlreadyExists extends Schema.TaggedError<LinkAlreadyExists>()("LinkAlreadyExists", {
-  linkId: PaymentLinkId
-}) {}
+/**
+ * No link with that id.
+ * @category errors
+ */
+export class LinkNotFound extends Refusal.NotFound<LinkNotFound>()("LinkNotFound") {}
 
-/** The link is not in a state that accepts the command (paying a PAID link, cancelling one in flight). */
-export class LinkNotInState extends Schema.TaggedError<LinkNotInState>()("LinkNotInState", {
-  linkId: PaymentLinkId,
-  status: Status,
-  command: Schema.String
-}) {}
+/**
+ * A link with that id exists already.
+ * @category errors
+ */
+export class LinkAlreadyExists extends Refusal.AlreadyExists<LinkAlreadyExists>()("LinkAlreadyExists") {}
 
-/** The link's expiration date has passed: it cannot be paid. */
+/**
+ * The link is not in a state that accepts the command (paying a PAID link, cancelling one in flight).
+ * @category errors
+ */
+export class LinkNotInState extends Refusal.NotInState<LinkNotInState>()("LinkNotInState") {}
+
+/**
+ * The link's expiration date has passed: it cannot be paid.
+ * @category errors
+ */
 export class LinkOverdue extends Schema.TaggedError<LinkOverdue>()("LinkOverdue", {
   linkId: PaymentLinkId,
   expiresAt: Nanoseconds
 }) {}
 
-/** `ExpireLink` before the link's expiration date, or on a link that has none. */
+/**
+ * `ExpireLink` before the link's expiration date, or on a link that has none.
+ * @category errors
+ */
 export class LinkNotOverdue extends Schema.TaggedError<LinkNotOverdue>()("LinkNotOverdue", {
   linkId: PaymentLinkId
 }) {}
 
-/** `ExpirePayment` before the payment under way has been so for the timeout. */
+/**
+ * `ExpirePayment` before the payment under way has been so for the timeout.
+ * @category errors
+ */
 export class LinkPaymentNotOverdue extends Schema.TaggedError<LinkPaymentNotOverdue>()(
   "LinkPaymentNotOverdue",
   { linkId: PaymentLinkId, transactionId: TransactionId }
 ) {}
 
-/** The method is not one the link offers. */
+/**
+ * The method is not one the link offers.
+ * @category errors
+ */
 export class MethodNotOffered extends Schema.TaggedError<MethodNotOffered>()("MethodNotOffered", {
   linkId: PaymentLinkId,
   paymentMethod: Schema.String
 }) {}
 
-/** The amount is outside the method's bounds (OPEN) or differs from the link's total (CLOSE). */
+/**
+ * The amount is outside the method's bounds (OPEN) or differs from the link's total (CLOSE).
+ * @category errors
+ */
 export class InvalidPaymentAmount extends Schema.TaggedError<InvalidPaymentAmount>()("InvalidPaymentAmount", {
   linkId: PaymentLinkId,
   amount: Amount,
@@ -243,17 +330,27 @@ export class InvalidPaymentAmount extends Schema.TaggedError<InvalidPaymentAmoun
   max: Amount
 }) {}
 
-/** The transaction named is not the one under way on the link. */
+/**
+ * The transaction named is not the one under way on the link.
+ * @category errors
+ */
 export class UnknownLinkTransaction extends Schema.TaggedError<UnknownLinkTransaction>()(
   "UnknownLinkTransaction",
   { linkId: PaymentLinkId, transactionId: TransactionId }
 ) {}
 
-/** A CLOSE link without an amount, or an OPEN link with one. */
+/**
+ * A CLOSE link without an amount, or an OPEN link with one.
+ * @category errors
+ */
 export class InvalidLinkAmount extends Schema.TaggedError<InvalidLinkAmount>()("InvalidLinkAmount", {
   amountType: AmountType
 }) {}
 
+/**
+ * Every refusal of the payment link.
+ * @category errors
+ */
 export type Error =
   | LinkNotFound
   | LinkAlreadyExists
@@ -270,7 +367,10 @@ export type Error =
 // State
 // ---------------------------------------------------------------------------------------------
 
-/** What a link is, fixed at creation. */
+/**
+ * What a link is, fixed at creation.
+ * @category models
+ */
 export interface Link {
   readonly linkId: PaymentLinkId
   readonly merchantId: MerchantId
@@ -287,12 +387,10 @@ export interface Link {
   readonly createdAt: DateTime.Utc
 }
 
-/** No link yet. */
-export interface Initial {
-  readonly _tag: "Initial"
-}
-
-/** A link in one of the spec's statuses, with its last (or current) payment. */
+/**
+ * A link in one of the spec's statuses, with its last (or current) payment.
+ * @category models
+ */
 export interface Existing {
   readonly _tag: Status
   readonly link: Link
@@ -305,30 +403,33 @@ export interface Existing {
   readonly updatedAt: DateTime.Utc
 }
 
+/**
+ * No link yet (`Initial`), or a link.
+ * @category models
+ */
 export type State = Initial | Existing
-
-export const initialState: State = { _tag: "Initial" }
 
 // ---------------------------------------------------------------------------------------------
 // Transitions
 // ---------------------------------------------------------------------------------------------
 
 /**
- * State × command → states it may lead to. A state listed with only itself as target takes the
- * command as a no-op (a repeated expiry, a repeated cancellation, a re-delivered approval).
+ * State × command → where it leads, or `"noop"`: accepted, nothing recorded (a repeated expiry, a
+ * repeated cancellation, a re-delivered approval or rejection).
+ * @category models
  */
 export const transitions = Transitions.make<State["_tag"], Command["_tag"]>({
-  Initial: { CreateLink: ["ACTIVE"] },
-  ACTIVE: { StartPayment: ["PROCESSING"], CancelLink: ["CANCELLED"], ExpireLink: ["EXPIRED"] },
+  Initial: { CreateLink: "ACTIVE" },
+  ACTIVE: { StartPayment: "PROCESSING", CancelLink: "CANCELLED", ExpireLink: "EXPIRED" },
   PROCESSING: {
-    CompletePayment: ["PAID"],
+    CompletePayment: "PAID",
     FailPayment: ["ACTIVE", "REJECTED"],
     ExpirePayment: ["ACTIVE", "REJECTED"]
   },
-  PAID: { CompletePayment: ["PAID"] },
-  REJECTED: { FailPayment: ["REJECTED"] },
-  CANCELLED: { CancelLink: ["CANCELLED"] },
-  EXPIRED: { ExpireLink: ["EXPIRED"] }
+  PAID: { CompletePayment: "noop" },
+  REJECTED: { FailPayment: "noop" },
+  CANCELLED: { CancelLink: "noop" },
+  EXPIRED: { ExpireLink: "noop" }
 })
 
 // ---------------------------------------------------------------------------------------------
@@ -337,18 +438,25 @@ export const transitions = Transitions.make<State["_tag"], Command["_tag"]>({
 
 const nanos = (instant: DateTime.DateTime): bigint => BigInt(DateTime.toEpochMillis(instant)) * 1_000_000n
 
-/** Whether the link's expiration date has passed at `now` (expiry is at `expiration_date` itself). */
+/**
+ * Whether the link's expiration date has passed at `now` (expiry is at `expiration_date` itself).
+ * @category predicates
+ */
 export const isOverdue = (link: Link, now: DateTime.DateTime): boolean =>
   Option.match(link.expiresAt, { onNone: () => false, onSome: (at) => nanos(now) >= at })
 
 /**
  * The status a reader sees at `now`: an ACTIVE link whose expiration date has passed reads as
  * EXPIRED even before the sweeper has recorded it.
+ * @category getters
  */
 export const statusAt = (state: Existing, now: DateTime.DateTime): Status =>
   state._tag === "ACTIVE" && isOverdue(state.link, now) ? "EXPIRED" : state._tag
 
-/** When the payment under way times out: its start plus `timeout`; none when no payment is under way. */
+/**
+ * When the payment under way times out: its start plus `timeout`; none when no payment is under way.
+ * @category getters
+ */
 export const paymentDeadline = (
   state: State,
   timeout: Duration.DurationInput
@@ -360,6 +468,7 @@ export const paymentDeadline = (
 /**
  * Whether the payment under way has been so for `timeout` at `now` (the deadline itself included):
  * the payer abandoned it, and `ExpirePayment` fails it.
+ * @category predicates
  */
 export const isPaymentOverdue = (
   state: State,
@@ -368,24 +477,10 @@ export const isPaymentOverdue = (
 ): boolean =>
   Option.exists(paymentDeadline(state, timeout), (deadline) => DateTime.greaterThanOrEqualTo(now, deadline))
 
-const ok = (...events: ReadonlyArray<Event>): Either.Either<ReadonlyArray<Event>, Error> =>
-  Either.right(events)
-const none = ok()
-
-export const decide = (command: Command, state: State): Either.Either<ReadonlyArray<Event>, Error> => {
-  if (state._tag === "Initial") {
-    return command._tag === "CreateLink" ? create(command) : Either.left(new LinkNotFound())
-  }
+/** Decides a command the table lets act on an existing link. */
+const decideExisting = (command: Exclude<Command, CreateLink>, state: Existing): Decision<Event, Error> => {
   const linkId = state.link.linkId
-  if (!Transitions.allows(transitions, state._tag, command._tag)) {
-    return Either.left(
-      command._tag === "CreateLink"
-        ? new LinkAlreadyExists({ linkId })
-        : new LinkNotInState({ linkId, status: state._tag, command: command._tag })
-    )
-  }
   return Match.valueTags(command, {
-    CreateLink: () => Either.left(new LinkAlreadyExists({ linkId })),
     StartPayment: (c) => startPayment(c, state),
     CompletePayment: (c) =>
       !sameTransaction(state, c.transactionId)
@@ -423,7 +518,7 @@ export const decide = (command: Command, state: State): Either.Either<ReadonlyAr
 const sameTransaction = (state: Existing, transactionId: TransactionId): boolean =>
   Option.contains(state.transactionId, transactionId)
 
-const create = (c: CreateLink): Either.Either<ReadonlyArray<Event>, Error> =>
+const create = (c: CreateLink): Decision<Event, Error> =>
   (c.amountType === "CLOSE") !== Option.isSome(c.amount)
     ? Either.left(new InvalidLinkAmount({ amountType: c.amountType }))
     : ok(
@@ -444,7 +539,7 @@ const create = (c: CreateLink): Either.Either<ReadonlyArray<Event>, Error> =>
         })
       )
 
-const startPayment = (c: StartPayment, state: Existing): Either.Either<ReadonlyArray<Event>, Error> => {
+const startPayment = (c: StartPayment, state: Existing): Decision<Event, Error> => {
   const link = state.link
   if (isOverdue(link, c.now)) {
     return Either.left(
@@ -476,36 +571,33 @@ const startPayment = (c: StartPayment, state: Existing): Either.Either<ReadonlyA
 // Evolve
 // ---------------------------------------------------------------------------------------------
 
-export const evolve = (state: State, event: Event): State => {
-  if (event._tag === "LinkCreated") {
-    return {
-      _tag: "ACTIVE",
-      link: {
-        linkId: event.linkId,
-        merchantId: event.merchantId,
-        sandbox: event.sandbox,
-        amountType: event.amountType,
-        amount: event.amount,
-        reference: event.reference,
-        description: event.description,
-        expiresAt: event.expiresAt,
-        callbackUrl: event.callbackUrl,
-        paymentMethods: event.paymentMethods,
-        payerEmail: event.payerEmail,
-        imageUrl: event.imageUrl,
-        createdAt: event.createdAt
-      },
-      transactionId: Option.none(),
-      paymentMethod: Option.none(),
-      paidAmount: Option.none(),
-      paymentStartedAt: Option.none(),
-      updatedAt: event.createdAt
-    }
-  }
-  // Events of a link that does not exist cannot be in a well-formed stream: ignore them.
-  if (state._tag === "Initial") return state
-  return Match.valueTags(event, {
-    LinkPaymentStarted: (e): State => ({
+const created = (event: LinkCreated): Existing => ({
+  _tag: "ACTIVE",
+  link: {
+    linkId: event.linkId,
+    merchantId: event.merchantId,
+    sandbox: event.sandbox,
+    amountType: event.amountType,
+    amount: event.amount,
+    reference: event.reference,
+    description: event.description,
+    expiresAt: event.expiresAt,
+    callbackUrl: event.callbackUrl,
+    paymentMethods: event.paymentMethods,
+    payerEmail: event.payerEmail,
+    imageUrl: event.imageUrl,
+    createdAt: event.createdAt
+  },
+  transactionId: Option.none(),
+  paymentMethod: Option.none(),
+  paidAmount: Option.none(),
+  paymentStartedAt: Option.none(),
+  updatedAt: event.createdAt
+})
+
+const evolveExisting = (state: Existing, event: Exclude<Event, LinkCreated>): Existing =>
+  Match.valueTags(event, {
+    LinkPaymentStarted: (e): Existing => ({
       ...state,
       _tag: "PROCESSING",
       transactionId: Option.some(e.transactionId),
@@ -514,21 +606,33 @@ export const evolve = (state: State, event: Event): State => {
       paymentStartedAt: Option.some(e.at),
       updatedAt: e.at
     }),
-    LinkPaid: (e): State => ({ ...state, _tag: "PAID", updatedAt: e.at }),
-    LinkPaymentFailed: (e): State => ({ ...state, _tag: "ACTIVE", updatedAt: e.at }),
-    LinkRejected: (e): State => ({ ...state, _tag: "REJECTED", updatedAt: e.at }),
-    LinkCancelled: (e): State => ({ ...state, _tag: "CANCELLED", updatedAt: e.at }),
-    LinkExpired: (e): State => ({ ...state, _tag: "EXPIRED", updatedAt: e.at })
+    LinkPaid: (e): Existing => ({ ...state, _tag: "PAID", updatedAt: e.at }),
+    LinkPaymentFailed: (e): Existing => ({ ...state, _tag: "ACTIVE", updatedAt: e.at }),
+    LinkRejected: (e): Existing => ({ ...state, _tag: "REJECTED", updatedAt: e.at }),
+    LinkCancelled: (e): Existing => ({ ...state, _tag: "CANCELLED", updatedAt: e.at }),
+    LinkExpired: (e): Existing => ({ ...state, _tag: "EXPIRED", updatedAt: e.at })
   })
-}
 
-/** The PaymentLink aggregate. */
-export const PaymentLink: Aggregate<Command, Event, State, Error> = {
+/**
+ * The PaymentLink aggregate.
+ * @category aggregates
+ */
+export const PaymentLink: Aggregate<Command, Event, State, Error> = Aggregate.make({
   name: "PaymentLink",
-  initialState,
-  decide,
-  evolve,
-  transitions,
   Event,
-  schemaVersion: 1
-}
+  transitions,
+  refuse: Aggregate.refusals(
+    { NotFound: LinkNotFound, AlreadyExists: LinkAlreadyExists, NotInState: LinkNotInState },
+    (s) => ({ linkId: s.link.linkId })
+  ),
+  create: { CreateLink: create },
+  decide: decideExisting,
+  created: { LinkCreated: created },
+  evolve: evolveExisting
+})
+
+/**
+ * The aggregate's decider, as the module's own functions: `decide`, `evolve` and the state before creation.
+ * @category aggregates
+ */
+export const { decide, evolve, initialState } = PaymentLink

@@ -20,7 +20,11 @@ export interface IssuedKeyPair {
   readonly keyPair: KeyPair
 }
 
-/** The key vault port. */
+/**
+ * The key vault port.
+ *
+ * @category services
+ */
 export class KeyVault extends Context.Tag("@cobro/domain/KeyVault")<
   KeyVault,
   {

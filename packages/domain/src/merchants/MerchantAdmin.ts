@@ -15,7 +15,7 @@ import * as CommandHandler from "../kernel/CommandHandler.js"
 import { fold } from "../kernel/Decider.js"
 import * as DevWebhooks from "../webhooks/DevWebhooks.js"
 import * as EventStore from "../kernel/EventStore.js"
-import { IdGenerator } from "../kernel/IdGenerator.js"
+import { IdGenerator, nextId } from "../kernel/IdGenerator.js"
 import { MerchantId, TerminalSerial } from "../shared/Ids.js"
 import { KeyVault, type IssuedKeyPair } from "./KeyVault.js"
 import * as Merchant from "./Merchant.js"
@@ -159,15 +159,16 @@ const clear = (issued: IssuedKeyPair): ClearKeyPair => ({
  * Opens a merchant account and activates both integrations (terminal API and payment button) with
  * production and test key pairs minted by the `KeyVault`, in one append. The clear keys are
  * returned once; the log keeps only hashes and sealed secrets (M2).
+ *
+ * @category commands
  */
 export const createMerchant = Effect.fn("MerchantAdmin.createMerchant")(function* (
   name: string,
   metadata: EventStore.EventMetadata = {}
 ) {
-  const ids = yield* IdGenerator
   const vault = yield* KeyVault
   const now = yield* DateTime.now
-  const merchantId = MerchantId.make(yield* ids.next("MER_"))
+  const merchantId = MerchantId.make(yield* nextId("MER_"))
   const issue = (integration: Integration) =>
     Effect.all({ production: vault.issue(integration, "production"), test: vault.issue(integration, "test") })
   const terminal = yield* issue("terminal_api")
@@ -197,7 +198,11 @@ export const createMerchant = Effect.fn("MerchantAdmin.createMerchant")(function
   } satisfies CreatedMerchant
 })
 
-/** The merchant's current state, or `MerchantNotFound`. */
+/**
+ * The merchant's current state, or `MerchantNotFound`.
+ *
+ * @category queries
+ */
 export const getMerchant = Effect.fn("MerchantAdmin.getMerchant")(function* (merchantId: string) {
   const { state } = yield* load(merchantId)
   return yield* existing(state)
@@ -206,6 +211,8 @@ export const getMerchant = Effect.fn("MerchantAdmin.getMerchant")(function* (mer
 /**
  * Binds a terminal to the merchant (M5, M6): a Smart or Smart Pro, not yet selected for the API.
  * Binding the same terminal again is a no-op that returns it.
+ *
+ * @category commands
  */
 export const bindTerminal = Effect.fn("MerchantAdmin.bindTerminal")(function* (
   merchantId: string,
@@ -221,7 +228,11 @@ export const bindTerminal = Effect.fn("MerchantAdmin.bindTerminal")(function* (
   return Option.getOrThrow(Merchant.terminalFor(state, terminal.serial))
 })
 
-/** Selects a bound terminal for the API, or deselects it ("API connections", M6). */
+/**
+ * Selects a bound terminal for the API, or deselects it ("API connections", M6).
+ *
+ * @category commands
+ */
 export const setTerminalApiEnabled = Effect.fn("MerchantAdmin.setTerminalApiEnabled")(function* (
   merchantId: string,
   serial: TerminalSerial,
@@ -245,6 +256,8 @@ export const paymentMethodsOf = (state: Merchant.Existing): PaymentMethods => ({
 /**
  * Sets the terminal methods and the link methods with their bounds (M7, M8), all in one append:
  * when one bound is refused nothing changes. Each section given replaces that section.
+ *
+ * @category commands
  */
 export const setPaymentMethods = Effect.fn("MerchantAdmin.setPaymentMethods")(function* (
   merchantId: string,
@@ -278,6 +291,8 @@ export const setPaymentMethods = Effect.fn("MerchantAdmin.setPaymentMethods")(fu
  * Registers the production webhook or the test webhook, replacing the one registered (M9). The
  * production URL must be https://, except under `DevWebhooks` (`COBRO_DEV_WEBHOOKS=1`). The test
  * webhook may be http:// unless `allowInsecure` is false.
+ *
+ * @category commands
  */
 export const setWebhook = Effect.fn("MerchantAdmin.setWebhook")(function* (
   merchantId: string,
@@ -304,7 +319,11 @@ export const setWebhook = Effect.fn("MerchantAdmin.setWebhook")(function* (
   return { mode, url, standardWebhooks }
 })
 
-/** Deletes the webhook of one mode: delivery to it stops. Deleting an absent webhook changes nothing. */
+/**
+ * Deletes the webhook of one mode: delivery to it stops. Deleting an absent webhook changes nothing.
+ *
+ * @category commands
+ */
 export const deleteWebhook = Effect.fn("MerchantAdmin.deleteWebhook")(function* (
   merchantId: string,
   mode: KeyMode,
@@ -317,6 +336,8 @@ export const deleteWebhook = Effect.fn("MerchantAdmin.deleteWebhook")(function* 
 /**
  * Revokes one key (M4): a new pair replaces the (integration, mode) pair at once; the old identity
  * key stops authenticating as soon as the rotation is recorded. Returns the new pair in clear.
+ *
+ * @category commands
  */
 export const rotateKey = Effect.fn("MerchantAdmin.rotateKey")(function* (
   merchantId: string,
@@ -345,6 +366,8 @@ export interface MerchantStatus {
  * Enables or disables the merchant's account (M1): a disabled account cannot ask for payments (A3,
  * B2, C1, C4, a link payment) but keeps its configuration and still answers reads and support work
  * (L6a). Setting the status the account has already changes nothing and records nothing.
+ *
+ * @category commands
  */
 export const setStatus = Effect.fn("MerchantAdmin.setStatus")(function* (
   merchantId: string,

@@ -14,7 +14,11 @@ import { MerchantId } from "../shared/Ids.js"
 import * as Merchant from "./Merchant.js"
 import { IdentityKeyHash, Integration, KeyMode } from "./SigningKey.js"
 
-/** What a valid identity key grants: one merchant, one integration, production or test data. */
+/**
+ * What a valid identity key grants: one merchant, one integration, production or test data.
+ *
+ * @category schemas
+ */
 export class Credential extends Schema.Class<Credential>("Credential")({
   merchantId: MerchantId,
   integration: Integration,
@@ -27,7 +31,11 @@ export class Credential extends Schema.Class<Credential>("Credential")({
   }
 }
 
-/** The merchant directory port. */
+/**
+ * The merchant directory port.
+ *
+ * @category services
+ */
 export class MerchantDirectory extends Context.Tag("@cobro/domain/MerchantDirectory")<
   MerchantDirectory,
   {
@@ -43,6 +51,8 @@ export class MerchantDirectory extends Context.Tag("@cobro/domain/MerchantDirect
  * A directory read from the event log's `Merchant` streams, for tests and the in-memory setup. It
  * keeps the keys it has folded and reads only the events appended since, on every lookup, so it
  * reads its own writes without a projection running.
+ *
+ * @category layers
  */
 export const layerFromLog: Layer.Layer<MerchantDirectory, never, EventStore.EventStore> = Layer.effect(
   MerchantDirectory,

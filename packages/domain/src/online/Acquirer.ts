@@ -10,7 +10,11 @@ import { TransactionId } from "../shared/Ids.js"
 import { Amount } from "../shared/Money.js"
 import * as Payment from "./Payment.js"
 
-/** What is sent to the acquirer for authorization. */
+/**
+ * What is sent to the acquirer for authorization.
+ *
+ * @category schemas
+ */
 export class AuthorizationRequest extends Schema.Class<AuthorizationRequest>("AuthorizationRequest")({
   transactionId: TransactionId,
   currency: Schema.String,
@@ -19,7 +23,11 @@ export class AuthorizationRequest extends Schema.Class<AuthorizationRequest>("Au
   sandbox: Schema.Boolean
 }) {}
 
-/** The acquirer's answer. */
+/**
+ * The acquirer's answer.
+ *
+ * @category schemas
+ */
 export const AuthorizationResult = Schema.Union(
   Schema.TaggedStruct("Approved", { approvalNumber: Schema.String, threeDs: Schema.Boolean }),
   Schema.TaggedStruct("Rejected", { reason: Schema.String }),
@@ -27,7 +35,11 @@ export const AuthorizationResult = Schema.Union(
 )
 export type AuthorizationResult = typeof AuthorizationResult.Type
 
-/** The acquirer port. */
+/**
+ * The acquirer port.
+ *
+ * @category services
+ */
 export class Acquirer extends Context.Tag("@cobro/domain/Acquirer")<
   Acquirer,
   { readonly authorize: (request: AuthorizationRequest) => Effect.Effect<AuthorizationResult> }
@@ -51,6 +63,8 @@ export const approvalNumberOf = (transactionId: string): string => {
  * by `Payment.sandboxOutcome` of its total (555001, 555002, 555020, 555040, 555042; any other amount
  * approved with no 3DS). A production request is approved with no 3DS whatever its amount: the
  * sandbox amounts have "no effect in production" (spec C), and there is nothing to decline against.
+ *
+ * @category layers
  */
 export const layerSandbox: Layer.Layer<Acquirer> = Layer.succeed(Acquirer, {
   authorize: (request) =>

@@ -18,7 +18,11 @@ const opt = <S extends Schema.Schema.All>(schema: S) =>
 const ISO_TIMESTAMP =
   /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])T([01]\d|2[0-3]):[0-5]\d:[0-5]\d(\.\d{1,9})?(Z|[+-]([01]\d|2[0-3]):[0-5]\d)$/
 
-/** An ISO 8601 timestamp with a time-zone designator (`Z` or `±hh:mm`), kept as the text sent. */
+/**
+ * An ISO 8601 timestamp with a time-zone designator (`Z` or `±hh:mm`), kept as the text sent.
+ *
+ * @category schemas
+ */
 export const IsoTimestamp = Schema.String.pipe(
   Schema.filter(
     (s) =>
@@ -39,7 +43,11 @@ export const IsoTimestamp = Schema.String.pipe(
 )
 export type IsoTimestamp = typeof IsoTimestamp.Type
 
-/** An absolute URL of any scheme: what an intent stored before the return-URL rule may hold. */
+/**
+ * An absolute URL of any scheme: what an intent stored before the return-URL rule may hold.
+ *
+ * @category schemas
+ */
 export const AbsoluteUrl = Schema.String.pipe(
   Schema.filter((s) => URL.canParse(s) || "expected an absolute URL"),
   Schema.annotations({
@@ -54,6 +62,8 @@ export type AbsoluteUrl = typeof AbsoluteUrl.Type
  * never a script or data URL, a control character or a URL without a host (`ReturnUrl.problem`).
  * `https://`, `http://` (sandbox callbacks on `localhost`) and an app's own scheme (`myapp://return`)
  * are accepted.
+ *
+ * @category schemas
  */
 export const CallbackUrl = Schema.String.pipe(
   Schema.filter((s) => ReturnUrl.problem(s).pipe(Option.getOrUndefined)),
@@ -68,6 +78,8 @@ export type CallbackUrl = typeof CallbackUrl.Type
  * `amount` of an intent as C1 and C3 send it: `currency` and `total_amount` required; `tip_amount`
  * and `taxes` optional; every amount a `RequestAmount`. The total includes tip and taxes, so a tip
  * above the total, or a tip and tax values above it together, is refused.
+ *
+ * @category schemas
  */
 export const IntentAmount = Schema.Struct({
   currency: Currency,
@@ -88,7 +100,11 @@ export const IntentAmount = Schema.Struct({
 )
 export type IntentAmount = typeof IntentAmount.Type
 
-/** `amount` of an intent as C2, C3 and C5 answer it: the recorded amounts, without the request's bounds. */
+/**
+ * `amount` of an intent as C2, C3 and C5 answer it: the recorded amounts, without the request's bounds.
+ *
+ * @category schemas
+ */
 export const IntentAmountRead = Schema.Struct({
   currency: Currency,
   total_amount: Amount,
@@ -96,11 +112,19 @@ export const IntentAmountRead = Schema.Struct({
   taxes: opt(Schema.Array(TaxLine))
 })
 
-/** `metadata`: one key and its value, as the spec shows it. */
+/**
+ * `metadata`: one key and its value, as the spec shows it.
+ *
+ * @category schemas
+ */
 export const Metadata = Schema.Struct({ key: SafeString, value: SafeString })
 export type Metadata = typeof Metadata.Type
 
-/** A customer address (`billing_address`, `shipping_address`): every member optional. */
+/**
+ * A customer address (`billing_address`, `shipping_address`): every member optional.
+ *
+ * @category schemas
+ */
 export const CustomerAddress = Schema.Struct({
   street1: opt(SafeString),
   street2: opt(SafeString),
@@ -112,7 +136,11 @@ export const CustomerAddress = Schema.Struct({
 })
 export type CustomerAddress = typeof CustomerAddress.Type
 
-/** `customer` of an intent: every member optional. */
+/**
+ * `customer` of an intent: every member optional.
+ *
+ * @category schemas
+ */
 export const Customer = Schema.Struct({
   name: opt(SafeString),
   phone: opt(SafeString),
@@ -125,6 +153,8 @@ export type Customer = typeof Customer.Type
 /**
  * The device of the buyer, for fraud scoring and 3DS. One schema for both places it appears (the
  * intent create lists all the members, the attempt a subset); every member optional.
+ *
+ * @category schemas
  */
 export const DeviceFingerprint = Schema.Struct({
   ip: opt(SafeString),
@@ -159,13 +189,19 @@ const intentFields = {
  * C3 request (PUT, the full body). Required: `reference_id` and `amount` with `currency` and
  * `total_amount`. `callback_url` is required for PSE and bank-button payments, a rule of the use
  * case (the method is chosen at the attempt), so it is optional here.
+ *
+ * @category schemas
  */
 export const IntentUpdateRequest = Schema.Struct(intentFields).annotations({
   identifier: "IntentUpdateRequest"
 })
 export type IntentUpdateRequest = typeof IntentUpdateRequest.Type
 
-/** C1 request: as the update, plus `device_fingerprint`. */
+/**
+ * C1 request: as the update, plus `device_fingerprint`.
+ *
+ * @category schemas
+ */
 export const IntentCreateRequest = Schema.Struct({
   ...intentFields,
   device_fingerprint: opt(DeviceFingerprint)
@@ -175,6 +211,8 @@ export type IntentCreateRequest = typeof IntentCreateRequest.Type
 /**
  * The states of an intent, as the PaymentIntent aggregate has them: ACTIVE (seen in the spec),
  * PROCESSING while an attempt is under way, PAID once a payment is approved.
+ *
+ * @category schemas
  */
 export const IntentStatus = Schema.Literal("ACTIVE", "PROCESSING", "PAID")
 export type IntentStatus = typeof IntentStatus.Type
@@ -182,6 +220,8 @@ export type IntentStatus = typeof IntentStatus.Type
 /**
  * C1, C2 and C3 response, not enveloped: the intent with `creation_date`, `status` and `test`, and
  * `service_transaction_id` once a transaction exists.
+ *
+ * @category schemas
  */
 export const IntentResponse = Schema.Struct({
   ...intentFields,
@@ -194,7 +234,11 @@ export const IntentResponse = Schema.Struct({
 }).annotations({ identifier: "IntentResponse" })
 export type IntentResponse = typeof IntentResponse.Type
 
-/** The payer's billing address in an attempt (its member names differ from the customer's). */
+/**
+ * The payer's billing address in an attempt (its member names differ from the customer's).
+ *
+ * @category schemas
+ */
 export const PayerBillingAddress = Schema.Struct({
   street1: opt(SafeString),
   street2: opt(SafeString),
@@ -215,7 +259,11 @@ const payerFields = {
   document_number: opt(SafeString)
 }
 
-/** `payer` of an attempt: every member optional (sample `person_type`: NATURAL_PERSON). */
+/**
+ * `payer` of an attempt: every member optional (sample `person_type`: NATURAL_PERSON).
+ *
+ * @category schemas
+ */
 export const AttemptPayer = Schema.Struct({ ...payerFields, billing_address: opt(PayerBillingAddress) })
 export type AttemptPayer = typeof AttemptPayer.Type
 
@@ -223,6 +271,8 @@ export type AttemptPayer = typeof AttemptPayer.Type
  * `payment_method` of an attempt: `name` required (sample CREDIT_CARD; other values not shown), the
  * card members optional but, when given, well formed: 12 to 19 digits, month `01`-`12`, year of 2 or
  * 4 digits, CVC of 3 or 4 digits, at least one installment.
+ *
+ * @category schemas
  */
 export const AttemptPaymentMethod = Schema.Struct({
   name: NonEmptySafeString,
@@ -235,7 +285,11 @@ export const AttemptPaymentMethod = Schema.Struct({
 })
 export type AttemptPaymentMethod = typeof AttemptPaymentMethod.Type
 
-/** C4 request: `reference_id` of the intent and `payment_method` required; the rest optional. */
+/**
+ * C4 request: `reference_id` of the intent and `payment_method` required; the rest optional.
+ *
+ * @category schemas
+ */
 export const AttemptRequest = Schema.Struct({
   reference_id: IntentReference,
   metadata: opt(Metadata),
@@ -245,14 +299,22 @@ export const AttemptRequest = Schema.Struct({
 }).annotations({ identifier: "AttemptRequest" })
 export type AttemptRequest = typeof AttemptRequest.Type
 
-/** The redirect an attempt requires (3DS or another): where and with which method. */
+/**
+ * The redirect an attempt requires (3DS or another): where and with which method.
+ *
+ * @category schemas
+ */
 export const NextActions = Schema.Struct({
   redirect_url: Schema.String,
   redirect_method: Schema.Literal("POST", "GET")
 })
 export type NextActions = typeof NextActions.Type
 
-/** C4 response, not enveloped: status always RUNNING; `next_actions` only when a redirect is required. */
+/**
+ * C4 response, not enveloped: status always RUNNING; `next_actions` only when a redirect is required.
+ *
+ * @category schemas
+ */
 export const AttemptResponse = Schema.Struct({
   transaction_id: Schema.String,
   next_actions: Schema.optional(NextActions),
@@ -263,6 +325,8 @@ export type AttemptResponse = typeof AttemptResponse.Type
 /**
  * C4 response when 3DS is required, enveloped as its sample shows, with `status_detail` and
  * `uuid_token`; its status is lower-case `running`, as in that sample.
+ *
+ * @category schemas
  */
 export const ThreeDsAttemptResponse = Envelope(
   Schema.Struct({
@@ -279,6 +343,8 @@ export type ThreeDsAttemptResponse = typeof ThreeDsAttemptResponse.Type
  * The states a payment reads with (C5), as `Payment.status` gives them: RUNNING until decided (a
  * pending 3DS challenge included), then APPROVED or REJECTED; VOIDED after a void, REFUNDED after an
  * approved refund. PROCESSING, which the spec's text mentions, is accepted when reading.
+ *
+ * @category schemas
  */
 export const PaymentStatus = Schema.Literal(
   "RUNNING",
@@ -290,7 +356,11 @@ export const PaymentStatus = Schema.Literal(
 )
 export type PaymentStatus = typeof PaymentStatus.Type
 
-/** C5 response, not enveloped. */
+/**
+ * C5 response, not enveloped.
+ *
+ * @category schemas
+ */
 export const PaymentResponse = Schema.Struct({
   transaction_id: Schema.String,
   reference_id: IntentReference,
@@ -302,19 +372,35 @@ export const PaymentResponse = Schema.Struct({
 }).annotations({ identifier: "PaymentResponse" })
 export type PaymentResponse = typeof PaymentResponse.Type
 
-/** A bank of the PSE list. */
+/**
+ * A bank of the PSE list.
+ *
+ * @category schemas
+ */
 export const Bank = Schema.Struct({ bank_code: Schema.String, bank_name: Schema.String })
 export type Bank = typeof Bank.Type
 
-/** C6 response: `payload.banks[]`. */
+/**
+ * C6 response: `payload.banks[]`.
+ *
+ * @category schemas
+ */
 export const BanksResponse = Envelope(Schema.Struct({ banks: Schema.Array(Bank) }))
 export type BanksResponse = typeof BanksResponse.Type
 
-/** C7 request. */
+/**
+ * C7 request.
+ *
+ * @category schemas
+ */
 export const VoidRequest = Schema.Struct({ transaction_id: NonEmptySafeString })
 export type VoidRequest = typeof VoidRequest.Type
 
-/** C8 request: `reference_id` and `transaction_id` required, `reason` optional. */
+/**
+ * C8 request: `reference_id` and `transaction_id` required, `reason` optional.
+ *
+ * @category schemas
+ */
 export const RefundRequest = Schema.Struct({
   reference_id: IntentReference,
   transaction_id: NonEmptySafeString,
@@ -322,13 +408,19 @@ export const RefundRequest = Schema.Struct({
 })
 export type RefundRequest = typeof RefundRequest.Type
 
-/** The states of a refund, which passes a review by the service. */
+/**
+ * The states of a refund, which passes a review by the service.
+ *
+ * @category schemas
+ */
 export const RefundStatus = Schema.Literal("PROCESSING", "APPROVED", "REJECTED")
 export type RefundStatus = typeof RefundStatus.Type
 
 /**
  * C9 response: `payload.transaction_id`, `payload.status`, `payload.date_applied`. The refund is
  * applied when reviewed, so `date_applied` is `null` while the refund is PROCESSING.
+ *
+ * @category schemas
  */
 export const RefundStatusResponse = Envelope(
   Schema.Struct({
@@ -342,6 +434,8 @@ export type RefundStatusResponse = typeof RefundStatusResponse.Type
 /**
  * The body of a C error response (the spec's "Error" schema, whose fields are not shown): the same
  * envelope as A and B, an empty `payload` and `{code, message, field?}` items.
+ *
+ * @category schemas
  */
 export const OnlineError = ErrorEnvelope
 export type OnlineError = typeof OnlineError.Type

@@ -7,11 +7,12 @@ import * as DateTime from "effect/DateTime"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
 import * as Acquirer from "./Acquirer.js"
 import * as CommandHandler from "../kernel/CommandHandler.js"
 import * as EventStore from "../kernel/EventStore.js"
-import { IdGenerator } from "../kernel/IdGenerator.js"
+import { IdGenerator, nextId } from "../kernel/IdGenerator.js"
 import { IntentReference, MerchantId, RefundId, TransactionId } from "../shared/Ids.js"
 import * as Merchant from "../merchants/Merchant.js"
 import * as Payment from "./Payment.js"
@@ -126,14 +127,22 @@ export interface ChallengeCompleted extends Challenge {
 // Errors
 // ---------------------------------------------------------------------------------------------
 
-/** An attempt the use case refuses before anything is recorded (a card method without a card). */
+/**
+ * An attempt the use case refuses before anything is recorded (a card method without a card).
+ *
+ * @category errors
+ */
 export class InvalidAttempt extends Schema.TaggedError<InvalidAttempt>()("InvalidAttempt", {
   /** The dotted wire path of the field at fault. */
   field: Schema.String,
   message: Schema.String
 }) {}
 
-/** The challenge page was opened with a token that is not the payment's. */
+/**
+ * The challenge page was opened with a token that is not the payment's.
+ *
+ * @category errors
+ */
 export class ChallengeNotFound extends Schema.TaggedError<ChallengeNotFound>()("ChallengeNotFound", {}) {}
 
 // ---------------------------------------------------------------------------------------------
@@ -150,6 +159,39 @@ const dieOnConflict = <A, E, R>(effect: Effect.Effect<A, E | EventStore.Concurre
     (e): e is EventStore.ConcurrencyConflict => e instanceof EventStore.ConcurrencyConflict,
     Effect.die
   ) as Effect.Effect<A, Exclude<E, EventStore.ConcurrencyConflict>, R>
+
+/** Every refusal of the Payment decider, by tag. */
+const PAYMENT_REFUSALS: { readonly [Tag in Payment.Error["_tag"]]: true } = {
+  PaymentNotFound: true,
+  PaymentAlreadyExists: true,
+  PaymentNotInState: true,
+  PaymentNotOverdue: true,
+  PaymentExpired: true,
+  PaymentCannotBeVoided: true,
+  RefundCannotBeRequested: true,
+  UnknownRefund: true,
+  RefundReviewConflict: true
+}
+
+/**
+ * Keeps the Payment decider's refusals a command can meet (`expected`) and turns every other one into
+ * a defect: the use case's own reads and checks rule them out, so one of them is a bug, not a client's
+ * mistake. Errors that are not the payment's pass as they are.
+ */
+const onlyRefusals =
+  <const Expected extends Payment.Error["_tag"] = never>(...expected: ReadonlyArray<Expected>) =>
+  <A, E, R>(
+    effect: Effect.Effect<A, E, R>
+  ): Effect.Effect<A, Exclude<E, Payment.Error> | Extract<E, { readonly _tag: Expected }>, R> =>
+    Effect.catchIf(
+      effect,
+      (error) =>
+        Predicate.hasProperty(error, "_tag") &&
+        Predicate.isString(error._tag) &&
+        Object.hasOwn(PAYMENT_REFUSALS, error._tag) &&
+        !(expected as ReadonlyArray<string>).includes(error._tag),
+      Effect.die
+    ) as Effect.Effect<A, Exclude<E, Payment.Error> | Extract<E, { readonly _tag: Expected }>, R>
 
 const intentHandler = CommandHandler.make(PaymentIntent.PaymentIntent)
 const decideIntent = CommandHandler.decider(PaymentIntent.PaymentIntent)
@@ -221,6 +263,8 @@ const transactionIdOf = (raw: string): Effect.Effect<TransactionId, Payment.Paym
 /**
  * C1: creates an intent; `IntentAlreadyExists` (409) when the reference exists in the scope,
  * `MerchantNotInState` (403) when the merchant's account is disabled.
+ *
+ * @category commands
  */
 export const createIntent = Effect.fn("OnlinePayments.createIntent")(function* (
   scope: Scope,
@@ -246,7 +290,11 @@ export const createIntent = Effect.fn("OnlinePayments.createIntent")(function* (
   return yield* existingIntent(state).pipe(Effect.orDie)
 })
 
-/** C2: reads an intent of the scope. */
+/**
+ * C2: reads an intent of the scope.
+ *
+ * @category queries
+ */
 export const readIntent = Effect.fn("OnlinePayments.readIntent")(function* (
   scope: Scope,
   referenceId: IntentReference
@@ -257,6 +305,8 @@ export const readIntent = Effect.fn("OnlinePayments.readIntent")(function* (
 /**
  * C3: replaces the intent's body. A paid intent answers `IntentAlreadyPaid`, and an amount change
  * while an attempt is under way `IntentAmountLocked` (both 409); other fields change freely.
+ *
+ * @category commands
  */
 export const updateIntent = Effect.fn("OnlinePayments.updateIntent")(function* (
   scope: Scope,
@@ -280,6 +330,8 @@ export const updateIntent = Effect.fn("OnlinePayments.updateIntent")(function* (
  * and then on the intent, the acquirer asked (card methods), and its outcome recorded on the
  * payment then the intent. A 3DS challenge (555020 in the sandbox) and every non-card method leave
  * the payment RUNNING with `next_actions` to Cobro's challenge page.
+ *
+ * @category commands
  */
 export const attempt = Effect.fn("OnlinePayments.attempt")(function* (scope: Scope, input: AttemptInput) {
   const ids = yield* IdGenerator
@@ -497,6 +549,8 @@ const tokenMatches = (payment: Payment.Existing, token: string): boolean =>
 /**
  * The challenge page (GET): the payment and its intent, when the token is the payment's. The page
  * is opened by the cardholder's browser with no key: the token is the authorization.
+ *
+ * @category queries
  */
 export const readChallenge = Effect.fn("OnlinePayments.readChallenge")(function* (input: {
   readonly transactionId: string
@@ -521,6 +575,8 @@ export const readChallenge = Effect.fn("OnlinePayments.readChallenge")(function*
  * The challenge page (POST): the cardholder approved or declined. The outcome is recorded on the
  * payment then the intent; the same outcome again (a reloaded page) changes nothing, the other one
  * is `PaymentNotInState`. Returns where to send the cardholder: the intent's `callback_url`.
+ *
+ * @category commands
  */
 export const completeChallenge = Effect.fn("OnlinePayments.completeChallenge")(function* (input: {
   readonly transactionId: string
@@ -556,17 +612,7 @@ export const completeChallenge = Effect.fn("OnlinePayments.completeChallenge")(f
         intentKey,
         new Payment.CompleteChallenge({ result, now }),
         onIntent
-      ).pipe(
-        Effect.catchTags({
-          PaymentNotFound: Effect.die,
-          PaymentAlreadyExists: Effect.die,
-          PaymentNotOverdue: Effect.die,
-          PaymentCannotBeVoided: Effect.die,
-          RefundCannotBeRequested: Effect.die,
-          UnknownRefund: Effect.die,
-          RefundReviewConflict: Effect.die
-        })
-      )
+      ).pipe(onlyRefusals("PaymentNotInState", "PaymentExpired"))
   const paid = recorded.payment
   const intent = yield* existingIntent(recorded.intent).pipe(Effect.orDie)
   return {
@@ -599,6 +645,8 @@ export interface Expiry {
  * Whatever the payment's state, its intent is then brought in line with it when it still names
  * this transaction and is PROCESSING: APPROVED → PAID, rejected or expired → ACTIVE. That repairs an
  * intent a crash left PROCESSING between the payment's decision and the intent's (O9).
+ *
+ * @category commands
  */
 export const expirePayment = Effect.fn("OnlinePayments.expirePayment")(function* (
   rawTransactionId: string,
@@ -625,14 +673,7 @@ export const expirePayment = Effect.fn("OnlinePayments.expirePayment")(function*
         PaymentNotOverdue: () => Effect.succeedNone,
         PaymentExpired: () => Effect.succeedNone
       }),
-      Effect.catchTags({
-        PaymentNotFound: Effect.die,
-        PaymentAlreadyExists: Effect.die,
-        PaymentCannotBeVoided: Effect.die,
-        RefundCannotBeRequested: Effect.die,
-        UnknownRefund: Effect.die,
-        RefundReviewConflict: Effect.die
-      })
+      onlyRefusals()
     )
     if (Option.isSome(expired)) {
       const { intent, payment } = expired.value
@@ -702,6 +743,8 @@ const findPayment = (scope: Scope | undefined, transactionId: TransactionId) =>
 /**
  * C5: the payment of an intent: its last (or current) transaction. `PaymentNotFound` when the
  * intent does not exist in the scope or has no attempt yet.
+ *
+ * @category queries
  */
 export const readPayment = Effect.fn("OnlinePayments.readPayment")(function* (
   scope: Scope,
@@ -714,7 +757,11 @@ export const readPayment = Effect.fn("OnlinePayments.readPayment")(function* (
   return (yield* findPayment(scope, intent.transactionId.value)).payment.state
 })
 
-/** C6: the PSE banks. */
+/**
+ * C6: the PSE banks.
+ *
+ * @category queries
+ */
 export const banks = Effect.fn("OnlinePayments.banks")(function* () {
   return PSE_BANKS
 })
@@ -726,6 +773,8 @@ export const banks = Effect.fn("OnlinePayments.banks")(function* () {
 /**
  * C7: voids an approved card payment of the scope, the same Bogotá day before 21:00.
  * `PaymentNotFound` (404) or `PaymentCannotBeVoided` (409) otherwise.
+ *
+ * @category commands
  */
 export const voidPayment = Effect.fn("OnlinePayments.voidPayment")(function* (
   scope: Scope,
@@ -739,18 +788,7 @@ export const voidPayment = Effect.fn("OnlinePayments.voidPayment")(function* (
         transactionId,
         new Payment.VoidPayment({ now: yield* DateTime.now }),
         synced.payment
-      ).pipe(
-        Effect.catchTags({
-          PaymentNotFound: Effect.die,
-          PaymentAlreadyExists: Effect.die,
-          PaymentNotInState: Effect.die,
-          PaymentNotOverdue: Effect.die,
-          PaymentExpired: Effect.die,
-          RefundCannotBeRequested: Effect.die,
-          UnknownRefund: Effect.die,
-          RefundReviewConflict: Effect.die
-        })
-      )
+      ).pipe(onlyRefusals("PaymentCannotBeVoided"))
       yield* CommandHandler.commit([...synced.decisions, voided])
       return voided.handled.state as Payment.Existing
     })
@@ -768,14 +806,15 @@ export const voidPayment = Effect.fn("OnlinePayments.voidPayment")(function* (
  * The payment (which guards "one refund at a time") and the new Refund stream are written in one
  * commit: of requests racing on one payment, exactly one is recorded, the others decide again on
  * the payment it left and are refused.
+ *
+ * @category commands
  */
 export const requestRefund = Effect.fn("OnlinePayments.requestRefund")(function* (
   scope: Scope,
   input: { readonly referenceId: IntentReference; readonly transactionId: string; readonly reason: string }
 ) {
-  const ids = yield* IdGenerator
   const transactionId = yield* transactionIdOf(input.transactionId)
-  const refundId = RefundId.make(yield* ids.next("RFD_"))
+  const refundId = RefundId.make(yield* nextId("RFD_"))
   return yield* CommandHandler.retryOnConflict(
     Effect.gen(function* () {
       const synced = yield* findPayment(scope, transactionId)
@@ -787,18 +826,7 @@ export const requestRefund = Effect.fn("OnlinePayments.requestRefund")(function*
         transactionId,
         new Payment.RequestRefund({ refundId, reason: input.reason, now }),
         synced.payment
-      ).pipe(
-        Effect.catchTags({
-          PaymentNotFound: Effect.die,
-          PaymentAlreadyExists: Effect.die,
-          PaymentNotInState: Effect.die,
-          PaymentNotOverdue: Effect.die,
-          PaymentExpired: Effect.die,
-          PaymentCannotBeVoided: Effect.die,
-          UnknownRefund: Effect.die,
-          RefundReviewConflict: Effect.die
-        })
-      )
+      ).pipe(onlyRefusals("RefundCannotBeRequested"))
       const requested = onPayment.handled.state as Payment.Existing
       const onRefund = yield* decideRefund(
         refundId,
@@ -905,6 +933,8 @@ const syncRefund = (payment: CommandHandler.Known<Payment.Existing>, now: DateTi
  * C9: the latest refund of a transaction of the scope. `PaymentNotFound` when the payment is not
  * in the scope, `RefundNotFound` when it has no refund (both 404 PaymentNotFound on the wire). A
  * read: it writes nothing.
+ *
+ * @category queries
  */
 export const refundStatus = Effect.fn("OnlinePayments.refundStatus")(function* (
   scope: Scope,
@@ -922,6 +952,8 @@ export const refundStatus = Effect.fn("OnlinePayments.refundStatus")(function* (
  * REFUNDED, REJECTED leaves it APPROVED. The same outcome again changes nothing; the other one is
  * `RefundAlreadyReviewed`. Without a scope it reaches every merchant's refunds. The review on the
  * Refund and on the payment are one commit.
+ *
+ * @category commands
  */
 export const reviewRefund = Effect.fn("OnlinePayments.reviewRefund")(function* (input: {
   readonly transactionId: string

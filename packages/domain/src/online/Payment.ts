@@ -11,12 +11,14 @@ import * as Either from "effect/Either"
 import * as Match from "effect/Match"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import type { Aggregate } from "../kernel/Aggregate.js"
+import { Aggregate, type Decision, type Initial, none, ok } from "../kernel/Aggregate.js"
 import * as Bogota from "../shared/Bogota.js"
 import { IntentReference, MerchantId, RefundId, TransactionId } from "../shared/Ids.js"
 import { Amount } from "../shared/Money.js"
 import { DeviceFingerprint, IntentAmount, Metadata } from "./PaymentIntent.js"
 import * as Transitions from "../kernel/Transitions.js"
+
+export type { Initial } from "../kernel/Aggregate.js"
 
 // ---------------------------------------------------------------------------------------------
 // Values
@@ -25,6 +27,7 @@ import * as Transitions from "../kernel/Transitions.js"
 /**
  * The statuses a payment read (C5) shows. RUNNING and APPROVED are the spec's; REJECTED, VOIDED and
  * REFUNDED are Cobro's names for the outcomes the text speaks of.
+ * @category models
  */
 export const Status = Schema.Literal("RUNNING", "APPROVED", "REJECTED", "VOIDED", "REFUNDED")
 export type Status = typeof Status.Type
@@ -36,24 +39,37 @@ export type Status = typeof Status.Type
  * protocol's own minimum is 5 minutes; gateways default to 15), long enough for a bank login with a
  * one-time code, short enough that an abandoned payment link is payable again soon. Online payments
  * and payment links share it; the sweeper takes another value as an option.
+ * @category models
  */
 export const ABANDONED_PAYMENT_TIMEOUT: Duration.Duration = Duration.minutes(15)
 
-/** The payment method names that are cards (void and refund preconditions), compared in upper case. */
+/**
+ * The payment method names that are cards (void and refund preconditions), compared in upper case.
+ * @category models
+ */
 export const CARD_METHODS: ReadonlyArray<string> = ["CREDIT_CARD", "DEBIT_CARD", "CARD"]
 
-/** Whether a `payment_method.name` is a credit or debit card. */
+/**
+ * Whether a `payment_method.name` is a credit or debit card.
+ * @category predicates
+ */
 export const isCardMethod = (paymentMethod: string): boolean =>
   CARD_METHODS.includes(paymentMethod.toUpperCase())
 
-/** The `next_actions` of an attempt response: where to send the cardholder (3DS or a bank). */
+/**
+ * The `next_actions` of an attempt response: where to send the cardholder (3DS or a bank).
+ * @category models
+ */
 export const NextAction = Schema.Struct({
   redirectUrl: Schema.String,
   redirectMethod: Schema.Literal("GET", "POST")
 })
 export type NextAction = typeof NextAction.Type
 
-/** What Cobro keeps of a card: never the full number nor the CVC (see `maskPan`). */
+/**
+ * What Cobro keeps of a card: never the full number nor the CVC (see `maskPan`).
+ * @category models
+ */
 export const CardSummary = Schema.Struct({
   maskedPan: Schema.String,
   cardholderName: Schema.optional(Schema.String),
@@ -61,14 +77,20 @@ export const CardSummary = Schema.Struct({
 })
 export type CardSummary = typeof CardSummary.Type
 
-/** The first 6 and last 4 digits visible, the rest as `*`, as notifications show `masked_pan`. */
+/**
+ * The first 6 and last 4 digits visible, the rest as `*`, as notifications show `masked_pan`.
+ * @category getters
+ */
 export const maskPan = (cardNumber: string): string => {
   const digits = cardNumber.replace(/\D/g, "")
   if (digits.length <= 10) return "*".repeat(digits.length)
   return `${digits.slice(0, 6)}${"*".repeat(digits.length - 10)}${digits.slice(-4)}`
 }
 
-/** The payer's billing address as the attempt names its fields. */
+/**
+ * The payer's billing address as the attempt names its fields.
+ * @category models
+ */
 export const PayerAddress = Schema.Struct({
   street1: Schema.optional(Schema.String),
   street2: Schema.optional(Schema.String),
@@ -80,7 +102,10 @@ export const PayerAddress = Schema.Struct({
 })
 export type PayerAddress = typeof PayerAddress.Type
 
-/** The attempt's `payer`, carried verbatim (C5 returns it). */
+/**
+ * The attempt's `payer`, carried verbatim (C5 returns it).
+ * @category models
+ */
 export const Payer = Schema.Struct({
   personType: Schema.optional(Schema.String),
   name: Schema.optional(Schema.String),
@@ -92,18 +117,27 @@ export const Payer = Schema.Struct({
 })
 export type Payer = typeof Payer.Type
 
-/** How the cardholder's 3DS challenge ended, with the acquirer's answer when authenticated. */
+/**
+ * How the cardholder's 3DS challenge ended, with the acquirer's answer when authenticated.
+ * @category models
+ */
 export const ChallengeResult = Schema.Union(
   Schema.TaggedStruct("Approved", { approvalNumber: Schema.String }),
   Schema.TaggedStruct("Declined", { reason: Schema.String })
 )
 export type ChallengeResult = typeof ChallengeResult.Type
 
-/** A refund as the payment tracks it: the latest one requested, and where its review stands. */
+/**
+ * A refund as the payment tracks it: the latest one requested, and where its review stands.
+ * @category models
+ */
 export const RefundStatus = Schema.Literal("PROCESSING", "APPROVED", "REJECTED")
 export type RefundStatus = typeof RefundStatus.Type
 
-/** The outcome of a refund review. */
+/**
+ * The outcome of a refund review.
+ * @category models
+ */
 export const ReviewOutcome = Schema.Literal("APPROVED", "REJECTED")
 export type ReviewOutcome = typeof ReviewOutcome.Type
 
@@ -111,7 +145,10 @@ export type ReviewOutcome = typeof ReviewOutcome.Type
 // Sandbox
 // ---------------------------------------------------------------------------------------------
 
-/** What the sandbox acquirer answers for an amount (the spec's sandbox amounts table). */
+/**
+ * What the sandbox acquirer answers for an amount (the spec's sandbox amounts table).
+ * @category models
+ */
 export type SandboxOutcome =
   | { readonly _tag: "Approved"; readonly threeDs: boolean }
   | { readonly _tag: "Rejected"; readonly by: "3DS" | "FRAUD_ENGINE" }
@@ -122,6 +159,7 @@ export type SandboxOutcome =
  * 555002 rejected by 3DS, 555020 a 3DS challenge, 555040 approved by the fraud engine with no 3DS,
  * 555042 rejected by the fraud engine. Any other amount is approved with no 3DS, so that ordinary
  * test purchases succeed.
+ * @category getters
  */
 export const sandboxOutcome = (totalAmount: number): SandboxOutcome => {
   switch (totalAmount) {
@@ -144,7 +182,10 @@ export const sandboxOutcome = (totalAmount: number): SandboxOutcome => {
 // Commands
 // ---------------------------------------------------------------------------------------------
 
-/** C4: an attempt on an intent. The handler minted the transaction id and read the intent and clock. */
+/**
+ * C4: an attempt on an intent. The handler minted the transaction id and read the intent and clock.
+ * @category commands
+ */
 export class StartPayment extends Schema.TaggedClass<StartPayment>()("StartPayment", {
   transactionId: TransactionId,
   merchantId: MerchantId,
@@ -161,19 +202,28 @@ export class StartPayment extends Schema.TaggedClass<StartPayment>()("StartPayme
   now: Schema.DateTimeUtc
 }) {}
 
-/** The acquirer asks for a 3DS challenge (or the method for a redirect): the attempt gets `next_actions`. */
+/**
+ * The acquirer asks for a 3DS challenge (or the method for a redirect): the attempt gets `next_actions`.
+ * @category commands
+ */
 export class RequireChallenge extends Schema.TaggedClass<RequireChallenge>()("RequireChallenge", {
   nextAction: NextAction,
   now: Schema.DateTimeUtc
 }) {}
 
-/** The cardholder came back from the challenge: authenticated and authorized, or declined. */
+/**
+ * The cardholder came back from the challenge: authenticated and authorized, or declined.
+ * @category commands
+ */
 export class CompleteChallenge extends Schema.TaggedClass<CompleteChallenge>()("CompleteChallenge", {
   result: ChallengeResult,
   now: Schema.DateTimeUtc
 }) {}
 
-/** The acquirer approved the payment (frictionless 3DS or the fraud engine alone). */
+/**
+ * The acquirer approved the payment (frictionless 3DS or the fraud engine alone).
+ * @category commands
+ */
 export class ApprovePayment extends Schema.TaggedClass<ApprovePayment>()("ApprovePayment", {
   approvalNumber: Schema.String,
   threeDs: Schema.Boolean,
@@ -184,6 +234,7 @@ export class ApprovePayment extends Schema.TaggedClass<ApprovePayment>()("Approv
  * The timeout sweeper expires a payment the cardholder left waiting (a 3DS challenge, a bank
  * redirect) or that was never decided, `timeout` after its attempt: it reads REJECTED (SALE_REJECTED
  * is notified) and a late decision is refused with `PaymentExpired`.
+ * @category commands
  */
 export class ExpirePayment extends Schema.TaggedClass<ExpirePayment>()("ExpirePayment", {
   /** How long a payment may wait, from its attempt ({@link ABANDONED_PAYMENT_TIMEOUT}). */
@@ -191,31 +242,47 @@ export class ExpirePayment extends Schema.TaggedClass<ExpirePayment>()("ExpirePa
   now: Schema.DateTimeUtc
 }) {}
 
-/** The acquirer, 3DS or the fraud engine rejected the payment, or the challenge was abandoned. */
+/**
+ * The acquirer, 3DS or the fraud engine rejected the payment, or the challenge was abandoned.
+ * @category commands
+ */
 export class RejectPayment extends Schema.TaggedClass<RejectPayment>()("RejectPayment", {
   reason: Schema.String,
   now: Schema.DateTimeUtc
 }) {}
 
-/** C7: void an approved card payment the same Bogotá day before 21:00. */
+/**
+ * C7: void an approved card payment the same Bogotá day before 21:00.
+ * @category commands
+ */
 export class VoidPayment extends Schema.TaggedClass<VoidPayment>()("VoidPayment", {
   now: Schema.DateTimeUtc
 }) {}
 
-/** C8: request the refund of the whole captured amount; the handler minted the refund id. */
+/**
+ * C8: request the refund of the whole captured amount; the handler minted the refund id.
+ * @category commands
+ */
 export class RequestRefund extends Schema.TaggedClass<RequestRefund>()("RequestRefund", {
   refundId: RefundId,
   reason: Schema.String,
   now: Schema.DateTimeUtc
 }) {}
 
-/** The review of the refund ended (mirrors the Refund aggregate's outcome onto the payment). */
+/**
+ * The review of the refund ended (mirrors the Refund aggregate's outcome onto the payment).
+ * @category commands
+ */
 export class RecordRefundReview extends Schema.TaggedClass<RecordRefundReview>()("RecordRefundReview", {
   refundId: RefundId,
   outcome: ReviewOutcome,
   now: Schema.DateTimeUtc
 }) {}
 
+/**
+ * Every command of the online payment.
+ * @category commands
+ */
 export const Command = Schema.Union(
   StartPayment,
   RequireChallenge,
@@ -233,6 +300,10 @@ export type Command = typeof Command.Type
 // Events
 // ---------------------------------------------------------------------------------------------
 
+/**
+ * An attempt (C4) on an intent was made: the payment is RUNNING, with what the acquirer authorizes.
+ * @category events
+ */
 export class PaymentStarted extends Schema.TaggedClass<PaymentStarted>()("PaymentStarted", {
   transactionId: TransactionId,
   merchantId: MerchantId,
@@ -247,11 +318,19 @@ export class PaymentStarted extends Schema.TaggedClass<PaymentStarted>()("Paymen
   attemptedAt: Schema.DateTimeUtc
 }) {}
 
+/**
+ * The acquirer asked for a 3DS challenge (or the method for a redirect): the attempt's `next_actions`; RUNNING (CHALLENGE) until the cardholder comes back.
+ * @category events
+ */
 export class PaymentChallengeRequired extends Schema.TaggedClass<PaymentChallengeRequired>()(
   "PaymentChallengeRequired",
   { nextAction: NextAction, at: Schema.DateTimeUtc }
 ) {}
 
+/**
+ * The acquirer approved the payment (frictionless 3DS, the fraud engine, or after the challenge): APPROVED.
+ * @category events
+ */
 export class PaymentApproved extends Schema.TaggedClass<PaymentApproved>()("PaymentApproved", {
   approvalNumber: Schema.String,
   threeDs: Schema.Boolean,
@@ -262,6 +341,7 @@ export class PaymentApproved extends Schema.TaggedClass<PaymentApproved>()("Paym
  * The payment was rejected. `expired` is present (`true`) when the timeout sweeper recorded it
  * (`ExpirePayment`): the payment is then EXPIRED, which reads as REJECTED. One event for both, so
  * that the webhook (SALE_REJECTED) is the same as for any other rejection.
+ * @category events
  */
 export class PaymentRejected extends Schema.TaggedClass<PaymentRejected>()("PaymentRejected", {
   reason: Schema.String,
@@ -269,17 +349,27 @@ export class PaymentRejected extends Schema.TaggedClass<PaymentRejected>()("Paym
   expired: Schema.optionalWith(Schema.Literal(true), { exact: true })
 }) {}
 
+/**
+ * The approved card payment was voided (C7) within the Bogotá void window: VOIDED, final.
+ * @category events
+ */
 export class PaymentVoided extends Schema.TaggedClass<PaymentVoided>()("PaymentVoided", {
   at: Schema.DateTimeUtc
 }) {}
 
-/** A refund of `amount` (the whole captured amount) is under review. */
+/**
+ * A refund of `amount` (the whole captured amount) is under review.
+ * @category events
+ */
 export class PaymentRefundRequested extends Schema.TaggedClass<PaymentRefundRequested>()(
   "PaymentRefundRequested",
   { refundId: RefundId, amount: Amount, reason: Schema.String, at: Schema.DateTimeUtc }
 ) {}
 
-/** The refund was rejected: the payment stays APPROVED and may be refunded again. */
+/**
+ * The refund was rejected: the payment stays APPROVED and may be refunded again.
+ * @category events
+ */
 export class PaymentRefundRejected extends Schema.TaggedClass<PaymentRefundRejected>()(
   "PaymentRefundRejected",
   {
@@ -288,13 +378,20 @@ export class PaymentRefundRejected extends Schema.TaggedClass<PaymentRefundRejec
   }
 ) {}
 
-/** The refund was approved: `amount` went back to the cardholder. */
+/**
+ * The refund was approved: `amount` went back to the cardholder.
+ * @category events
+ */
 export class PaymentRefunded extends Schema.TaggedClass<PaymentRefunded>()("PaymentRefunded", {
   refundId: RefundId,
   amount: Amount,
   at: Schema.DateTimeUtc
 }) {}
 
+/**
+ * Every event of the online payment, as stored.
+ * @category events
+ */
 export const Event = Schema.Union(
   PaymentStarted,
   PaymentChallengeRequired,
@@ -311,35 +408,51 @@ export type Event = typeof Event.Type
 // Errors
 // ---------------------------------------------------------------------------------------------
 
-/** No payment with that transaction id. */
-export class PaymentNotFound extends Schema.TaggedError<PaymentNotFound>()("PaymentNotFound", {}) {}
+const Refusal = Aggregate.refusalErrors({ transactionId: TransactionId }, { state: Schema.String })
 
-/** A payment with that transaction id exists already. */
-export class PaymentAlreadyExists extends Schema.TaggedError<PaymentAlreadyExists>()("PaymentAlreadyExists", {
-  transactionId: TransactionId
-}) {}
+/**
+ * No payment with that transaction id.
+ * @category errors
+ */
+export class PaymentNotFound extends Refusal.NotFound<PaymentNotFound>()("PaymentNotFound") {}
 
-/** The payment is not in a state that accepts the command (an approval of a rejected payment). */
-export class PaymentNotInState extends Schema.TaggedError<PaymentNotInState>()("PaymentNotInState", {
-  transactionId: TransactionId,
-  state: Schema.String,
-  command: Schema.String
-}) {}
+/**
+ * A payment with that transaction id exists already.
+ * @category errors
+ */
+export class PaymentAlreadyExists extends Refusal.AlreadyExists<PaymentAlreadyExists>()(
+  "PaymentAlreadyExists"
+) {}
 
-/** `ExpirePayment` before the payment has waited for the timeout. */
+/**
+ * The payment is not in a state that accepts the command (an approval of a rejected payment).
+ * @category errors
+ */
+export class PaymentNotInState extends Refusal.NotInState<PaymentNotInState>()("PaymentNotInState") {}
+
+/**
+ * `ExpirePayment` before the payment has waited for the timeout.
+ * @category errors
+ */
 export class PaymentNotOverdue extends Schema.TaggedError<PaymentNotOverdue>()("PaymentNotOverdue", {
   transactionId: TransactionId,
   /** When it times out. */
   deadline: Schema.DateTimeUtc
 }) {}
 
-/** A decision (the challenge's, the acquirer's) on a payment the timeout sweeper expired. */
+/**
+ * A decision (the challenge's, the acquirer's) on a payment the timeout sweeper expired.
+ * @category errors
+ */
 export class PaymentExpired extends Schema.TaggedError<PaymentExpired>()("PaymentExpired", {
   transactionId: TransactionId,
   expiredAt: Schema.DateTimeUtc
 }) {}
 
-/** Why a void (C7) is refused. */
+/**
+ * Why a void (C7) is refused.
+ * @category errors
+ */
 export const VoidRefusal = Schema.Literal(
   "NotCard",
   "NotApproved",
@@ -349,7 +462,10 @@ export const VoidRefusal = Schema.Literal(
 )
 export type VoidRefusal = typeof VoidRefusal.Type
 
-/** C7's "payment cannot be voided". */
+/**
+ * C7's "payment cannot be voided".
+ * @category errors
+ */
 export class PaymentCannotBeVoided extends Schema.TaggedError<PaymentCannotBeVoided>()(
   "PaymentCannotBeVoided",
   {
@@ -358,7 +474,10 @@ export class PaymentCannotBeVoided extends Schema.TaggedError<PaymentCannotBeVoi
   }
 ) {}
 
-/** Why a refund request (C8) is refused. */
+/**
+ * Why a refund request (C8) is refused.
+ * @category errors
+ */
 export const RefundRefusal = Schema.Literal(
   "NotCard",
   "NotApproved",
@@ -368,25 +487,38 @@ export const RefundRefusal = Schema.Literal(
 )
 export type RefundRefusal = typeof RefundRefusal.Type
 
-/** C8's "refund cannot be requested". */
+/**
+ * C8's "refund cannot be requested".
+ * @category errors
+ */
 export class RefundCannotBeRequested extends Schema.TaggedError<RefundCannotBeRequested>()(
   "RefundCannotBeRequested",
   { transactionId: TransactionId, reason: RefundRefusal }
 ) {}
 
-/** A review names a refund that is not the payment's latest one. */
+/**
+ * A review names a refund that is not the payment's latest one.
+ * @category errors
+ */
 export class UnknownRefund extends Schema.TaggedError<UnknownRefund>()("UnknownRefund", {
   transactionId: TransactionId,
   refundId: RefundId
 }) {}
 
-/** A review contradicts the outcome already recorded for the refund. */
+/**
+ * A review contradicts the outcome already recorded for the refund.
+ * @category errors
+ */
 export class RefundReviewConflict extends Schema.TaggedError<RefundReviewConflict>()("RefundReviewConflict", {
   transactionId: TransactionId,
   refundId: RefundId,
   status: RefundStatus
 }) {}
 
+/**
+ * Every refusal of the online payment.
+ * @category errors
+ */
 export type Error =
   | PaymentNotFound
   | PaymentAlreadyExists
@@ -402,7 +534,10 @@ export type Error =
 // State
 // ---------------------------------------------------------------------------------------------
 
-/** What a payment is, fixed at the attempt. */
+/**
+ * What a payment is, fixed at the attempt.
+ * @category models
+ */
 export interface Attempt {
   readonly transactionId: TransactionId
   readonly merchantId: MerchantId
@@ -417,14 +552,20 @@ export interface Attempt {
   readonly attemptedAt: DateTime.Utc
 }
 
-/** The acquirer's approval. */
+/**
+ * The acquirer's approval.
+ * @category models
+ */
 export interface Approval {
   readonly approvalNumber: string
   readonly threeDs: boolean
   readonly approvedAt: DateTime.Utc
 }
 
-/** The latest refund requested on the payment. */
+/**
+ * The latest refund requested on the payment.
+ * @category models
+ */
 export interface RefundOnPayment {
   readonly refundId: RefundId
   readonly amount: Amount
@@ -432,16 +573,12 @@ export interface RefundOnPayment {
   readonly requestedAt: DateTime.Utc
 }
 
-/** No payment yet. */
-export interface Initial {
-  readonly _tag: "Initial"
-}
-
 /**
  * A payment. `CHALLENGE` is RUNNING with a 3DS challenge pending: its own tag so that the table says
  * which commands a pending challenge accepts; reads show it as RUNNING (see `status`). `EXPIRED` is
  * REJECTED by the timeout sweeper: its own tag so that the table refuses a late decision; reads
  * show it as REJECTED.
+ * @category models
  */
 export interface Existing {
   readonly _tag: Status | "CHALLENGE" | "EXPIRED"
@@ -454,21 +591,30 @@ export interface Existing {
   readonly updatedAt: DateTime.Utc
 }
 
+/**
+ * No payment yet (`Initial`), or a payment.
+ * @category models
+ */
 export type State = Initial | Existing
 
-export const initialState: State = { _tag: "Initial" }
-
-/** The status a payment read (C5) shows: a pending challenge is still RUNNING, an expired payment REJECTED. */
+/**
+ * The status a payment read (C5) shows: a pending challenge is still RUNNING, an expired payment REJECTED.
+ * @category getters
+ */
 export const status = (state: Existing): Status =>
   state._tag === "CHALLENGE" ? "RUNNING" : state._tag === "EXPIRED" ? "REJECTED" : state._tag
 
-/** When a payment still waiting (RUNNING or CHALLENGE) times out: its attempt plus `timeout`. */
+/**
+ * When a payment still waiting (RUNNING or CHALLENGE) times out: its attempt plus `timeout`.
+ * @category getters
+ */
 export const expiryDeadline = (state: Existing, timeout: Duration.DurationInput): DateTime.Utc =>
   DateTime.addDuration(state.payment.attemptedAt, timeout)
 
 /**
  * Whether the payment is still waiting for a decision (RUNNING, or CHALLENGE: the cardholder's 3DS
  * challenge or bank) and has been for `timeout` since its attempt at `now` (the deadline included).
+ * @category predicates
  */
 export const isAbandoned = (state: State, timeout: Duration.DurationInput, now: DateTime.DateTime): boolean =>
   (state._tag === "RUNNING" || state._tag === "CHALLENGE") &&
@@ -479,48 +625,49 @@ export const isAbandoned = (state: State, timeout: Duration.DurationInput, now: 
 // ---------------------------------------------------------------------------------------------
 
 /**
- * State × command → states it may lead to. A re-delivered outcome is a no-op in the state it led
- * to; a refund request and a rejected review keep the payment APPROVED; VOIDED, REJECTED and
- * REFUNDED are final ("void and refund are irreversible").
+ * State × command → where it leads, or `"noop"`: accepted, nothing recorded. A re-delivered outcome
+ * is a no-op in the state it led to; a refund request, and a rejected review, are recorded and keep
+ * the payment APPROVED (a review re-delivered records nothing); VOIDED, REJECTED and REFUNDED are
+ * final ("void and refund are irreversible").
+ * @category models
  */
 export const transitions = Transitions.make<State["_tag"], Command["_tag"]>({
-  Initial: { StartPayment: ["RUNNING"] },
+  Initial: { StartPayment: "RUNNING" },
   RUNNING: {
-    RequireChallenge: ["CHALLENGE"],
-    ApprovePayment: ["APPROVED"],
-    RejectPayment: ["REJECTED"],
-    ExpirePayment: ["EXPIRED"]
+    RequireChallenge: "CHALLENGE",
+    ApprovePayment: "APPROVED",
+    RejectPayment: "REJECTED",
+    ExpirePayment: "EXPIRED"
   },
   CHALLENGE: {
-    RequireChallenge: ["CHALLENGE"],
+    RequireChallenge: "noop",
     CompleteChallenge: ["APPROVED", "REJECTED"],
-    RejectPayment: ["REJECTED"],
+    RejectPayment: "REJECTED",
     // A challenge (or bank redirect) the cardholder abandons expires after the timeout.
-    ExpirePayment: ["EXPIRED"]
+    ExpirePayment: "EXPIRED"
   },
   APPROVED: {
-    ApprovePayment: ["APPROVED"],
-    CompleteChallenge: ["APPROVED"],
-    VoidPayment: ["VOIDED"],
-    RequestRefund: ["APPROVED"],
-    RecordRefundReview: ["APPROVED", "REFUNDED"]
+    ApprovePayment: "noop",
+    CompleteChallenge: "noop",
+    VoidPayment: "VOIDED",
+    RequestRefund: "APPROVED",
+    RecordRefundReview: ["APPROVED", "REFUNDED", "noop"]
   },
-  REJECTED: { RejectPayment: ["REJECTED"], CompleteChallenge: ["REJECTED"] },
+  REJECTED: { RejectPayment: "noop", CompleteChallenge: "noop" },
   // Final: the sweeper's expiry again is a no-op; a late decision is refused (`PaymentExpired`).
-  EXPIRED: { ExpirePayment: ["EXPIRED"] },
+  EXPIRED: { ExpirePayment: "noop" },
   VOIDED: {},
-  REFUNDED: { RecordRefundReview: ["REFUNDED"] }
+  REFUNDED: { RecordRefundReview: "noop" }
 })
 
 // ---------------------------------------------------------------------------------------------
 // Decide
 // ---------------------------------------------------------------------------------------------
 
-const ok = (...events: ReadonlyArray<Event>): Either.Either<ReadonlyArray<Event>, Error> =>
-  Either.right(events)
-const none = ok()
-
-/** Why `VoidPayment` at `now` is refused, or `undefined` when the payment can be voided. */
+/**
+ * Why `VoidPayment` at `now` is refused, or `undefined` when the payment can be voided.
+ * @category getters
+ */
 export const voidRefusal = (state: Existing, now: DateTime.DateTime): VoidRefusal | undefined => {
   if (!isCardMethod(state.payment.paymentMethod)) return "NotCard"
   switch (state._tag) {
@@ -539,7 +686,10 @@ export const voidRefusal = (state: Existing, now: DateTime.DateTime): VoidRefusa
   return Bogota.isWithinVoidWindow(approvedAt, now) ? undefined : "WindowClosed"
 }
 
-/** Why `RequestRefund` is refused, or `undefined` when a refund can be requested. */
+/**
+ * Why `RequestRefund` is refused, or `undefined` when a refund can be requested.
+ * @category getters
+ */
 export const refundRefusal = (state: Existing): RefundRefusal | undefined => {
   if (!isCardMethod(state.payment.paymentMethod)) return "NotCard"
   switch (state._tag) {
@@ -555,16 +705,12 @@ export const refundRefusal = (state: Existing): RefundRefusal | undefined => {
   }
 }
 
-export const decide = (command: Command, state: State): Either.Either<ReadonlyArray<Event>, Error> => {
-  if (state._tag === "Initial") {
-    return command._tag === "StartPayment" ? start(command) : Either.left(new PaymentNotFound())
-  }
+/** Decides a command the table lets act on an existing payment. */
+const decideExisting = (command: Exclude<Command, StartPayment>, state: Existing): Decision<Event, Error> => {
   const transactionId = state.payment.transactionId
-  if (!Transitions.allows(transitions, state._tag, command._tag)) return Either.left(refused(command, state))
   const notInState = (c: Command) =>
     Either.left(new PaymentNotInState({ transactionId, state: state._tag, command: c._tag }))
   return Match.valueTags(command, {
-    StartPayment: () => Either.left(new PaymentAlreadyExists({ transactionId })),
     RequireChallenge: (c) =>
       state._tag === "CHALLENGE"
         ? none
@@ -619,7 +765,10 @@ export const decide = (command: Command, state: State): Either.Either<ReadonlyAr
   })
 }
 
-/** The `reason` recorded when a payment expires: what the cardholder did not finish, and the timeout. */
+/**
+ * The `reason` recorded when a payment expires: what the cardholder did not finish, and the timeout.
+ * @category getters
+ */
 export const expiryReason = (state: Existing, timeout: Duration.DurationInput): string => {
   const minutes = Math.round(Duration.toMinutes(timeout))
   const what = isCardMethod(state.payment.paymentMethod) ? "the 3DS challenge" : "the payment at the bank"
@@ -628,7 +777,7 @@ export const expiryReason = (state: Existing, timeout: Duration.DurationInput): 
     : `Expired: the payment was not decided within ${minutes} minutes`
 }
 
-/** The error for a command the table forbids in the payment's state. */
+/** The error for a command other than the attempt that the table forbids in the payment's state. */
 const refused = (command: Command, state: Existing): Error => {
   const transactionId = state.payment.transactionId
   // A decision that comes after the timeout sweeper expired the payment: too late, say so.
@@ -642,8 +791,6 @@ const refused = (command: Command, state: Existing): Error => {
     return new PaymentExpired({ transactionId, expiredAt: state.updatedAt })
   }
   switch (command._tag) {
-    case "StartPayment":
-      return new PaymentAlreadyExists({ transactionId })
     case "VoidPayment":
       return new PaymentCannotBeVoided({
         transactionId,
@@ -656,7 +803,7 @@ const refused = (command: Command, state: Existing): Error => {
   }
 }
 
-const start = (c: StartPayment): Either.Either<ReadonlyArray<Event>, Error> =>
+const start = (c: StartPayment): Decision<Event, Error> =>
   ok(
     new PaymentStarted({
       transactionId: c.transactionId,
@@ -673,7 +820,7 @@ const start = (c: StartPayment): Either.Either<ReadonlyArray<Event>, Error> =>
     })
   )
 
-const review = (c: RecordRefundReview, state: Existing): Either.Either<ReadonlyArray<Event>, Error> => {
+const review = (c: RecordRefundReview, state: Existing): Decision<Event, Error> => {
   const transactionId = state.payment.transactionId
   const refund = Option.filter(state.refund, (r) => r.refundId === c.refundId)
   if (Option.isNone(refund)) return Either.left(new UnknownRefund({ transactionId, refundId: c.refundId }))
@@ -693,56 +840,58 @@ const review = (c: RecordRefundReview, state: Existing): Either.Either<ReadonlyA
 // Evolve
 // ---------------------------------------------------------------------------------------------
 
-export const evolve = (state: State, event: Event): State => {
-  if (event._tag === "PaymentStarted") {
-    return {
-      _tag: "RUNNING",
-      payment: {
-        transactionId: event.transactionId,
-        merchantId: event.merchantId,
-        sandbox: event.sandbox,
-        referenceId: event.referenceId,
-        amount: event.amount,
-        paymentMethod: event.paymentMethod,
-        card: event.card,
-        payer: event.payer,
-        metadata: event.metadata,
-        deviceFingerprint: event.deviceFingerprint,
-        attemptedAt: event.attemptedAt
-      },
-      nextAction: Option.none(),
-      approval: Option.none(),
-      rejectionReason: Option.none(),
-      voidedAt: Option.none(),
-      refund: Option.none(),
-      updatedAt: event.attemptedAt
-    }
-  }
-  // Events of a payment that does not exist cannot be in a well-formed stream: ignore them.
-  if (state._tag === "Initial") return state
+const created = (event: PaymentStarted): Existing => ({
+  _tag: "RUNNING",
+  payment: {
+    transactionId: event.transactionId,
+    merchantId: event.merchantId,
+    sandbox: event.sandbox,
+    referenceId: event.referenceId,
+    amount: event.amount,
+    paymentMethod: event.paymentMethod,
+    card: event.card,
+    payer: event.payer,
+    metadata: event.metadata,
+    deviceFingerprint: event.deviceFingerprint,
+    attemptedAt: event.attemptedAt
+  },
+  nextAction: Option.none(),
+  approval: Option.none(),
+  rejectionReason: Option.none(),
+  voidedAt: Option.none(),
+  refund: Option.none(),
+  updatedAt: event.attemptedAt
+})
+
+const evolveExisting = (state: Existing, event: Exclude<Event, PaymentStarted>): Existing => {
   const withRefund = (status: RefundStatus) =>
     Option.map(state.refund, (r): RefundOnPayment => ({ ...r, status }))
   return Match.valueTags(event, {
-    PaymentChallengeRequired: (e): State => ({
+    PaymentChallengeRequired: (e): Existing => ({
       ...state,
       _tag: "CHALLENGE",
       nextAction: Option.some(e.nextAction),
       updatedAt: e.at
     }),
-    PaymentApproved: (e): State => ({
+    PaymentApproved: (e): Existing => ({
       ...state,
       _tag: "APPROVED",
       approval: Option.some({ approvalNumber: e.approvalNumber, threeDs: e.threeDs, approvedAt: e.at }),
       updatedAt: e.at
     }),
-    PaymentRejected: (e): State => ({
+    PaymentRejected: (e): Existing => ({
       ...state,
       _tag: e.expired === true ? "EXPIRED" : "REJECTED",
       rejectionReason: Option.some(e.reason),
       updatedAt: e.at
     }),
-    PaymentVoided: (e): State => ({ ...state, _tag: "VOIDED", voidedAt: Option.some(e.at), updatedAt: e.at }),
-    PaymentRefundRequested: (e): State => ({
+    PaymentVoided: (e): Existing => ({
+      ...state,
+      _tag: "VOIDED",
+      voidedAt: Option.some(e.at),
+      updatedAt: e.at
+    }),
+    PaymentRefundRequested: (e): Existing => ({
       ...state,
       refund: Option.some({
         refundId: e.refundId,
@@ -752,8 +901,8 @@ export const evolve = (state: State, event: Event): State => {
       }),
       updatedAt: e.at
     }),
-    PaymentRefundRejected: (e): State => ({ ...state, refund: withRefund("REJECTED"), updatedAt: e.at }),
-    PaymentRefunded: (e): State => ({
+    PaymentRefundRejected: (e): Existing => ({ ...state, refund: withRefund("REJECTED"), updatedAt: e.at }),
+    PaymentRefunded: (e): Existing => ({
       ...state,
       _tag: "REFUNDED",
       refund: withRefund("APPROVED"),
@@ -762,13 +911,27 @@ export const evolve = (state: State, event: Event): State => {
   })
 }
 
-/** The Payment aggregate; its stream id is the transaction id (`TRX_…`). */
-export const Payment: Aggregate<Command, Event, State, Error> = {
+/**
+ * The Payment aggregate; its stream id is the transaction id (`TRX_…`).
+ * @category aggregates
+ */
+export const Payment: Aggregate<Command, Event, State, Error> = Aggregate.make({
   name: "Payment",
-  initialState,
-  decide,
-  evolve,
-  transitions,
   Event,
-  schemaVersion: 1
-}
+  transitions,
+  refuse: {
+    notFound: () => new PaymentNotFound(),
+    alreadyExists: (state) => new PaymentAlreadyExists({ transactionId: state.payment.transactionId }),
+    notInState: refused
+  },
+  create: { StartPayment: start },
+  decide: decideExisting,
+  created: { PaymentStarted: created },
+  evolve: evolveExisting
+})
+
+/**
+ * The aggregate's decider, as the module's own functions: `decide`, `evolve` and the state before creation.
+ * @category aggregates
+ */
+export const { decide, evolve, initialState } = Payment

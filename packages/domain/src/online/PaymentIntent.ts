@@ -7,10 +7,12 @@ import * as Either from "effect/Either"
 import * as Match from "effect/Match"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import type { Aggregate } from "../kernel/Aggregate.js"
+import { Aggregate, type Decision, type Initial, none, ok } from "../kernel/Aggregate.js"
 import { IntentReference, MerchantId, TransactionId } from "../shared/Ids.js"
 import { Amount, Currency, TaxLine } from "../shared/Money.js"
 import * as Transitions from "../kernel/Transitions.js"
+
+export type { Initial } from "../kernel/Aggregate.js"
 
 // ---------------------------------------------------------------------------------------------
 // Values
@@ -19,11 +21,15 @@ import * as Transitions from "../kernel/Transitions.js"
 /**
  * The intent statuses. The spec shows only ACTIVE; PROCESSING and PAID are Cobro's, spelled as the
  * payment link's statuses so that one vocabulary serves both (decision: docs/decisions/OnlinePayments.md).
+ * @category models
  */
 export const Status = Schema.Literal("ACTIVE", "PROCESSING", "PAID")
 export type Status = typeof Status.Type
 
-/** The intent's `amount`: total including tip and taxes, in the currency's major unit. */
+/**
+ * The intent's `amount`: total including tip and taxes, in the currency's major unit.
+ * @category models
+ */
 export class IntentAmount extends Schema.Class<IntentAmount>("IntentAmount")({
   currency: Currency,
   total: Amount,
@@ -34,6 +40,7 @@ export class IntentAmount extends Schema.Class<IntentAmount>("IntentAmount")({
 /**
  * The intent's `metadata`. The spec lists `key` and `value` strings; a string → string record holds
  * both readings (`{key, value}` literally, or a map of keys to values) unchanged.
+ * @category models
  */
 export const Metadata = Schema.Record({ key: Schema.String, value: Schema.String })
 export type Metadata = typeof Metadata.Type
@@ -41,7 +48,10 @@ export type Metadata = typeof Metadata.Type
 // The nested spec objects below are carried verbatim: the decider never branches on them, so their
 // fields stay plain optional properties rather than Options.
 
-/** A customer's billing or shipping address. */
+/**
+ * A customer's billing or shipping address.
+ * @category models
+ */
 export const Address = Schema.Struct({
   street1: Schema.optional(Schema.String),
   street2: Schema.optional(Schema.String),
@@ -53,7 +63,10 @@ export const Address = Schema.Struct({
 })
 export type Address = typeof Address.Type
 
-/** The intent's `customer`. */
+/**
+ * The intent's `customer`.
+ * @category models
+ */
 export const Customer = Schema.Struct({
   name: Schema.optional(Schema.String),
   phone: Schema.optional(Schema.String),
@@ -66,6 +79,7 @@ export type Customer = typeof Customer.Type
 /**
  * The device fingerprint of a create (C1) or an attempt (C4). The spec gives no type for the screen
  * sizes, so both strings and numbers are kept as sent.
+ * @category models
  */
 export const DeviceFingerprint = Schema.Struct({
   ip: Schema.optional(Schema.String),
@@ -87,7 +101,10 @@ export const DeviceFingerprint = Schema.Struct({
 })
 export type DeviceFingerprint = typeof DeviceFingerprint.Type
 
-/** What a PUT (C3) replaces as a whole: every field of the intent body but its key. */
+/**
+ * What a PUT (C3) replaces as a whole: every field of the intent body but its key.
+ * @category models
+ */
 export class IntentDetails extends Schema.Class<IntentDetails>("IntentDetails")({
   amount: IntentAmount,
   description: Schema.OptionFromUndefinedOr(Schema.String),
@@ -97,10 +114,16 @@ export class IntentDetails extends Schema.Class<IntentDetails>("IntentDetails")(
   customer: Schema.OptionFromUndefinedOr(Customer)
 }) {}
 
-/** The payment methods whose attempt redirects to the bank and needs the intent's `callback_url`. */
+/**
+ * The payment methods whose attempt redirects to the bank and needs the intent's `callback_url`.
+ * @category models
+ */
 export const REDIRECT_METHODS: ReadonlyArray<string> = ["PSE", "BOTON_BANK"]
 
-/** Whether an attempt with `paymentMethod` needs the intent to carry a `callback_url` (spec, C intent). */
+/**
+ * Whether an attempt with `paymentMethod` needs the intent to carry a `callback_url` (spec, C intent).
+ * @category predicates
+ */
 export const requiresCallbackUrl = (paymentMethod: string): boolean =>
   REDIRECT_METHODS.includes(paymentMethod.toUpperCase())
 
@@ -108,6 +131,7 @@ export const requiresCallbackUrl = (paymentMethod: string): boolean =>
  * The id of an intent's stream: `reference_id` is unique per merchant and per mode (sandbox or
  * production), so the same reference may exist for two merchants, or in both modes of one.
  * `MerchantId` holds no `:`, so the key splits unambiguously at its first two colons.
+ * @category getters
  */
 export const streamKey = (merchantId: MerchantId, sandbox: boolean, referenceId: IntentReference): string =>
   `${merchantId}:${sandbox ? "test" : "live"}:${referenceId}`
@@ -116,7 +140,10 @@ export const streamKey = (merchantId: MerchantId, sandbox: boolean, referenceId:
 // Commands
 // ---------------------------------------------------------------------------------------------
 
-/** C1: create an intent. The handler read the clock; the stream is `streamKey` of the three keys. */
+/**
+ * C1: create an intent. The handler read the clock; the stream is `streamKey` of the three keys.
+ * @category commands
+ */
 export class CreateIntent extends Schema.TaggedClass<CreateIntent>()("CreateIntent", {
   merchantId: MerchantId,
   sandbox: Schema.Boolean,
@@ -126,31 +153,47 @@ export class CreateIntent extends Schema.TaggedClass<CreateIntent>()("CreateInte
   now: Schema.DateTimeUtc
 }) {}
 
-/** C3: replace the intent's body as a whole (absent optional fields become absent). */
+/**
+ * C3: replace the intent's body as a whole (absent optional fields become absent).
+ * @category commands
+ */
 export class UpdateIntent extends Schema.TaggedClass<UpdateIntent>()("UpdateIntent", {
   details: IntentDetails,
   now: Schema.DateTimeUtc
 }) {}
 
-/** C4: a payment attempt is tied to the intent; the handler minted its transaction id. */
+/**
+ * C4: a payment attempt is tied to the intent; the handler minted its transaction id.
+ * @category commands
+ */
 export class StartPayment extends Schema.TaggedClass<StartPayment>()("StartPayment", {
   transactionId: TransactionId,
   paymentMethod: Schema.String,
   now: Schema.DateTimeUtc
 }) {}
 
-/** The attempt under way was approved. */
+/**
+ * The attempt under way was approved.
+ * @category commands
+ */
 export class CompletePayment extends Schema.TaggedClass<CompletePayment>()("CompletePayment", {
   transactionId: TransactionId,
   now: Schema.DateTimeUtc
 }) {}
 
-/** The attempt under way was rejected: the intent can be attempted again. */
+/**
+ * The attempt under way was rejected: the intent can be attempted again.
+ * @category commands
+ */
 export class FailPayment extends Schema.TaggedClass<FailPayment>()("FailPayment", {
   transactionId: TransactionId,
   now: Schema.DateTimeUtc
 }) {}
 
+/**
+ * Every command of the payment intent.
+ * @category commands
+ */
 export const Command = Schema.Union(CreateIntent, UpdateIntent, StartPayment, CompletePayment, FailPayment)
 export type Command = typeof Command.Type
 
@@ -158,6 +201,10 @@ export type Command = typeof Command.Type
 // Events
 // ---------------------------------------------------------------------------------------------
 
+/**
+ * An intent was created (C1), ACTIVE, with its body and the device fingerprint of the create.
+ * @category events
+ */
 export class IntentCreated extends Schema.TaggedClass<IntentCreated>()("IntentCreated", {
   merchantId: MerchantId,
   sandbox: Schema.Boolean,
@@ -167,28 +214,47 @@ export class IntentCreated extends Schema.TaggedClass<IntentCreated>()("IntentCr
   createdAt: Schema.DateTimeUtc
 }) {}
 
+/**
+ * The intent's body was replaced as a whole (C3); the status stays.
+ * @category events
+ */
 export class IntentUpdated extends Schema.TaggedClass<IntentUpdated>()("IntentUpdated", {
   details: IntentDetails,
   at: Schema.DateTimeUtc
 }) {}
 
+/**
+ * A payment attempt (C4) was tied to the intent: PROCESSING, with its transaction as the current one.
+ * @category events
+ */
 export class IntentPaymentStarted extends Schema.TaggedClass<IntentPaymentStarted>()("IntentPaymentStarted", {
   transactionId: TransactionId,
   paymentMethod: Schema.String,
   at: Schema.DateTimeUtc
 }) {}
 
+/**
+ * The attempt under way was approved: the intent is PAID and can no longer be updated.
+ * @category events
+ */
 export class IntentPaid extends Schema.TaggedClass<IntentPaid>()("IntentPaid", {
   transactionId: TransactionId,
   at: Schema.DateTimeUtc
 }) {}
 
-/** The attempt was rejected: back to ACTIVE, keeping the transaction id as the last one. */
+/**
+ * The attempt was rejected: back to ACTIVE, keeping the transaction id as the last one.
+ * @category events
+ */
 export class IntentPaymentFailed extends Schema.TaggedClass<IntentPaymentFailed>()("IntentPaymentFailed", {
   transactionId: TransactionId,
   at: Schema.DateTimeUtc
 }) {}
 
+/**
+ * Every event of the payment intent, as stored.
+ * @category events
+ */
 export const Event = Schema.Union(
   IntentCreated,
   IntentUpdated,
@@ -202,45 +268,68 @@ export type Event = typeof Event.Type
 // Errors
 // ---------------------------------------------------------------------------------------------
 
-/** No intent with that reference (for this merchant and mode). */
-export class IntentNotFound extends Schema.TaggedError<IntentNotFound>()("IntentNotFound", {}) {}
+const Refusal = Aggregate.refusalErrors({ referenceId: IntentReference }, { status: Status })
 
-/** An intent with that `reference_id` exists already for this merchant and mode. */
-export class IntentAlreadyExists extends Schema.TaggedError<IntentAlreadyExists>()("IntentAlreadyExists", {
-  referenceId: IntentReference
-}) {}
+/**
+ * No intent with that reference (for this merchant and mode).
+ * @category errors
+ */
+export class IntentNotFound extends Refusal.NotFound<IntentNotFound>()("IntentNotFound") {}
 
-/** The intent is not in a state that accepts the command (a second attempt while one is under way). */
-export class IntentNotInState extends Schema.TaggedError<IntentNotInState>()("IntentNotInState", {
-  referenceId: IntentReference,
-  status: Status,
-  command: Schema.String
-}) {}
+/**
+ * An intent with that `reference_id` exists already for this merchant and mode.
+ * @category errors
+ */
+export class IntentAlreadyExists extends Refusal.AlreadyExists<IntentAlreadyExists>()(
+  "IntentAlreadyExists"
+) {}
 
-/** "An intent can be updated only while it has not been paid." */
+/**
+ * The intent is not in a state that accepts the command (a second attempt while one is under way).
+ * @category errors
+ */
+export class IntentNotInState extends Refusal.NotInState<IntentNotInState>()("IntentNotInState") {}
+
+/**
+ * "An intent can be updated only while it has not been paid."
+ * @category errors
+ */
 export class IntentAlreadyPaid extends Schema.TaggedError<IntentAlreadyPaid>()("IntentAlreadyPaid", {
   referenceId: IntentReference,
   transactionId: TransactionId
 }) {}
 
-/** An update that changes the amount while an attempt is under way: the acquirer holds the old one. */
+/**
+ * An update that changes the amount while an attempt is under way: the acquirer holds the old one.
+ * @category errors
+ */
 export class IntentAmountLocked extends Schema.TaggedError<IntentAmountLocked>()("IntentAmountLocked", {
   referenceId: IntentReference,
   transactionId: TransactionId
 }) {}
 
-/** The transaction named is not the intent's current (or last) one. */
+/**
+ * The transaction named is not the intent's current (or last) one.
+ * @category errors
+ */
 export class UnknownIntentTransaction extends Schema.TaggedError<UnknownIntentTransaction>()(
   "UnknownIntentTransaction",
   { referenceId: IntentReference, transactionId: TransactionId }
 ) {}
 
-/** A PSE or bank-button attempt on an intent without `callback_url`. */
+/**
+ * A PSE or bank-button attempt on an intent without `callback_url`.
+ * @category errors
+ */
 export class CallbackUrlRequired extends Schema.TaggedError<CallbackUrlRequired>()("CallbackUrlRequired", {
   referenceId: IntentReference,
   paymentMethod: Schema.String
 }) {}
 
+/**
+ * Every refusal of the payment intent.
+ * @category errors
+ */
 export type Error =
   | IntentNotFound
   | IntentAlreadyExists
@@ -254,7 +343,10 @@ export type Error =
 // State
 // ---------------------------------------------------------------------------------------------
 
-/** What an intent is, fixed at creation: its key and its creation. */
+/**
+ * What an intent is, fixed at creation: its key and its creation.
+ * @category models
+ */
 export interface Intent {
   readonly merchantId: MerchantId
   readonly sandbox: boolean
@@ -263,12 +355,10 @@ export interface Intent {
   readonly createdAt: DateTime.Utc
 }
 
-/** No intent yet. */
-export interface Initial {
-  readonly _tag: "Initial"
-}
-
-/** An intent in one of its statuses, with its current body and its last (or current) attempt. */
+/**
+ * An intent in one of its statuses, with its current body and its last (or current) attempt.
+ * @category models
+ */
 export interface Existing {
   readonly _tag: Status
   readonly intent: Intent
@@ -278,23 +368,27 @@ export interface Existing {
   readonly updatedAt: DateTime.Utc
 }
 
+/**
+ * No intent yet (`Initial`), or an intent.
+ * @category models
+ */
 export type State = Initial | Existing
-
-export const initialState: State = { _tag: "Initial" }
 
 // ---------------------------------------------------------------------------------------------
 // Transitions
 // ---------------------------------------------------------------------------------------------
 
 /**
- * State × command → states it may lead to. An update keeps the status; a re-delivered outcome of
- * the last attempt is a no-op; PAID accepts nothing but a re-delivered approval.
+ * State × command → where it leads, or `"noop"`: accepted, nothing recorded. An update records the
+ * new body and keeps the status, or records nothing when the body is the same (a client retry); a
+ * re-delivered outcome of the last attempt is a no-op; PAID accepts nothing but a re-delivered approval.
+ * @category models
  */
 export const transitions = Transitions.make<State["_tag"], Command["_tag"]>({
-  Initial: { CreateIntent: ["ACTIVE"] },
-  ACTIVE: { UpdateIntent: ["ACTIVE"], StartPayment: ["PROCESSING"], FailPayment: ["ACTIVE"] },
-  PROCESSING: { UpdateIntent: ["PROCESSING"], CompletePayment: ["PAID"], FailPayment: ["ACTIVE"] },
-  PAID: { CompletePayment: ["PAID"] }
+  Initial: { CreateIntent: "ACTIVE" },
+  ACTIVE: { UpdateIntent: ["ACTIVE", "noop"], StartPayment: "PROCESSING", FailPayment: "noop" },
+  PROCESSING: { UpdateIntent: ["PROCESSING", "noop"], CompletePayment: "PAID", FailPayment: "ACTIVE" },
+  PAID: { CompletePayment: "noop" }
 })
 
 // ---------------------------------------------------------------------------------------------
@@ -304,37 +398,31 @@ export const transitions = Transitions.make<State["_tag"], Command["_tag"]>({
 const sameAmount = Schema.equivalence(IntentAmount)
 const sameDetails = Schema.equivalence(IntentDetails)
 
-const ok = (...events: ReadonlyArray<Event>): Either.Either<ReadonlyArray<Event>, Error> =>
-  Either.right(events)
-const none = ok()
+const create = (command: CreateIntent): Decision<Event, Error> =>
+  ok(
+    new IntentCreated({
+      merchantId: command.merchantId,
+      sandbox: command.sandbox,
+      referenceId: command.referenceId,
+      details: command.details,
+      deviceFingerprint: command.deviceFingerprint,
+      createdAt: command.now
+    })
+  )
 
-export const decide = (command: Command, state: State): Either.Either<ReadonlyArray<Event>, Error> => {
-  if (state._tag === "Initial") {
-    return command._tag === "CreateIntent"
-      ? ok(
-          new IntentCreated({
-            merchantId: command.merchantId,
-            sandbox: command.sandbox,
-            referenceId: command.referenceId,
-            details: command.details,
-            deviceFingerprint: command.deviceFingerprint,
-            createdAt: command.now
-          })
-        )
-      : Either.left(new IntentNotFound())
-  }
+/** "An intent can be updated only while it has not been paid": the refusal of an update once PAID. */
+const alreadyPaid = (command: Command, state: Existing): IntentAlreadyPaid | undefined =>
+  command._tag === "UpdateIntent" && state._tag === "PAID" && Option.isSome(state.transactionId)
+    ? new IntentAlreadyPaid({
+        referenceId: state.intent.referenceId,
+        transactionId: state.transactionId.value
+      })
+    : undefined
+
+/** Decides a command the table lets act on an existing intent. */
+const decideExisting = (command: Exclude<Command, CreateIntent>, state: Existing): Decision<Event, Error> => {
   const referenceId = state.intent.referenceId
-  if (!Transitions.allows(transitions, state._tag, command._tag)) {
-    return Either.left(
-      command._tag === "CreateIntent"
-        ? new IntentAlreadyExists({ referenceId })
-        : command._tag === "UpdateIntent" && state._tag === "PAID" && Option.isSome(state.transactionId)
-          ? new IntentAlreadyPaid({ referenceId, transactionId: state.transactionId.value })
-          : new IntentNotInState({ referenceId, status: state._tag, command: command._tag })
-    )
-  }
   return Match.valueTags(command, {
-    CreateIntent: () => Either.left(new IntentAlreadyExists({ referenceId })),
     UpdateIntent: (c) => update(c, state),
     StartPayment: (c) =>
       requiresCallbackUrl(c.paymentMethod) && Option.isNone(state.details.callbackUrl)
@@ -364,7 +452,7 @@ export const decide = (command: Command, state: State): Either.Either<ReadonlyAr
 const isCurrent = (state: Existing, transactionId: TransactionId): boolean =>
   Option.contains(state.transactionId, transactionId)
 
-const update = (c: UpdateIntent, state: Existing): Either.Either<ReadonlyArray<Event>, Error> => {
+const update = (c: UpdateIntent, state: Existing): Decision<Event, Error> => {
   // The acquirer was asked to authorize the current amount: changing it under a running attempt
   // would make the intent and the payment disagree on what was paid.
   if (state._tag === "PROCESSING" && !sameAmount(state.details.amount, c.details.amount)) {
@@ -385,44 +473,54 @@ const update = (c: UpdateIntent, state: Existing): Either.Either<ReadonlyArray<E
 // Evolve
 // ---------------------------------------------------------------------------------------------
 
-export const evolve = (state: State, event: Event): State => {
-  if (event._tag === "IntentCreated") {
-    return {
-      _tag: "ACTIVE",
-      intent: {
-        merchantId: event.merchantId,
-        sandbox: event.sandbox,
-        referenceId: event.referenceId,
-        deviceFingerprint: event.deviceFingerprint,
-        createdAt: event.createdAt
-      },
-      details: event.details,
-      transactionId: Option.none(),
-      updatedAt: event.createdAt
-    }
-  }
-  // Events of an intent that does not exist cannot be in a well-formed stream: ignore them.
-  if (state._tag === "Initial") return state
-  return Match.valueTags(event, {
-    IntentUpdated: (e): State => ({ ...state, details: e.details, updatedAt: e.at }),
-    IntentPaymentStarted: (e): State => ({
+const created = (event: IntentCreated): Existing => ({
+  _tag: "ACTIVE",
+  intent: {
+    merchantId: event.merchantId,
+    sandbox: event.sandbox,
+    referenceId: event.referenceId,
+    deviceFingerprint: event.deviceFingerprint,
+    createdAt: event.createdAt
+  },
+  details: event.details,
+  transactionId: Option.none(),
+  updatedAt: event.createdAt
+})
+
+const evolveExisting = (state: Existing, event: Exclude<Event, IntentCreated>): Existing =>
+  Match.valueTags(event, {
+    IntentUpdated: (e): Existing => ({ ...state, details: e.details, updatedAt: e.at }),
+    IntentPaymentStarted: (e): Existing => ({
       ...state,
       _tag: "PROCESSING",
       transactionId: Option.some(e.transactionId),
       updatedAt: e.at
     }),
-    IntentPaid: (e): State => ({ ...state, _tag: "PAID", updatedAt: e.at }),
-    IntentPaymentFailed: (e): State => ({ ...state, _tag: "ACTIVE", updatedAt: e.at })
+    IntentPaid: (e): Existing => ({ ...state, _tag: "PAID", updatedAt: e.at }),
+    IntentPaymentFailed: (e): Existing => ({ ...state, _tag: "ACTIVE", updatedAt: e.at })
   })
-}
 
-/** The PaymentIntent aggregate; its stream id is `streamKey(merchantId, sandbox, referenceId)`. */
-export const PaymentIntent: Aggregate<Command, Event, State, Error> = {
+/**
+ * The PaymentIntent aggregate; its stream id is `streamKey(merchantId, sandbox, referenceId)`.
+ * @category aggregates
+ */
+export const PaymentIntent: Aggregate<Command, Event, State, Error> = Aggregate.make({
   name: "PaymentIntent",
-  initialState,
-  decide,
-  evolve,
-  transitions,
   Event,
-  schemaVersion: 1
-}
+  transitions,
+  refuse: Aggregate.refusals(
+    { NotFound: IntentNotFound, AlreadyExists: IntentAlreadyExists, NotInState: IntentNotInState },
+    (state) => ({ referenceId: state.intent.referenceId }),
+    alreadyPaid
+  ),
+  create: { CreateIntent: create },
+  decide: decideExisting,
+  created: { IntentCreated: created },
+  evolve: evolveExisting
+})
+
+/**
+ * The aggregate's decider, as the module's own functions: `decide`, `evolve` and the state before creation.
+ * @category aggregates
+ */
+export const { decide, evolve, initialState } = PaymentIntent

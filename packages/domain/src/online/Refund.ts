@@ -7,20 +7,28 @@ import * as Either from "effect/Either"
 import * as Match from "effect/Match"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import type { Aggregate } from "../kernel/Aggregate.js"
+import { Aggregate, type Decision, type Initial, none, ok } from "../kernel/Aggregate.js"
 import { IntentReference, MerchantId, RefundId, TransactionId } from "../shared/Ids.js"
 import { Amount } from "../shared/Money.js"
 import * as Transitions from "../kernel/Transitions.js"
+
+export type { Initial } from "../kernel/Aggregate.js"
 
 // ---------------------------------------------------------------------------------------------
 // Values
 // ---------------------------------------------------------------------------------------------
 
-/** The refund statuses, as the refund status read (C9) spells them. */
+/**
+ * The refund statuses, as the refund status read (C9) spells them.
+ * @category models
+ */
 export const Status = Schema.Literal("PROCESSING", "APPROVED", "REJECTED")
 export type Status = typeof Status.Type
 
-/** The outcome of the service's review. */
+/**
+ * The outcome of the service's review.
+ * @category models
+ */
 export const Outcome = Schema.Literal("APPROVED", "REJECTED")
 export type Outcome = typeof Outcome.Type
 
@@ -31,6 +39,7 @@ export type Outcome = typeof Outcome.Type
 /**
  * C8: a refund request the Payment accepted (`Payment.RequestRefund`); the handler minted the id and
  * copied the amount the payment recorded, the whole captured amount.
+ * @category commands
  */
 export class RequestRefund extends Schema.TaggedClass<RequestRefund>()("RequestRefund", {
   refundId: RefundId,
@@ -43,12 +52,19 @@ export class RequestRefund extends Schema.TaggedClass<RequestRefund>()("RequestR
   now: Schema.DateTimeUtc
 }) {}
 
-/** The review ended: the refund is applied (`date_applied`) or refused. */
+/**
+ * The review ended: the refund is applied (`date_applied`) or refused.
+ * @category commands
+ */
 export class ReviewRefund extends Schema.TaggedClass<ReviewRefund>()("ReviewRefund", {
   outcome: Outcome,
   now: Schema.DateTimeUtc
 }) {}
 
+/**
+ * Every command of the refund.
+ * @category commands
+ */
 export const Command = Schema.Union(RequestRefund, ReviewRefund)
 export type Command = typeof Command.Type
 
@@ -56,6 +72,10 @@ export type Command = typeof Command.Type
 // Events
 // ---------------------------------------------------------------------------------------------
 
+/**
+ * A refund of the whole captured amount was requested (C8): PROCESSING, under the service's review.
+ * @category events
+ */
 export class RefundRequested extends Schema.TaggedClass<RefundRequested>()("RefundRequested", {
   refundId: RefundId,
   merchantId: MerchantId,
@@ -67,14 +87,26 @@ export class RefundRequested extends Schema.TaggedClass<RefundRequested>()("Refu
   requestedAt: Schema.DateTimeUtc
 }) {}
 
+/**
+ * The review approved the refund: APPROVED, applied on `date_applied`; final.
+ * @category events
+ */
 export class RefundApproved extends Schema.TaggedClass<RefundApproved>()("RefundApproved", {
   dateApplied: Schema.DateTimeUtc
 }) {}
 
+/**
+ * The review rejected the refund: REJECTED; final (the payment may be refunded again).
+ * @category events
+ */
 export class RefundRejected extends Schema.TaggedClass<RefundRejected>()("RefundRejected", {
   dateApplied: Schema.DateTimeUtc
 }) {}
 
+/**
+ * Every event of the refund, as stored.
+ * @category events
+ */
 export const Event = Schema.Union(RefundRequested, RefundApproved, RefundRejected)
 export type Event = typeof Event.Type
 
@@ -82,15 +114,26 @@ export type Event = typeof Event.Type
 // Errors
 // ---------------------------------------------------------------------------------------------
 
-/** No refund with that id. */
-export class RefundNotFound extends Schema.TaggedError<RefundNotFound>()("RefundNotFound", {}) {}
+const Refusal = Aggregate.refusalErrors({ refundId: RefundId }, { status: Status })
 
-/** A refund with that id exists already. */
-export class RefundAlreadyExists extends Schema.TaggedError<RefundAlreadyExists>()("RefundAlreadyExists", {
-  refundId: RefundId
-}) {}
+/**
+ * No refund with that id.
+ * @category errors
+ */
+export class RefundNotFound extends Refusal.NotFound<RefundNotFound>()("RefundNotFound") {}
 
-/** A review that contradicts the outcome already recorded: the refund is irreversible. */
+/**
+ * A refund with that id exists already.
+ * @category errors
+ */
+export class RefundAlreadyExists extends Refusal.AlreadyExists<RefundAlreadyExists>()(
+  "RefundAlreadyExists"
+) {}
+
+/**
+ * A review that contradicts the outcome already recorded: the refund is irreversible.
+ * @category errors
+ */
 export class RefundAlreadyReviewed extends Schema.TaggedError<RefundAlreadyReviewed>()(
   "RefundAlreadyReviewed",
   {
@@ -99,13 +142,20 @@ export class RefundAlreadyReviewed extends Schema.TaggedError<RefundAlreadyRevie
   }
 ) {}
 
+/**
+ * Every refusal of the refund.
+ * @category errors
+ */
 export type Error = RefundNotFound | RefundAlreadyExists | RefundAlreadyReviewed
 
 // ---------------------------------------------------------------------------------------------
 // State
 // ---------------------------------------------------------------------------------------------
 
-/** What a refund is, fixed at the request. */
+/**
+ * What a refund is, fixed at the request.
+ * @category models
+ */
 export interface Request {
   readonly refundId: RefundId
   readonly merchantId: MerchantId
@@ -117,12 +167,10 @@ export interface Request {
   readonly requestedAt: DateTime.Utc
 }
 
-/** No refund yet. */
-export interface Initial {
-  readonly _tag: "Initial"
-}
-
-/** A refund in one of the spec's statuses. */
+/**
+ * A refund in one of the spec's statuses.
+ * @category models
+ */
 export interface Existing {
   readonly _tag: Status
   readonly refund: Request
@@ -130,107 +178,112 @@ export interface Existing {
   readonly dateApplied: Option.Option<DateTime.Utc>
 }
 
+/**
+ * No refund yet (`Initial`), or a refund.
+ * @category models
+ */
 export type State = Initial | Existing
-
-export const initialState: State = { _tag: "Initial" }
 
 // ---------------------------------------------------------------------------------------------
 // Transitions
 // ---------------------------------------------------------------------------------------------
 
-/** State × command → states it may lead to. A repeated review outcome is a no-op. */
+/**
+ * State × command → where it leads, or `"noop"`: accepted, nothing recorded. A repeated review
+ * outcome is a no-op (the other outcome is refused: `RefundAlreadyReviewed`).
+ * @category models
+ */
 export const transitions = Transitions.make<State["_tag"], Command["_tag"]>({
-  Initial: { RequestRefund: ["PROCESSING"] },
+  Initial: { RequestRefund: "PROCESSING" },
   PROCESSING: { ReviewRefund: ["APPROVED", "REJECTED"] },
-  APPROVED: { ReviewRefund: ["APPROVED"] },
-  REJECTED: { ReviewRefund: ["REJECTED"] }
+  APPROVED: { ReviewRefund: "noop" },
+  REJECTED: { ReviewRefund: "noop" }
 })
 
 // ---------------------------------------------------------------------------------------------
 // Decide
 // ---------------------------------------------------------------------------------------------
 
-const ok = (...events: ReadonlyArray<Event>): Either.Either<ReadonlyArray<Event>, Error> =>
-  Either.right(events)
+const request = (command: RequestRefund): Decision<Event, Error> =>
+  ok(
+    new RefundRequested({
+      refundId: command.refundId,
+      merchantId: command.merchantId,
+      sandbox: command.sandbox,
+      transactionId: command.transactionId,
+      referenceId: command.referenceId,
+      amount: command.amount,
+      reason: command.reason,
+      requestedAt: command.now
+    })
+  )
 
-export const decide = (command: Command, state: State): Either.Either<ReadonlyArray<Event>, Error> => {
-  if (state._tag === "Initial") {
-    return command._tag === "RequestRefund"
-      ? ok(
-          new RefundRequested({
-            refundId: command.refundId,
-            merchantId: command.merchantId,
-            sandbox: command.sandbox,
-            transactionId: command.transactionId,
-            referenceId: command.referenceId,
-            amount: command.amount,
-            reason: command.reason,
-            requestedAt: command.now
-          })
-        )
-      : Either.left(new RefundNotFound())
+const review = (c: ReviewRefund, state: Existing): Decision<Event, Error> => {
+  if (state._tag === "PROCESSING") {
+    return ok(
+      c.outcome === "APPROVED"
+        ? new RefundApproved({ dateApplied: c.now })
+        : new RefundRejected({ dateApplied: c.now })
+    )
   }
-  const refundId = state.refund.refundId
-  if (!Transitions.allows(transitions, state._tag, command._tag)) {
-    return Either.left(new RefundAlreadyExists({ refundId }))
-  }
-  return Match.valueTags(command, {
-    RequestRefund: () => Either.left(new RefundAlreadyExists({ refundId })),
-    ReviewRefund: (c) => {
-      if (state._tag === "PROCESSING") {
-        return ok(
-          c.outcome === "APPROVED"
-            ? new RefundApproved({ dateApplied: c.now })
-            : new RefundRejected({ dateApplied: c.now })
-        )
-      }
-      // Final: the same outcome again is a re-delivery; the other one would reverse it.
-      return state._tag === c.outcome
-        ? ok()
-        : Either.left(new RefundAlreadyReviewed({ refundId, status: state._tag }))
-    }
-  })
+  // Final: the same outcome again is a re-delivery; the other one would reverse it.
+  return state._tag === c.outcome
+    ? none
+    : Either.left(new RefundAlreadyReviewed({ refundId: state.refund.refundId, status: state._tag }))
 }
 
 // ---------------------------------------------------------------------------------------------
 // Evolve
 // ---------------------------------------------------------------------------------------------
 
-export const evolve = (state: State, event: Event): State => {
-  if (event._tag === "RefundRequested") {
-    return {
-      _tag: "PROCESSING",
-      refund: {
-        refundId: event.refundId,
-        merchantId: event.merchantId,
-        sandbox: event.sandbox,
-        transactionId: event.transactionId,
-        referenceId: event.referenceId,
-        amount: event.amount,
-        reason: event.reason,
-        requestedAt: event.requestedAt
-      },
-      dateApplied: Option.none()
-    }
-  }
-  // Events of a refund that does not exist cannot be in a well-formed stream: ignore them.
-  if (state._tag === "Initial") return state
-  return Match.valueTags(event, {
-    RefundApproved: (e): State => ({ ...state, _tag: "APPROVED", dateApplied: Option.some(e.dateApplied) }),
-    RefundRejected: (e): State => ({ ...state, _tag: "REJECTED", dateApplied: Option.some(e.dateApplied) })
+const requested = (event: RefundRequested): Existing => ({
+  _tag: "PROCESSING",
+  refund: {
+    refundId: event.refundId,
+    merchantId: event.merchantId,
+    sandbox: event.sandbox,
+    transactionId: event.transactionId,
+    referenceId: event.referenceId,
+    amount: event.amount,
+    reason: event.reason,
+    requestedAt: event.requestedAt
+  },
+  dateApplied: Option.none()
+})
+
+const evolveExisting = (state: Existing, event: Exclude<Event, RefundRequested>): Existing =>
+  Match.valueTags(event, {
+    RefundApproved: (e): Existing => ({
+      ...state,
+      _tag: "APPROVED",
+      dateApplied: Option.some(e.dateApplied)
+    }),
+    RefundRejected: (e): Existing => ({ ...state, _tag: "REJECTED", dateApplied: Option.some(e.dateApplied) })
   })
-}
 
 /**
  * The Refund aggregate; its stream id is the refund id (`RFD_…`). C9 reads by transaction id: the
  * Payment records its latest refund id, which leads to this stream.
+ * @category aggregates
  */
-export const Refund: Aggregate<Command, Event, State, Error> = {
+export const Refund: Aggregate<Command, Event, State, Error> = Aggregate.make({
   name: "Refund",
-  initialState,
-  decide,
-  evolve,
-  transitions,
   Event,
-  schemaVersion: 1
-}
+  transitions,
+  refuse: {
+    notFound: () => new RefundNotFound(),
+    alreadyExists: (state) => new RefundAlreadyExists({ refundId: state.refund.refundId }),
+    // Every existing state takes a review: only a second request can be refused, as a duplicate.
+    notInState: (_, state) => new RefundAlreadyExists({ refundId: state.refund.refundId })
+  },
+  create: { RequestRefund: request },
+  decide: review,
+  created: { RefundRequested: requested },
+  evolve: evolveExisting
+})
+
+/**
+ * The aggregate's decider, as the module's own functions: `decide`, `evolve` and the state before creation.
+ * @category aggregates
+ */
+export const { decide, evolve, initialState } = Refund

@@ -4,11 +4,19 @@
  */
 import * as Schema from "effect/Schema"
 
-/** How the card was read. */
+/**
+ * How the card was read.
+ *
+ * @category schemas
+ */
 export const CaptureMode = Schema.Literal("CHIP", "CONTACTLESS_CHIP")
 export type CaptureMode = typeof CaptureMode.Type
 
-/** The card networks, and `UNKOWN` (spelled so by the spec) when the network is not recognized. */
+/**
+ * The card networks, and `UNKOWN` (spelled so by the spec) when the network is not recognized.
+ *
+ * @category schemas
+ */
 export const CardBrand = Schema.Literal(
   "VISA",
   "MASTERCARD",
@@ -25,11 +33,19 @@ export const CardBrand = Schema.Literal(
 )
 export type CardBrand = typeof CardBrand.Type
 
-/** Debit or credit card. */
+/**
+ * Debit or credit card.
+ *
+ * @category schemas
+ */
 export const CardType = Schema.Literal("DEBIT", "CREDIT")
 export type CardType = typeof CardType.Type
 
-/** A masked card number: the first 6 and last 4 digits visible, the rest `*` (12 to 19 in all). */
+/**
+ * A masked card number: the first 6 and last 4 digits visible, the rest `*` (12 to 19 in all).
+ *
+ * @category schemas
+ */
 export const MaskedPan = Schema.String.pipe(
   Schema.pattern(/^[0-9]{6}\*{2,9}[0-9]{4}$/, {
     message: () => "expected 6 digits, 2 to 9 '*' and 4 digits"
@@ -38,7 +54,11 @@ export const MaskedPan = Schema.String.pipe(
 )
 export type MaskedPan = typeof MaskedPan.Type
 
-/** Card-present methods: a card, or a card tapped on a mobile device. */
+/**
+ * Card-present methods: a card, or a card tapped on a mobile device.
+ *
+ * @category schemas
+ */
 export const CardPaymentMethod = Schema.Literal("CARD", "SERVICE_TAP")
 export type CardPaymentMethod = typeof CardPaymentMethod.Type
 
@@ -46,6 +66,8 @@ export type CardPaymentMethod = typeof CardPaymentMethod.Type
  * Methods without card-present data (the spec does not show their `data`): the link and terminal
  * method names; `CREDIT_CARD` is an online card payment (no terminal capture); `CARD` is a terminal
  * card sale refused before a card was read (no `card` object, W14).
+ *
+ * @category schemas
  */
 export const OtherPaymentMethod = Schema.Literal(
   "CARD",

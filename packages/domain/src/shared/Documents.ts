@@ -2,7 +2,11 @@
 import * as Schema from "effect/Schema"
 import * as SafeText from "./SafeText.js"
 
-/** The identity document types a payer may give. */
+/**
+ * The identity document types a payer may give.
+ *
+ * @category schemas
+ */
 export const DocumentType = Schema.Literal(
   "CEDULA",
   "NIT",
@@ -17,7 +21,11 @@ export const DocumentType = Schema.Literal(
 )
 export type DocumentType = typeof DocumentType.Type
 
-/** A document number: 4 to 15 characters. */
+/**
+ * A document number: 4 to 15 characters.
+ *
+ * @category schemas
+ */
 export const DocumentNumber = SafeText.SafeString.pipe(
   Schema.minLength(4),
   Schema.maxLength(15),

@@ -8,6 +8,8 @@ import * as Schema from "effect/Schema"
 /**
  * One item of `errors`: a stable `code` (e.g. `AP005`), a human `message`, and, when the error is
  * about one field of the request, its dotted path (e.g. `amount.currency`).
+ *
+ * @category schemas
  */
 export const ErrorItem = Schema.Struct({
   code: Schema.NonEmptyString,
@@ -16,13 +18,19 @@ export const ErrorItem = Schema.Struct({
 })
 export type ErrorItem = typeof ErrorItem.Type
 
-/** Wraps a payload schema in the spec's `{payload, errors}` envelope; `errors` is empty on success. */
+/**
+ * Wraps a payload schema in the spec's `{payload, errors}` envelope; `errors` is empty on success.
+ *
+ * @category schemas
+ */
 export const Envelope = <P extends Schema.Schema.All>(payload: P) =>
   Schema.Struct({ payload, errors: Schema.Array(ErrorItem) })
 
 /**
  * The body of an error response: an empty `payload` object and at least one error item. An empty
  * object rather than `null` keeps clients that read `payload.x` unconditionally from crashing.
+ *
+ * @category schemas
  */
 export const ErrorEnvelope = Schema.Struct({
   payload: Schema.Struct({}),

@@ -4,7 +4,11 @@
  */
 import * as Schema from "effect/Schema"
 
-/** A non-negative, finite amount. */
+/**
+ * A non-negative, finite amount.
+ *
+ * @category schemas
+ */
 export const Amount = Schema.Number.pipe(Schema.finite(), Schema.nonNegative(), Schema.brand("Amount"))
 export type Amount = typeof Amount.Type
 
@@ -23,6 +27,8 @@ const hasAtMostTwoDecimals = (n: number): boolean => Math.round(n * 100) / 100 =
  * An amount as a request may send it (A3, B2, C1/C3, admin limits): finite, non-negative, at most
  * {@link MAX_AMOUNT}, at most {@link MAX_DECIMALS} decimals. Recorded amounts stay {@link Amount},
  * so events written before these bounds still read.
+ *
+ * @category schemas
  */
 export const RequestAmount = Amount.pipe(
   Schema.filter((n) => n <= MAX_AMOUNT || `expected an amount of at most ${MAX_AMOUNT}`),
@@ -37,11 +43,19 @@ export const RequestAmount = Amount.pipe(
 /** Hundredths of an amount, exact for a {@link RequestAmount}. */
 export const toCents = (n: number): number => Math.round(n * 100)
 
-/** Currencies the link API accepts (B2); the sale is processed in COP. */
+/**
+ * Currencies the link API accepts (B2); the sale is processed in COP.
+ *
+ * @category schemas
+ */
 export const Currency = Schema.Literal("COP", "USD")
 export type Currency = typeof Currency.Type
 
-/** A tax line as recorded: `base` is the taxable base, `value` the tax charged. */
+/**
+ * A tax line as recorded: `base` is the taxable base, `value` the tax charged.
+ *
+ * @category schemas
+ */
 export const TaxLine = Schema.Struct({
   type: Schema.Literal("VAT", "CONSUMPTION"),
   base: Amount,
@@ -49,7 +63,11 @@ export const TaxLine = Schema.Struct({
 })
 export type TaxLine = typeof TaxLine.Type
 
-/** A tax line as a request sends it (B2, C1/C3): both amounts {@link RequestAmount}s. */
+/**
+ * A tax line as a request sends it (B2, C1/C3): both amounts {@link RequestAmount}s.
+ *
+ * @category schemas
+ */
 export const RequestTaxLine = Schema.Struct({
   type: TaxLine.fields.type,
   base: RequestAmount,
@@ -59,7 +77,11 @@ export const RequestTaxLine = Schema.Struct({
 /** Makes an `Amount` from a number known to be valid (tests, constants); throws otherwise. */
 export const amount = (n: number): Amount => Amount.make(n)
 
-/** An ISO 4217 currency code: three upper-case letters. */
+/**
+ * An ISO 4217 currency code: three upper-case letters.
+ *
+ * @category schemas
+ */
 export const CurrencyCode = Schema.String.pipe(
   Schema.pattern(/^[A-Z]{3}$/, { message: () => "expected a three-letter upper-case currency code" }),
   Schema.annotations({ identifier: "CurrencyCode" })

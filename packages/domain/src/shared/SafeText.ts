@@ -18,11 +18,19 @@ export const UNSAFE_MESSAGE = "must not contain NUL characters or unpaired UTF-1
 export const refine = <S extends Schema.Schema<any, string, any>>(schema: S) =>
   schema.pipe(Schema.filter((s: string) => isSafe(s) || UNSAFE_MESSAGE))
 
-/** Any string without NUL or unpaired surrogates. */
+/**
+ * Any string without NUL or unpaired surrogates.
+ *
+ * @category schemas
+ */
 export const SafeString = refine(Schema.String).annotations({ identifier: "SafeString" })
 export type SafeString = typeof SafeString.Type
 
-/** A non-empty string without NUL or unpaired surrogates. */
+/**
+ * A non-empty string without NUL or unpaired surrogates.
+ *
+ * @category schemas
+ */
 export const NonEmptySafeString = refine(Schema.NonEmptyString).annotations({
   identifier: "NonEmptySafeString"
 })

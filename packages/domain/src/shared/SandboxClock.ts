@@ -8,10 +8,18 @@ import type * as DateTime from "effect/DateTime"
 import type * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 
-/** The server runs on the real clock: time cannot be advanced. */
+/**
+ * The server runs on the real clock: time cannot be advanced.
+ *
+ * @category errors
+ */
 export class ClockNotVirtual extends Schema.TaggedError<ClockNotVirtual>()("ClockNotVirtual", {}) {}
 
-/** The sandbox clock port. */
+/**
+ * The sandbox clock port.
+ *
+ * @category services
+ */
 export class SandboxClock extends Context.Tag("@cobro/domain/SandboxClock")<
   SandboxClock,
   {

@@ -8,19 +8,31 @@ import * as Schema from "effect/Schema"
 import { type ErrorItem, type FieldIssue, fieldIssues } from "../shared/Envelope.js"
 import { CheckoutRequest } from "./TerminalApi.js"
 
-/** AP001: a failure not mapped to a specific error. */
+/**
+ * AP001: a failure not mapped to a specific error.
+ *
+ * @category errors
+ */
 export class Unmapped extends Schema.TaggedError<Unmapped>()("Unmapped", {
   code: Schema.tag("AP001"),
   reason: Schema.String
 }) {}
 
-/** AP002: `amount.taxes` matches no valid tax form. */
+/**
+ * AP002: `amount.taxes` matches no valid tax form.
+ *
+ * @category errors
+ */
 export class InvalidTaxes extends Schema.TaggedError<InvalidTaxes>()("InvalidTaxes", {
   code: Schema.tag("AP002"),
   reason: Schema.String
 }) {}
 
-/** AP003: the payment method sent is not active for the merchant (or is no known method). */
+/**
+ * AP003: the payment method sent is not active for the merchant (or is no known method).
+ *
+ * @category errors
+ */
 export class PaymentMethodNotActive extends Schema.TaggedError<PaymentMethodNotActive>()(
   "PaymentMethodNotActive",
   {
@@ -29,14 +41,22 @@ export class PaymentMethodNotActive extends Schema.TaggedError<PaymentMethodNotA
   }
 ) {}
 
-/** AP004: the selected terminal is not bound to the merchant (or not enabled for the API). */
+/**
+ * AP004: the selected terminal is not bound to the merchant (or not enabled for the API).
+ *
+ * @category errors
+ */
 export class TerminalNotBound extends Schema.TaggedError<TerminalNotBound>()("TerminalNotBound", {
   code: Schema.tag("AP004"),
   terminal_model: Schema.String,
   terminal_serial: Schema.String
 }) {}
 
-/** AP005: a required field is missing; `field` is its dotted path, e.g. `amount.currency`. */
+/**
+ * AP005: a required field is missing; `field` is its dotted path, e.g. `amount.currency`.
+ *
+ * @category errors
+ */
 export class MissingField extends Schema.TaggedError<MissingField>()("MissingField", {
   code: Schema.tag("AP005"),
   field: Schema.String
@@ -45,6 +65,8 @@ export class MissingField extends Schema.TaggedError<MissingField>()("MissingFie
 /**
  * AP006: a field has a type (or a value format) other than the defined one; `field` is its dotted
  * path, `""` for the body itself when it is not a JSON object.
+ *
+ * @category errors
  */
 export class WrongType extends Schema.TaggedError<WrongType>()("WrongType", {
   code: Schema.tag("AP006"),

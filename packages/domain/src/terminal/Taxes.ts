@@ -6,7 +6,11 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { Amount, RequestAmount, type TaxLine, toCents } from "../shared/Money.js"
 
-/** The two kinds of tax a line can carry: value-added tax and consumption tax. */
+/**
+ * The two kinds of tax a line can carry: value-added tax and consumption tax.
+ *
+ * @category schemas
+ */
 export const TaxType = Schema.Literal("VAT", "CONSUMPTION")
 export type TaxType = typeof TaxType.Type
 
@@ -16,6 +20,8 @@ const exact = { onExcessProperty: "error" } as const
  * An item of the full form: the tax, its taxable base and its value. The spec's table names only
  * VAT; Cobro also accepts CONSUMPTION here (decision: the link and notification tax lines carry both).
  * Extra fields make the item fit no form.
+ *
+ * @category schemas
  */
 export const FullTaxItem = Schema.Struct({
   type: TaxType,
@@ -27,18 +33,30 @@ export const FullTaxItem = Schema.Struct({
 })
 export type FullTaxItem = typeof FullTaxItem.Type
 
-/** The labels of the by-label form: 19% VAT, 5% VAT and 8% consumption tax. */
+/**
+ * The labels of the by-label form: 19% VAT, 5% VAT and 8% consumption tax.
+ *
+ * @category schemas
+ */
 export const TaxLabel = Schema.Literal("IVA_19", "IVA_5", "IAC_8")
 export type TaxLabel = typeof TaxLabel.Type
 
-/** An item of the by-label form: only `type`, one of the labels. */
+/**
+ * An item of the by-label form: only `type`, one of the labels.
+ *
+ * @category schemas
+ */
 export const LabelTaxItem = Schema.Struct({ type: TaxLabel }).annotations({
   identifier: "LabelTaxItem",
   parseOptions: exact
 })
 export type LabelTaxItem = typeof LabelTaxItem.Type
 
-/** An item of the by-value form: the tax and its value; the service computes the base. */
+/**
+ * An item of the by-value form: the tax and its value; the service computes the base.
+ *
+ * @category schemas
+ */
 export const ValueTaxItem = Schema.Struct({ type: TaxType, value: RequestAmount }).annotations({
   identifier: "ValueTaxItem",
   parseOptions: exact
@@ -65,6 +83,8 @@ const valueItems = () =>
 /**
  * Full form, decoded: zero, one or two lines (VAT and/or CONSUMPTION, each at most once). An empty
  * `taxes` list decodes here: a sale without taxes.
+ *
+ * @category schemas
  */
 export const FullTaxes = Schema.transform(
   fullItems(),
@@ -73,7 +93,11 @@ export const FullTaxes = Schema.transform(
 ).annotations({ identifier: "FullTaxes" })
 export type FullTaxes = typeof FullTaxes.Type
 
-/** By-label form, decoded: exactly one label. */
+/**
+ * By-label form, decoded: exactly one label.
+ *
+ * @category schemas
+ */
 export const LabelTaxes = Schema.transform(
   Schema.Tuple(LabelTaxItem),
   Schema.typeSchema(Schema.TaggedStruct("Label", { label: TaxLabel })),
@@ -85,7 +109,11 @@ export const LabelTaxes = Schema.transform(
 ).annotations({ identifier: "LabelTaxes" })
 export type LabelTaxes = typeof LabelTaxes.Type
 
-/** By-value form, decoded: one or two values (VAT and/or CONSUMPTION, each at most once). */
+/**
+ * By-value form, decoded: one or two values (VAT and/or CONSUMPTION, each at most once).
+ *
+ * @category schemas
+ */
 export const ValueTaxes = Schema.transform(
   valueItems(),
   Schema.typeSchema(Schema.TaggedStruct("ByValue", { values: valueItems() })),
@@ -96,6 +124,8 @@ export type ValueTaxes = typeof ValueTaxes.Type
 /**
  * `amount.taxes` of a checkout: a list in exactly one of the three forms (forms are not mixed in one
  * list). Any other shape is error AP002. Decodes to a tagged union: `Full`, `Label` or `ByValue`.
+ *
+ * @category schemas
  */
 export const CheckoutTaxes = Schema.Union(FullTaxes, LabelTaxes, ValueTaxes).annotations({
   identifier: "CheckoutTaxes"

@@ -23,17 +23,29 @@ export { CheckoutPaymentMethod, TerminalPaymentMethod } from "./TerminalCheckout
 const opt = <S extends Schema.Schema.All>(schema: S) =>
   Schema.optionalWith(schema, { nullable: true, exact: true })
 
-/** An entry of `payload.payment_methods[]` (A1). */
+/**
+ * An entry of `payload.payment_methods[]` (A1).
+ *
+ * @category schemas
+ */
 export const PaymentMethodEntry = Schema.Struct({ name: TerminalPaymentMethod, enabled: Schema.Boolean })
 export type PaymentMethodEntry = typeof PaymentMethodEntry.Type
 
-/** A1 response. */
+/**
+ * A1 response.
+ *
+ * @category schemas
+ */
 export const PaymentMethodsResponse = Envelope(
   Schema.Struct({ payment_methods: Schema.Array(PaymentMethodEntry) })
 )
 export type PaymentMethodsResponse = typeof PaymentMethodsResponse.Type
 
-/** An entry of `payload.available_terminals[]` (A2): only bound terminals are listed, as `BINDED`. */
+/**
+ * An entry of `payload.available_terminals[]` (A2): only bound terminals are listed, as `BINDED`.
+ *
+ * @category schemas
+ */
 export const TerminalEntry = Schema.Struct({
   terminal_model: Schema.String,
   terminal_serial: TerminalSerial,
@@ -42,20 +54,32 @@ export const TerminalEntry = Schema.Struct({
 })
 export type TerminalEntry = typeof TerminalEntry.Type
 
-/** A2 response. */
+/**
+ * A2 response.
+ *
+ * @category schemas
+ */
 export const BoundTerminalsResponse = Envelope(
   Schema.Struct({ available_terminals: Schema.Array(TerminalEntry) })
 )
 export type BoundTerminalsResponse = typeof BoundTerminalsResponse.Type
 
-/** `payer.document`: every member optional. */
+/**
+ * `payer.document`: every member optional.
+ *
+ * @category schemas
+ */
 export const PayerDocument = Schema.Struct({
   document_type: opt(DocumentType),
   document_number: opt(DocumentNumber)
 })
 export type PayerDocument = typeof PayerDocument.Type
 
-/** `payer`: optional as a whole; an empty object is allowed. */
+/**
+ * `payer`: optional as a whole; an empty object is allowed.
+ *
+ * @category schemas
+ */
 export const Payer = Schema.Struct({
   email: opt(Email),
   phone_number: opt(SafeText.SafeString),
@@ -66,6 +90,8 @@ export type Payer = typeof Payer.Type
 /**
  * `amount` as sent: both spellings of the total (`total`, `total_amount`) and of the tip (`tip`,
  * `tip_amount`) are accepted.
+ *
+ * @category schemas
  */
 export const CheckoutAmountWire = Schema.Struct({
   currency: CurrencyCode,
@@ -76,7 +102,11 @@ export const CheckoutAmountWire = Schema.Struct({
   tip_amount: opt(RequestAmount)
 })
 
-/** `amount` decoded: one spelling, the samples' (`total_amount`, `tip_amount`). */
+/**
+ * `amount` decoded: one spelling, the samples' (`total_amount`, `tip_amount`).
+ *
+ * @category schemas
+ */
 export const CheckoutAmountDecoded = Schema.Struct({
   currency: CurrencyCode,
   total_amount: RequestAmount,
@@ -89,6 +119,8 @@ export const CheckoutAmountDecoded = Schema.Struct({
  * `tip_amount`; encodes with the samples' spelling. Neither spelling present: the field is missing
  * (reported as `amount.total_amount` / `amount.tip_amount`). Both present with different values: a
  * wrong value, reported on `amount.total` / `amount.tip`.
+ *
+ * @category schemas
  */
 export const CheckoutAmount = Schema.transformOrFail(
   CheckoutAmountWire,
@@ -159,6 +191,8 @@ export type CheckoutAmount = typeof CheckoutAmount.Type
 /**
  * The checkout `reference`, returned in the webhook as `data.metadata.reference`: 1 to 255
  * characters, not only blanks.
+ *
+ * @category schemas
  */
 export const CheckoutReference = SafeText.SafeString.pipe(
   Schema.maxLength(255),
@@ -169,6 +203,8 @@ export type CheckoutReference = typeof CheckoutReference.Type
 /**
  * A3 request. Unknown fields are ignored; optional fields accept `null` as absent. Decode it with
  * `CheckoutErrors.decodeCheckoutRequest` to get the spec's AP error codes.
+ *
+ * @category schemas
  */
 export const CheckoutRequest = Schema.Struct({
   amount: CheckoutAmount,
@@ -182,11 +218,19 @@ export const CheckoutRequest = Schema.Struct({
 }).annotations({ identifier: "CheckoutRequest" })
 export type CheckoutRequest = typeof CheckoutRequest.Type
 
-/** A3 response (HTTP 201): the id of the created integration. */
+/**
+ * A3 response (HTTP 201): the id of the created integration.
+ *
+ * @category schemas
+ */
 export const CheckoutResponse = Envelope(Schema.Struct({ integration_id: IntegrationId }))
 export type CheckoutResponse = typeof CheckoutResponse.Type
 
-/** A4 query: `is_external_reference`, `"true"` or `"false"`, default false (search by transaction id). */
+/**
+ * A4 query: `is_external_reference`, `"true"` or `"false"`, default false (search by transaction id).
+ *
+ * @category schemas
+ */
 export const NotificationsQuery = Schema.Struct({
   is_external_reference: Schema.optionalWith(Schema.BooleanFromString, { default: () => false, exact: true })
 })
@@ -195,7 +239,11 @@ export type NotificationsQuery = typeof NotificationsQuery.Type
 /** The most notifications A4 returns. */
 export const MAX_FALLBACK_NOTIFICATIONS = 10
 
-/** A4 response, not enveloped: one notification per matching payment, at most 10. */
+/**
+ * A4 response, not enveloped: one notification per matching payment, at most 10.
+ *
+ * @category schemas
+ */
 export const NotificationsResponse = Schema.Struct({
   notifications: Schema.Array(FallbackNotification).pipe(Schema.maxItems(MAX_FALLBACK_NOTIFICATIONS))
 })

@@ -7,7 +7,7 @@ import * as Either from "effect/Either"
 import * as Match from "effect/Match"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import type { Aggregate } from "../kernel/Aggregate.js"
+import { Aggregate, type Decision, type Initial, none, ok } from "../kernel/Aggregate.js"
 import * as Bogota from "../shared/Bogota.js"
 import { IntegrationId, MerchantId, TerminalSerial, TransactionId } from "../shared/Ids.js"
 import { Amount, CurrencyCode, TaxLine } from "../shared/Money.js"
@@ -22,6 +22,8 @@ import {
 import { DocumentNumber, DocumentType } from "../shared/Documents.js"
 import * as Transitions from "../kernel/Transitions.js"
 
+export type { Initial } from "../kernel/Aggregate.js"
+
 // ---------------------------------------------------------------------------------------------
 // Values
 // ---------------------------------------------------------------------------------------------
@@ -29,6 +31,7 @@ import * as Transitions from "../kernel/Transitions.js"
 /**
  * Terminal payment methods of both API variants: card (`POS`), the wallets (`WALLET_B` is in the
  * beta variant only), a payment link, and the service's QR (`PAY_BY_QR_SERVICE`, current variant only).
+ * @category models
  */
 export const TerminalPaymentMethod = Schema.Literal(
   "POS",
@@ -39,7 +42,10 @@ export const TerminalPaymentMethod = Schema.Literal(
 )
 export type TerminalPaymentMethod = typeof TerminalPaymentMethod.Type
 
-/** `payment_method` of a checkout: a method, or `""` for the terminal's own selection screen. */
+/**
+ * `payment_method` of a checkout: a method, or `""` for the terminal's own selection screen.
+ * @category models
+ */
 export const CheckoutPaymentMethod = Schema.Literal(...TerminalPaymentMethod.literals, "")
 export type CheckoutPaymentMethod = typeof CheckoutPaymentMethod.Type
 
@@ -48,6 +54,7 @@ export type CheckoutPaymentMethod = typeof CheckoutPaymentMethod.Type
  * PENDING (created, not yet pushed), SENDING (a push is under way), SENT (on the terminal), HELD (on a
  * terminal locked for more than 2 minutes, R1), UNREACHABLE (the push failed, R5; it is retried),
  * CANCELLED, APPROVED, REJECTED, VOIDED.
+ * @category models
  */
 export const Status = Schema.Literal(
   "PENDING",
@@ -62,10 +69,16 @@ export const Status = Schema.Literal(
 )
 export type Status = typeof Status.Type
 
-/** R1: a terminal locked for more than this holds the payment until it is unlocked. */
+/**
+ * R1: a terminal locked for more than this holds the payment until it is unlocked.
+ * @category models
+ */
 export const HOLD_AFTER_LOCKED_MS = 2 * 60 * 1000
 
-/** The `amount` of a checkout as recorded: the tax lines are already computed from the tax form. */
+/**
+ * The `amount` of a checkout as recorded: the tax lines are already computed from the tax form.
+ * @category models
+ */
 export class CheckoutAmount extends Schema.Class<CheckoutAmount>("CheckoutAmount")({
   currency: CurrencyCode,
   /** Total to process, including tip and taxes. */
@@ -74,20 +87,29 @@ export class CheckoutAmount extends Schema.Class<CheckoutAmount>("CheckoutAmount
   taxes: Schema.Array(TaxLine)
 }) {}
 
-/** `payer.document`. */
+/**
+ * `payer.document`.
+ * @category models
+ */
 export class PayerDocument extends Schema.Class<PayerDocument>("PayerDocument")({
   documentType: Schema.OptionFromUndefinedOr(DocumentType),
   documentNumber: Schema.OptionFromUndefinedOr(DocumentNumber)
 }) {}
 
-/** `payer`: every member optional; an empty payer is allowed. */
+/**
+ * `payer`: every member optional; an empty payer is allowed.
+ * @category models
+ */
 export class Payer extends Schema.Class<Payer>("Payer")({
   email: Schema.OptionFromUndefinedOr(Schema.String),
   phoneNumber: Schema.OptionFromUndefinedOr(Schema.String),
   document: Schema.OptionFromUndefinedOr(PayerDocument)
 }) {}
 
-/** The card read by the terminal (the webhook's `data.card`). */
+/**
+ * The card read by the terminal (the webhook's `data.card`).
+ * @category models
+ */
 export class Card extends Schema.Class<Card>("Card")({
   /** First 6 and last 4 digits visible. */
   maskedPan: MaskedPan,
@@ -100,11 +122,17 @@ export class Card extends Schema.Class<Card>("Card")({
   terminalId: Schema.String
 }) {}
 
-/** How the sale was paid, as the webhook's `data.payment_method` carries it. */
+/**
+ * How the sale was paid, as the webhook's `data.payment_method` carries it.
+ * @category models
+ */
 export const SalePaymentMethod = Schema.Literal(...CardPaymentMethod.literals, ...OtherPaymentMethod.literals)
 export type SalePaymentMethod = typeof SalePaymentMethod.Type
 
-/** What the terminal reports of an approved sale. */
+/**
+ * What the terminal reports of an approved sale.
+ * @category models
+ */
 export class Sale extends Schema.Class<Sale>("Sale")({
   paymentMethod: SalePaymentMethod,
   /** The code that identifies the transaction on the terminal. */
@@ -125,6 +153,7 @@ const isCardMethod = (method: SalePaymentMethod): boolean => Schema.is(CardPayme
 /**
  * A3: create a checkout. The handler checked the method is active (AP003) and the terminal bound
  * (AP004), computed the tax lines from the tax form (AP002), minted the ids and read the clock.
+ * @category commands
  */
 export class CreateCheckout extends Schema.TaggedClass<CreateCheckout>()("CreateCheckout", {
   integrationId: IntegrationId,
@@ -147,6 +176,7 @@ export class CreateCheckout extends Schema.TaggedClass<CreateCheckout>()("Create
 /**
  * The push worker claims the checkout before it calls the terminal gateway, so that a concurrent
  * cancel either wins (no push) or loses (R3: the instruction may already be on its way).
+ * @category commands
  */
 export class AttemptPush extends Schema.TaggedClass<AttemptPush>()("AttemptPush", {
   now: Schema.DateTimeUtc
@@ -155,36 +185,52 @@ export class AttemptPush extends Schema.TaggedClass<AttemptPush>()("AttemptPush"
 /**
  * The gateway delivered the instruction. `lockedSince` is the terminal's condition at push time:
  * absent when unlocked, else when it was locked (R1).
+ * @category commands
  */
 export class RecordDelivery extends Schema.TaggedClass<RecordDelivery>()("RecordDelivery", {
   lockedSince: Schema.OptionFromUndefinedOr(Schema.DateTimeUtc),
   now: Schema.DateTimeUtc
 }) {}
 
-/** The gateway could not reach the terminal (off, app closed, session token expired: R5). */
+/**
+ * The gateway could not reach the terminal (off, app closed, session token expired: R5).
+ * @category commands
+ */
 export class RecordUnreachable extends Schema.TaggedClass<RecordUnreachable>()("RecordUnreachable", {
   reason: Schema.String,
   now: Schema.DateTimeUtc
 }) {}
 
-/** The terminal was unlocked: a held payment is processed automatically (R1). */
+/**
+ * The terminal was unlocked: a held payment is processed automatically (R1).
+ * @category commands
+ */
 export class UnlockTerminal extends Schema.TaggedClass<UnlockTerminal>()("UnlockTerminal", {
   now: Schema.DateTimeUtc
 }) {}
 
-/** The merchant withdraws a checkout that has not been sent (R3). */
+/**
+ * The merchant withdraws a checkout that has not been sent (R3).
+ * @category commands
+ */
 export class CancelCheckout extends Schema.TaggedClass<CancelCheckout>()("CancelCheckout", {
   now: Schema.DateTimeUtc
 }) {}
 
-/** The terminal reports the sale approved. */
+/**
+ * The terminal reports the sale approved.
+ * @category commands
+ */
 export class ApproveSale extends Schema.TaggedClass<ApproveSale>()("ApproveSale", {
   transactionId: TransactionId,
   sale: Sale,
   now: Schema.DateTimeUtc
 }) {}
 
-/** The terminal reports the sale rejected. */
+/**
+ * The terminal reports the sale rejected.
+ * @category commands
+ */
 export class RejectSale extends Schema.TaggedClass<RejectSale>()("RejectSale", {
   transactionId: TransactionId,
   reason: Schema.String,
@@ -192,19 +238,29 @@ export class RejectSale extends Schema.TaggedClass<RejectSale>()("RejectSale", {
   now: Schema.DateTimeUtc
 }) {}
 
-/** The sale was voided (on the terminal) and the void approved. */
+/**
+ * The sale was voided (on the terminal) and the void approved.
+ * @category commands
+ */
 export class ApproveVoid extends Schema.TaggedClass<ApproveVoid>()("ApproveVoid", {
   transactionId: TransactionId,
   now: Schema.DateTimeUtc
 }) {}
 
-/** The sale's void was rejected: the sale stays APPROVED. */
+/**
+ * The sale's void was rejected: the sale stays APPROVED.
+ * @category commands
+ */
 export class RejectVoid extends Schema.TaggedClass<RejectVoid>()("RejectVoid", {
   transactionId: TransactionId,
   reason: Schema.String,
   now: Schema.DateTimeUtc
 }) {}
 
+/**
+ * Every command of the terminal checkout.
+ * @category commands
+ */
 export const Command = Schema.Union(
   CreateCheckout,
   AttemptPush,
@@ -223,6 +279,10 @@ export type Command = typeof Command.Type
 // Events
 // ---------------------------------------------------------------------------------------------
 
+/**
+ * A checkout was created (A3): PENDING, waiting for its push to the terminal.
+ * @category events
+ */
 export class CheckoutCreated extends Schema.TaggedClass<CheckoutCreated>()("CheckoutCreated", {
   integrationId: IntegrationId,
   transactionId: TransactionId,
@@ -239,47 +299,72 @@ export class CheckoutCreated extends Schema.TaggedClass<CheckoutCreated>()("Chec
   createdAt: Schema.DateTimeUtc
 }) {}
 
-/** A push was claimed; `attempt` counts from 1. */
+/**
+ * A push was claimed; `attempt` counts from 1.
+ * @category events
+ */
 export class PushAttempted extends Schema.TaggedClass<PushAttempted>()("PushAttempted", {
   attempt: Schema.Int.pipe(Schema.positive()),
   at: Schema.DateTimeUtc
 }) {}
 
-/** The instruction is on the terminal. `lockedSince`: it was locked for at most 2 minutes. */
+/**
+ * The instruction is on the terminal. `lockedSince`: it was locked for at most 2 minutes.
+ * @category events
+ */
 export class CheckoutSent extends Schema.TaggedClass<CheckoutSent>()("CheckoutSent", {
   lockedSince: Schema.OptionFromUndefinedOr(Schema.DateTimeUtc),
   at: Schema.DateTimeUtc
 }) {}
 
-/** R1: the instruction is on a terminal locked for more than 2 minutes; it waits for the unlock. */
+/**
+ * R1: the instruction is on a terminal locked for more than 2 minutes; it waits for the unlock.
+ * @category events
+ */
 export class CheckoutHeld extends Schema.TaggedClass<CheckoutHeld>()("CheckoutHeld", {
   lockedSince: Schema.DateTimeUtc,
   at: Schema.DateTimeUtc
 }) {}
 
-/** The terminal was unlocked and processes the held payment. */
+/**
+ * The terminal was unlocked and processes the held payment.
+ * @category events
+ */
 export class CheckoutReleased extends Schema.TaggedClass<CheckoutReleased>()("CheckoutReleased", {
   at: Schema.DateTimeUtc
 }) {}
 
-/** R5: the push did not reach the terminal; the checkout waits for another attempt. */
+/**
+ * R5: the push did not reach the terminal; the checkout waits for another attempt.
+ * @category events
+ */
 export class DeliveryFailed extends Schema.TaggedClass<DeliveryFailed>()("DeliveryFailed", {
   reason: Schema.String,
   at: Schema.DateTimeUtc
 }) {}
 
+/**
+ * The merchant withdrew the checkout before it was sent (R3): CANCELLED, final.
+ * @category events
+ */
 export class CheckoutCancelled extends Schema.TaggedClass<CheckoutCancelled>()("CheckoutCancelled", {
   at: Schema.DateTimeUtc
 }) {}
 
-/** SALE_APPROVED. */
+/**
+ * The terminal reported the sale approved: APPROVED, notified as SALE_APPROVED.
+ * @category events
+ */
 export class SaleApproved extends Schema.TaggedClass<SaleApproved>()("SaleApproved", {
   transactionId: TransactionId,
   sale: Sale,
   at: Schema.DateTimeUtc
 }) {}
 
-/** SALE_REJECTED. */
+/**
+ * The terminal reported the sale rejected: REJECTED, notified as SALE_REJECTED.
+ * @category events
+ */
 export class SaleRejected extends Schema.TaggedClass<SaleRejected>()("SaleRejected", {
   transactionId: TransactionId,
   reason: Schema.String,
@@ -287,19 +372,29 @@ export class SaleRejected extends Schema.TaggedClass<SaleRejected>()("SaleReject
   at: Schema.DateTimeUtc
 }) {}
 
-/** VOID_APPROVED. */
+/**
+ * The sale was voided on the terminal and the void approved: VOIDED, notified as VOID_APPROVED.
+ * @category events
+ */
 export class SaleVoided extends Schema.TaggedClass<SaleVoided>()("SaleVoided", {
   transactionId: TransactionId,
   at: Schema.DateTimeUtc
 }) {}
 
-/** VOID_REJECTED: recorded, the sale stays APPROVED. */
+/**
+ * The sale's void was rejected: recorded and notified as VOID_REJECTED; the sale stays APPROVED.
+ * @category events
+ */
 export class VoidRejected extends Schema.TaggedClass<VoidRejected>()("VoidRejected", {
   transactionId: TransactionId,
   reason: Schema.String,
   at: Schema.DateTimeUtc
 }) {}
 
+/**
+ * Every event of the terminal checkout, as stored.
+ * @category events
+ */
 export const Event = Schema.Union(
   CheckoutCreated,
   PushAttempted,
@@ -319,55 +414,78 @@ export type Event = typeof Event.Type
 // Errors
 // ---------------------------------------------------------------------------------------------
 
-/** No checkout with that integration id. */
-export class CheckoutNotFound extends Schema.TaggedError<CheckoutNotFound>()("CheckoutNotFound", {}) {}
+const Refusal = Aggregate.refusalErrors({ integrationId: IntegrationId }, { status: Status })
 
-/** A checkout with that integration id exists already. */
-export class CheckoutAlreadyExists extends Schema.TaggedError<CheckoutAlreadyExists>()(
-  "CheckoutAlreadyExists",
-  {
-    integrationId: IntegrationId
-  }
+/**
+ * No checkout with that integration id.
+ * @category errors
+ */
+export class CheckoutNotFound extends Refusal.NotFound<CheckoutNotFound>()("CheckoutNotFound") {}
+
+/**
+ * A checkout with that integration id exists already.
+ * @category errors
+ */
+export class CheckoutAlreadyExists extends Refusal.AlreadyExists<CheckoutAlreadyExists>()(
+  "CheckoutAlreadyExists"
 ) {}
 
-/** The checkout is not in a state that accepts the command (voiding a REJECTED sale, unlocking a PENDING one). */
-export class CheckoutNotInState extends Schema.TaggedError<CheckoutNotInState>()("CheckoutNotInState", {
-  integrationId: IntegrationId,
-  status: Status,
-  command: Schema.String
-}) {}
+/**
+ * The checkout is not in a state that accepts the command (voiding a REJECTED sale, unlocking a PENDING one).
+ * @category errors
+ */
+export class CheckoutNotInState extends Refusal.NotInState<CheckoutNotInState>()("CheckoutNotInState") {}
 
-/** R3: the payment request was already sent to the terminal and cannot be cancelled remotely. */
+/**
+ * R3: the payment request was already sent to the terminal and cannot be cancelled remotely.
+ * @category errors
+ */
 export class CheckoutAlreadySent extends Schema.TaggedError<CheckoutAlreadySent>()("CheckoutAlreadySent", {
   integrationId: IntegrationId,
   status: Status
 }) {}
 
-/** The outcome names a transaction other than the checkout's. */
+/**
+ * The outcome names a transaction other than the checkout's.
+ * @category errors
+ */
 export class UnknownCheckoutTransaction extends Schema.TaggedError<UnknownCheckoutTransaction>()(
   "UnknownCheckoutTransaction",
   { integrationId: IntegrationId, transactionId: TransactionId }
 ) {}
 
-/** A card sale without card data or approval number, or card data on a sale by another method. */
+/**
+ * A card sale without card data or approval number, or card data on a sale by another method.
+ * @category errors
+ */
 export class InvalidSaleDetails extends Schema.TaggedError<InvalidSaleDetails>()("InvalidSaleDetails", {
   integrationId: IntegrationId,
   reason: Schema.String
 }) {}
 
-/** Only credit or debit card sales can be voided. */
+/**
+ * Only credit or debit card sales can be voided.
+ * @category errors
+ */
 export class NotACardSale extends Schema.TaggedError<NotACardSale>()("NotACardSale", {
   integrationId: IntegrationId,
   paymentMethod: SalePaymentMethod
 }) {}
 
-/** The void window closed: same Bogotá day, before 21:00. A refund is the remedy. */
+/**
+ * The void window closed: same Bogotá day, before 21:00. A refund is the remedy.
+ * @category errors
+ */
 export class VoidWindowClosed extends Schema.TaggedError<VoidWindowClosed>()("VoidWindowClosed", {
   integrationId: IntegrationId,
   approvedAt: Schema.DateTimeUtc,
   closesAt: Schema.DateTimeUtc
 }) {}
 
+/**
+ * Every refusal of the terminal checkout.
+ * @category errors
+ */
 export type Error =
   | CheckoutNotFound
   | CheckoutAlreadyExists
@@ -382,7 +500,10 @@ export type Error =
 // State
 // ---------------------------------------------------------------------------------------------
 
-/** What a checkout is, fixed at creation. */
+/**
+ * What a checkout is, fixed at creation.
+ * @category models
+ */
 export interface Checkout {
   readonly integrationId: IntegrationId
   readonly transactionId: TransactionId
@@ -399,18 +520,19 @@ export interface Checkout {
   readonly createdAt: DateTime.Utc
 }
 
-/** An approved sale and when it was approved (the void window counts from then). */
+/**
+ * An approved sale and when it was approved (the void window counts from then).
+ * @category models
+ */
 export interface Approval {
   readonly sale: Sale
   readonly approvedAt: DateTime.Utc
 }
 
-/** No checkout yet. */
-export interface Initial {
-  readonly _tag: "Initial"
-}
-
-/** A checkout in one of its statuses. */
+/**
+ * A checkout in one of its statuses.
+ * @category models
+ */
 export interface Existing {
   readonly _tag: Status
   readonly checkout: Checkout
@@ -425,64 +547,68 @@ export interface Existing {
   readonly updatedAt: DateTime.Utc
 }
 
+/**
+ * No checkout yet (`Initial`), or a checkout.
+ * @category models
+ */
 export type State = Initial | Existing
-
-export const initialState: State = { _tag: "Initial" }
 
 // ---------------------------------------------------------------------------------------------
 // Transitions
 // ---------------------------------------------------------------------------------------------
 
 /**
- * State × command → states it may lead to. Outcomes are taken from SENDING too (they may overtake
- * the delivery report) and from HELD (they prove the unlock). Late or repeated reports (delivery,
- * unreachable, unlock, outcome) after the outcome are no-ops. APPROVED × RejectVoid records the
- * rejection and stays APPROVED.
+ * State × command → where it leads, or `"noop"`: accepted, nothing recorded. Outcomes are taken from
+ * SENDING too (they may overtake the delivery report) and from HELD (they prove the unlock). Late or
+ * repeated reports (delivery, unreachable, unlock, outcome) after the outcome are no-ops. APPROVED ×
+ * RejectVoid records the rejection (VOID_REJECTED) and stays APPROVED.
+ * @category models
  */
 export const transitions = Transitions.make<State["_tag"], Command["_tag"]>({
-  Initial: { CreateCheckout: ["PENDING"] },
-  PENDING: { AttemptPush: ["SENDING"], CancelCheckout: ["CANCELLED"] },
+  Initial: { CreateCheckout: "PENDING" },
+  PENDING: { AttemptPush: "SENDING", CancelCheckout: "CANCELLED" },
   SENDING: {
-    AttemptPush: ["SENDING"],
+    // A worker that crashed mid-push claims it again: nothing to record, it pushes again.
+    AttemptPush: "noop",
     RecordDelivery: ["SENT", "HELD"],
-    RecordUnreachable: ["UNREACHABLE"],
-    ApproveSale: ["APPROVED"],
-    RejectSale: ["REJECTED"]
+    RecordUnreachable: "UNREACHABLE",
+    ApproveSale: "APPROVED",
+    RejectSale: "REJECTED"
   },
-  UNREACHABLE: { AttemptPush: ["SENDING"], CancelCheckout: ["CANCELLED"] },
+  UNREACHABLE: { AttemptPush: "SENDING", CancelCheckout: "CANCELLED" },
   SENT: {
-    RecordDelivery: ["SENT"],
-    UnlockTerminal: ["SENT"],
-    ApproveSale: ["APPROVED"],
-    RejectSale: ["REJECTED"]
+    RecordDelivery: "noop",
+    UnlockTerminal: "noop",
+    ApproveSale: "APPROVED",
+    RejectSale: "REJECTED"
   },
   HELD: {
-    RecordDelivery: ["HELD"],
-    UnlockTerminal: ["SENT"],
-    ApproveSale: ["APPROVED"],
-    RejectSale: ["REJECTED"]
+    RecordDelivery: "noop",
+    UnlockTerminal: "SENT",
+    ApproveSale: "APPROVED",
+    RejectSale: "REJECTED"
   },
-  CANCELLED: { CancelCheckout: ["CANCELLED"] },
+  CANCELLED: { CancelCheckout: "noop" },
   APPROVED: {
-    RecordDelivery: ["APPROVED"],
-    RecordUnreachable: ["APPROVED"],
-    UnlockTerminal: ["APPROVED"],
-    ApproveSale: ["APPROVED"],
-    ApproveVoid: ["VOIDED"],
-    RejectVoid: ["APPROVED"]
+    RecordDelivery: "noop",
+    RecordUnreachable: "noop",
+    UnlockTerminal: "noop",
+    ApproveSale: "noop",
+    ApproveVoid: "VOIDED",
+    RejectVoid: "APPROVED"
   },
   REJECTED: {
-    RecordDelivery: ["REJECTED"],
-    RecordUnreachable: ["REJECTED"],
-    UnlockTerminal: ["REJECTED"],
-    RejectSale: ["REJECTED"]
+    RecordDelivery: "noop",
+    RecordUnreachable: "noop",
+    UnlockTerminal: "noop",
+    RejectSale: "noop"
   },
   VOIDED: {
-    RecordDelivery: ["VOIDED"],
-    RecordUnreachable: ["VOIDED"],
-    UnlockTerminal: ["VOIDED"],
-    ApproveSale: ["VOIDED"],
-    ApproveVoid: ["VOIDED"]
+    RecordDelivery: "noop",
+    RecordUnreachable: "noop",
+    UnlockTerminal: "noop",
+    ApproveSale: "noop",
+    ApproveVoid: "noop"
   }
 })
 
@@ -490,13 +616,17 @@ export const transitions = Transitions.make<State["_tag"], Command["_tag"]>({
 // Decide
 // ---------------------------------------------------------------------------------------------
 
-/** Whether the instruction has (or may have) left Cobro: from then on it cannot be cancelled (R3). */
+/**
+ * Whether the instruction has (or may have) left Cobro: from then on it cannot be cancelled (R3).
+ * @category predicates
+ */
 export const wasSent = (status: Status): boolean =>
   status !== "PENDING" && status !== "UNREACHABLE" && status !== "CANCELLED"
 
 /**
  * R1: whether a terminal locked since `lockedSince` holds a payment delivered at `now`: locked for
  * more than 2 minutes. A lock of exactly 2 minutes or less does not hold it.
+ * @category predicates
  */
 export const holdsPayment = (
   lockedSince: Option.Option<DateTime.DateTime>,
@@ -507,30 +637,23 @@ export const holdsPayment = (
     onSome: (since) => DateTime.toEpochMillis(now) - DateTime.toEpochMillis(since) > HOLD_AFTER_LOCKED_MS
   })
 
-const ok = (...events: ReadonlyArray<Event>): Either.Either<ReadonlyArray<Event>, Error> =>
-  Either.right(events)
-const none = ok()
+/** R3: the refusal of a cancellation once the payment request was sent to the terminal. */
+const alreadySent = (command: Command, state: Existing): CheckoutAlreadySent | undefined =>
+  command._tag === "CancelCheckout" && wasSent(state._tag)
+    ? new CheckoutAlreadySent({ integrationId: state.checkout.integrationId, status: state._tag })
+    : undefined
 
-export const decide = (command: Command, state: State): Either.Either<ReadonlyArray<Event>, Error> => {
-  if (state._tag === "Initial") {
-    return command._tag === "CreateCheckout" ? create(command) : Either.left(new CheckoutNotFound())
-  }
+/** Decides a command the table lets act on an existing checkout. */
+const decideExisting = (
+  command: Exclude<Command, CreateCheckout>,
+  state: Existing
+): Decision<Event, Error> => {
   const integrationId = state.checkout.integrationId
-  if (!Transitions.allows(transitions, state._tag, command._tag)) {
-    return Either.left(
-      command._tag === "CreateCheckout"
-        ? new CheckoutAlreadyExists({ integrationId })
-        : command._tag === "CancelCheckout" && wasSent(state._tag)
-          ? new CheckoutAlreadySent({ integrationId, status: state._tag })
-          : new CheckoutNotInState({ integrationId, status: state._tag, command: command._tag })
-    )
-  }
   // Outcomes must name the checkout's own transaction, whatever the state.
   const unknown = (transactionId: TransactionId) =>
     Either.left(new UnknownCheckoutTransaction({ integrationId, transactionId }))
   const isOwn = (transactionId: TransactionId) => transactionId === state.checkout.transactionId
   return Match.valueTags(command, {
-    CreateCheckout: () => Either.left(new CheckoutAlreadyExists({ integrationId })),
     AttemptPush: (c) =>
       // A worker that crashed mid-push claims it again: nothing to record, it pushes again.
       state._tag === "SENDING" ? none : ok(new PushAttempted({ attempt: state.pushAttempts + 1, at: c.now })),
@@ -576,7 +699,7 @@ export const decide = (command: Command, state: State): Either.Either<ReadonlyAr
   })
 }
 
-const create = (c: CreateCheckout): Either.Either<ReadonlyArray<Event>, Error> =>
+const create = (c: CreateCheckout): Decision<Event, Error> =>
   ok(
     new CheckoutCreated({
       integrationId: c.integrationId,
@@ -595,10 +718,7 @@ const create = (c: CreateCheckout): Either.Either<ReadonlyArray<Event>, Error> =
     })
   )
 
-const approve = (
-  c: ApproveSale,
-  integrationId: IntegrationId
-): Either.Either<ReadonlyArray<Event>, Error> => {
+const approve = (c: ApproveSale, integrationId: IntegrationId): Decision<Event, Error> => {
   // The webhook's card `data` needs the card and the approval number; other methods carry no card.
   if (isCardMethod(c.sale.paymentMethod)) {
     if (Option.isNone(c.sale.card) || Option.isNone(c.sale.approvalNumber)) {
@@ -639,76 +759,91 @@ const voidable = (state: Existing, now: DateTime.Utc): Either.Either<void, Error
 // Evolve
 // ---------------------------------------------------------------------------------------------
 
-export const evolve = (state: State, event: Event): State => {
-  if (event._tag === "CheckoutCreated") {
-    return {
-      _tag: "PENDING",
-      checkout: {
-        integrationId: event.integrationId,
-        transactionId: event.transactionId,
-        merchantId: event.merchantId,
-        sandbox: event.sandbox,
-        terminalSerial: event.terminalSerial,
-        terminalModel: event.terminalModel,
-        reference: event.reference,
-        amount: event.amount,
-        paymentMethod: event.paymentMethod,
-        userEmail: event.userEmail,
-        description: event.description,
-        payer: event.payer,
-        createdAt: event.createdAt
-      },
-      pushAttempts: 0,
-      lastFailure: Option.none(),
-      lockedSince: Option.none(),
-      approval: Option.none(),
-      rejectionReason: Option.none(),
-      updatedAt: event.createdAt
-    }
-  }
-  // Events of a checkout that does not exist cannot be in a well-formed stream: ignore them.
-  if (state._tag === "Initial") return state
-  return Match.valueTags(event, {
-    PushAttempted: (e): State => ({ ...state, _tag: "SENDING", pushAttempts: e.attempt, updatedAt: e.at }),
-    CheckoutSent: (e): State => ({ ...state, _tag: "SENT", lockedSince: e.lockedSince, updatedAt: e.at }),
-    CheckoutHeld: (e): State => ({
+const created = (event: CheckoutCreated): Existing => ({
+  _tag: "PENDING",
+  checkout: {
+    integrationId: event.integrationId,
+    transactionId: event.transactionId,
+    merchantId: event.merchantId,
+    sandbox: event.sandbox,
+    terminalSerial: event.terminalSerial,
+    terminalModel: event.terminalModel,
+    reference: event.reference,
+    amount: event.amount,
+    paymentMethod: event.paymentMethod,
+    userEmail: event.userEmail,
+    description: event.description,
+    payer: event.payer,
+    createdAt: event.createdAt
+  },
+  pushAttempts: 0,
+  lastFailure: Option.none(),
+  lockedSince: Option.none(),
+  approval: Option.none(),
+  rejectionReason: Option.none(),
+  updatedAt: event.createdAt
+})
+
+const evolveExisting = (state: Existing, event: Exclude<Event, CheckoutCreated>): Existing =>
+  Match.valueTags(event, {
+    PushAttempted: (e): Existing => ({ ...state, _tag: "SENDING", pushAttempts: e.attempt, updatedAt: e.at }),
+    CheckoutSent: (e): Existing => ({ ...state, _tag: "SENT", lockedSince: e.lockedSince, updatedAt: e.at }),
+    CheckoutHeld: (e): Existing => ({
       ...state,
       _tag: "HELD",
       lockedSince: Option.some(e.lockedSince),
       updatedAt: e.at
     }),
-    CheckoutReleased: (e): State => ({ ...state, _tag: "SENT", lockedSince: Option.none(), updatedAt: e.at }),
-    DeliveryFailed: (e): State => ({
+    CheckoutReleased: (e): Existing => ({
+      ...state,
+      _tag: "SENT",
+      lockedSince: Option.none(),
+      updatedAt: e.at
+    }),
+    DeliveryFailed: (e): Existing => ({
       ...state,
       _tag: "UNREACHABLE",
       lastFailure: Option.some(e.reason),
       updatedAt: e.at
     }),
-    CheckoutCancelled: (e): State => ({ ...state, _tag: "CANCELLED", updatedAt: e.at }),
-    SaleApproved: (e): State => ({
+    CheckoutCancelled: (e): Existing => ({ ...state, _tag: "CANCELLED", updatedAt: e.at }),
+    SaleApproved: (e): Existing => ({
       ...state,
       _tag: "APPROVED",
       approval: Option.some({ sale: e.sale, approvedAt: e.at }),
       updatedAt: e.at
     }),
-    SaleRejected: (e): State => ({
+    SaleRejected: (e): Existing => ({
       ...state,
       _tag: "REJECTED",
       rejectionReason: Option.some(e.reason),
       updatedAt: e.at
     }),
-    SaleVoided: (e): State => ({ ...state, _tag: "VOIDED", updatedAt: e.at }),
-    VoidRejected: (e): State => ({ ...state, updatedAt: e.at })
+    SaleVoided: (e): Existing => ({ ...state, _tag: "VOIDED", updatedAt: e.at }),
+    VoidRejected: (e): Existing => ({ ...state, updatedAt: e.at })
   })
-}
 
-/** The TerminalCheckout aggregate; its streams are keyed by integration id. */
-export const TerminalCheckout: Aggregate<Command, Event, State, Error> = {
+/**
+ * The TerminalCheckout aggregate; its streams are keyed by integration id.
+ * @category aggregates
+ */
+export const TerminalCheckout: Aggregate<Command, Event, State, Error> = Aggregate.make({
   name: "TerminalCheckout",
-  initialState,
-  decide,
-  evolve,
-  transitions,
   Event,
-  schemaVersion: 1
-}
+  transitions,
+  refuse: Aggregate.refusals(
+    { NotFound: CheckoutNotFound, AlreadyExists: CheckoutAlreadyExists, NotInState: CheckoutNotInState },
+    (state) => ({ integrationId: state.checkout.integrationId }),
+    alreadySent
+  ),
+  create: { CreateCheckout: create },
+  decide: decideExisting,
+  created: { CheckoutCreated: created },
+  evolve: evolveExisting
+})
+
+/**
+ * The aggregate's decider, as the module's own functions: `decide`, `evolve` and the state before creation.
+ * @category aggregates
+ */
+export const { decide, evolve, initialState } = TerminalCheckout

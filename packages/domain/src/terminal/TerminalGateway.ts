@@ -8,7 +8,11 @@ import * as Schema from "effect/Schema"
 import { IntegrationId, MerchantId, TerminalSerial, TransactionId } from "../shared/Ids.js"
 import { Amount } from "../shared/Money.js"
 
-/** What the terminal is asked to charge. */
+/**
+ * What the terminal is asked to charge.
+ *
+ * @category schemas
+ */
 export class ChargeInstruction extends Schema.Class<ChargeInstruction>("ChargeInstruction")({
   integrationId: IntegrationId,
   /** The transaction the terminal reports its outcome against. */
@@ -23,7 +27,11 @@ export class ChargeInstruction extends Schema.Class<ChargeInstruction>("ChargeIn
   sandbox: Schema.Boolean
 }) {}
 
-/** The terminal could not be reached (powered off, app closed, session expired: R5). */
+/**
+ * The terminal could not be reached (powered off, app closed, session expired: R5).
+ *
+ * @category errors
+ */
 export class TerminalUnreachable extends Schema.TaggedError<TerminalUnreachable>()("TerminalUnreachable", {
   terminalSerial: TerminalSerial,
   reason: Schema.String
@@ -32,6 +40,8 @@ export class TerminalUnreachable extends Schema.TaggedError<TerminalUnreachable>
 /**
  * The instruction reached the terminal. `lockedSince` is when the terminal was locked, if it was:
  * locked for more than 2 minutes, it holds the payment until unlocked (R1).
+ *
+ * @category schemas
  */
 export class Delivered extends Schema.Class<Delivered>("Delivered")({
   lockedSince: Schema.OptionFromUndefinedOr(Schema.DateTimeUtc),
@@ -43,7 +53,11 @@ export class Delivered extends Schema.Class<Delivered>("Delivered")({
   recorded: Schema.optionalWith(Schema.Boolean, { default: () => false })
 }) {}
 
-/** The terminal gateway port. */
+/**
+ * The terminal gateway port.
+ *
+ * @category services
+ */
 export class TerminalGateway extends Context.Tag("@cobro/domain/TerminalGateway")<
   TerminalGateway,
   {

@@ -10,7 +10,7 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as CheckoutErrors from "./CheckoutErrors.js"
 import * as CommandHandler from "../kernel/CommandHandler.js"
-import { IdGenerator } from "../kernel/IdGenerator.js"
+import { nextId } from "../kernel/IdGenerator.js"
 import { IntegrationId, MerchantId, TransactionId } from "../shared/Ids.js"
 import * as Merchant from "../merchants/Merchant.js"
 import * as Nanos from "../shared/Nanos.js"
@@ -44,7 +44,11 @@ const now = DateTime.now
  */
 export type KnownCheckout = CommandHandler.Known<TerminalCheckout.State>
 
-/** A1: every terminal method with `enabled`, in the A1 order (POS, WALLET_A, WALLET_B, PAY_BY_LINK, PAY_BY_QR_SERVICE). */
+/**
+ * A1: every terminal method with `enabled`, in the A1 order (POS, WALLET_A, WALLET_B, PAY_BY_LINK, PAY_BY_QR_SERVICE).
+ *
+ * @category queries
+ */
 export const paymentMethods = Effect.fn("TerminalPayments.paymentMethods")(function* (
   merchantId: MerchantId
 ) {
@@ -55,7 +59,11 @@ export const paymentMethods = Effect.fn("TerminalPayments.paymentMethods")(funct
   }))
 })
 
-/** A2: the terminals bound to the merchant, selected for the API or not, each with status `BINDED`. */
+/**
+ * A2: the terminals bound to the merchant, selected for the API or not, each with status `BINDED`.
+ *
+ * @category queries
+ */
 export const boundTerminals = Effect.fn("TerminalPayments.boundTerminals")(function* (
   merchantId: MerchantId
 ) {
@@ -113,6 +121,8 @@ const unmapped = (reason: string) => new CheckoutErrors.Unmapped({ reason })
  *
  * An unreachable terminal does not fail the request: the checkout exists, waits UNREACHABLE and is
  * pushed again when the terminal comes back (spec-decisions TC-6). Any other failure is AP001.
+ *
+ * @category commands
  */
 export const checkout = Effect.fn("TerminalPayments.checkout")(function* (caller: Caller, body: unknown) {
   const request = yield* CheckoutErrors.decodeCheckoutRequest(body)
@@ -131,9 +141,8 @@ export const checkout = Effect.fn("TerminalPayments.checkout")(function* (caller
       onSome: Effect.succeed
     }
   )
-  const ids = yield* IdGenerator
-  const integrationId = IntegrationId.make(yield* ids.next("INT_"))
-  const transactionId = TransactionId.make(yield* ids.next("TRX_"))
+  const integrationId = IntegrationId.make(yield* nextId("INT_"))
+  const transactionId = TransactionId.make(yield* nextId("TRX_"))
   const payer = Option.fromNullable(request.payer).pipe(
     Option.map(
       (p) =>
@@ -196,6 +205,8 @@ export const checkout = Effect.fn("TerminalPayments.checkout")(function* (caller
  * 2 minutes, R1) or the failure (UNREACHABLE, R5). Used to push an UNREACHABLE checkout again once
  * its terminal is back (A3 writes the checkout and its first claim in one append, then delivers). Returns the checkout's status afterwards. `known`: the checkout as
  * the caller just left it, to claim the push without reading the stream again.
+ *
+ * @category commands
  */
 export const push = Effect.fn("TerminalPayments.push")(function* (
   integrationId: IntegrationId,
@@ -254,13 +265,21 @@ const deliver = Effect.fnUntraced(function* (integrationId: IntegrationId, claim
   return recorded.state._tag === "Initial" ? ("PENDING" as const) : recorded.state._tag
 })
 
-/** The checkout's current state (the simulator reads what it was asked to charge). */
+/**
+ * The checkout's current state (the simulator reads what it was asked to charge).
+ *
+ * @category queries
+ */
 export const load = Effect.fn("TerminalPayments.load")(function* (integrationId: IntegrationId) {
   const { state } = yield* loadCheckout(integrationId)
   return state
 })
 
-/** The terminal acknowledged the instruction (the simulator may report it before the push returns). */
+/**
+ * The terminal acknowledged the instruction (the simulator may report it before the push returns).
+ *
+ * @category commands
+ */
 export const recordDelivery = Effect.fn("TerminalPayments.recordDelivery")(function* (
   integrationId: IntegrationId,
   lockedSince: Option.Option<DateTime.Utc>,
@@ -274,14 +293,22 @@ export const recordDelivery = Effect.fn("TerminalPayments.recordDelivery")(funct
   )
 })
 
-/** R1: the terminal was unlocked; a held payment is processed. */
+/**
+ * R1: the terminal was unlocked; a held payment is processed.
+ *
+ * @category commands
+ */
 export const recordUnlock = Effect.fn("TerminalPayments.recordUnlock")(function* (
   integrationId: IntegrationId
 ) {
   return yield* handleCheckout(integrationId, new TerminalCheckout.UnlockTerminal({ now: yield* now }))
 })
 
-/** The terminal approved the sale (SALE_APPROVED); the sale carries what the webhook's `data` needs. */
+/**
+ * The terminal approved the sale (SALE_APPROVED); the sale carries what the webhook's `data` needs.
+ *
+ * @category commands
+ */
 export const approveSale = Effect.fn("TerminalPayments.approveSale")(function* (
   integrationId: IntegrationId,
   transactionId: TransactionId,
@@ -342,7 +369,11 @@ export const decideAnswer = Effect.fnUntraced(function* (
   )
 })
 
-/** The terminal rejected the sale (SALE_REJECTED), with the card read if any. */
+/**
+ * The terminal rejected the sale (SALE_REJECTED), with the card read if any.
+ *
+ * @category commands
+ */
 export const rejectSale = Effect.fn("TerminalPayments.rejectSale")(function* (
   integrationId: IntegrationId,
   transactionId: TransactionId,
@@ -358,7 +389,11 @@ export const rejectSale = Effect.fn("TerminalPayments.rejectSale")(function* (
   )
 })
 
-/** The sale was voided on the terminal and the void approved (VOID_APPROVED). */
+/**
+ * The sale was voided on the terminal and the void approved (VOID_APPROVED).
+ *
+ * @category commands
+ */
 export const approveVoid = Effect.fn("TerminalPayments.approveVoid")(function* (
   integrationId: IntegrationId,
   transactionId: TransactionId
@@ -369,7 +404,11 @@ export const approveVoid = Effect.fn("TerminalPayments.approveVoid")(function* (
   )
 })
 
-/** The void was rejected (VOID_REJECTED); the sale stays APPROVED. */
+/**
+ * The void was rejected (VOID_REJECTED); the sale stays APPROVED.
+ *
+ * @category commands
+ */
 export const rejectVoid = Effect.fn("TerminalPayments.rejectVoid")(function* (
   integrationId: IntegrationId,
   transactionId: TransactionId,
@@ -388,6 +427,8 @@ const decodeNotification = Schema.decodeEither(Nanos.fromExactJson(Notification.
  * production or sandbox), at most 10: by transaction id (default) or by the external reference sent
  * with the payment. A stored body that no longer decodes is skipped (it cannot be served in the A4
  * shape).
+ *
+ * @category queries
  */
 export const fallbackNotifications = Effect.fn("TerminalPayments.fallbackNotifications")(function* (
   caller: Caller,

@@ -14,6 +14,8 @@ import { Amount } from "../shared/Money.js"
 /**
  * How the terminal answers a charge: `auto_approve` (the default) and `auto_reject` decide as soon
  * as the charge can be processed; `manual` waits for an `approve` or `reject` action.
+ *
+ * @category schemas
  */
 export const Behavior = Schema.Literal("manual", "auto_approve", "auto_reject")
 export type Behavior = typeof Behavior.Type
@@ -21,7 +23,11 @@ export type Behavior = typeof Behavior.Type
 /** The behaviour of a terminal nobody configured. */
 export const DEFAULT_BEHAVIOR: Behavior = "auto_approve"
 
-/** What the cashier or customer does on the terminal. */
+/**
+ * What the cashier or customer does on the terminal.
+ *
+ * @category schemas
+ */
 export const Action = Schema.Literal(
   "approve",
   "reject",
@@ -34,15 +40,27 @@ export const Action = Schema.Literal(
 )
 export type Action = typeof Action.Type
 
-/** Power: a terminal that is off cannot be reached. */
+/**
+ * Power: a terminal that is off cannot be reached.
+ *
+ * @category schemas
+ */
 export const Power = Schema.Literal("on", "off")
 export type Power = typeof Power.Type
 
-/** The payment app: open or in background is reachable, closed is not (spec A preconditions). */
+/**
+ * The payment app: open or in background is reachable, closed is not (spec A preconditions).
+ *
+ * @category schemas
+ */
 export const AppState = Schema.Literal("open", "background", "closed")
 export type AppState = typeof AppState.Type
 
-/** The app's session token: an expired one shows the disconnected-POS message (R5). */
+/**
+ * The app's session token: an expired one shows the disconnected-POS message (R5).
+ *
+ * @category schemas
+ */
 export const Session = Schema.Literal("active", "expired")
 export type Session = typeof Session.Type
 
@@ -50,11 +68,17 @@ export type Session = typeof Session.Type
  * Where a charge on the terminal stands: `notified` (a charge notification waits for the cashier,
  * R6 on), `charging` (the payment screen is open), `held` (received while locked for more than 2
  * minutes; processed on unlock, R1).
+ *
+ * @category schemas
  */
 export const RequestStage = Schema.Literal("notified", "charging", "held")
 export type RequestStage = typeof RequestStage.Type
 
-/** A charge on the terminal that has no outcome yet. It cannot be cancelled remotely (R3). */
+/**
+ * A charge on the terminal that has no outcome yet. It cannot be cancelled remotely (R3).
+ *
+ * @category schemas
+ */
 export const PendingRequest = Schema.Struct({
   integration_id: IntegrationId,
   transaction_id: TransactionId,
@@ -67,7 +91,11 @@ export const PendingRequest = Schema.Struct({
 })
 export type PendingRequest = typeof PendingRequest.Type
 
-/** A notification shown on the terminal; it stays until opened (R2). */
+/**
+ * A notification shown on the terminal; it stays until opened (R2).
+ *
+ * @category schemas
+ */
 export const TerminalNotification = Schema.Struct({
   id: Schema.String,
   integration_id: IntegrationId,
@@ -76,7 +104,11 @@ export const TerminalNotification = Schema.Struct({
 })
 export type TerminalNotification = typeof TerminalNotification.Type
 
-/** The last outcome the terminal reported. */
+/**
+ * The last outcome the terminal reported.
+ *
+ * @category schemas
+ */
 export const LastOutcome = Schema.Struct({
   integration_id: IntegrationId,
   outcome: Schema.Literal("approved", "rejected"),
@@ -84,7 +116,11 @@ export const LastOutcome = Schema.Struct({
 })
 export type LastOutcome = typeof LastOutcome.Type
 
-/** A simulated terminal as the sandbox shows it (the body of the actions and behaviour answers). */
+/**
+ * A simulated terminal as the sandbox shows it (the body of the actions and behaviour answers).
+ *
+ * @category schemas
+ */
 export const TerminalState = Schema.Struct({
   terminal_serial: TerminalSerial,
   terminal_model: Schema.String,
@@ -118,12 +154,20 @@ export interface TerminalRef {
   readonly terminalSerial: TerminalSerial
 }
 
-/** The merchant has no terminal bound with that serial. */
+/**
+ * The merchant has no terminal bound with that serial.
+ *
+ * @category errors
+ */
 export class UnknownTerminal extends Schema.TaggedError<UnknownTerminal>()("UnknownTerminal", {
   terminalSerial: Schema.String
 }) {}
 
-/** The action cannot be done on the terminal as it is (approve with nothing to approve, unlock when off…). */
+/**
+ * The action cannot be done on the terminal as it is (approve with nothing to approve, unlock when off…).
+ *
+ * @category errors
+ */
 export class ActionRefused extends Schema.TaggedError<ActionRefused>()("ActionRefused", {
   action: Action,
   reason: Schema.String
@@ -135,7 +179,11 @@ export interface BehaviorOptions {
   readonly chargeNotifications?: boolean | undefined
 }
 
-/** The terminal sandbox port. */
+/**
+ * The terminal sandbox port.
+ *
+ * @category services
+ */
 export class TerminalSandbox extends Context.Tag("@cobro/domain/TerminalSandbox")<
   TerminalSandbox,
   {

@@ -9,6 +9,7 @@ import * as Stream from "effect/Stream"
 import * as Chunk from "effect/Chunk"
 import * as Option from "effect/Option"
 import * as EventStore from "../kernel/EventStore.js"
+import * as IdGenerator from "../kernel/IdGenerator.js"
 
 const sameContent = (a: EventStore.NewEvent, b: EventStore.NewEvent): boolean =>
   a.type === b.type &&
@@ -172,5 +173,18 @@ export const make: Effect.Effect<EventStore.EventStore["Type"]> = Effect.sync(()
   return { append, appendBatch, readStream, readStreams, readAll, streamAll }
 })
 
-/** The in-memory store as a layer: a fresh, empty log each time it is built. */
+/**
+ * The in-memory store as a layer: a fresh, empty log each time it is built.
+ *
+ * @category layers
+ */
 export const layer: Layer.Layer<EventStore.EventStore> = Layer.effect(EventStore.EventStore, make)
+
+/**
+ * The in-memory store with the sequential id generator (`LNK_1`, `TRX_1`, …): what a test of a
+ * decider over the store runs on. Fresh each time it is built.
+ *
+ * @category layers
+ */
+export const layerWithSequentialIds: Layer.Layer<EventStore.EventStore | IdGenerator.IdGenerator> =
+  Layer.merge(layer, IdGenerator.layerSequential)

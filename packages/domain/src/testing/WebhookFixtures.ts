@@ -18,15 +18,18 @@ import { amount } from "../shared/Money.js"
 import * as Payment from "../online/Payment.js"
 import { IntentAmount } from "../online/PaymentIntent.js"
 import * as PaymentLink from "../links/PaymentLink.js"
-import { IdentityKeyHash, SealedSecret } from "../merchants/SigningKey.js"
+import { IdentityKeyHash, Integration, SealedSecret } from "../merchants/SigningKey.js"
 import * as TerminalCheckout from "../terminal/TerminalCheckout.js"
+import * as Chunk from "effect/Chunk"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
 
 /** 2026-04-14 10:00:00.000 Bogotá (15:00 UTC): well above 2^53 in nanoseconds. */
 export const T0 = Date.UTC(2026, 3, 14, 15, 0, 0)
+/** The instant `seconds` after {@link T0}. */
 export const at = (seconds: number) => DateTime.unsafeMake(T0 + seconds * 1000)
 /** Moves the test clock to `T0 + seconds`. */
 export const setTime = (seconds: number) => TestClock.setTime(T0 + seconds * 1000)
@@ -45,6 +48,7 @@ const checkouts = CommandHandler.make(TerminalCheckout.TerminalCheckout)
 const links = CommandHandler.make(PaymentLink.PaymentLink)
 const payments = CommandHandler.make(Payment.Payment)
 
+/** What {@link merchant} sets up besides the account and its terminal-API keys. */
 export interface MerchantSetup {
   readonly production?: string
   readonly test?: string
@@ -64,34 +68,20 @@ export const merchant = (id: string, setup: MerchantSetup = {}) =>
     const standardWebhooks = setup.standardWebhooks ?? false
     const now = yield* DateTime.now
     yield* merchants(id, new Merchant.CreateMerchant({ merchantId, name: "Café Central", now }))
-    yield* merchants(
-      id,
-      new Merchant.ActivateIntegration({
-        integration: "terminal_api",
-        production: pair(base + 1),
-        test: pair(base + 2),
-        now
-      })
-    )
-    if (setup.button) {
+    // Each integration's keys: production key number `first`, test key number `first + 1`.
+    const integrations: ReadonlyArray<{ integration: Integration; first: number }> = [
+      { integration: "terminal_api", first: base + 1 },
+      ...(setup.button ? [{ integration: "payment_button" as const, first: base + 3 }] : [])
+    ]
+    for (const { first, integration } of integrations) {
       yield* merchants(
         id,
-        new Merchant.ActivateIntegration({
-          integration: "payment_button",
-          production: pair(base + 3),
-          test: pair(base + 4),
-          now
-        })
+        new Merchant.ActivateIntegration({ integration, production: pair(first), test: pair(first + 1), now })
       )
     }
-    if (setup.production) {
-      yield* merchants(
-        id,
-        new Merchant.SetWebhook({ mode: "production", url: setup.production, standardWebhooks, now })
-      )
-    }
-    if (setup.test) {
-      yield* merchants(id, new Merchant.SetWebhook({ mode: "test", url: setup.test, standardWebhooks, now }))
+    for (const mode of ["production", "test"] as const) {
+      const url = setup[mode]
+      if (url) yield* merchants(id, new Merchant.SetWebhook({ mode, url, standardWebhooks, now }))
     }
     return merchantId
   })
@@ -100,6 +90,7 @@ export const merchant = (id: string, setup: MerchantSetup = {}) =>
 export const deleteWebhook = (id: string, mode: "production" | "test") =>
   Effect.flatMap(DateTime.now, (now) => merchants(id, new Merchant.DeleteWebhook({ mode, now })))
 
+/** The card of the sales below: a contactless VISA credit card read on terminal TID-9. */
 export const card = new TerminalCheckout.Card({
   maskedPan: "450799******1234",
   brand: "VISA",
@@ -110,6 +101,7 @@ export const card = new TerminalCheckout.Card({
   terminalId: "TID-9"
 })
 
+/** An approved card sale on {@link card}. */
 export const cardSale = new TerminalCheckout.Sale({
   paymentMethod: "CARD",
   serviceCode: "SC-1",
@@ -118,6 +110,7 @@ export const cardSale = new TerminalCheckout.Sale({
   card: Option.some(card)
 })
 
+/** The terminal checkout `INT_<n>` / `TRX_<n>` of a merchant, and what is not its default. */
 export interface CheckoutSetup {
   readonly merchantId: string
   readonly n: number
@@ -276,17 +269,13 @@ export const onlinePayment = (
   })
 
 /** Every event of the log, in commit order. */
-export const allEvents = Effect.gen(function* () {
-  const store = yield* EventStore.EventStore
-  const out: Array<EventStore.LoggedEvent> = []
-  let after = EventStore.Start
-  while (true) {
-    const page = yield* store.readAll({ after, limit: 1000 })
-    if (page.length === 0) return out
-    out.push(...page)
-    after = page[page.length - 1]!.checkpoint
-  }
-})
+export const allEvents: Effect.Effect<
+  ReadonlyArray<EventStore.LoggedEvent>,
+  never,
+  EventStore.EventStore
+> = Effect.flatMap(EventStore.EventStore, (store) =>
+  Effect.map(Stream.runCollect(store.streamAll()), Chunk.toReadonlyArray)
+)
 
 /** The logged events of one type. */
 export const eventsOfType = (type: string) =>

@@ -39,7 +39,11 @@ export interface DeliveryView {
   readonly body: string
 }
 
-/** The merchant has no webhook registered for the notification's mode: nothing to re-send to. */
+/**
+ * The merchant has no webhook registered for the notification's mode: nothing to re-send to.
+ *
+ * @category errors
+ */
 export class NoWebhookRegistered extends Schema.TaggedError<NoWebhookRegistered>()("NoWebhookRegistered", {
   notificationId: NotificationId
 }) {}
@@ -82,7 +86,11 @@ export const viewOf = (state: WebhookDelivery.Existing): DeliveryView => ({
   body: state.notification.body
 })
 
-/** A notification's delivery and every attempt made, in order. */
+/**
+ * A notification's delivery and every attempt made, in order.
+ *
+ * @category queries
+ */
 export const listAttempts = Effect.fn("DeliveryAdmin.listAttempts")(function* (
   notificationId: NotificationId
 ) {
@@ -94,6 +102,8 @@ export const listAttempts = Effect.fn("DeliveryAdmin.listAttempts")(function* (
 /**
  * Re-sends a DELIVERED or EXHAUSTED notification (W4): the same id and body, due at once, to the
  * webhook the merchant has registered now (for sandbox, the test webhook or else the panel's).
+ *
+ * @category commands
  */
 export const resend = Effect.fn("DeliveryAdmin.resend")(function* (notificationId: NotificationId) {
   const { state } = yield* loadDelivery(notificationId)

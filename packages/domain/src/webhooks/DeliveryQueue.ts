@@ -40,7 +40,11 @@ export interface Claim {
   readonly known: CommandHandler.Known<WebhookDelivery.State>
 }
 
-/** The delivery queue port. */
+/**
+ * The delivery queue port.
+ *
+ * @category services
+ */
 export class DeliveryQueue extends Context.Tag("@cobro/domain/DeliveryQueue")<
   DeliveryQueue,
   {
@@ -111,6 +115,8 @@ interface Lease {
 /**
  * The queue by scanning the log on every claim, with leases in memory: for tests and a single
  * in-memory server. Linear in the size of the log.
+ *
+ * @category layers
  */
 export const layerFromLog: Layer.Layer<DeliveryQueue, never, EventStore.EventStore> = Layer.effect(
   DeliveryQueue,

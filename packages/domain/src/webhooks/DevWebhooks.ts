@@ -5,7 +5,11 @@
  */
 import * as Context from "effect/Context"
 
-/** Whether webhook URLs follow the development rules: `http://` allowed for both modes. */
+/**
+ * Whether webhook URLs follow the development rules: `http://` allowed for both modes.
+ *
+ * @category services
+ */
 export class DevWebhooks extends Context.Reference<DevWebhooks>()("@cobro/domain/DevWebhooks", {
   defaultValue: (): { readonly enabled: boolean } => ({ enabled: false })
 }) {}

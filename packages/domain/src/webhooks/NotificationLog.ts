@@ -20,7 +20,11 @@ export interface Owner {
   readonly sandbox: boolean
 }
 
-/** The notification log port; bodies are the exact JSON text that was (or will be) sent. */
+/**
+ * The notification log port; bodies are the exact JSON text that was (or will be) sent.
+ *
+ * @category services
+ */
 export class NotificationLog extends Context.Tag("@cobro/domain/NotificationLog")<
   NotificationLog,
   {
@@ -50,6 +54,8 @@ export const referenceOf = (body: string): string | undefined => {
 /**
  * The notification log by scanning the log's `DeliveryScheduled` events on every query: for tests
  * and the in-memory server. Per payment (subject), the last notification scheduled wins.
+ *
+ * @category layers
  */
 export const layerFromLog: Layer.Layer<NotificationLog, never, EventStore.EventStore> = Layer.effect(
   NotificationLog,

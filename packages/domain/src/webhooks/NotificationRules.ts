@@ -13,9 +13,10 @@ import * as Schema from "effect/Schema"
 import { streamId } from "../kernel/Aggregate.js"
 import * as Bogota from "../shared/Bogota.js"
 import * as CommandHandler from "../kernel/CommandHandler.js"
-import { fold } from "../kernel/Decider.js"
+import { type Decider, fold } from "../kernel/Decider.js"
 import * as DerivedId from "../kernel/DerivedId.js"
 import * as EventStore from "../kernel/EventStore.js"
+import * as ExactJson from "../shared/ExactJson.js"
 import { NotificationId } from "../shared/Ids.js"
 import type { MerchantId, TransactionId } from "../shared/Ids.js"
 import * as Merchant from "../merchants/Merchant.js"
@@ -33,44 +34,55 @@ import * as WebhookDelivery from "./WebhookDelivery.js"
 // Constants of the envelope
 // ---------------------------------------------------------------------------------------------
 
-/** The CloudEvents specification version the envelope follows. */
+/**
+ * The CloudEvents specification version the envelope follows.
+ *
+ * @category constants
+ */
 export const SPEC_VERSION = "1.0"
 
-/** The body's format. */
+/**
+ * The body's format.
+ *
+ * @category constants
+ */
 export const DATA_CONTENT_TYPE = "application/json"
 
-/** `source`: the resource that raised the notification, per origin (the spec's sample is `/payments`). */
+/**
+ * `source`: the resource that raised the notification, per origin (the spec's sample is `/payments`).
+ *
+ * @category constants
+ */
 export const SOURCES = {
   terminal: "/payments",
   link: "/online/link/v1",
   online: "/v1/payment"
 } as const
 
-/** The events that raise a notification, per aggregate (the others raise none). */
+/**
+ * The events that raise a notification, per aggregate (the others raise none).
+ *
+ * @category constants
+ */
 export const RAISING_EVENTS: { readonly [aggregate: string]: ReadonlyArray<string> } = {
   [TerminalCheckout.TerminalCheckout.name]: ["SaleApproved", "SaleRejected", "SaleVoided", "VoidRejected"],
   [PaymentLink.PaymentLink.name]: ["LinkPaid", "LinkPaymentFailed", "LinkRejected"],
   [Payment.Payment.name]: ["PaymentApproved", "PaymentRejected", "PaymentVoided"]
 }
 
-const aggregateOf = (event: { readonly streamId: string }): string | undefined => {
-  const dash = event.streamId.indexOf("-")
-  return dash < 0 ? undefined : event.streamId.slice(0, dash)
+/**
+ * The aggregate a stream belongs to: its id's prefix before the first `-` (`PaymentLink` for
+ * `PaymentLink-LNK_1`), `undefined` for an id without one.
+ */
+export const aggregateOf = (stream: { readonly streamId: string }): string | undefined => {
+  const dash = stream.streamId.indexOf("-")
+  return dash < 0 ? undefined : stream.streamId.slice(0, dash)
 }
 
 /** Whether a logged event may raise a notification: a cheap test on its stream and type, before decoding. */
 export const mayRaise = (event: { readonly streamId: string; readonly type: string }): boolean => {
   const aggregate = aggregateOf(event)
   return aggregate !== undefined && (RAISING_EVENTS[aggregate]?.includes(event.type) ?? false)
-}
-
-/**
- * Whether a notifier that keeps streams in memory should follow this event's stream: the streams of
- * the aggregates that raise notifications, and merchants' (whose webhooks and keys a delivery uses).
- */
-export const isFollowed = (event: { readonly streamId: string }): boolean => {
-  const aggregate = aggregateOf(event)
-  return aggregate !== undefined && (aggregate in RAISING_EVENTS || aggregate === Merchant.Merchant.name)
 }
 
 /** The notification id of the notification an event raises: derived, so a replay finds the same one. */
@@ -89,7 +101,11 @@ export const deliveryStreamOf = (notificationId: string): string =>
 // What a notification says (pure)
 // ---------------------------------------------------------------------------------------------
 
-/** A notification before it has an id: what happened, to whom, and the `data` that describes it. */
+/**
+ * A notification before it has an id: what happened, to whom, and the `data` that describes it.
+ *
+ * @category models
+ */
 export interface Notice {
   readonly type: Notification.NotificationType
   readonly subject: TransactionId
@@ -372,10 +388,14 @@ export const body = (
       ...(Option.isSome(notice.seller) ? { seller: notice.seller.value } : {}),
       data: notice.data
     }),
-    Nanos.stringifyWithBigInt
+    ExactJson.stringify
   )
 
-/** Why an event that raises a notification schedules no delivery. */
+/**
+ * Why an event that raises a notification schedules no delivery.
+ *
+ * @category errors
+ */
 export type Unscheduled = { readonly _tag: "InvalidBody"; readonly message: string }
 
 /**
@@ -426,10 +446,49 @@ export const deliveryOf = (
 // ---------------------------------------------------------------------------------------------
 
 const loadMerchant = CommandHandler.load(Merchant.Merchant)
-const decodeTerminal = Schema.decodeUnknownSync(TerminalCheckout.TerminalCheckout.Event)
-const decodeLink = Schema.decodeUnknownSync(PaymentLink.PaymentLink.Event)
-const decodePayment = Schema.decodeUnknownSync(Payment.Payment.Event)
-const decodeMerchant = Schema.decodeUnknownSync(Merchant.Merchant.Event)
+
+/**
+ * How the notifications read the streams of one aggregate: its decider (initial state, `evolve`) and
+ * the decoder of its logged events' data. A record that no longer decodes throws: a corrupted log, a
+ * defect.
+ *
+ * @category models
+ */
+export interface StreamReader<S, E> {
+  readonly decider: Decider<any, E, S, any>
+  readonly decode: (data: unknown) => E
+}
+
+/**
+ * An aggregate whose events raise notifications: how its streams are read, and the notice of one of
+ * its events given the stream's state after it ({@link terminalNotice}, {@link linkNotice},
+ * {@link paymentNotice}).
+ *
+ * @category models
+ */
+export interface Raiser<S, E> extends StreamReader<S, E> {
+  readonly notice: (state: S, event: E) => Option.Option<Notice>
+}
+
+const readerOf = <S, E extends { readonly _tag: string }>(
+  aggregate: Decider<any, E, S, any> & { readonly Event: Schema.Schema<E, any> }
+): StreamReader<S, E> => ({ decider: aggregate, decode: Schema.decodeUnknownSync(aggregate.Event) })
+
+/** The merchants' streams as the notifications read them (a delivery's webhook URL and keys). */
+export const merchantReader: StreamReader<Merchant.State, Merchant.Event> = readerOf(Merchant.Merchant)
+
+const raisers: ReadonlyMap<string, Raiser<any, any>> = new Map<string, Raiser<any, any>>([
+  [
+    TerminalCheckout.TerminalCheckout.name,
+    { ...readerOf(TerminalCheckout.TerminalCheckout), notice: terminalNotice }
+  ],
+  [PaymentLink.PaymentLink.name, { ...readerOf(PaymentLink.PaymentLink), notice: linkNotice }],
+  [Payment.Payment.name, { ...readerOf(Payment.Payment), notice: paymentNotice }]
+])
+
+/** The aggregate named `aggregate` ({@link aggregateOf}) if its events raise notifications. */
+export const raiserOf = (aggregate: string | undefined): Raiser<unknown, unknown> | undefined =>
+  aggregate === undefined ? undefined : raisers.get(aggregate)
 
 /** The stream (in the log) of the merchant of a notice. */
 export const merchantStreamOf = (merchantId: string): string => streamId(Merchant.Merchant, merchantId)
@@ -443,27 +502,11 @@ export const noticeFromHistory = (
   history: ReadonlyArray<EventStore.RecordedEvent>
 ): Option.Option<Notice> => {
   if (!mayRaise(event)) return Option.none()
-  switch (aggregateOf(event)) {
-    case TerminalCheckout.TerminalCheckout.name: {
-      const events = history.map((r) => decodeTerminal(r.data))
-      const last = events[events.length - 1]
-      return last === undefined
-        ? Option.none()
-        : terminalNotice(fold(TerminalCheckout.TerminalCheckout, events), last)
-    }
-    case PaymentLink.PaymentLink.name: {
-      const events = history.map((r) => decodeLink(r.data))
-      const last = events[events.length - 1]
-      return last === undefined ? Option.none() : linkNotice(fold(PaymentLink.PaymentLink, events), last)
-    }
-    case Payment.Payment.name: {
-      const events = history.map((r) => decodePayment(r.data))
-      const last = events[events.length - 1]
-      return last === undefined ? Option.none() : paymentNotice(fold(Payment.Payment, events), last)
-    }
-    default:
-      return Option.none()
-  }
+  const raiser = raiserOf(aggregateOf(event))
+  if (raiser === undefined) return Option.none()
+  const events = history.map((r) => raiser.decode(r.data))
+  const last = events[events.length - 1]
+  return last === undefined ? Option.none() : raiser.notice(fold(raiser.decider, events), last)
 }
 
 /** The notice an event raises, from its stream as it was up to the event. */
@@ -487,11 +530,17 @@ export const planFromHistory = (
     deliveryOf(event.eventId, notice, merchantFromHistory(merchantHistory, event.recordedAt.getTime()))
   )
 
-/** The merchant as it was at `asOf` (epoch milliseconds): its records recorded then or before, folded. */
-const merchantFromHistory = (merchantHistory: ReadonlyArray<EventStore.RecordedEvent>, asOf: number) =>
+/**
+ * The merchant as it was at `asOf` (epoch milliseconds): the records of its stream recorded then or
+ * before, in the order given, decoded and folded. The merchant a delivery is planned with.
+ */
+export const merchantFromHistory = (
+  merchantHistory: ReadonlyArray<EventStore.RecordedEvent>,
+  asOf: number
+): Merchant.State =>
   fold(
     Merchant.Merchant,
-    merchantHistory.filter((r) => r.recordedAt.getTime() <= asOf).map((r) => decodeMerchant(r.data))
+    merchantHistory.filter((r) => r.recordedAt.getTime() <= asOf).map((r) => merchantReader.decode(r.data))
   )
 
 /**
@@ -508,177 +557,8 @@ export const planFor = Effect.fn("Notifications.planFor")(function* (event: Even
 })
 
 // ---------------------------------------------------------------------------------------------
-// From streams kept in memory (a notifier following the log)
+// Scheduling a planned delivery
 // ---------------------------------------------------------------------------------------------
-
-/**
- * A stream's events decoded (from its first record on) and the state after the first `folded` of
- * them. One state only: a state per event would hold, for a merchant binding many terminals, as many
- * copies of its terminals.
- */
-interface Folding<E, S> {
-  readonly decode: (data: unknown) => E
-  readonly evolve: (state: S, event: E) => S
-  readonly initial: S
-  readonly events: Array<E>
-  state: S
-  folded: number
-}
-
-type Folded =
-  | {
-      readonly _tag: "TerminalCheckout"
-      readonly folding: Folding<TerminalCheckout.Event, TerminalCheckout.State>
-    }
-  | { readonly _tag: "PaymentLink"; readonly folding: Folding<PaymentLink.Event, PaymentLink.State> }
-  | { readonly _tag: "Payment"; readonly folding: Folding<Payment.Event, Payment.State> }
-  | { readonly _tag: "Merchant"; readonly folding: Folding<Merchant.Event, Merchant.State> }
-  | { readonly _tag: "Other" }
-
-const folding = <E, S>(
-  decider: { readonly initialState: S; readonly evolve: (state: S, event: E) => S },
-  decode: (data: unknown) => E
-): Folding<E, S> => ({
-  decode,
-  evolve: decider.evolve,
-  initial: decider.initialState,
-  events: [],
-  state: decider.initialState,
-  folded: 0
-})
-
-/**
- * A stream's records (from version 1) with each one's decoded event and the state after it, computed
- * once, when first needed: a notifier that keeps streams in memory plans a notification without
- * decoding and folding the stream's history, nor its merchant's, again. The owner only ever appends
- * to `records` (the events it follows, without a gap), so what was computed stays what a replay of
- * the records gives.
- */
-export interface Replay {
-  readonly streamId: string
-  readonly records: Array<EventStore.RecordedEvent>
-  readonly folded: Folded
-  /** How many records from the first are in `recordedAt` order (for the merchant "as of" an instant). */
-  ordered: number
-}
-
-/** The replay of a stream's records (which the caller then only appends to). */
-export const replayOf = (streamId: string, records: Array<EventStore.RecordedEvent>): Replay => {
-  const folded: Folded = (() => {
-    switch (aggregateOf({ streamId })) {
-      case TerminalCheckout.TerminalCheckout.name:
-        return {
-          _tag: "TerminalCheckout",
-          folding: folding(TerminalCheckout.TerminalCheckout, decodeTerminal)
-        } as const
-      case PaymentLink.PaymentLink.name:
-        return { _tag: "PaymentLink", folding: folding(PaymentLink.PaymentLink, decodeLink) } as const
-      case Payment.Payment.name:
-        return { _tag: "Payment", folding: folding(Payment.Payment, decodePayment) } as const
-      case Merchant.Merchant.name:
-        return { _tag: "Merchant", folding: folding(Merchant.Merchant, decodeMerchant) } as const
-      default:
-        return { _tag: "Other" } as const
-    }
-  })()
-  return { streamId, records, folded, ordered: 0 }
-}
-
-/**
- * The state after the first `length` records, as `fold` gives it over their decoded events: each
- * record is decoded once (a record that does not decode throws, as a replay of the history does), and
- * folded once while the stream is asked about in order (an earlier prefix is folded again from its
- * decoded events).
- */
-const stateAt = <E, S>(
-  f: Folding<E, S>,
-  records: ReadonlyArray<EventStore.RecordedEvent>,
-  length: number
-): S => {
-  for (let i = f.events.length; i < length; i++) f.events.push(f.decode(records[i]!.data))
-  const from = length >= f.folded
-  let state = from ? f.state : f.initial
-  for (let i = from ? f.folded : 0; i < length; i++) state = f.evolve(state, f.events[i]!)
-  if (from) {
-    f.state = state
-    f.folded = length
-  }
-  return state
-}
-
-/** `fold`'s result and the last event over the first `length` (at least one) records. */
-const replayed = <E, S>(
-  f: Folding<E, S>,
-  records: ReadonlyArray<EventStore.RecordedEvent>,
-  length: number
-) => {
-  const state = stateAt(f, records, length)
-  return { last: f.events[length - 1]!, state }
-}
-
-/**
- * {@link noticeFromHistory} of an event over the first `length` records of its stream's replay (the
- * history up to and including the event).
- */
-export const noticeFromReplay = (
-  event: EventStore.RecordedEvent,
-  own: Replay,
-  length: number
-): Option.Option<Notice> => {
-  const { folded, records } = own
-  const upTo = Math.min(length, records.length)
-  // Not a stream of the event's aggregate (a caller's mistake): its history decoded as the event's.
-  if (aggregateOf(event) !== aggregateOf(own)) {
-    return noticeFromHistory(event, records.slice(0, upTo))
-  }
-  if (!mayRaise(event) || upTo === 0) return Option.none()
-  switch (folded._tag) {
-    case "TerminalCheckout": {
-      const { last, state } = replayed(folded.folding, records, upTo)
-      return terminalNotice(state, last)
-    }
-    case "PaymentLink": {
-      const { last, state } = replayed(folded.folding, records, upTo)
-      return linkNotice(state, last)
-    }
-    case "Payment": {
-      const { last, state } = replayed(folded.folding, records, upTo)
-      return paymentNotice(state, last)
-    }
-    default:
-      return Option.none()
-  }
-}
-
-/**
- * The merchant of a replay as it was at `asOf`, as {@link planFromHistory} folds it: the records
- * recorded at or before `asOf`. While the records are in `recordedAt` order those are a prefix,
- * folded on from the one asked before; otherwise they are folded again.
- */
-export const merchantAsOf = (merchant: Replay, asOf: Date): Merchant.State => {
-  const { folded, records } = merchant
-  const at = asOf.getTime()
-  if (folded._tag !== "Merchant") return merchantFromHistory(records, at)
-  const f = folded.folding
-  while (
-    merchant.ordered < records.length &&
-    (merchant.ordered === 0 ||
-      records[merchant.ordered - 1]!.recordedAt.getTime() <= records[merchant.ordered]!.recordedAt.getTime())
-  ) {
-    merchant.ordered++
-  }
-  if (merchant.ordered === records.length) {
-    let length = records.length
-    while (length > 0 && records[length - 1]!.recordedAt.getTime() > at) length--
-    return stateAt(f, records, length)
-  }
-  return fold(
-    Merchant.Merchant,
-    records.flatMap((r, i) =>
-      r.recordedAt.getTime() <= at ? [i < f.events.length ? f.events[i]! : f.decode(r.data)] : []
-    )
-  )
-}
 
 const encodeDeliveryEvent = Schema.encodeSync(WebhookDelivery.Event)
 
@@ -747,31 +627,6 @@ export const scheduleAppend = (
 
 const loadCurrentMerchant = CommandHandler.loadCurrent(Merchant.Merchant)
 
-/** The notice of `event`, on a stream of `aggregate`, given the stream's state after it. */
-const noticeAfter = (
-  aggregate: string,
-  state: unknown,
-  event: { readonly _tag: string }
-): Option.Option<Notice> => {
-  switch (aggregate) {
-    case TerminalCheckout.TerminalCheckout.name:
-      return terminalNotice(state as TerminalCheckout.State, event as TerminalCheckout.Event)
-    case PaymentLink.PaymentLink.name:
-      return linkNotice(state as PaymentLink.State, event as PaymentLink.Event)
-    case Payment.Payment.name:
-      return paymentNotice(state as Payment.State, event as Payment.Event)
-    default:
-      return Option.none()
-  }
-}
-
-/** The `evolve` of the aggregates that raise notifications, by name. */
-const evolveOf: { readonly [aggregate: string]: (state: any, event: any) => unknown } = {
-  [TerminalCheckout.TerminalCheckout.name]: TerminalCheckout.TerminalCheckout.evolve,
-  [PaymentLink.PaymentLink.name]: PaymentLink.PaymentLink.evolve,
-  [Payment.Payment.name]: Payment.Payment.evolve
-}
-
 /**
  * The notifications' outbox policy: every event a command writes that raises a notification
  * schedules its delivery in the same commit — the same stream, id, body, key and URL that the log's
@@ -788,14 +643,13 @@ export const outbox: Outbox.Policy = {
     return Effect.gen(function* () {
       const appends: Array<EventStore.BatchAppend> = []
       for (const w of written) {
-        const aggregate = aggregateOf(w)
-        const evolve = aggregate === undefined ? undefined : evolveOf[aggregate]
-        if (aggregate === undefined || evolve === undefined) continue
+        const raiser = raiserOf(aggregateOf(w))
+        if (raiser === undefined) continue
         let state = w.before
         for (const [i, event] of w.events.entries()) {
-          state = evolve(state, event)
+          state = raiser.decider.evolve(state, event)
           if (!mayRaise({ streamId: w.streamId, type: event._tag })) continue
-          const notice = noticeAfter(aggregate, state, event)
+          const notice = raiser.notice(state, event)
           if (Option.isNone(notice)) continue
           const source = w.appended[i]!
           const { state: merchant } = yield* loadCurrentMerchant(notice.value.merchantId)

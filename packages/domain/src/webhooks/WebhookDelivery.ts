@@ -9,20 +9,28 @@ import * as Either from "effect/Either"
 import * as Match from "effect/Match"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import type { Aggregate } from "../kernel/Aggregate.js"
+import { Aggregate, type Decision, type Initial, none, ok } from "../kernel/Aggregate.js"
 import { MerchantId, NotificationId, TransactionId } from "../shared/Ids.js"
 import { SigningKey } from "../merchants/SigningKey.js"
 import * as Transitions from "../kernel/Transitions.js"
+
+export type { Initial } from "../kernel/Aggregate.js"
 
 // ---------------------------------------------------------------------------------------------
 // Values
 // ---------------------------------------------------------------------------------------------
 
-/** Delivery statuses. The spec names none; these are Cobro's, in the spec's upper case. */
+/**
+ * Delivery statuses. The spec names none; these are Cobro's, in the spec's upper case.
+ * @category models
+ */
 export const Status = Schema.Literal("PENDING", "DELIVERED", "EXHAUSTED", "CANCELLED")
 export type Status = typeof Status.Type
 
-/** The notification types (spec D, Notification types). */
+/**
+ * The notification types (spec D, Notification types).
+ * @category models
+ */
 export const NotificationType = Schema.Literal(
   "SALE_APPROVED",
   "SALE_REJECTED",
@@ -34,6 +42,7 @@ export type NotificationType = typeof NotificationType.Type
 /**
  * The retry delays of the spec's table, each measured from the initial attempt (not from the
  * previous one): retry k is due at initial attempt + `RETRY_DELAYS[k - 1]`.
+ * @category models
  */
 export const RETRY_DELAYS: ReadonlyArray<Duration.Duration> = [
   Duration.minutes(15),
@@ -43,13 +52,17 @@ export const RETRY_DELAYS: ReadonlyArray<Duration.Duration> = [
   Duration.hours(24)
 ]
 
-/** The initial attempt plus at most 5 retries. */
+/**
+ * The initial attempt plus at most 5 retries.
+ * @category models
+ */
 export const MAX_ATTEMPTS = 1 + RETRY_DELAYS.length
 
 /**
  * When the next attempt of a round is due, given when its initial attempt was made and how many
  * attempts it has made: `None` once the 5th retry has been made. With no attempt made yet the
  * initial attempt is due at once (`firstAttemptAt` is then the time the round was scheduled).
+ * @category getters
  */
 export const nextDueAt = (firstAttemptAt: DateTime.Utc, attemptsMade: number): Option.Option<DateTime.Utc> =>
   attemptsMade <= 0
@@ -63,6 +76,7 @@ export const nextDueAt = (firstAttemptAt: DateTime.Utc, attemptsMade: number): O
  * for `retryAfterMs` of quiet: the schedule's slot, or later if the endpoint asked for more, but never
  * past the round's last slot (24 h after its initial attempt). The number of attempts stays the
  * spec's; only their times move within its schedule.
+ * @category getters
  */
 export const retryDueAt = (
   firstAttemptAt: DateTime.Utc,
@@ -77,13 +91,22 @@ export const retryDueAt = (
   return Option.some(DateTime.max(slot.value, DateTime.min(asked, last)))
 }
 
-/** Only HTTP 200 counts as delivered: 201, 204, redirects and errors all fail (spec D, Retries). */
+/**
+ * Only HTTP 200 counts as delivered: 201, 204, redirects and errors all fail (spec D, Retries).
+ * @category predicates
+ */
 export const isDelivered = (statusCode: number): boolean => statusCode === 200
 
-/** The longest response snippet (or failure reason) kept in the log. */
+/**
+ * The longest response snippet (or failure reason) kept in the log.
+ * @category models
+ */
 export const SNIPPET_MAX_LENGTH = 512
 
-/** Cuts `text` to `SNIPPET_MAX_LENGTH` UTF-16 units, never splitting a surrogate pair. */
+/**
+ * Cuts `text` to `SNIPPET_MAX_LENGTH` UTF-16 units, never splitting a surrogate pair.
+ * @category getters
+ */
 export const boundSnippet = (text: string): string => {
   if (text.length <= SNIPPET_MAX_LENGTH) return text
   const cut = text.slice(0, SNIPPET_MAX_LENGTH)
@@ -93,23 +116,35 @@ export const boundSnippet = (text: string): string => {
 
 const Snippet = Schema.String.pipe(Schema.maxLength(SNIPPET_MAX_LENGTH))
 
-/** An HTTP status code as answered: three digits. */
+/**
+ * An HTTP status code as answered: three digits.
+ * @category models
+ */
 export const StatusCode = Schema.Int.pipe(Schema.between(100, 999))
 
 /** A latency in milliseconds. */
 const Latency = Schema.Number.pipe(Schema.finite(), Schema.nonNegative())
 
-/** The 1-based number of an attempt within the delivery (it keeps counting across re-sends). */
+/**
+ * The 1-based number of an attempt within the delivery (it keeps counting across re-sends).
+ * @category models
+ */
 export const AttemptNumber = Schema.Int.pipe(Schema.positive())
 
-/** What the transport reports, unbounded: the decider bounds the texts before recording them. */
+/**
+ * What the transport reports, unbounded: the decider bounds the texts before recording them.
+ * @category models
+ */
 export const AttemptResult = Schema.Union(
   Schema.TaggedStruct("Answered", { statusCode: StatusCode, snippet: Schema.String }),
   Schema.TaggedStruct("Failed", { reason: Schema.String })
 )
 export type AttemptResult = typeof AttemptResult.Type
 
-/** A result as recorded: texts at most `SNIPPET_MAX_LENGTH` long. */
+/**
+ * A result as recorded: texts at most `SNIPPET_MAX_LENGTH` long.
+ * @category models
+ */
 export const AttemptOutcome = Schema.Union(
   Schema.TaggedStruct("Answered", { statusCode: StatusCode, snippet: Snippet }),
   Schema.TaggedStruct("Failed", { reason: Snippet })
@@ -124,6 +159,7 @@ export type AttemptOutcome = typeof AttemptOutcome.Type
  * A sale or void outcome is to be notified: the handler minted the notification id and built the
  * body. Without `url` (the merchant had no webhook for the mode when the outcome was recorded, W15)
  * the notification is recorded, so that A4 finds it, and born CANCELLED: nothing is sent.
+ * @category commands
  */
 export class ScheduleDelivery extends Schema.TaggedClass<ScheduleDelivery>()("ScheduleDelivery", {
   notificationId: NotificationId,
@@ -142,6 +178,7 @@ export class ScheduleDelivery extends Schema.TaggedClass<ScheduleDelivery>()("Sc
 /**
  * The dispatcher reports one attempt; `now` is when the POST was sent. `retryAfterMs`: the endpoint
  * asked to be left alone that long (a 429 or 503 with `Retry-After`), see {@link retryDueAt}.
+ * @category commands
  */
 export class RecordAttempt extends Schema.TaggedClass<RecordAttempt>()("RecordAttempt", {
   attempt: AttemptNumber,
@@ -151,17 +188,27 @@ export class RecordAttempt extends Schema.TaggedClass<RecordAttempt>()("RecordAt
   retryAfterMs: Schema.optional(Latency)
 }) {}
 
-/** An administrator sends a DELIVERED or EXHAUSTED notification again, to the endpoint registered now. */
+/**
+ * An administrator sends a DELIVERED or EXHAUSTED notification again, to the endpoint registered now.
+ * @category commands
+ */
 export class ResendDelivery extends Schema.TaggedClass<ResendDelivery>()("ResendDelivery", {
   url: Schema.NonEmptyString,
   now: Schema.DateTimeUtc
 }) {}
 
-/** The merchant deleted the webhook: delivery stops. */
+/**
+ * The merchant deleted the webhook: delivery stops.
+ * @category commands
+ */
 export class CancelDelivery extends Schema.TaggedClass<CancelDelivery>()("CancelDelivery", {
   now: Schema.DateTimeUtc
 }) {}
 
+/**
+ * Every command of the webhook delivery.
+ * @category commands
+ */
 export const Command = Schema.Union(ScheduleDelivery, RecordAttempt, ResendDelivery, CancelDelivery)
 export type Command = typeof Command.Type
 
@@ -169,6 +216,10 @@ export type Command = typeof Command.Type
 // Events
 // ---------------------------------------------------------------------------------------------
 
+/**
+ * A notification was scheduled for delivery (spec D): PENDING, its initial attempt due at once.
+ * @category events
+ */
 export class DeliveryScheduled extends Schema.TaggedClass<DeliveryScheduled>()("DeliveryScheduled", {
   notificationId: NotificationId,
   merchantId: MerchantId,
@@ -184,7 +235,10 @@ export class DeliveryScheduled extends Schema.TaggedClass<DeliveryScheduled>()("
   createdAt: Schema.DateTimeUtc
 }) {}
 
-/** An attempt answered HTTP 200. */
+/**
+ * An attempt answered HTTP 200.
+ * @category events
+ */
 export class AttemptSucceeded extends Schema.TaggedClass<AttemptSucceeded>()("AttemptSucceeded", {
   attempt: AttemptNumber,
   at: Schema.DateTimeUtc,
@@ -193,7 +247,10 @@ export class AttemptSucceeded extends Schema.TaggedClass<AttemptSucceeded>()("At
   latencyMs: Latency
 }) {}
 
-/** An attempt failed; `nextDueAt` is the next retry, absent after the last one (or once cancelled). */
+/**
+ * An attempt failed; `nextDueAt` is the next retry, absent after the last one (or once cancelled).
+ * @category events
+ */
 export class AttemptFailed extends Schema.TaggedClass<AttemptFailed>()("AttemptFailed", {
   attempt: AttemptNumber,
   at: Schema.DateTimeUtc,
@@ -202,21 +259,35 @@ export class AttemptFailed extends Schema.TaggedClass<AttemptFailed>()("AttemptF
   nextDueAt: Schema.OptionFromUndefinedOr(Schema.DateTimeUtc)
 }) {}
 
-/** The 5th retry failed: no more automatic attempts. */
+/**
+ * The 5th retry failed: no more automatic attempts.
+ * @category events
+ */
 export class DeliveryExhausted extends Schema.TaggedClass<DeliveryExhausted>()("DeliveryExhausted", {
   at: Schema.DateTimeUtc
 }) {}
 
-/** A re-send starts a new round of attempts, due at once, with the same notification id. */
+/**
+ * A re-send starts a new round of attempts, due at once, with the same notification id.
+ * @category events
+ */
 export class ResendRequested extends Schema.TaggedClass<ResendRequested>()("ResendRequested", {
   url: Schema.NonEmptyString,
   at: Schema.DateTimeUtc
 }) {}
 
+/**
+ * Delivery stopped: the merchant deleted the webhook, or had none when the notification arose (W15): CANCELLED.
+ * @category events
+ */
 export class DeliveryCancelled extends Schema.TaggedClass<DeliveryCancelled>()("DeliveryCancelled", {
   at: Schema.DateTimeUtc
 }) {}
 
+/**
+ * Every event of the webhook delivery, as stored.
+ * @category events
+ */
 export const Event = Schema.Union(
   DeliveryScheduled,
   AttemptSucceeded,
@@ -231,37 +302,51 @@ export type Event = typeof Event.Type
 // Errors
 // ---------------------------------------------------------------------------------------------
 
-/** No delivery with that notification id. */
-export class DeliveryNotFound extends Schema.TaggedError<DeliveryNotFound>()("DeliveryNotFound", {}) {}
+const Refusal = Aggregate.refusalErrors({ notificationId: NotificationId }, { status: Status })
 
-/** A delivery with that notification id exists already. */
-export class DeliveryAlreadyExists extends Schema.TaggedError<DeliveryAlreadyExists>()(
-  "DeliveryAlreadyExists",
-  {
-    notificationId: NotificationId
-  }
+/**
+ * No delivery with that notification id.
+ * @category errors
+ */
+export class DeliveryNotFound extends Refusal.NotFound<DeliveryNotFound>()("DeliveryNotFound") {}
+
+/**
+ * A delivery with that notification id exists already.
+ * @category errors
+ */
+export class DeliveryAlreadyExists extends Refusal.AlreadyExists<DeliveryAlreadyExists>()(
+  "DeliveryAlreadyExists"
 ) {}
 
-/** The delivery is not in a state that accepts the command (re-sending a PENDING one, a new attempt after DELIVERED). */
-export class DeliveryNotInState extends Schema.TaggedError<DeliveryNotInState>()("DeliveryNotInState", {
-  notificationId: NotificationId,
-  status: Status,
-  command: Schema.String
-}) {}
+/**
+ * The delivery is not in a state that accepts the command (re-sending a PENDING one, a new attempt after DELIVERED).
+ * @category errors
+ */
+export class DeliveryNotInState extends Refusal.NotInState<DeliveryNotInState>()("DeliveryNotInState") {}
 
-/** The attempt reported is neither the next one nor a recorded one. */
+/**
+ * The attempt reported is neither the next one nor a recorded one.
+ * @category errors
+ */
 export class UnexpectedAttempt extends Schema.TaggedError<UnexpectedAttempt>()("UnexpectedAttempt", {
   notificationId: NotificationId,
   attempt: AttemptNumber,
   expected: AttemptNumber
 }) {}
 
-/** An attempt already recorded is reported again with a different result. */
+/**
+ * An attempt already recorded is reported again with a different result.
+ * @category errors
+ */
 export class ConflictingAttempt extends Schema.TaggedError<ConflictingAttempt>()("ConflictingAttempt", {
   notificationId: NotificationId,
   attempt: AttemptNumber
 }) {}
 
+/**
+ * Every refusal of the webhook delivery.
+ * @category errors
+ */
 export type Error =
   DeliveryNotFound | DeliveryAlreadyExists | DeliveryNotInState | UnexpectedAttempt | ConflictingAttempt
 
@@ -269,7 +354,10 @@ export type Error =
 // State
 // ---------------------------------------------------------------------------------------------
 
-/** What a notification is, fixed when it is scheduled. */
+/**
+ * What a notification is, fixed when it is scheduled.
+ * @category models
+ */
 export interface Notification {
   readonly notificationId: NotificationId
   readonly merchantId: MerchantId
@@ -281,12 +369,10 @@ export interface Notification {
   readonly createdAt: DateTime.Utc
 }
 
-/** No delivery yet. */
-export interface Initial {
-  readonly _tag: "Initial"
-}
-
-/** A delivery, with every attempt made and the current round of the retry schedule. */
+/**
+ * A delivery, with every attempt made and the current round of the retry schedule.
+ * @category models
+ */
 export interface Existing {
   readonly _tag: Status
   readonly notification: Notification
@@ -307,11 +393,16 @@ export interface Existing {
   readonly updatedAt: DateTime.Utc
 }
 
+/**
+ * No delivery yet (`Initial`), or a delivery.
+ * @category models
+ */
 export type State = Initial | Existing
 
-export const initialState: State = { _tag: "Initial" }
-
-/** Whether an attempt should be made at `now`. */
+/**
+ * Whether an attempt should be made at `now`.
+ * @category predicates
+ */
 export const isDue = (state: State, now: DateTime.DateTime): boolean =>
   state._tag === "PENDING" && Option.exists(state.dueAt, (due) => DateTime.lessThanOrEqualTo(due, now))
 
@@ -320,50 +411,40 @@ export const isDue = (state: State, now: DateTime.DateTime): boolean =>
 // ---------------------------------------------------------------------------------------------
 
 /**
- * State × command → states it may lead to. DELIVERED and EXHAUSTED are final for the dispatcher
- * (a report there is only a duplicate) but an administrator's re-send opens a new round.
- * CANCELLED records an attempt that was in flight when the webhook was deleted, and stays CANCELLED.
+ * State × command → where it leads, or `"noop"`: accepted, nothing recorded. A failed attempt is
+ * recorded and keeps the delivery PENDING until the last retry; a report already recorded, re-delivered,
+ * records nothing. DELIVERED and EXHAUSTED are final for the dispatcher (a report there is only a
+ * duplicate) but an administrator's re-send opens a new round. CANCELLED records an attempt that was
+ * in flight when the webhook was deleted, and stays CANCELLED.
+ * @category models
  */
 export const transitions = Transitions.make<State["_tag"], Command["_tag"]>({
   // CANCELLED at once when the merchant had no webhook for the mode (W15): recorded, never sent.
   Initial: { ScheduleDelivery: ["PENDING", "CANCELLED"] },
-  PENDING: { RecordAttempt: ["PENDING", "DELIVERED", "EXHAUSTED"], CancelDelivery: ["CANCELLED"] },
-  DELIVERED: { RecordAttempt: ["DELIVERED"], ResendDelivery: ["PENDING"], CancelDelivery: ["DELIVERED"] },
-  EXHAUSTED: { RecordAttempt: ["EXHAUSTED"], ResendDelivery: ["PENDING"], CancelDelivery: ["EXHAUSTED"] },
-  CANCELLED: { RecordAttempt: ["CANCELLED"], CancelDelivery: ["CANCELLED"] }
+  PENDING: { RecordAttempt: ["PENDING", "DELIVERED", "EXHAUSTED", "noop"], CancelDelivery: "CANCELLED" },
+  DELIVERED: { RecordAttempt: "noop", ResendDelivery: "PENDING", CancelDelivery: "noop" },
+  EXHAUSTED: { RecordAttempt: "noop", ResendDelivery: "PENDING", CancelDelivery: "noop" },
+  CANCELLED: { RecordAttempt: ["CANCELLED", "noop"], CancelDelivery: "noop" }
 })
 
 // ---------------------------------------------------------------------------------------------
 // Decide
 // ---------------------------------------------------------------------------------------------
 
-const ok = (...events: ReadonlyArray<Event>): Either.Either<ReadonlyArray<Event>, Error> =>
-  Either.right(events)
-const none = ok()
-
-export const decide = (command: Command, state: State): Either.Either<ReadonlyArray<Event>, Error> => {
-  if (state._tag === "Initial") {
-    return command._tag === "ScheduleDelivery" ? schedule(command) : Either.left(new DeliveryNotFound())
-  }
-  const notificationId = state.notification.notificationId
-  if (!Transitions.allows(transitions, state._tag, command._tag)) {
-    return Either.left(
-      command._tag === "ScheduleDelivery"
-        ? new DeliveryAlreadyExists({ notificationId })
-        : new DeliveryNotInState({ notificationId, status: state._tag, command: command._tag })
-    )
-  }
-  return Match.valueTags(command, {
-    ScheduleDelivery: () => Either.left(new DeliveryAlreadyExists({ notificationId })),
+/** Decides a command the table lets act on an existing delivery. */
+const decideExisting = (
+  command: Exclude<Command, ScheduleDelivery>,
+  state: Existing
+): Decision<Event, Error> =>
+  Match.valueTags(command, {
     RecordAttempt: (c) => recordAttempt(c, state),
     ResendDelivery: (c) => ok(new ResendRequested({ url: c.url, at: c.now })),
     CancelDelivery: (c) =>
       // Nothing is pending on a DELIVERED or EXHAUSTED delivery: its outcome stays as it is.
       state._tag === "PENDING" ? ok(new DeliveryCancelled({ at: c.now })) : none
   })
-}
 
-const schedule = (c: ScheduleDelivery): Either.Either<ReadonlyArray<Event>, Error> => {
+const schedule = (c: ScheduleDelivery): Decision<Event, Error> => {
   const scheduled = new DeliveryScheduled({
     notificationId: c.notificationId,
     merchantId: c.merchantId,
@@ -407,7 +488,7 @@ const sameAttempt = (recorded: AttemptSucceeded | AttemptFailed, c: RecordAttemp
  */
 const UNCHECKED = true
 
-const recordAttempt = (c: RecordAttempt, state: Existing): Either.Either<ReadonlyArray<Event>, Error> => {
+const recordAttempt = (c: RecordAttempt, state: Existing): Decision<Event, Error> => {
   const notificationId = state.notification.notificationId
   const expected = state.attempts.length + 1
   // A report already recorded is a re-delivered report: nothing to do if it says the same thing.
@@ -475,41 +556,43 @@ const recordAttempt = (c: RecordAttempt, state: Existing): Either.Either<Readonl
 // Evolve
 // ---------------------------------------------------------------------------------------------
 
-export const evolve = (state: State, event: Event): State => {
-  if (event._tag === "DeliveryScheduled") {
-    return {
-      _tag: "PENDING",
-      notification: {
-        notificationId: event.notificationId,
-        merchantId: event.merchantId,
-        type: event.type,
-        subject: event.subject,
-        body: event.body,
-        signingKey: event.signingKey,
-        sandbox: event.sandbox,
-        createdAt: event.createdAt
-      },
-      url: event.url ?? "",
-      attempts: [],
-      roundStartedAt: Option.none(),
-      roundAttempts: 0,
-      dueAt: Option.some(event.dueAt),
-      cancelledAt: Option.none(),
-      updatedAt: event.createdAt
-    }
-  }
-  // Events of a delivery that does not exist cannot be in a well-formed stream: ignore them.
-  if (state._tag === "Initial") return state
-  return Match.valueTags(event, {
-    AttemptSucceeded: (e): State => ({
+const scheduled = (event: DeliveryScheduled): Existing => ({
+  _tag: "PENDING",
+  notification: {
+    notificationId: event.notificationId,
+    merchantId: event.merchantId,
+    type: event.type,
+    subject: event.subject,
+    body: event.body,
+    signingKey: event.signingKey,
+    sandbox: event.sandbox,
+    createdAt: event.createdAt
+  },
+  url: event.url ?? "",
+  attempts: [],
+  roundStartedAt: Option.none(),
+  roundAttempts: 0,
+  dueAt: Option.some(event.dueAt),
+  cancelledAt: Option.none(),
+  updatedAt: event.createdAt
+})
+
+const evolveExisting = (state: Existing, event: Exclude<Event, DeliveryScheduled>): Existing =>
+  Match.valueTags(event, {
+    AttemptSucceeded: (e): Existing => ({
       ...attempted(state, e),
       // An attempt that was in flight when the webhook was deleted is recorded; it does not reopen.
       _tag: state._tag === "CANCELLED" ? "CANCELLED" : "DELIVERED",
       dueAt: Option.none()
     }),
-    AttemptFailed: (e): State => ({ ...attempted(state, e), dueAt: e.nextDueAt }),
-    DeliveryExhausted: (e): State => ({ ...state, _tag: "EXHAUSTED", dueAt: Option.none(), updatedAt: e.at }),
-    ResendRequested: (e): State => ({
+    AttemptFailed: (e): Existing => ({ ...attempted(state, e), dueAt: e.nextDueAt }),
+    DeliveryExhausted: (e): Existing => ({
+      ...state,
+      _tag: "EXHAUSTED",
+      dueAt: Option.none(),
+      updatedAt: e.at
+    }),
+    ResendRequested: (e): Existing => ({
       ...state,
       _tag: "PENDING",
       url: e.url,
@@ -518,7 +601,7 @@ export const evolve = (state: State, event: Event): State => {
       dueAt: Option.some(e.at),
       updatedAt: e.at
     }),
-    DeliveryCancelled: (e): State => ({
+    DeliveryCancelled: (e): Existing => ({
       ...state,
       _tag: "CANCELLED",
       dueAt: Option.none(),
@@ -526,7 +609,6 @@ export const evolve = (state: State, event: Event): State => {
       updatedAt: e.at
     })
   })
-}
 
 const attempted = (state: Existing, e: AttemptSucceeded | AttemptFailed): Existing => ({
   ...state,
@@ -536,13 +618,26 @@ const attempted = (state: Existing, e: AttemptSucceeded | AttemptFailed): Existi
   updatedAt: e.at
 })
 
-/** The WebhookDelivery aggregate: one stream per notification id. */
-export const WebhookDelivery: Aggregate<Command, Event, State, Error> = {
+/**
+ * The WebhookDelivery aggregate: one stream per notification id.
+ * @category aggregates
+ */
+export const WebhookDelivery: Aggregate<Command, Event, State, Error> = Aggregate.make({
   name: "WebhookDelivery",
-  initialState,
-  decide,
-  evolve,
-  transitions,
   Event,
-  schemaVersion: 1
-}
+  transitions,
+  refuse: Aggregate.refusals(
+    { NotFound: DeliveryNotFound, AlreadyExists: DeliveryAlreadyExists, NotInState: DeliveryNotInState },
+    (state) => ({ notificationId: state.notification.notificationId })
+  ),
+  create: { ScheduleDelivery: schedule },
+  decide: decideExisting,
+  created: { DeliveryScheduled: scheduled },
+  evolve: evolveExisting
+})
+
+/**
+ * The aggregate's decider, as the module's own functions: `decide`, `evolve` and the state before creation.
+ * @category aggregates
+ */
+export const { decide, evolve, initialState } = WebhookDelivery

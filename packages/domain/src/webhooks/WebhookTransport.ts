@@ -26,7 +26,11 @@ export type WebhookResponse =
     }
   | { readonly _tag: "Failed"; readonly reason: string; readonly latencyMs: number }
 
-/** The webhook transport port. Never fails: a network error is a `Failed` response. */
+/**
+ * The webhook transport port. Never fails: a network error is a `Failed` response.
+ *
+ * @category services
+ */
 export class WebhookTransport extends Context.Tag("@cobro/domain/WebhookTransport")<
   WebhookTransport,
   {

@@ -1,5 +1,4 @@
 import { describe, expect, it } from "@effect/vitest"
-import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
@@ -9,110 +8,72 @@ import * as CommandHandler from "@cobro/domain/CommandHandler"
 import * as EventStore from "@cobro/domain/EventStore"
 import * as IdGenerator from "@cobro/domain/IdGenerator"
 import * as InMemoryEventStore from "@cobro/domain/InMemoryEventStore"
-import { MerchantId, PaymentLinkId, TransactionId } from "@cobro/domain/Ids"
-import { amount } from "@cobro/domain/Money"
 import * as PaymentLink from "@cobro/domain/PaymentLink"
+import { createLinkCommand, now, startPaymentCommand } from "../fixtures/Links.js"
+import { freshly } from "../fixtures/Scenario.js"
+import { type Interloper, watchedStore } from "../fixtures/Stores.js"
 
-const now = DateTime.unsafeMake("2026-11-21T15:00:00Z")
-const createLink = new PaymentLink.CreateLink({
-  linkId: PaymentLinkId.make("LNK_1"),
-  merchantId: MerchantId.make("MER_1"),
-  sandbox: true,
-  amountType: "OPEN",
-  amount: Option.none(),
-  reference: "order-1",
-  description: Option.none(),
-  expiresAt: Option.none(),
-  callbackUrl: Option.none(),
-  paymentMethods: ["CREDIT_CARD"],
-  payerEmail: Option.none(),
-  imageUrl: Option.none(),
-  now
-})
-const startPayment = (trx: string) =>
-  new PaymentLink.StartPayment({
-    transactionId: TransactionId.make(trx),
-    paymentMethod: "CREDIT_CARD",
-    amount: amount(10_000),
-    bounds: { min: amount(1_000), max: amount(5_000_000) },
-    now
-  })
+const createLink = createLinkCommand(1)
+const startPayment = startPaymentCommand
 
 /**
  * A store in which another writer slips in between a handler's read and its append: just before
  * the `nth` append (1-based), `interloper` runs against the underlying store.
  */
-const racingStore = (
-  nth: number,
-  interloper: Effect.Effect<unknown, unknown, EventStore.EventStore | IdGenerator.IdGenerator>
-) =>
-  Layer.effect(
-    EventStore.EventStore,
-    Effect.gen(function* () {
-      const inner = yield* InMemoryEventStore.make
-      const ids = yield* IdGenerator.IdGenerator
-      const appends = yield* Ref.make(0)
-      return {
-        ...inner,
-        append: (streamId, events, expected) =>
-          Effect.gen(function* () {
-            if ((yield* Ref.updateAndGet(appends, (n) => n + 1)) === nth) {
-              yield* interloper.pipe(
-                Effect.provideService(EventStore.EventStore, inner),
-                Effect.provideService(IdGenerator.IdGenerator, ids),
-                Effect.orDie
-              )
-            }
-            return yield* inner.append(streamId, events, expected)
-          })
-      } satisfies EventStore.EventStore["Type"]
-    })
-  ).pipe(Layer.provideMerge(IdGenerator.layerSequential))
+const racingStore = (nth: number, interloper: Interloper) => {
+  let appends = 0
+  return watchedStore((method) => (method === "append" && ++appends === nth ? interloper : undefined))
+}
+
+/** The tag of a command's refusal, if it was refused. */
+const refusal = <A, E extends { readonly _tag: string }>(result: Either.Either<A, E>) =>
+  Either.getLeft(result).pipe(Option.map((e) => e._tag))
+
+/** Runs a test body on its own in-memory store and sequential ids. */
+const onStore = freshly(InMemoryEventStore.layerWithSequentialIds)
 
 describe("CommandHandler", () => {
   const handle = CommandHandler.make(PaymentLink.PaymentLink)
 
   it.effect("after a conflict the command is decided again on the fresh state (two tabs pay once)", () =>
-    Effect.gen(function* () {
-      yield* handle("LNK_1", createLink)
-      // The other tab's payment lands between this handler's read and its append.
-      const result = yield* Effect.either(handle("LNK_1", startPayment("TRX_2")))
-      expect(Either.getLeft(result).pipe(Option.map((e) => e._tag))).toEqual(Option.some("LinkNotInState"))
-      const loaded = yield* CommandHandler.load(PaymentLink.PaymentLink)("LNK_1")
-      expect(loaded.version).toBe(2)
-      expect(loaded.state._tag === "PROCESSING" && Option.getOrThrow(loaded.state.transactionId)).toBe(
-        "TRX_1"
-      )
-    }).pipe(
-      Effect.provide(
-        // The second append is this tab's payment: the other tab's lands just before it.
-        racingStore(2, CommandHandler.make(PaymentLink.PaymentLink)("LNK_1", startPayment("TRX_1")))
-      )
+    // The second append is this tab's payment: the other tab's lands just before it.
+    freshly(racingStore(2, CommandHandler.make(PaymentLink.PaymentLink)("LNK_1", startPayment("TRX_1"))))(
+      function* () {
+        yield* handle("LNK_1", createLink)
+        // The other tab's payment lands between this handler's read and its append.
+        const result = yield* Effect.either(handle("LNK_1", startPayment("TRX_2")))
+        expect(refusal(result)).toEqual(Option.some("LinkNotInState"))
+        const loaded = yield* CommandHandler.load(PaymentLink.PaymentLink)("LNK_1")
+        expect(loaded.version).toBe(2)
+        expect(loaded.state._tag === "PROCESSING" && Option.getOrThrow(loaded.state.transactionId)).toBe(
+          "TRX_1"
+        )
+      }
     )
   )
 
   it.effect("a lost race followed by a still-valid decision appends after the winner", () =>
-    Effect.gen(function* () {
+    freshly(racingStore(1, CommandHandler.make(PaymentLink.PaymentLink)("LNK_1", createLink)))(function* () {
       const result = yield* handle("LNK_1", createLink).pipe(Effect.either)
       // The interloper created the link first: this creation is refused, nothing is duplicated.
-      expect(Either.getLeft(result).pipe(Option.map((e) => e._tag))).toEqual(Option.some("LinkAlreadyExists"))
+      expect(refusal(result)).toEqual(Option.some("LinkAlreadyExists"))
       const store = yield* EventStore.EventStore
       expect((yield* store.readStream("PaymentLink-LNK_1")).map((e) => e.type)).toEqual(["LinkCreated"])
-    }).pipe(Effect.provide(racingStore(1, CommandHandler.make(PaymentLink.PaymentLink)("LNK_1", createLink))))
+    })
   )
 
   it.effect("a no-op appends nothing and keeps the version", () =>
-    Effect.gen(function* () {
+    onStore(function* () {
       yield* handle("LNK_1", createLink)
       yield* handle("LNK_1", new PaymentLink.CancelLink({ now }))
       const again = yield* handle("LNK_1", new PaymentLink.CancelLink({ now }))
       expect(again.events).toEqual([])
       expect(again.version).toBe(2)
-    }).pipe(Effect.provide(Layer.merge(InMemoryEventStore.layer, IdGenerator.layerSequential)))
+    })
   )
 
   it.effect("events are stored with their type, schema version and metadata", () =>
-    Effect.gen(function* () {
+    onStore(function* () {
       yield* handle("LNK_1", createLink, { actor: "MER_1", requestId: "req-1" })
       const store = yield* EventStore.EventStore
       const [stored] = yield* store.readStream("PaymentLink-LNK_1")
@@ -122,7 +83,7 @@ describe("CommandHandler", () => {
         metadata: { actor: "MER_1", requestId: "req-1" },
         data: { _tag: "LinkCreated", linkId: "LNK_1", createdAt: "2026-11-21T15:00:00.000Z" }
       })
-    }).pipe(Effect.provide(Layer.merge(InMemoryEventStore.layer, IdGenerator.layerSequential)))
+    })
   )
 
   /** A store that counts the stream reads. */
@@ -142,13 +103,14 @@ describe("CommandHandler", () => {
       } as EventStore.EventStore["Type"]
     })
   ).pipe(Layer.provideMerge(IdGenerator.layerSequential))
+  const counting = freshly(countingStore)
   const readsOf = Effect.map(
     EventStore.EventStore,
     (store) => (store as unknown as { reads: Ref.Ref<number> }).reads
   )
 
   it.effect("a command decided on the state the caller holds reads nothing", () =>
-    Effect.gen(function* () {
+    counting(function* () {
       const created = yield* handle("LNK_1", createLink)
       const reads = yield* readsOf
       const before = yield* Ref.get(reads)
@@ -156,28 +118,28 @@ describe("CommandHandler", () => {
       expect(yield* Ref.get(reads)).toBe(before)
       expect(started.version).toBe(2)
       expect(started.state._tag).toBe("PROCESSING")
-    }).pipe(Effect.provide(countingStore))
+    })
   )
 
   it.effect("a stale known state conflicts, and the command is decided again on the stream", () =>
-    Effect.gen(function* () {
+    onStore(function* () {
       const created = yield* handle("LNK_1", createLink)
       // Another writer moved the link on after `created` was taken.
       yield* handle("LNK_1", startPayment("TRX_1"))
       const result = yield* Effect.either(handle("LNK_1", startPayment("TRX_2"), {}, created))
-      expect(Either.getLeft(result).pipe(Option.map((e) => e._tag))).toEqual(Option.some("LinkNotInState"))
+      expect(refusal(result)).toEqual(Option.some("LinkNotInState"))
       const store = yield* EventStore.EventStore
       expect((yield* store.readStream("PaymentLink-LNK_1")).map((e) => e.type)).toEqual([
         "LinkCreated",
         "LinkPaymentStarted"
       ])
-    }).pipe(Effect.provide(Layer.merge(InMemoryEventStore.layer, IdGenerator.layerSequential)))
+    })
   )
 
   it.effect(
     "a creation on a fresh id reads nothing; on an id already taken it is decided on the stored state",
     () =>
-      Effect.gen(function* () {
+      counting(function* () {
         const reads = yield* readsOf
         const created = yield* handle("LNK_1", createLink, {}, CommandHandler.fresh(PaymentLink.PaymentLink))
         expect(yield* Ref.get(reads)).toBe(0)
@@ -185,10 +147,8 @@ describe("CommandHandler", () => {
         const again = yield* Effect.either(
           handle("LNK_1", createLink, {}, CommandHandler.fresh(PaymentLink.PaymentLink))
         )
-        expect(Either.getLeft(again).pipe(Option.map((e) => e._tag))).toEqual(
-          Option.some("LinkAlreadyExists")
-        )
+        expect(refusal(again)).toEqual(Option.some("LinkAlreadyExists"))
         expect(yield* Ref.get(reads)).toBe(1)
-      }).pipe(Effect.provide(countingStore))
+      })
   )
 })

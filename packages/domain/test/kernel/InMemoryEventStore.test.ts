@@ -3,6 +3,7 @@ import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Stream from "effect/Stream"
+import type { YieldWrap } from "effect/Utils"
 import * as EventStore from "@cobro/domain/EventStore"
 import * as InMemoryEventStore from "@cobro/domain/InMemoryEventStore"
 
@@ -15,10 +16,25 @@ const event = (eventId: string, data: unknown = { n: eventId }): EventStore.NewE
 })
 const { NoStream, Exact, Any } = EventStore.ExpectedVersion
 
+/** Runs a test body on a fresh, empty store, which it is given. */
+const onStore = <Eff extends YieldWrap<Effect.Effect<any, any, any>>, A>(
+  body: (store: EventStore.EventStore["Type"]) => Generator<Eff, A, never>
+) =>
+  Effect.flatMap(EventStore.EventStore, (store) => Effect.gen(() => body(store))).pipe(
+    Effect.provide(InMemoryEventStore.layer)
+  )
+
+/** Given: s-1 with a, b, then d after s-2's c. */
+const givenTwoStreams = (store: EventStore.EventStore["Type"]) =>
+  Effect.gen(function* () {
+    yield* store.append("s-1", [event("a"), event("b")], NoStream())
+    yield* store.append("s-2", [event("c")], NoStream())
+    yield* store.append("s-1", [event("d")], Exact({ version: 2 }))
+  })
+
 describe("InMemoryEventStore keeps the port's contract", () => {
   it.effect("a new stream appends at NoStream and starts at version 1", () =>
-    Effect.gen(function* () {
-      const store = yield* EventStore.EventStore
+    onStore(function* (store) {
       const result = yield* store.append("s-1", [event("e1"), event("e2")], NoStream())
       expect(result.nextVersion).toBe(2)
       const read = yield* store.readStream("s-1")
@@ -26,12 +42,11 @@ describe("InMemoryEventStore keeps the port's contract", () => {
         ["e1", 1],
         ["e2", 2]
       ])
-    }).pipe(Effect.provide(InMemoryEventStore.layer))
+    })
   )
 
   it.effect("a stale expected version is a ConcurrencyConflict and writes nothing", () =>
-    Effect.gen(function* () {
-      const store = yield* EventStore.EventStore
+    onStore(function* (store) {
       yield* store.append("s-1", [event("e1")], NoStream())
       const again = yield* Effect.either(store.append("s-1", [event("e2")], NoStream()))
       expect(Either.getLeft(again).pipe((o) => o._tag === "Some" && o.value._tag)).toBe("ConcurrencyConflict")
@@ -40,24 +55,22 @@ describe("InMemoryEventStore keeps the port's contract", () => {
       yield* store.append("s-1", [event("e4")], Exact({ version: 1 }))
       yield* store.append("s-1", [event("e5")], Any())
       expect((yield* store.readStream("s-1")).map((e) => e.eventId)).toEqual(["e1", "e4", "e5"])
-    }).pipe(Effect.provide(InMemoryEventStore.layer))
+    })
   )
 
   it.effect("re-appending a stored event id with the same content returns the original position", () =>
-    Effect.gen(function* () {
-      const store = yield* EventStore.EventStore
+    onStore(function* (store) {
       const first = yield* store.append("s-1", [event("e1")], NoStream())
       const again = yield* store.append("s-1", [event("e1")], NoStream())
       expect(again).toEqual(first)
       const clash = yield* Effect.either(store.append("s-1", [event("e1", { other: true })], Any()))
       expect(Either.getLeft(clash).pipe((o) => o._tag === "Some" && o.value._tag)).toBe("EventIdReused")
       expect((yield* store.readStream("s-1")).length).toBe(1)
-    }).pipe(Effect.provide(InMemoryEventStore.layer))
+    })
   )
 
   it.effect("readStream honours from and to versions", () =>
-    Effect.gen(function* () {
-      const store = yield* EventStore.EventStore
+    onStore(function* (store) {
       yield* store.append(
         "s-1",
         ["a", "b", "c", "d"].map((id) => event(id)),
@@ -65,36 +78,30 @@ describe("InMemoryEventStore keeps the port's contract", () => {
       )
       const window = yield* store.readStream("s-1", { fromVersion: 2, toVersion: 3 })
       expect(window.map((e) => e.eventId)).toEqual(["b", "c"])
-    }).pipe(Effect.provide(InMemoryEventStore.layer))
+    })
   )
 
   it.effect("readStreams reads several whole streams at once; an unknown one is empty", () =>
-    Effect.gen(function* () {
-      const store = yield* EventStore.EventStore
-      yield* store.append("s-1", [event("a"), event("b")], NoStream())
-      yield* store.append("s-2", [event("c")], NoStream())
-      yield* store.append("s-1", [event("d")], Exact({ version: 2 }))
+    onStore(function* (store) {
+      yield* givenTwoStreams(store)
       const read = yield* store.readStreams(["s-2", "s-1", "s-none"])
       expect([...read.keys()]).toEqual(["s-2", "s-1", "s-none"])
       expect(read.get("s-1")).toEqual(yield* store.readStream("s-1"))
       expect(read.get("s-2")!.map((e) => e.eventId)).toEqual(["c"])
       expect(read.get("s-none")).toEqual([])
-    }).pipe(Effect.provide(InMemoryEventStore.layer))
+    })
   )
 
   it.effect("the whole log reads in commit order from a checkpoint, paged or streamed", () =>
-    Effect.gen(function* () {
-      const store = yield* EventStore.EventStore
-      yield* store.append("s-1", [event("a"), event("b")], NoStream())
-      yield* store.append("s-2", [event("c")], NoStream())
-      yield* store.append("s-1", [event("d")], Exact({ version: 2 }))
+    onStore(function* (store) {
+      yield* givenTwoStreams(store)
       const firstPage = yield* store.readAll({ limit: 2 })
       expect(firstPage.map((e) => e.eventId)).toEqual(["a", "b"])
       const rest = yield* store.readAll({ after: firstPage[1]!.checkpoint })
       expect(rest.map((e) => e.eventId)).toEqual(["c", "d"])
       const streamed = yield* Stream.runCollect(store.streamAll({ limit: 1 }))
       expect(Chunk.toReadonlyArray(streamed).map((e) => e.eventId)).toEqual(["a", "b", "c", "d"])
-    }).pipe(Effect.provide(InMemoryEventStore.layer))
+    })
   )
 })
 
@@ -102,8 +109,7 @@ describe("InMemoryEventStore.appendBatch: every item in order, in one transactio
   it.effect(
     "items are written in order at consecutive positions, their checkpoints sharing one transaction id",
     () =>
-      Effect.gen(function* () {
-        const store = yield* EventStore.EventStore
+      onStore(function* (store) {
         yield* store.append("s-1", [event("a")], NoStream())
         const results = yield* store.appendBatch([
           { streamId: "s-2", events: [event("b"), event("c")], expected: NoStream() },
@@ -130,14 +136,13 @@ describe("InMemoryEventStore.appendBatch: every item in order, in one transactio
         yield* store.append("s-3", [event("f")], Exact({ version: 1 }))
         const [after] = yield* store.readAll({ after: log[4]!.checkpoint })
         expect(after!.checkpoint.transactionId).toBeGreaterThan([...batch][0]!)
-      }).pipe(Effect.provide(InMemoryEventStore.layer))
+      })
   )
 
   it.effect(
     "a failing item undoes the items before it and gives its error; the first failing item wins",
     () =>
-      Effect.gen(function* () {
-        const store = yield* EventStore.EventStore
+      onStore(function* (store) {
         yield* store.append("s-1", [event("a")], NoStream())
         const conflict = yield* Effect.flip(
           store.appendBatch([
@@ -163,6 +168,6 @@ describe("InMemoryEventStore.appendBatch: every item in order, in one transactio
         ])
         expect(results.map((r) => r.firstPosition)).toEqual([1n, 2n])
         expect(yield* store.appendBatch([])).toEqual([])
-      }).pipe(Effect.provide(InMemoryEventStore.layer))
+      })
   )
 })

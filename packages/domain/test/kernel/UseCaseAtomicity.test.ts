@@ -13,27 +13,20 @@ import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
-import * as Schema from "effect/Schema"
 import * as TestClock from "effect/TestClock"
+import type { YieldWrap } from "effect/Utils"
 import * as Acquirer from "@cobro/domain/Acquirer"
-import * as CommandHandler from "@cobro/domain/CommandHandler"
 import * as EventStore from "@cobro/domain/EventStore"
 import * as IdGenerator from "@cobro/domain/IdGenerator"
-import { IntentReference, MerchantId } from "@cobro/domain/Ids"
+import { IntentReference } from "@cobro/domain/Ids"
 import * as InMemoryEventStore from "@cobro/domain/InMemoryEventStore"
-import * as LinkApi from "@cobro/domain/LinkApi"
-import * as LinkPayments from "@cobro/domain/LinkPayments"
-import * as Merchant from "@cobro/domain/Merchant"
-import { Credential } from "@cobro/domain/MerchantDirectory"
-import { amount } from "@cobro/domain/Money"
 import * as OnlinePayments from "@cobro/domain/OnlinePayments"
 import * as Payment from "@cobro/domain/Payment"
 import * as PaymentIntent from "@cobro/domain/PaymentIntent"
-import { IdentityKeyHash } from "@cobro/domain/SigningKey"
+import { closeLink, linkStatus, payByCard } from "../fixtures/Links.js"
+import { attemptInput, details, givenIntent, sandbox as scope } from "../fixtures/Online.js"
+import { atT0, freshly, givenMerchant, MER_1, offering, T0 } from "../fixtures/Scenario.js"
 
-const T0 = Date.UTC(2026, 10, 21, 15, 0, 0)
-const MER_1 = MerchantId.make("MER_1")
-const scope: OnlinePayments.Scope = { merchantId: MER_1, sandbox: true }
 const ref = IntentReference.make("order-1")
 
 type Cut = Effect.Effect<
@@ -55,6 +48,9 @@ class CutIn extends Context.Tag("test/CutIn")<
     ) => Effect.Effect<void, never, IdGenerator.IdGenerator | Acquirer.Acquirer>
   }
 >() {}
+
+/** Has another request commit `cut` right before this use case's first write to a `prefix` stream. */
+const cutIn = (prefix: string, cut: Cut) => Effect.flatMap(CutIn, (armed) => armed.arm(prefix, cut))
 
 /** The in-memory store, wrapped so that a test can cut in before a write. */
 const storeWithCutIn = Layer.effectContext(
@@ -110,55 +106,17 @@ const acquirerWith = (
     })
   ).pipe(Layer.provide(Acquirer.layerSandbox))
 
-const handleMerchant = CommandHandler.make(Merchant.Merchant)
-
-const scenario = <A, E>(
-  body: Effect.Effect<A, E, EventStore.EventStore | IdGenerator.IdGenerator | Acquirer.Acquirer | CutIn>,
+/** A scenario at T0 on the store with `CutIn`, with MER_1 offering card payments on links. */
+const scenario = <Eff extends YieldWrap<Effect.Effect<any, any, any>>, A>(
+  body: () => Generator<Eff, A, never>,
   acquirer: Layer.Layer<Acquirer.Acquirer> = Acquirer.layerSandbox
 ) =>
-  Effect.gen(function* () {
-    yield* TestClock.setTime(T0)
-    const now = DateTime.unsafeMake(T0)
-    yield* handleMerchant(MER_1, new Merchant.CreateMerchant({ merchantId: MER_1, name: "Café Andino", now }))
-    yield* handleMerchant(
-      MER_1,
-      new Merchant.SetLinkMethod({ method: "CREDIT_CARD", min: amount(1_000), max: amount(5_000_000), now })
-    )
-    return yield* body
-  }).pipe(Effect.provide(Layer.mergeAll(storeWithCutIn, IdGenerator.layerSequential, acquirer)))
+  freshly(
+    Layer.mergeAll(storeWithCutIn, IdGenerator.layerSequential, acquirer),
+    atT0(givenMerchant(MER_1, offering("CREDIT_CARD")))
+  )(body)
 
-const details = (total: number) =>
-  new PaymentIntent.IntentDetails({
-    amount: new PaymentIntent.IntentAmount({
-      currency: "COP",
-      total: amount(total),
-      tip: amount(0),
-      taxes: []
-    }),
-    description: Option.some("Order 1"),
-    callbackUrl: Option.some("https://shop.example/back"),
-    metadata: Option.none(),
-    customer: Option.none()
-  })
-
-const card: OnlinePayments.AttemptInput = {
-  referenceId: ref,
-  paymentMethod: "CREDIT_CARD",
-  cardNumber: Option.some("4111111111111111"),
-  cardholderName: Option.none(),
-  installments: Option.none(),
-  payer: Option.none(),
-  metadata: Option.none(),
-  deviceFingerprint: Option.none(),
-  challengeUrl: (transactionId, token) => `https://cobro.example/challenge/3ds/${transactionId}/${token}`
-}
-
-const givenIntent = (total: number) =>
-  OnlinePayments.createIntent(scope, {
-    referenceId: ref,
-    details: details(total),
-    deviceFingerprint: Option.none()
-  })
+const card = attemptInput("order-1")
 
 const streamLength = (streamId: string) =>
   Effect.flatMap(EventStore.EventStore, (store) => Effect.map(store.readStream(streamId), (e) => e.length))
@@ -174,74 +132,66 @@ describe("an attempt and its intent commit together (C3, C4)", () => {
   it.effect(
     "an amount update that commits between the attempt's read and its write: the payment carries the amount of the intent it was started on",
     () =>
-      scenario(
-        Effect.gen(function* () {
-          yield* givenIntent(1_000)
-          const cut = yield* CutIn
-          yield* cut.arm(
-            "Payment-",
-            OnlinePayments.updateIntent(scope, { referenceId: ref, details: details(900_000) })
-          )
-          const attempt = yield* OnlinePayments.attempt(scope, card)
-          const intent = yield* OnlinePayments.readIntent(scope, ref)
-          const payment = yield* OnlinePayments.readPayment(scope, ref)
-          expect(intent._tag).toBe("PAID")
-          expect(Payment.status(payment)).toBe("APPROVED")
-          expect(payment.payment.amount.total).toBe(intent.details.amount.total)
-          expect(attempt.payment.payment.amount.total).toBe(900_000)
-        })
-      )
+      scenario(function* () {
+        yield* givenIntent(1_000)
+        yield* cutIn(
+          "Payment-",
+          OnlinePayments.updateIntent(scope, { referenceId: ref, details: details(900_000) })
+        )
+        const attempt = yield* OnlinePayments.attempt(scope, card)
+        const intent = yield* OnlinePayments.readIntent(scope, ref)
+        const payment = yield* OnlinePayments.readPayment(scope, ref)
+        expect(intent._tag).toBe("PAID")
+        expect(Payment.status(payment)).toBe("APPROVED")
+        expect(payment.payment.amount.total).toBe(intent.details.amount.total)
+        expect(attempt.payment.payment.amount.total).toBe(900_000)
+      })
   )
 
   it.effect(
     "an amount update after the attempt started is refused (IntentAmountLocked, 409) and changes nothing",
     () =>
-      scenario(
-        Effect.gen(function* () {
-          yield* givenIntent(555_020) // a 3DS challenge: the attempt stays under way
-          yield* OnlinePayments.attempt(scope, card)
-          const version = yield* streamLength(`PaymentIntent-${PaymentIntent.streamKey(MER_1, true, ref)}`)
-          const refused = yield* Effect.flip(
-            OnlinePayments.updateIntent(scope, { referenceId: ref, details: details(900_000) })
-          )
-          expect(refused._tag).toBe("IntentAmountLocked")
-          expect(yield* streamLength(`PaymentIntent-${PaymentIntent.streamKey(MER_1, true, ref)}`)).toBe(
-            version
-          )
-          const payment = yield* OnlinePayments.readPayment(scope, ref)
-          expect(payment.payment.amount.total).toBe(555_020)
-        })
-      )
+      scenario(function* () {
+        yield* givenIntent(555_020) // a 3DS challenge: the attempt stays under way
+        yield* OnlinePayments.attempt(scope, card)
+        const version = yield* streamLength(`PaymentIntent-${PaymentIntent.streamKey(MER_1, true, ref)}`)
+        const refused = yield* Effect.flip(
+          OnlinePayments.updateIntent(scope, { referenceId: ref, details: details(900_000) })
+        )
+        expect(refused._tag).toBe("IntentAmountLocked")
+        expect(yield* streamLength(`PaymentIntent-${PaymentIntent.streamKey(MER_1, true, ref)}`)).toBe(
+          version
+        )
+        const payment = yield* OnlinePayments.readPayment(scope, ref)
+        expect(payment.payment.amount.total).toBe(555_020)
+      })
   )
 
   it.effect(
     "another attempt that commits between the attempt's read and its write: the later one is refused (409) and leaves no payment behind",
     () =>
-      scenario(
-        Effect.gen(function* () {
-          yield* givenIntent(555_020)
-          const cut = yield* CutIn
-          yield* cut.arm("Payment-", OnlinePayments.attempt(scope, card))
-          const refused = yield* Effect.flip(OnlinePayments.attempt(scope, card))
-          expect(refused._tag).toBe("IntentNotInState")
-          // One payment stream: the winner's. The loser recorded nothing.
-          expect(yield* streamsOf("Payment-")).toHaveLength(1)
-        })
-      )
+      scenario(function* () {
+        yield* givenIntent(555_020)
+        yield* cutIn("Payment-", OnlinePayments.attempt(scope, card))
+        const refused = yield* Effect.flip(OnlinePayments.attempt(scope, card))
+        expect(refused._tag).toBe("IntentNotInState")
+        // One payment stream: the winner's. The loser recorded nothing.
+        expect(yield* streamsOf("Payment-")).toHaveLength(1)
+      })
   )
 
   it.effect(
     "an acquirer that fails releases the intent at once: the payment is REJECTED and the intent ACTIVE",
     () =>
       scenario(
-        Effect.gen(function* () {
+        function* () {
           yield* givenIntent(1_000)
           const failed = yield* Effect.exit(OnlinePayments.attempt(scope, card))
           expect(failed._tag).toBe("Failure")
           const intent = yield* OnlinePayments.readIntent(scope, ref)
           expect(intent._tag).toBe("ACTIVE")
           expect(Payment.status(yield* OnlinePayments.readPayment(scope, ref))).toBe("REJECTED")
-        }),
+        },
         acquirerWith((request) =>
           request.total === 1_000 ? Option.some(Effect.die("acquirer down")) : Option.none()
         )
@@ -258,73 +208,50 @@ describe("a refund has one owner, and reads never write (C5, C8, C9)", () => {
   it.effect(
     "a refund request that commits between another's read and its write: the later one is refused (409), one Refund stream",
     () =>
-      scenario(
-        Effect.gen(function* () {
-          const transactionId = yield* approved
-          const request = OnlinePayments.requestRefund(scope, { referenceId: ref, transactionId, reason: "" })
-          const cut = yield* CutIn
-          yield* cut.arm("Refund-", request)
-          const refused = yield* Effect.flip(request)
-          expect(refused._tag).toBe("RefundCannotBeRequested")
-          expect(yield* streamsOf("Refund-")).toHaveLength(1)
-        })
-      )
+      scenario(function* () {
+        const transactionId = yield* approved
+        const request = OnlinePayments.requestRefund(scope, { referenceId: ref, transactionId, reason: "" })
+        yield* cutIn("Refund-", request)
+        const refused = yield* Effect.flip(request)
+        expect(refused._tag).toBe("RefundCannotBeRequested")
+        expect(yield* streamsOf("Refund-")).toHaveLength(1)
+      })
   )
 
   it.effect("a sandbox review that fell due reads APPROVED and REFUNDED, and the reads write nothing", () =>
-    scenario(
-      Effect.gen(function* () {
-        const transactionId = yield* approved
-        yield* OnlinePayments.requestRefund(scope, { referenceId: ref, transactionId, reason: "" })
-        yield* TestClock.adjust(OnlinePayments.SANDBOX_REFUND_REVIEW_SECONDS * 1000)
-        const before = yield* Effect.flatMap(EventStore.EventStore, (s) => s.readAll({ limit: 10_000 }))
-        const refund = yield* OnlinePayments.refundStatus(scope, transactionId)
-        const payment = yield* OnlinePayments.readPayment(scope, ref)
-        expect(refund._tag).toBe("APPROVED")
-        expect(Option.map(refund.dateApplied, DateTime.toEpochMillis)).toEqual(
-          Option.some(T0 + OnlinePayments.SANDBOX_REFUND_REVIEW_SECONDS * 1000)
-        )
-        expect(Payment.status(payment)).toBe("REFUNDED")
-        const after = yield* Effect.flatMap(EventStore.EventStore, (s) => s.readAll({ limit: 10_000 }))
-        expect(after.length).toBe(before.length)
-        // The next command on the payment records the review with its own decision (here a refusal:
-        // nothing at all is written).
-        const again = yield* Effect.flip(
-          OnlinePayments.requestRefund(scope, { referenceId: ref, transactionId, reason: "" })
-        )
-        expect(again).toMatchObject({ _tag: "RefundCannotBeRequested", reason: "AlreadyRefunded" })
-      })
-    )
+    scenario(function* () {
+      const transactionId = yield* approved
+      yield* OnlinePayments.requestRefund(scope, { referenceId: ref, transactionId, reason: "" })
+      yield* TestClock.adjust(OnlinePayments.SANDBOX_REFUND_REVIEW_SECONDS * 1000)
+      const before = yield* Effect.flatMap(EventStore.EventStore, (s) => s.readAll({ limit: 10_000 }))
+      const refund = yield* OnlinePayments.refundStatus(scope, transactionId)
+      const payment = yield* OnlinePayments.readPayment(scope, ref)
+      expect(refund._tag).toBe("APPROVED")
+      expect(Option.map(refund.dateApplied, DateTime.toEpochMillis)).toEqual(
+        Option.some(T0 + OnlinePayments.SANDBOX_REFUND_REVIEW_SECONDS * 1000)
+      )
+      expect(Payment.status(payment)).toBe("REFUNDED")
+      const after = yield* Effect.flatMap(EventStore.EventStore, (s) => s.readAll({ limit: 10_000 }))
+      expect(after.length).toBe(before.length)
+      // The next command on the payment records the review with its own decision (here a refusal:
+      // nothing at all is written).
+      const again = yield* Effect.flip(
+        OnlinePayments.requestRefund(scope, { referenceId: ref, transactionId, reason: "" })
+      )
+      expect(again).toMatchObject({ _tag: "RefundCannotBeRequested", reason: "AlreadyRefunded" })
+    })
   )
 })
 
 describe("a checkout page payment cut short never leaves the link PROCESSING (B)", () => {
-  const credential = new Credential({
-    merchantId: MER_1,
-    integration: "payment_button",
-    mode: "test",
-    identityKeyHash: IdentityKeyHash.make("a".repeat(64))
-  })
-  const closeLink = (total: number) =>
-    LinkPayments.create(
-      credential,
-      Schema.decodeUnknownSync(LinkApi.CreateLinkRequest)({
-        amount_type: "CLOSE",
-        amount: { total_amount: total }
-      })
-    ).pipe(Effect.map((r) => r.linkId))
-  const status = (id: string) => Effect.map(LinkPayments.read(credential, id), (r) => r.status)
-  const pay = (id: string) =>
-    LinkPayments.pay(id, { paymentMethod: "CREDIT_CARD", cardNumber: "4111111111111111" })
-
   it.effect("an acquirer that fails releases the link at once: ACTIVE and payable again", () =>
     scenario(
-      Effect.gen(function* () {
+      function* () {
         const id = yield* closeLink(7_000)
-        const failed = yield* Effect.exit(pay(id))
+        const failed = yield* Effect.exit(payByCard(id))
         expect(failed._tag).toBe("Failure")
-        expect(yield* status(id)).toBe("ACTIVE")
-      }),
+        expect(yield* linkStatus(id)).toBe("ACTIVE")
+      },
       acquirerWith((request) =>
         request.total === 7_000 ? Option.some(Effect.die("acquirer down")) : Option.none()
       )
@@ -351,19 +278,16 @@ describe("a checkout page payment cut short never leaves the link PROCESSING (B)
               )
             : Option.none()
         )
-        yield* scenario(
-          Effect.gen(function* () {
-            const id = yield* closeLink(8_000)
-            const paying = yield* Effect.fork(pay(id))
-            yield* Deferred.await(authorizing)
-            // The request is interrupted (the client hung up) while the acquirer works.
-            const interrupting = yield* Effect.fork(Fiber.interrupt(paying))
-            yield* Deferred.succeed(answer, undefined)
-            yield* Fiber.join(interrupting)
-            expect(yield* status(id)).toBe("PAID")
-          }),
-          slow
-        )
+        yield* scenario(function* () {
+          const id = yield* closeLink(8_000)
+          const paying = yield* Effect.fork(payByCard(id))
+          yield* Deferred.await(authorizing)
+          // The request is interrupted (the client hung up) while the acquirer works.
+          const interrupting = yield* Effect.fork(Fiber.interrupt(paying))
+          yield* Deferred.succeed(answer, undefined)
+          yield* Fiber.join(interrupting)
+          expect(yield* linkStatus(id)).toBe("PAID")
+        }, slow)
       })
   )
 })

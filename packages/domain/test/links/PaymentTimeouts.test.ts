@@ -10,37 +10,38 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as FastCheck from "effect/FastCheck"
-import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as Schema from "effect/Schema"
 import * as TestClock from "effect/TestClock"
-import * as Acquirer from "@cobro/domain/Acquirer"
 import * as CommandHandler from "@cobro/domain/CommandHandler"
 import { fold } from "@cobro/domain/Decider"
-import type * as EventStore from "@cobro/domain/EventStore"
-import * as IdGenerator from "@cobro/domain/IdGenerator"
-import { IntentReference, MerchantId, PaymentLinkId, TransactionId } from "@cobro/domain/Ids"
-import * as InMemoryEventStore from "@cobro/domain/InMemoryEventStore"
-import * as LinkApi from "@cobro/domain/LinkApi"
+import { IntentReference, PaymentLinkId, TransactionId } from "@cobro/domain/Ids"
 import * as LinkPayments from "@cobro/domain/LinkPayments"
-import * as Merchant from "@cobro/domain/Merchant"
-import { Credential } from "@cobro/domain/MerchantDirectory"
 import { amount } from "@cobro/domain/Money"
 import * as Notifications from "@cobro/domain/Notifications"
 import * as OnlinePayments from "@cobro/domain/OnlinePayments"
 import * as Payment from "@cobro/domain/Payment"
 import * as PaymentIntent from "@cobro/domain/PaymentIntent"
 import * as PaymentLink from "@cobro/domain/PaymentLink"
-import { IdentityKeyHash } from "@cobro/domain/SigningKey"
+import { cardPaymentOn, closeLink, expectPaysAgain, linkStatus } from "../fixtures/Links.js"
+import { attemptInput, givenIntent, ref, sandbox } from "../fixtures/Online.js"
+import {
+  atT0,
+  CARD,
+  failure,
+  freshly,
+  givenMerchant,
+  MER_1,
+  MINUTE,
+  offering,
+  ports,
+  T0
+} from "../fixtures/Scenario.js"
 import { DeciderSpec } from "../support/DeciderSpec.js"
 
-const T0 = Date.UTC(2026, 10, 21, 15, 0, 0)
-const at = (minutes: number) => DateTime.unsafeMake(T0 + minutes * 60_000)
+const at = (minutes: number) => DateTime.unsafeMake(T0 + minutes * MINUTE)
 const TIMEOUT = Payment.ABANDONED_PAYMENT_TIMEOUT
-const MINUTE = 60_000
 const trx1 = TransactionId.make("TRX_1")
 const trx2 = TransactionId.make("TRX_2")
-const MER_1 = MerchantId.make("MER_1")
 
 describe("the timeout of an abandoned payment", () => {
   it("is 15 minutes: EMV 3-D Secure 2's usual default for an authentication", () => {
@@ -335,288 +336,196 @@ describe("PaymentLink: ExpirePayment", () => {
 // The sweeper's steps over the store
 // ---------------------------------------------------------------------------------------------
 
-const handleMerchant = CommandHandler.make(Merchant.Merchant)
-const ports = Layer.mergeAll(InMemoryEventStore.layer, IdGenerator.layerSequential, Acquirer.layerSandbox)
-
-const scenario = <A, E>(
-  body: Effect.Effect<A, E, EventStore.EventStore | IdGenerator.IdGenerator | Acquirer.Acquirer>
-) =>
-  Effect.gen(function* () {
-    yield* TestClock.setTime(T0)
-    const now = DateTime.unsafeMake(T0)
-    yield* handleMerchant(MER_1, new Merchant.CreateMerchant({ merchantId: MER_1, name: "Café Andino", now }))
-    for (const method of ["CREDIT_CARD", "PSE", "WALLET_A"] as const) {
-      yield* handleMerchant(
-        MER_1,
-        new Merchant.SetLinkMethod({ method, min: amount(1_000), max: amount(5_000_000), now })
-      )
-    }
-    return yield* body
-  }).pipe(Effect.provide(ports))
-
-const credential = new Credential({
-  merchantId: MER_1,
-  integration: "payment_button",
-  mode: "test",
-  identityKeyHash: IdentityKeyHash.make("a".repeat(64))
-})
-
-const failure = <A, E>(effect: Effect.Effect<A, E, any>) =>
-  Effect.flip(effect) as Effect.Effect<E & { _tag: string }, A, any>
+const scenario = freshly(ports, atT0(givenMerchant(MER_1, offering("CREDIT_CARD", "PSE", "WALLET_A"))))
 
 describe("LinkPayments.expirePayment", () => {
-  const closeLink = (total: number, expiration?: bigint) =>
-    LinkPayments.create(
-      credential,
-      Schema.decodeUnknownSync(LinkApi.CreateLinkRequest)({
-        amount_type: "CLOSE",
-        amount: { total_amount: total },
-        ...(expiration === undefined ? {} : { expiration_date: expiration.toString() })
-      })
-    ).pipe(Effect.map((r) => r.linkId))
-  const status = (id: string) => Effect.map(LinkPayments.read(credential, id), (r) => r.status)
-
   it.effect(
     "a 3DS challenge abandoned on the checkout page (555020): after the timeout the link is ACTIVE and payable; a late approval is LinkPaymentExpired",
     () =>
-      scenario(
-        Effect.gen(function* () {
-          const id = yield* closeLink(555_020)
-          const paying = yield* LinkPayments.pay(id, {
-            paymentMethod: "CREDIT_CARD",
-            cardNumber: "4111111111111111"
-          })
-          expect(paying.outcome).toEqual({ _tag: "Pending", step: Option.some("ThreeDsChallenge") })
+      scenario(function* () {
+        const { id, payment: paying } = yield* cardPaymentOn(555_020)
+        expect(paying.outcome).toEqual({ _tag: "Pending", step: Option.some("ThreeDsChallenge") })
 
-          // Before the timeout the sweeper's step leaves it waiting.
-          yield* TestClock.adjust(15 * MINUTE - 1)
-          expect((yield* LinkPayments.expirePayment(id, paying.transactionId))._tag).toBe("PROCESSING")
+        // Before the timeout the sweeper's step leaves it waiting.
+        yield* TestClock.adjust(15 * MINUTE - 1)
+        expect((yield* LinkPayments.expirePayment(id, paying.transactionId))._tag).toBe("PROCESSING")
 
-          yield* TestClock.adjust(1)
-          const after = yield* LinkPayments.expirePayment(id, paying.transactionId)
-          expect(after._tag).toBe("ACTIVE")
-          expect(yield* status(id)).toBe("ACTIVE")
-          expect((yield* LinkPayments.transaction(id, paying.transactionId)).outcome).toEqual({
-            _tag: "Expired"
-          })
-
-          // The payer comes back and decides: told it expired, whatever the decision; nothing changes.
-          for (const decision of ["approve", "decline"] as const) {
-            expect(yield* failure(LinkPayments.decide(id, paying.transactionId, decision))).toMatchObject({
-              _tag: "LinkPaymentExpired",
-              transactionId: paying.transactionId
-            })
-          }
-          expect(yield* status(id)).toBe("ACTIVE")
-
-          // Running the step again records nothing more.
-          yield* LinkPayments.expirePayment(id, paying.transactionId)
-          const { events } = yield* CommandHandler.load(PaymentLink.PaymentLink)(id)
-          expect(events.map((e) => e._tag)).toEqual([
-            "LinkCreated",
-            "LinkPaymentStarted",
-            "LinkPaymentFailed"
-          ])
-
-          // The link is payable again.
-          const again = yield* LinkPayments.pay(id, { paymentMethod: "PSE" })
-          expect(again.transactionId).not.toBe(paying.transactionId)
-          expect(yield* status(id)).toBe("PROCESSING")
+        yield* TestClock.adjust(1)
+        const after = yield* LinkPayments.expirePayment(id, paying.transactionId)
+        expect(after._tag).toBe("ACTIVE")
+        expect(yield* linkStatus(id)).toBe("ACTIVE")
+        expect((yield* LinkPayments.transaction(id, paying.transactionId)).outcome).toEqual({
+          _tag: "Expired"
         })
-      )
+
+        // The payer comes back and decides: told it expired, whatever the decision; nothing changes.
+        for (const decision of ["approve", "decline"] as const) {
+          expect(yield* failure(LinkPayments.decide(id, paying.transactionId, decision))).toMatchObject({
+            _tag: "LinkPaymentExpired",
+            transactionId: paying.transactionId
+          })
+        }
+        expect(yield* linkStatus(id)).toBe("ACTIVE")
+
+        // Running the step again records nothing more.
+        yield* LinkPayments.expirePayment(id, paying.transactionId)
+        const { events } = yield* CommandHandler.load(PaymentLink.PaymentLink)(id)
+        expect(events.map((e) => e._tag)).toEqual(["LinkCreated", "LinkPaymentStarted", "LinkPaymentFailed"])
+
+        // The link is payable again.
+        yield* expectPaysAgain(id, paying.transactionId)
+      })
   )
 
   it.effect("a PSE payment decided before the timeout is left as it is by the sweeper", () =>
-    scenario(
-      Effect.gen(function* () {
-        const id = yield* closeLink(50_000)
-        const paying = yield* LinkPayments.pay(id, { paymentMethod: "PSE" })
-        yield* LinkPayments.decide(id, paying.transactionId, "approve")
-        yield* TestClock.adjust(60 * MINUTE)
-        expect((yield* LinkPayments.expirePayment(id, paying.transactionId))._tag).toBe("PAID")
-        const { events } = yield* CommandHandler.load(PaymentLink.PaymentLink)(id)
-        expect(events.map((e) => e._tag)).toEqual(["LinkCreated", "LinkPaymentStarted", "LinkPaid"])
-      })
-    )
+    scenario(function* () {
+      const id = yield* closeLink(50_000)
+      const paying = yield* LinkPayments.pay(id, { paymentMethod: "PSE" })
+      yield* LinkPayments.decide(id, paying.transactionId, "approve")
+      yield* TestClock.adjust(60 * MINUTE)
+      expect((yield* LinkPayments.expirePayment(id, paying.transactionId))._tag).toBe("PAID")
+      const { events } = yield* CommandHandler.load(PaymentLink.PaymentLink)(id)
+      expect(events.map((e) => e._tag)).toEqual(["LinkCreated", "LinkPaymentStarted", "LinkPaid"])
+    })
   )
 
   it.effect("a wallet payment abandoned past the link's own expiration: REJECTED, the outcome Expired", () =>
-    scenario(
-      Effect.gen(function* () {
-        const id = yield* closeLink(50_000, BigInt(T0 + 5 * MINUTE) * 1_000_000n)
-        const paying = yield* LinkPayments.pay(id, { paymentMethod: "WALLET_A" })
-        yield* TestClock.adjust(20 * MINUTE)
-        expect((yield* LinkPayments.expirePayment(id, paying.transactionId))._tag).toBe("REJECTED")
-        expect((yield* LinkPayments.transaction(id, paying.transactionId)).outcome._tag).toBe("Expired")
+    scenario(function* () {
+      const id = yield* closeLink(50_000, {
+        expiration_date: (BigInt(T0 + 5 * MINUTE) * 1_000_000n).toString()
       })
-    )
+      const paying = yield* LinkPayments.pay(id, { paymentMethod: "WALLET_A" })
+      yield* TestClock.adjust(20 * MINUTE)
+      expect((yield* LinkPayments.expirePayment(id, paying.transactionId))._tag).toBe("REJECTED")
+      expect((yield* LinkPayments.transaction(id, paying.transactionId)).outcome._tag).toBe("Expired")
+    })
   )
 
   it.effect("a configured timeout is honoured: 30 minutes leaves a 20-minute-old payment alone", () =>
-    scenario(
-      Effect.gen(function* () {
-        const id = yield* closeLink(50_000)
-        const paying = yield* LinkPayments.pay(id, { paymentMethod: "PSE" })
-        yield* TestClock.adjust(20 * MINUTE)
-        expect((yield* LinkPayments.expirePayment(id, paying.transactionId, Duration.minutes(30)))._tag).toBe(
-          "PROCESSING"
-        )
-        expect((yield* LinkPayments.expirePayment(id, paying.transactionId))._tag).toBe("ACTIVE")
-      })
-    )
+    scenario(function* () {
+      const id = yield* closeLink(50_000)
+      const paying = yield* LinkPayments.pay(id, { paymentMethod: "PSE" })
+      yield* TestClock.adjust(20 * MINUTE)
+      expect((yield* LinkPayments.expirePayment(id, paying.transactionId, Duration.minutes(30)))._tag).toBe(
+        "PROCESSING"
+      )
+      expect((yield* LinkPayments.expirePayment(id, paying.transactionId))._tag).toBe("ACTIVE")
+    })
   )
 })
 
 describe("OnlinePayments.expirePayment", () => {
-  const scope: OnlinePayments.Scope = { merchantId: MER_1, sandbox: true }
-  const reference = IntentReference.make("order-1")
+  const scope = sandbox
+  const reference = ref("order-1")
   const attempt = (total: number, paymentMethod = "CREDIT_CARD") =>
-    Effect.gen(function* () {
-      yield* OnlinePayments.createIntent(scope, {
-        referenceId: reference,
-        details: new PaymentIntent.IntentDetails({
-          amount: new PaymentIntent.IntentAmount({
-            currency: "COP",
-            total: amount(total),
-            tip: amount(0),
-            taxes: []
-          }),
-          description: Option.none(),
-          callbackUrl: Option.some("https://shop.example/back"),
-          metadata: Option.none(),
-          customer: Option.none()
-        }),
-        deviceFingerprint: Option.none()
-      })
-      return yield* OnlinePayments.attempt(scope, {
-        referenceId: reference,
-        paymentMethod,
-        cardNumber: paymentMethod === "PSE" ? Option.none() : Option.some("4111111111111111"),
-        cardholderName: Option.none(),
-        installments: Option.none(),
-        payer: Option.none(),
-        metadata: Option.none(),
-        deviceFingerprint: Option.none(),
-        challengeUrl: (transactionId, token) =>
-          `https://cobro.example/challenge/3ds/${transactionId}/${token}`
-      })
-    })
+    Effect.zipRight(
+      givenIntent(total, scope, "order-1", { description: Option.none() }),
+      OnlinePayments.attempt(
+        scope,
+        attemptInput("order-1", {
+          paymentMethod,
+          cardNumber: paymentMethod === "PSE" ? Option.none() : Option.some(CARD)
+        })
+      )
+    )
   const tokenOf = (result: OnlinePayments.AttemptResult) => Option.getOrThrow(result.redirect).token
 
   it.effect(
     "an abandoned 3DS challenge (555020) expires after the timeout: C5 REJECTED, the intent ACTIVE and attemptable; a late decision is PaymentExpired",
     () =>
-      scenario(
-        Effect.gen(function* () {
-          const attempted = yield* attempt(555_020)
-          const trx = attempted.transactionId
-          yield* TestClock.adjust(15 * MINUTE - 1)
-          const early = yield* OnlinePayments.expirePayment(trx)
-          expect([early.payment._tag, Option.map(early.intent, (i) => i._tag)]).toEqual([
-            "CHALLENGE",
-            Option.some("PROCESSING")
-          ])
+      scenario(function* () {
+        const attempted = yield* attempt(555_020)
+        const trx = attempted.transactionId
+        yield* TestClock.adjust(15 * MINUTE - 1)
+        const early = yield* OnlinePayments.expirePayment(trx)
+        expect([early.payment._tag, Option.map(early.intent, (i) => i._tag)]).toEqual([
+          "CHALLENGE",
+          Option.some("PROCESSING")
+        ])
 
-          yield* TestClock.adjust(1)
-          const expired = yield* OnlinePayments.expirePayment(trx)
-          expect(expired.payment._tag).toBe("EXPIRED")
-          expect(Option.map(expired.intent, (i) => i._tag)).toEqual(Option.some("ACTIVE"))
-          const c5 = yield* OnlinePayments.readPayment(scope, reference)
-          expect(Payment.status(c5)).toBe("REJECTED")
-          expect(c5.rejectionReason).toEqual(
-            Option.some("Expired: the cardholder did not complete the 3DS challenge within 15 minutes")
-          )
+        yield* TestClock.adjust(1)
+        const expired = yield* OnlinePayments.expirePayment(trx)
+        expect(expired.payment._tag).toBe("EXPIRED")
+        expect(Option.map(expired.intent, (i) => i._tag)).toEqual(Option.some("ACTIVE"))
+        const c5 = yield* OnlinePayments.readPayment(scope, reference)
+        expect(Payment.status(c5)).toBe("REJECTED")
+        expect(c5.rejectionReason).toEqual(
+          Option.some("Expired: the cardholder did not complete the 3DS challenge within 15 minutes")
+        )
 
-          // The cardholder comes back: the page still opens (showing the outcome); a decision is refused.
-          const page = yield* OnlinePayments.readChallenge({ transactionId: trx, token: tokenOf(attempted) })
-          expect(page.payment._tag).toBe("EXPIRED")
-          for (const approve of [true, false]) {
-            expect(
-              yield* failure(
-                OnlinePayments.completeChallenge({ transactionId: trx, token: tokenOf(attempted), approve })
-              )
-            ).toMatchObject({ _tag: "PaymentExpired", transactionId: trx })
-          }
-          expect(Payment.status(yield* OnlinePayments.readPayment(scope, reference))).toBe("REJECTED")
+        // The cardholder comes back: the page still opens (showing the outcome); a decision is refused.
+        const page = yield* OnlinePayments.readChallenge({ transactionId: trx, token: tokenOf(attempted) })
+        expect(page.payment._tag).toBe("EXPIRED")
+        for (const approve of [true, false]) {
+          expect(
+            yield* failure(
+              OnlinePayments.completeChallenge({ transactionId: trx, token: tokenOf(attempted), approve })
+            )
+          ).toMatchObject({ _tag: "PaymentExpired", transactionId: trx })
+        }
+        expect(Payment.status(yield* OnlinePayments.readPayment(scope, reference))).toBe("REJECTED")
 
-          // Once more: nothing is recorded twice.
-          yield* OnlinePayments.expirePayment(trx)
-          const { events } = yield* CommandHandler.load(Payment.Payment)(trx)
-          expect(events.map((e) => e._tag)).toEqual([
-            "PaymentStarted",
-            "PaymentChallengeRequired",
-            "PaymentRejected"
-          ])
+        // Once more: nothing is recorded twice.
+        yield* OnlinePayments.expirePayment(trx)
+        const { events } = yield* CommandHandler.load(Payment.Payment)(trx)
+        expect(events.map((e) => e._tag)).toEqual([
+          "PaymentStarted",
+          "PaymentChallengeRequired",
+          "PaymentRejected"
+        ])
 
-          // The intent takes a new attempt.
-          const again = yield* OnlinePayments.attempt(scope, {
-            referenceId: reference,
-            paymentMethod: "CREDIT_CARD",
-            cardNumber: Option.some("4111111111111111"),
-            cardholderName: Option.none(),
-            installments: Option.none(),
-            payer: Option.none(),
-            metadata: Option.none(),
-            deviceFingerprint: Option.none(),
-            challengeUrl: () => "https://cobro.example/x"
-          })
-          expect(again.transactionId).not.toBe(trx)
-        })
-      )
+        // The intent takes a new attempt.
+        const again = yield* OnlinePayments.attempt(scope, attemptInput("order-1"))
+        expect(again.transactionId).not.toBe(trx)
+      })
   )
 
   it.effect("a PSE bank redirect abandoned expires the same way, with the bank's reason", () =>
-    scenario(
-      Effect.gen(function* () {
-        const attempted = yield* attempt(80_000, "PSE")
-        yield* TestClock.adjust(16 * MINUTE)
-        const expired = yield* OnlinePayments.expirePayment(attempted.transactionId)
-        expect([expired.payment._tag, Payment.status(expired.payment)]).toEqual(["EXPIRED", "REJECTED"])
-        expect(expired.payment.rejectionReason).toEqual(
-          Option.some("Expired: the cardholder did not complete the payment at the bank within 15 minutes")
-        )
-      })
-    )
+    scenario(function* () {
+      const attempted = yield* attempt(80_000, "PSE")
+      yield* TestClock.adjust(16 * MINUTE)
+      const expired = yield* OnlinePayments.expirePayment(attempted.transactionId)
+      expect([expired.payment._tag, Payment.status(expired.payment)]).toEqual(["EXPIRED", "REJECTED"])
+      expect(expired.payment.rejectionReason).toEqual(
+        Option.some("Expired: the cardholder did not complete the payment at the bank within 15 minutes")
+      )
+    })
   )
 
   it.effect("a challenge decided before the timeout stays decided", () =>
-    scenario(
-      Effect.gen(function* () {
-        const attempted = yield* attempt(555_020)
-        yield* OnlinePayments.completeChallenge({
-          transactionId: attempted.transactionId,
-          token: tokenOf(attempted),
-          approve: true
-        })
-        yield* TestClock.adjust(60 * MINUTE)
-        const after = yield* OnlinePayments.expirePayment(attempted.transactionId)
-        expect([after.payment._tag, Option.map(after.intent, (i) => i._tag)]).toEqual([
-          "APPROVED",
-          Option.some("PAID")
-        ])
+    scenario(function* () {
+      const attempted = yield* attempt(555_020)
+      yield* OnlinePayments.completeChallenge({
+        transactionId: attempted.transactionId,
+        token: tokenOf(attempted),
+        approve: true
       })
-    )
+      yield* TestClock.adjust(60 * MINUTE)
+      const after = yield* OnlinePayments.expirePayment(attempted.transactionId)
+      expect([after.payment._tag, Option.map(after.intent, (i) => i._tag)]).toEqual([
+        "APPROVED",
+        Option.some("PAID")
+      ])
+    })
   )
 
   it.effect("an intent a crash left PROCESSING after its payment's decision is brought in line (O9)", () =>
-    scenario(
-      Effect.gen(function* () {
-        const attempted = yield* attempt(555_020)
-        // The challenge's outcome recorded on the payment only, as if the process died before the intent.
-        yield* CommandHandler.make(Payment.Payment)(
-          attempted.transactionId,
-          new Payment.CompleteChallenge({
-            result: { _tag: "Approved", approvalNumber: "123456" },
-            now: DateTime.unsafeMake(T0 + MINUTE)
-          })
-        )
-        const stuck = yield* OnlinePayments.readIntent(scope, reference)
-        expect(stuck._tag).toBe("PROCESSING")
-        yield* TestClock.adjust(15 * MINUTE)
-        const after = yield* OnlinePayments.expirePayment(attempted.transactionId)
-        expect(after.payment._tag).toBe("APPROVED")
-        expect((yield* OnlinePayments.readIntent(scope, reference))._tag).toBe("PAID")
-      })
-    )
+    scenario(function* () {
+      const attempted = yield* attempt(555_020)
+      // The challenge's outcome recorded on the payment only, as if the process died before the intent.
+      yield* CommandHandler.make(Payment.Payment)(
+        attempted.transactionId,
+        new Payment.CompleteChallenge({
+          result: { _tag: "Approved", approvalNumber: "123456" },
+          now: DateTime.unsafeMake(T0 + MINUTE)
+        })
+      )
+      const stuck = yield* OnlinePayments.readIntent(scope, reference)
+      expect(stuck._tag).toBe("PROCESSING")
+      yield* TestClock.adjust(15 * MINUTE)
+      const after = yield* OnlinePayments.expirePayment(attempted.transactionId)
+      expect(after.payment._tag).toBe("APPROVED")
+      expect((yield* OnlinePayments.readIntent(scope, reference))._tag).toBe("PAID")
+    })
   )
 })

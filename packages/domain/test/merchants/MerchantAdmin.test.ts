@@ -14,6 +14,7 @@ import * as MerchantDirectory from "@cobro/domain/MerchantDirectory"
 import { amount } from "@cobro/domain/Money"
 import * as EventStore from "@cobro/domain/EventStore"
 import { IdentityKeyHash, SealedSecret } from "@cobro/domain/SigningKey"
+import { freshly } from "../fixtures/Scenario.js"
 
 // A deterministic vault: key n hashes to n in hex.
 const vault = Layer.effect(
@@ -48,6 +49,14 @@ const TestLayer = Layer.mergeAll(MerchantDirectory.layerFromLog, vault, IdGenera
   Layer.provideMerge(InMemoryEventStore.layer)
 )
 
+/** Runs a test body on its own store, directory, vault and ids. */
+const admin = freshly(TestLayer)
+
+/** As {@link admin}, with `COBRO_DEV_WEBHOOKS=1`. */
+const withDevWebhooks = freshly(
+  Layer.merge(TestLayer, Layer.succeed(DevWebhooks.DevWebhooks, { enabled: true }))
+)
+
 const lookup = (identityKey: string) =>
   Effect.gen(function* () {
     const v = yield* KeyVault.KeyVault
@@ -62,7 +71,7 @@ describe("MerchantAdmin", () => {
   it.effect(
     "createMerchant opens an ENABLED account with both integrations' production and test keys, once",
     () =>
-      Effect.gen(function* () {
+      admin(function* () {
         const created = yield* MerchantAdmin.createMerchant("Café Central")
         expect(created.merchantId).toBe("MER_1")
         expect(created.keys.terminal_api.production.identityKey).toMatch(/^id_live_term_/)
@@ -74,11 +83,11 @@ describe("MerchantAdmin", () => {
         expect(Option.isSome(state.keys.terminal_api) && Option.isSome(state.keys.payment_button)).toBe(true)
         // Created in one append: three events of one stream, recorded together.
         expect(yield* logSize).toBe(3)
-      }).pipe(Effect.provide(TestLayer))
+      })
   )
 
   it.effect("the directory from the log resolves each of the four keys to its integration and mode", () =>
-    Effect.gen(function* () {
+    admin(function* () {
       const { merchantId, keys } = yield* MerchantAdmin.createMerchant("A")
       const credential = Option.getOrThrow(yield* lookup(keys.payment_button.test.identityKey))
       expect([credential.merchantId, credential.integration, credential.mode, credential.sandbox]).toEqual([
@@ -94,24 +103,24 @@ describe("MerchantAdmin", () => {
         false
       ])
       expect(Option.isNone(yield* lookup("id_live_term_ffff"))).toBe(true)
-    }).pipe(Effect.provide(TestLayer))
+    })
   )
 
   it.effect(
     "rotateKey: the old key stops resolving at once, the new one resolves, the other mode is untouched",
     () =>
-      Effect.gen(function* () {
+      admin(function* () {
         const { merchantId, keys } = yield* MerchantAdmin.createMerchant("A")
         expect(Option.isSome(yield* lookup(keys.terminal_api.test.identityKey))).toBe(true)
         const fresh = yield* MerchantAdmin.rotateKey(merchantId, "terminal_api", "test")
         expect(Option.isNone(yield* lookup(keys.terminal_api.test.identityKey))).toBe(true)
         expect(Option.getOrThrow(yield* lookup(fresh.identityKey)).mode).toBe("test")
         expect(Option.isSome(yield* lookup(keys.terminal_api.production.identityKey))).toBe(true)
-      }).pipe(Effect.provide(TestLayer))
+      })
   )
 
   it.effect("bindTerminal binds a terminal not selected for the API; setTerminalApiEnabled selects it", () =>
-    Effect.gen(function* () {
+    admin(function* () {
       const { merchantId } = yield* MerchantAdmin.createMerchant("A")
       const bound = yield* MerchantAdmin.bindTerminal(merchantId, { model: "SMART", serial, name: "Caja 1" })
       expect([bound.model, bound.apiEnabled]).toEqual(["SMART", false])
@@ -121,11 +130,11 @@ describe("MerchantAdmin", () => {
         MerchantAdmin.setTerminalApiEnabled(merchantId, TerminalSerial.make("SN-9"), true)
       )
       expect(error._tag).toBe("TerminalNotBound")
-    }).pipe(Effect.provide(TestLayer))
+    })
   )
 
   it.effect("setPaymentMethods replaces the sections given, all or nothing", () =>
-    Effect.gen(function* () {
+    admin(function* () {
       const { merchantId } = yield* MerchantAdmin.createMerchant("A")
       const methods = yield* MerchantAdmin.setPaymentMethods(merchantId, {
         terminal: { WALLET_A: true },
@@ -148,13 +157,13 @@ describe("MerchantAdmin", () => {
       )
       expect(error._tag).toBe("InvalidMethodBounds")
       expect(yield* logSize).toBe(before)
-    }).pipe(Effect.provide(TestLayer))
+    })
   )
 
   it.effect(
     "setWebhook: production needs https; a test webhook may be http unless allowInsecure is false",
     () =>
-      Effect.gen(function* () {
+      admin(function* () {
         const { merchantId } = yield* MerchantAdmin.createMerchant("A")
         expect(
           (yield* Effect.flip(MerchantAdmin.setWebhook(merchantId, "production", "http://a.example/h")))._tag
@@ -171,13 +180,13 @@ describe("MerchantAdmin", () => {
         yield* MerchantAdmin.deleteWebhook(merchantId, "test")
         const state = yield* MerchantAdmin.getMerchant(merchantId)
         expect(Option.isNone(state.webhooks.test)).toBe(true)
-      }).pipe(Effect.provide(TestLayer))
+      })
   )
 
   it.effect(
     "setWebhook under DevWebhooks (COBRO_DEV_WEBHOOKS=1): the production webhook may be http:// on loopback",
     () =>
-      Effect.gen(function* () {
+      withDevWebhooks(function* () {
         const { merchantId } = yield* MerchantAdmin.createMerchant("A")
         const url = "http://127.0.0.1:4000/hooks"
         expect(yield* MerchantAdmin.setWebhook(merchantId, "production", url)).toEqual({
@@ -187,16 +196,13 @@ describe("MerchantAdmin", () => {
         })
         const state = yield* MerchantAdmin.getMerchant(merchantId)
         expect(Option.map(state.webhooks.production, (w) => w.url)).toEqual(Option.some(url))
-      }).pipe(
-        Effect.provide(TestLayer),
-        Effect.provide(Layer.succeed(DevWebhooks.DevWebhooks, { enabled: true }))
-      )
+      })
   )
 
   it.effect(
     "setStatus disables and enables the account; setting the status it has records nothing (M1)",
     () =>
-      Effect.gen(function* () {
+      admin(function* () {
         const { merchantId } = yield* MerchantAdmin.createMerchant("A")
         const start = yield* logSize
         expect(yield* MerchantAdmin.setStatus(merchantId, "DISABLED", { actor: "admin" })).toEqual({
@@ -217,22 +223,22 @@ describe("MerchantAdmin", () => {
         const events = yield* store.readAll()
         expect(events[start]?.type).toBe("MerchantDisabled")
         expect(events[start]?.metadata).toMatchObject({ actor: "admin" })
-      }).pipe(Effect.provide(TestLayer))
+      })
   )
 
   it.effect(
     "a disabled account keeps its keys: they still resolve (disabling stops payments, not support)",
     () =>
-      Effect.gen(function* () {
+      admin(function* () {
         const { merchantId, keys } = yield* MerchantAdmin.createMerchant("A")
         yield* MerchantAdmin.setStatus(merchantId, "DISABLED")
         const credential = yield* lookup(keys.terminal_api.production.identityKey)
         expect(Option.getOrThrow(credential).merchantId).toBe(merchantId)
-      }).pipe(Effect.provide(TestLayer))
+      })
   )
 
   it.effect("every use case on an unknown merchant fails MerchantNotFound and writes nothing", () =>
-    Effect.gen(function* () {
+    admin(function* () {
       const id = "MER_404"
       const errors = yield* Effect.all([
         Effect.flip(MerchantAdmin.getMerchant(id)),
@@ -247,7 +253,7 @@ describe("MerchantAdmin", () => {
       ])
       expect(errors.map((e) => e._tag)).toEqual(Array(9).fill("MerchantNotFound"))
       expect(yield* logSize).toBe(0)
-    }).pipe(Effect.provide(TestLayer))
+    })
   )
 })
 
@@ -255,9 +261,11 @@ describe("IdempotencyStore.layerMemory", () => {
   const scope = { merchantId: "MER_1", mode: "test", key: "k" }
   const response = { status: 201, contentType: "application/json", body: '{"a":1}' }
   const at = (ms: number) => DateTime.unsafeMake(Date.UTC(2026, 10, 21) + ms)
+  /** Runs a test body on its own, empty idempotency store. */
+  const idempotency = freshly(IdempotencyStore.layerMemory)
 
   it.effect("a key is reserved, completed, then replayed; another fingerprint is a mismatch", () =>
-    Effect.gen(function* () {
+    idempotency(function* () {
       const store = yield* IdempotencyStore.IdempotencyStore
       expect((yield* store.reserve(scope, "f1", at(0), "o1"))._tag).toBe("Reserved")
       expect((yield* store.reserve(scope, "f1", at(1), "o1"))._tag).toBe("InProgress")
@@ -269,11 +277,11 @@ describe("IdempotencyStore.layerMemory", () => {
       expect((yield* store.reserve({ ...scope, merchantId: "MER_2" }, "f2", at(3), "o1"))._tag).toBe(
         "Reserved"
       )
-    }).pipe(Effect.provide(IdempotencyStore.layerMemory))
+    })
   )
 
   it.effect("a key is remembered for 24 hours from its first use, then it is new again", () =>
-    Effect.gen(function* () {
+    idempotency(function* () {
       const store = yield* IdempotencyStore.IdempotencyStore
       yield* store.reserve(scope, "f1", at(0), "o1")
       yield* store.complete(scope, "o1", response)
@@ -283,22 +291,22 @@ describe("IdempotencyStore.layerMemory", () => {
       expect((yield* store.reserve(scope, "f2", at(IdempotencyStore.RETENTION_MS), "o1"))._tag).toBe(
         "Reserved"
       )
-    }).pipe(Effect.provide(IdempotencyStore.layerMemory))
+    })
   )
 
   it.effect("a released key can be used again at once", () =>
-    Effect.gen(function* () {
+    idempotency(function* () {
       const store = yield* IdempotencyStore.IdempotencyStore
       yield* store.reserve(scope, "f1", at(0), "o1")
       yield* store.release(scope, "o1")
       expect((yield* store.reserve(scope, "f2", at(1), "o1"))._tag).toBe("Reserved")
-    }).pipe(Effect.provide(IdempotencyStore.layerMemory))
+    })
   )
 
   it.effect(
     "a running key's lease lapses 30 seconds after its last renewal, then the key is new; a stale owner records nothing",
     () =>
-      Effect.gen(function* () {
+      idempotency(function* () {
         const store = yield* IdempotencyStore.IdempotencyStore
         const lease = IdempotencyStore.LEASE_MS
         yield* store.reserve(scope, "f1", at(0), "o1")
@@ -314,6 +322,6 @@ describe("IdempotencyStore.layerMemory", () => {
         expect(yield* store.reserve(scope, "f2", at(2 * lease), "o3")).toEqual(
           IdempotencyStore.Reservation.Replay({ response })
         )
-      }).pipe(Effect.provide(IdempotencyStore.layerMemory))
+      })
   )
 })

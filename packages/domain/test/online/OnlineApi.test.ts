@@ -1,14 +1,9 @@
 import { describe, expect, it } from "@effect/vitest"
-import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
-import * as Envelope from "@cobro/domain/Envelope"
 import * as OnlineApi from "@cobro/domain/OnlineApi"
+import { rejectedFields } from "../fixtures/Schemas.js"
 
-const problems = <A, I>(schema: Schema.Schema<A, I>, input: unknown): ReadonlyArray<string> =>
-  Either.match(Schema.decodeUnknownEither(schema, { errors: "all" })(input), {
-    onRight: () => [],
-    onLeft: (e) => Envelope.fieldIssues(e).map((i) => i.field)
-  })
+const problems = <A, I>(schema: Schema.Schema<A, I>, input: unknown) => rejectedFields(schema)(input)
 
 const intent = {
   reference_id: "order-42",

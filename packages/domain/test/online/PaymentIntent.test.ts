@@ -13,9 +13,8 @@ import * as InMemoryEventStore from "@cobro/domain/InMemoryEventStore"
 import { IntentReference, MerchantId, TransactionId } from "@cobro/domain/Ids"
 import { amount } from "@cobro/domain/Money"
 import * as PaymentIntent from "@cobro/domain/PaymentIntent"
-import * as Transitions from "@cobro/domain/Transitions"
 import { DeciderSpec } from "../support/DeciderSpec.js"
-import { checkRun } from "../support/TransitionProperties.js"
+import { runsFrom, transitionProperties } from "../support/TransitionProperties.js"
 
 const T0 = Date.UTC(2026, 10, 21, 15, 0, 0)
 const at = (minutes: number) => DateTime.unsafeMake(T0 + minutes * 60_000)
@@ -96,7 +95,7 @@ describe("PaymentIntent", () => {
       spec
         .given(created())
         .when(create({ now: at(5) }))
-        .thenFails("IntentAlreadyExists", { referenceId })
+        .thenFails(PaymentIntent.IntentAlreadyExists, { referenceId })
     })
     it("totals, taxes and tip are not checked for consistency", () => {
       const inconsistent = details({
@@ -186,7 +185,7 @@ describe("PaymentIntent", () => {
       spec
         .given([...created(), started()])
         .when(new PaymentIntent.UpdateIntent({ details: details({ amount: intentAmount(1) }), now: at(3) }))
-        .thenFails("IntentAmountLocked", { referenceId, transactionId: trx1 })
+        .thenFails(PaymentIntent.IntentAmountLocked, { referenceId, transactionId: trx1 })
     })
     it("while an attempt is RUNNING the other fields can change", () => {
       const replacement = details({ description: Option.some("Three coffees") })
@@ -199,17 +198,17 @@ describe("PaymentIntent", () => {
       spec
         .given([...created(), started(), paid()])
         .when(new PaymentIntent.UpdateIntent({ details: details({ amount: intentAmount(1) }), now: at(3) }))
-        .thenFails("IntentAlreadyPaid", { referenceId, transactionId: trx1 })
+        .thenFails(PaymentIntent.IntentAlreadyPaid, { referenceId, transactionId: trx1 })
       spec
         .given([...created(), started(), paid()])
         .when(new PaymentIntent.UpdateIntent({ details: details(), now: at(3) }))
-        .thenFails("IntentAlreadyPaid")
+        .thenFails(PaymentIntent.IntentAlreadyPaid)
     })
     it("an unknown reference is not found (404 PaymentNotFound)", () => {
       spec
         .given([])
         .when(new PaymentIntent.UpdateIntent({ details: details(), now: at(3) }))
-        .thenFails("IntentNotFound")
+        .thenFails(PaymentIntent.IntentNotFound)
     })
   })
 
@@ -223,18 +222,18 @@ describe("PaymentIntent", () => {
       spec
         .given([...created(), started()])
         .when(start({ transactionId: trx2 }))
-        .thenFails("IntentNotInState", { status: "PROCESSING" })
+        .thenFails(PaymentIntent.IntentNotInState, { status: "PROCESSING" })
     })
     it("callback_url is required for the PSE and the bank-button payment methods", () => {
       const noCallback = created(create({ details: details({ callbackUrl: Option.none() }) }))
       spec
         .given(noCallback)
         .when(start({ paymentMethod: "PSE" }))
-        .thenFails("CallbackUrlRequired")
+        .thenFails(PaymentIntent.CallbackUrlRequired)
       spec
         .given(noCallback)
         .when(start({ paymentMethod: "BOTON_BANK" }))
-        .thenFails("CallbackUrlRequired")
+        .thenFails(PaymentIntent.CallbackUrlRequired)
       spec
         .given(created())
         .when(start({ paymentMethod: "PSE" }))
@@ -250,10 +249,10 @@ describe("PaymentIntent", () => {
       spec
         .given([...created(), started(), paid()])
         .when(start({ transactionId: trx2 }))
-        .thenFails("IntentNotInState", { status: "PAID" })
+        .thenFails(PaymentIntent.IntentNotInState, { status: "PAID" })
     })
     it("an attempt on an unknown intent is not found", () => {
-      spec.given([]).when(start()).thenFails("IntentNotFound")
+      spec.given([]).when(start()).thenFails(PaymentIntent.IntentNotFound)
     })
   })
 
@@ -268,7 +267,7 @@ describe("PaymentIntent", () => {
       spec
         .given([...created(), started()])
         .when(new PaymentIntent.CompletePayment({ transactionId: trx2, now: at(2) }))
-        .thenFails("UnknownIntentTransaction", { transactionId: trx2 })
+        .thenFails(PaymentIntent.UnknownIntentTransaction, { transactionId: trx2 })
     })
     it("a re-delivered approval of a PAID intent changes nothing", () => {
       spec
@@ -280,7 +279,7 @@ describe("PaymentIntent", () => {
       spec
         .given(created())
         .when(new PaymentIntent.CompletePayment({ transactionId: trx1, now: at(2) }))
-        .thenFails("IntentNotInState", { status: "ACTIVE" })
+        .thenFails(PaymentIntent.IntentNotInState, { status: "ACTIVE" })
     })
   })
 
@@ -309,17 +308,17 @@ describe("PaymentIntent", () => {
       spec
         .given([...created(), started()])
         .when(new PaymentIntent.FailPayment({ transactionId: trx2, now: at(2) }))
-        .thenFails("UnknownIntentTransaction")
+        .thenFails(PaymentIntent.UnknownIntentTransaction)
       spec
         .given(created())
         .when(new PaymentIntent.FailPayment({ transactionId: trx1, now: at(2) }))
-        .thenFails("UnknownIntentTransaction")
+        .thenFails(PaymentIntent.UnknownIntentTransaction)
     })
     it("a PAID intent cannot fail", () => {
       spec
         .given([...created(), started(), paid()])
         .when(new PaymentIntent.FailPayment({ transactionId: trx1, now: at(3) }))
-        .thenFails("IntentNotInState", { status: "PAID" })
+        .thenFails(PaymentIntent.IntentNotInState, { status: "PAID" })
     })
   })
 
@@ -352,40 +351,14 @@ describe("PaymentIntent", () => {
         ({ trx, m }) => new PaymentIntent.FailPayment({ transactionId: trx, now: at(m) })
       )
     )
-    const run = FastCheck.array(command, { maxLength: 25 }).map((rest) => [create(), ...rest])
+    const run = runsFrom(FastCheck.constant([create()]), command, 25)
 
-    it.prop(
-      "random commands never leave the transition table nor an absorbing state",
-      [run],
-      ([commands]) => {
-        checkRun(PaymentIntent.PaymentIntent, commands)
-      }
-    )
-
-    it("random runs reach every state of the table", () => {
-      const seen = new Set<string>()
-      FastCheck.assert(
-        FastCheck.property(run, (commands) => {
-          for (const s of checkRun(PaymentIntent.PaymentIntent, commands)) seen.add(s)
-        }),
-        { numRuns: 300, seed: 42 }
-      )
-      expect([...seen].sort()).toEqual([...Transitions.states(PaymentIntent.transitions)].sort())
+    transitionProperties({
+      aggregate: PaymentIntent.PaymentIntent,
+      run,
+      id: PaymentIntent.streamKey(merchant, true, referenceId),
+      absorbing: { title: "PAID is absorbing; ACTIVE and PROCESSING are not", states: ["PAID"] }
     })
-
-    it.effect.prop("the handler's state is the fold of the stored events", [run], ([commands]) =>
-      Effect.gen(function* () {
-        const handle = CommandHandler.make(PaymentIntent.PaymentIntent)
-        const key = PaymentIntent.streamKey(merchant, true, referenceId)
-        let last: PaymentIntent.State = PaymentIntent.initialState
-        for (const command of commands) {
-          const result = yield* Effect.either(handle(key, command))
-          if (result._tag === "Right") last = result.right.state
-        }
-        const loaded = yield* CommandHandler.load(PaymentIntent.PaymentIntent)(key)
-        expect(loaded.state).toEqual(last)
-      }).pipe(Effect.provide(Layer.merge(InMemoryEventStore.layer, IdGenerator.layerSequential)))
-    )
 
     it.prop("an intent is never updated once paid", [run], ([commands]) => {
       let state = PaymentIntent.initialState
@@ -394,13 +367,6 @@ describe("PaymentIntent", () => {
         if (state._tag === "PAID") expect(Either.getOrElse(result, () => [])).toEqual([])
         if (Either.isRight(result)) state = fold(PaymentIntent.PaymentIntent, result.right, state)
       }
-    })
-
-    it("PAID is absorbing; ACTIVE and PROCESSING are not", () => {
-      const absorbing = Transitions.states(PaymentIntent.transitions).filter((s) =>
-        Transitions.isAbsorbing(PaymentIntent.transitions, s)
-      )
-      expect([...absorbing].sort()).toEqual(["PAID"])
     })
   })
 })

@@ -5,15 +5,10 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as CheckoutErrors from "@cobro/domain/CheckoutErrors"
 import * as Taxes from "@cobro/domain/Taxes"
+import { checkoutBody, set } from "../fixtures/Terminal.js"
 
-const body = (taxes: unknown) => ({
-  amount: { currency: "COP", total_amount: 11900, taxes, tip_amount: 0 },
-  user_email: "seller@shop.co",
-  payment_method: "POS",
-  terminal_model: "SMART_PRO",
-  terminal_serial: "SN0012345",
-  reference: "order-42"
-})
+/** The sample checkout body with these `taxes` (`undefined`: none sent). */
+const body = (taxes: unknown) => set(checkoutBody(), "amount.taxes", taxes)
 
 const taxesOf = (taxes: unknown): Taxes.CheckoutTaxes => {
   const result = CheckoutErrors.decodeCheckoutRequest(body(taxes))
@@ -152,34 +147,26 @@ describe("A3 tax forms", () => {
 })
 
 describe("computed taxable base and value", () => {
-  it("label IVA_19 on a total of 11900: base 10000, VAT 1900", () => {
-    expect(lines({ _tag: "Label", label: "IVA_19" }, 11900, 0)).toStrictEqual([
-      { type: "VAT", base: 10000, value: 1900 }
-    ])
-  })
-
-  it("label IVA_5 on a total of 10500: base 10000, VAT 500", () => {
-    expect(lines({ _tag: "Label", label: "IVA_5" }, 10500, 0)).toStrictEqual([
-      { type: "VAT", base: 10000, value: 500 }
-    ])
-  })
-
-  it("label IAC_8 on a total of 10800: base 10000, consumption tax 800", () => {
-    expect(lines({ _tag: "Label", label: "IAC_8" }, 10800, 0)).toStrictEqual([
-      { type: "CONSUMPTION", base: 10000, value: 800 }
-    ])
-  })
-
-  it("the tip is not taxed: label IVA_19 on 12900 with a tip of 1000 gives base 10000", () => {
-    expect(lines({ _tag: "Label", label: "IVA_19" }, 12900, 1000)).toStrictEqual([
-      { type: "VAT", base: 10000, value: 1900 }
-    ])
-  })
-
-  it("label amounts round to 2 decimals and add up to the taxed total", () => {
-    expect(lines({ _tag: "Label", label: "IVA_19" }, 100, 0)).toStrictEqual([
-      { type: "VAT", base: 84.03, value: 15.97 }
-    ])
+  it.each([
+    ["label IVA_19 on a total of 11900: base 10000, VAT 1900", ["IVA_19", 11900, 0], ["VAT", 10000, 1900]],
+    ["label IVA_5 on a total of 10500: base 10000, VAT 500", ["IVA_5", 10500, 0], ["VAT", 10000, 500]],
+    [
+      "label IAC_8 on a total of 10800: base 10000, consumption tax 800",
+      ["IAC_8", 10800, 0],
+      ["CONSUMPTION", 10000, 800]
+    ],
+    [
+      "the tip is not taxed: label IVA_19 on 12900 with a tip of 1000 gives base 10000",
+      ["IVA_19", 12900, 1000],
+      ["VAT", 10000, 1900]
+    ],
+    [
+      "label amounts round to 2 decimals and add up to the taxed total",
+      ["IVA_19", 100, 0],
+      ["VAT", 84.03, 15.97]
+    ]
+  ] as const)("%s", (_title, [label, total, tip], [type, base, value]) => {
+    expect(lines({ _tag: "Label", label }, total, tip)).toStrictEqual([{ type, base, value }])
   })
 
   it("by value: the base is the total less tip and tax values", () => {

@@ -1,7 +1,9 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as DateTime from "effect/DateTime"
+import * as Arbitrary from "effect/Arbitrary"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as FastCheck from "effect/FastCheck"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
@@ -19,8 +21,8 @@ import * as NotificationLog from "@cobro/domain/NotificationLog"
 import * as TerminalCheckout from "@cobro/domain/TerminalCheckout"
 import * as TerminalGateway from "@cobro/domain/TerminalGateway"
 import * as TerminalPayments from "@cobro/domain/TerminalPayments"
-
-type Json = Record<string, unknown>
+import { freshly } from "../fixtures/Scenario.js"
+import { checkoutBody, set } from "../fixtures/Terminal.js"
 
 const MER_1 = MerchantId.make("MER_1")
 const MER_2 = MerchantId.make("MER_2")
@@ -28,31 +30,7 @@ const SN = TerminalSerial.make("SN0012345")
 const production: TerminalPayments.Caller = { merchantId: MER_1, sandbox: false }
 
 /** The spec's sample-style body, for the terminal bound by `given`. */
-const body = (): Json => ({
-  amount: {
-    currency: "COP",
-    total_amount: 11900,
-    taxes: [{ type: "VAT", base: 10000, value: 1900 }],
-    tip_amount: 0
-  },
-  user_email: "seller@shop.co",
-  payment_method: "POS",
-  terminal_model: "SMART_PRO",
-  terminal_serial: "SN0012345",
-  reference: "order-42",
-  payer: { email: "payer@mail.co" }
-})
-
-const set = (json: Json, path: string, value: unknown): Json => {
-  const copy = structuredClone(json)
-  const keys = path.split(".")
-  let target: Json = copy
-  for (const key of keys.slice(0, -1)) target = target[key] as Json
-  const last = keys[keys.length - 1]!
-  if (value === undefined) delete target[last]
-  else target[last] = value
-  return copy
-}
+const body = checkoutBody
 
 // ---------------------------------------------------------------------------------------------
 // A fake gateway: answers as told and records what it was asked.
@@ -145,6 +123,12 @@ const given = (options: { merchantId?: MerchantId; apiEnabled?: boolean } = {}) 
       yield* merchant(id, new Merchant.EnableTerminalForApi({ serial: SN, now: T0 }))
   })
 
+/** Runs a test body on its own store, ids, gateway and (empty) notification log. */
+const onTerminal = freshly(TestLayer)
+
+/** As {@link onTerminal}, after `given()`: MER_1 with SN0012345 bound and selected for the API. */
+const withTerminal = freshly(TestLayer, Effect.orDie(given()))
+
 const checkoutEvents = (integrationId: string) =>
   Effect.flatMap(EventStore.EventStore, (store) =>
     Effect.map(store.readStream(`TerminalCheckout-${integrationId}`), (events) => events.map((e) => e.type))
@@ -168,8 +152,7 @@ const attempt = (json: unknown, caller = production) => Effect.either(TerminalPa
 describe("TerminalPayments", () => {
   describe("A1 payment methods", () => {
     it.effect("A1 lists every method as {name, enabled} in the A1 order; a new merchant has POS on", () =>
-      Effect.gen(function* () {
-        yield* given()
+      withTerminal(function* () {
         expect(yield* TerminalPayments.paymentMethods(MER_1)).toEqual([
           { name: "POS", enabled: true },
           { name: "WALLET_A", enabled: false },
@@ -177,26 +160,25 @@ describe("TerminalPayments", () => {
           { name: "PAY_BY_LINK", enabled: false },
           { name: "PAY_BY_QR_SERVICE", enabled: false }
         ])
-      }).pipe(Effect.provide(TestLayer))
+      })
     )
   })
 
   describe("A2 bound terminals", () => {
     it.effect("A2 lists the bound terminals with status BINDED, selected for the API or not", () =>
-      Effect.gen(function* () {
+      onTerminal(function* () {
         yield* given({ apiEnabled: false })
         expect(yield* TerminalPayments.boundTerminals(MER_1)).toEqual([
           { terminal_model: "SMART_PRO", terminal_serial: "SN0012345", status: "BINDED", name: "Caja 1" }
         ])
         expect(yield* TerminalPayments.boundTerminals(MER_2)).toEqual([])
-      }).pipe(Effect.provide(TestLayer))
+      })
     )
   })
 
   describe("A3 checkout", () => {
     it.effect("A3 creates the checkout with INT_ and TRX_ ids and pushes it to the terminal: SENT", () =>
-      Effect.gen(function* () {
-        yield* given()
+      withTerminal(function* () {
         const created = yield* TerminalPayments.checkout(production, body())
         expect(created.integrationId).toMatch(/^INT_/)
         expect(created.transactionId).toMatch(/^TRX_/)
@@ -215,14 +197,13 @@ describe("TerminalPayments", () => {
           total: 11900,
           sandbox: false
         })
-      }).pipe(Effect.provide(TestLayer))
+      })
     )
 
     it.effect(
       "A3 writes the checkout and the claim of its push in one append, before the terminal is called",
       () =>
-        Effect.gen(function* () {
-          yield* given()
+        withTerminal(function* () {
           const writes: Array<ReadonlyArray<string>> = []
           const created = yield* TerminalPayments.checkout(production, body()).pipe(
             Effect.provideServiceEffect(
@@ -245,14 +226,13 @@ describe("TerminalPayments", () => {
           )
           expect(created.status).toBe("SENT")
           expect(writes).toEqual([["CheckoutCreated", "PushAttempted"], ["CheckoutSent"]])
-        }).pipe(Effect.provide(TestLayer))
+        })
     )
 
     it.effect(
       "A3 records the checkout as the merchant sent it, with the tax lines computed from a label",
       () =>
-        Effect.gen(function* () {
-          yield* given()
+        withTerminal(function* () {
           const created = yield* TerminalPayments.checkout(
             { merchantId: MER_1, sandbox: true },
             set(set(body(), "amount.taxes", [{ type: "IVA_19" }]), "amount.tip_amount", 1000)
@@ -262,103 +242,95 @@ describe("TerminalPayments", () => {
           expect(state.checkout.sandbox).toBe(true)
           expect(state.checkout.amount.taxes).toEqual([{ type: "VAT", base: 9159.66, value: 1740.34 }])
           expect(Option.getOrThrow(state.checkout.payer).email).toEqual(Option.some("payer@mail.co"))
-        }).pipe(Effect.provide(TestLayer))
+        })
     )
 
     it.effect("AP005: a missing required field is reported with the field named", () =>
-      Effect.gen(function* () {
-        yield* given()
+      withTerminal(function* () {
         expect(apError(yield* attempt(set(body(), "terminal_serial", undefined)))).toBe(
           "AP005 terminal_serial"
         )
         expect(apError(yield* attempt(set(body(), "amount.currency", undefined)))).toBe(
           "AP005 amount.currency"
         )
-      }).pipe(Effect.provide(TestLayer))
+      })
     )
 
     it.effect("AP006: a field of the wrong type is reported with the field named", () =>
-      Effect.gen(function* () {
-        yield* given()
+      withTerminal(function* () {
         expect(apError(yield* attempt(set(body(), "amount.total_amount", "11900")))).toBe(
           "AP006 amount.total_amount"
         )
         expect(apError(yield* attempt([body()]))).toBe("AP006")
-      }).pipe(Effect.provide(TestLayer))
+      })
     )
 
     it.effect("AP002: taxes that fit no form, or amounts that cannot hold, are AP002 on amount.taxes", () =>
-      Effect.gen(function* () {
-        yield* given()
+      withTerminal(function* () {
         expect(apError(yield* attempt(set(body(), "amount.taxes", [{ type: "IVA_19", value: 1 }])))).toBe(
           "AP002"
         )
         const tooMuchTax = set(body(), "amount.taxes", [{ type: "VAT", value: 20000 }])
         expect(apError(yield* attempt(tooMuchTax))).toBe("AP002")
-      }).pipe(Effect.provide(TestLayer))
+      })
     )
 
     it.effect("AP003: a payment method that is not active for the merchant", () =>
-      Effect.gen(function* () {
-        yield* given()
+      withTerminal(function* () {
         expect(apError(yield* attempt(set(body(), "payment_method", "WALLET_A")))).toBe("AP003")
         expect(apError(yield* attempt(set(body(), "payment_method", "BITCOIN")))).toBe("AP003")
         yield* merchant(MER_1, new Merchant.SetTerminalMethod({ method: "WALLET_A", enabled: true, now: T0 }))
         expect(apError(yield* attempt(set(body(), "payment_method", "WALLET_A")))).toBe("accepted")
-      }).pipe(Effect.provide(TestLayer))
+      })
     )
 
     it.effect(
       "AP003: the empty method (the terminal's own selection screen) needs at least one active method",
       () =>
-        Effect.gen(function* () {
-          yield* given()
+        withTerminal(function* () {
           expect(apError(yield* attempt(set(body(), "payment_method", "")))).toBe("accepted")
           yield* merchant(MER_1, new Merchant.SetTerminalMethod({ method: "POS", enabled: false, now: T0 }))
           expect(apError(yield* attempt(set(body(), "payment_method", "")))).toBe("AP003")
-        }).pipe(Effect.provide(TestLayer))
+        })
     )
 
     it.effect("AP004: a terminal not bound, bound as another model, or not selected for the API", () =>
-      Effect.gen(function* () {
+      onTerminal(function* () {
         yield* given({ apiEnabled: false })
         expect(apError(yield* attempt(body()))).toBe("AP004")
         yield* merchant(MER_1, new Merchant.EnableTerminalForApi({ serial: SN, now: T0 }))
         expect(apError(yield* attempt(set(body(), "terminal_serial", "SN-OTHER")))).toBe("AP004")
         expect(apError(yield* attempt(set(body(), "terminal_model", "SMART")))).toBe("AP004")
         expect(apError(yield* attempt(body()))).toBe("accepted")
-      }).pipe(Effect.provide(TestLayer))
+      })
     )
 
     it.effect("AP004: another merchant's terminal is not bound to the caller", () =>
-      Effect.gen(function* () {
+      onTerminal(function* () {
         yield* given({ merchantId: MER_2 })
         yield* merchant(MER_1, new Merchant.CreateMerchant({ merchantId: MER_1, name: "Other", now: T0 }))
         expect(apError(yield* attempt(body()))).toBe("AP004")
-      }).pipe(Effect.provide(TestLayer))
+      })
     )
 
     it.effect("AP004: the terminals of a disabled account cannot be used", () =>
-      Effect.gen(function* () {
-        yield* given()
+      withTerminal(function* () {
         yield* merchant(MER_1, new Merchant.DisableMerchant({ now: T0 }))
         expect(apError(yield* attempt(body()))).toBe("AP004")
-      }).pipe(Effect.provide(TestLayer))
+      })
     )
 
     it.effect(
       "AP003 is reported before AP004 (the spec's field order: payment_method before terminal_serial)",
       () =>
-        Effect.gen(function* () {
-          yield* given()
+        withTerminal(function* () {
           const both = set(set(body(), "payment_method", "WALLET_A"), "terminal_serial", "SN-OTHER")
           expect(apError(yield* attempt(both))).toBe("AP003")
-        }).pipe(Effect.provide(TestLayer))
+        })
     )
 
     it.effect("a rejected checkout stores nothing", () =>
-      Effect.gen(function* () {
-        yield* given()
+      withTerminal(function* () {
         const before = yield* allStreams
         for (const bad of [
           set(body(), "reference", undefined),
@@ -370,14 +342,13 @@ describe("TerminalPayments", () => {
           expect(apError(yield* attempt(bad))).not.toBe("accepted")
         }
         expect(yield* allStreams).toEqual(before)
-      }).pipe(Effect.provide(TestLayer))
+      })
     )
 
     it.effect(
       "R5: an unreachable terminal does not fail A3: the checkout exists, UNREACHABLE, and is pushed again later",
       () =>
-        Effect.gen(function* () {
-          yield* given()
+        withTerminal(function* () {
           const fake = yield* FakeGateway
           yield* Ref.set(fake.answer, { _tag: "unreachable" })
           const created = yield* TerminalPayments.checkout(production, body())
@@ -391,19 +362,18 @@ describe("TerminalPayments", () => {
             "PushAttempted",
             "CheckoutSent"
           ])
-        }).pipe(Effect.provide(TestLayer))
+        })
     )
 
     it.effect("R1: a terminal locked for more than 2 minutes holds the payment; the unlock releases it", () =>
-      Effect.gen(function* () {
-        yield* given()
+      withTerminal(function* () {
         yield* TestClock.adjust("3 minutes")
         yield* Ref.set((yield* FakeGateway).answer, { _tag: "deliver", lockedSince: T0 })
         const created = yield* TerminalPayments.checkout(production, body())
         expect(created.status).toBe("HELD")
         const released = yield* TerminalPayments.recordUnlock(created.integrationId)
         expect(released.state._tag).toBe("SENT")
-      }).pipe(Effect.provide(TestLayer))
+      })
     )
   })
 
@@ -428,8 +398,7 @@ describe("TerminalPayments", () => {
     it.effect(
       "the terminal's approval records SaleApproved with the card; a void then records SaleVoided",
       () =>
-        Effect.gen(function* () {
-          yield* given()
+        withTerminal(function* () {
           const created = yield* TerminalPayments.checkout(production, body())
           yield* TerminalPayments.approveSale(created.integrationId, created.transactionId, sale)
           yield* TerminalPayments.approveVoid(created.integrationId, created.transactionId)
@@ -440,12 +409,11 @@ describe("TerminalPayments", () => {
             "SaleApproved",
             "SaleVoided"
           ])
-        }).pipe(Effect.provide(TestLayer))
+        })
     )
 
     it.effect("the terminal's rejection records SaleRejected; a rejected void leaves the sale APPROVED", () =>
-      Effect.gen(function* () {
-        yield* given()
+      withTerminal(function* () {
         const a = yield* TerminalPayments.checkout(production, body())
         const rejected = yield* TerminalPayments.rejectSale(
           a.integrationId,
@@ -458,88 +426,61 @@ describe("TerminalPayments", () => {
         yield* TerminalPayments.approveSale(b.integrationId, b.transactionId, sale)
         const kept = yield* TerminalPayments.rejectVoid(b.integrationId, b.transactionId, "declined")
         expect(kept.state._tag).toBe("APPROVED")
-      }).pipe(Effect.provide(TestLayer))
+      })
     )
 
     it.effect("an outcome for another transaction is refused", () =>
-      Effect.gen(function* () {
-        yield* given()
+      withTerminal(function* () {
         const created = yield* TerminalPayments.checkout(production, body())
         const result = yield* Effect.either(
           TerminalPayments.approveSale(created.integrationId, TransactionId.make("TRX_other"), sale)
         )
         expect(apError(result)).toBe("UnknownCheckoutTransaction")
-      }).pipe(Effect.provide(TestLayer))
+      })
     )
   })
 
-  describe("A4 fallback notifications", () => {
-    const notification = (paymentId: string, reference: string) =>
-      Nanos.stringifyWithBigInt({
-        id: "2b6f0cc9-4c8e-4d6f-8f5e-2a1b3c4d5e6f",
-        type: "SALE_APPROVED",
+  // A4 only reads: the notification log is fixed, so one build of the layer serves the block.
+  /** One notification the schema allows (a fixed sample of its arbitrary), for `paymentId`. */
+  const [sample] = FastCheck.sample(Arbitrary.make(Notification.Notification), { numRuns: 1, seed: 42 })
+  const notification = (paymentId: string, reference: string) =>
+    Nanos.stringifyWithBigInt(
+      Schema.encodeSync(Notification.Notification)({
+        ...sample!,
         subject: paymentId,
-        source: "/payments",
-        spec_version: "1.0",
-        time: 1744644662123456789n,
-        datacontenttype: "application/json",
-        data: {
-          payment_id: paymentId,
-          merchant_id: "MER_1",
-          created_at: "2025-04-14T10:31:02.123-05:00",
-          amount: {
-            currency: "COP",
-            total: 11900,
-            taxes: [{ base: 10000, type: "VAT", value: 1900 }],
-            tip: 0
-          },
-          user_id: "seller@shop.co",
-          metadata: { reference },
-          service_code: "SC-0001",
-          payer_email: "payer@mail.co",
-          payment_method: "CARD",
-          card: {
-            capture_mode: "CHIP",
-            brand: "VISA",
-            cardholder_name: "ANA PEREZ",
-            terminal_id: "SN0012345",
-            masked_pan: "411111******1111",
-            installments: 1,
-            card_type: "CREDIT"
-          },
-          approval_number: "123456",
-          integration: "API_INTEGRATIONS"
-        }
+        data: { ...sample!.data, payment_id: TransactionId.make(paymentId), metadata: { reference } }
       })
-    const owner = { merchantId: MER_1, sandbox: false }
-    const rows = [
-      ...Array.from({ length: 12 }, (_, i) => ({
-        owner,
-        paymentId: `TRX_${i}`,
-        reference: "order-42",
-        body: notification(`TRX_${i}`, "order-42")
-      })),
-      {
-        owner: { merchantId: MER_1, sandbox: true },
-        paymentId: "TRX_sbx",
-        reference: "order-42",
-        body: notification("TRX_sbx", "order-42")
-      },
-      { owner, paymentId: "TRX_bad", reference: "bad", body: "{not json" }
-    ]
-    const A4Layer = Layer.mergeAll(
-      InMemoryEventStore.layer,
-      IdGenerator.layerSequential,
-      gatewayLayer,
-      stored(rows)
     )
+  const owner = { merchantId: MER_1, sandbox: false }
+  const rows = [
+    ...Array.from({ length: 12 }, (_, i) => ({
+      owner,
+      paymentId: `TRX_${i}`,
+      reference: "order-42",
+      body: notification(`TRX_${i}`, "order-42")
+    })),
+    {
+      owner: { merchantId: MER_1, sandbox: true },
+      paymentId: "TRX_sbx",
+      reference: "order-42",
+      body: notification("TRX_sbx", "order-42")
+    },
+    { owner, paymentId: "TRX_bad", reference: "bad", body: "{not json" }
+  ]
+  const A4Layer = Layer.mergeAll(
+    InMemoryEventStore.layer,
+    IdGenerator.layerSequential,
+    gatewayLayer,
+    stored(rows)
+  )
 
+  it.layer(A4Layer)("A4 fallback notifications", (it) => {
     it.effect("A4 by transaction id (is_external_reference false): the payment's last notification", () =>
       Effect.gen(function* () {
         const found = yield* TerminalPayments.fallbackNotifications(production, "TRX_3", false)
         expect(found.map((n) => n.data.payment_id)).toEqual(["TRX_3"])
         expect(yield* TerminalPayments.fallbackNotifications(production, "order-42", false)).toEqual([])
-      }).pipe(Effect.provide(A4Layer))
+      })
     )
 
     it.effect("A4 by external reference returns at most 10 notifications", () =>
@@ -547,7 +488,7 @@ describe("TerminalPayments", () => {
         const found = yield* TerminalPayments.fallbackNotifications(production, "order-42", true)
         expect(found).toHaveLength(10)
         expect(found.every((n) => Schema.is(Notification.Notification)(n))).toBe(true)
-      }).pipe(Effect.provide(A4Layer))
+      })
     )
 
     it.effect("A4 sees only the caller's mode: a test key finds only sandbox notifications", () =>
@@ -559,13 +500,13 @@ describe("TerminalPayments", () => {
         )
         expect(found.map((n) => n.data.payment_id)).toEqual(["TRX_sbx"])
         expect(yield* TerminalPayments.fallbackNotifications(production, "TRX_sbx", false)).toEqual([])
-      }).pipe(Effect.provide(A4Layer))
+      })
     )
 
     it.effect("A4 skips a stored body that does not decode", () =>
       Effect.gen(function* () {
         expect(yield* TerminalPayments.fallbackNotifications(production, "TRX_bad", false)).toEqual([])
-      }).pipe(Effect.provide(A4Layer))
+      })
     )
   })
 })

@@ -11,6 +11,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
+import type { YieldWrap } from "effect/Utils"
 import * as AdminEndpoints from "../../src/AdminEndpoints.js"
 import * as AdminHandlers from "../../src/AdminHandlers.js"
 import * as Authentication from "../../src/Authentication.js"
@@ -103,3 +104,13 @@ export const layer = (options: { readonly clock?: Layer.Layer<any> } = {}) =>
     Layer.provideMerge(TestApp.TestPorts(options)),
     Layer.provideMerge(NodeHttpServer.layerTest)
   )
+
+/** Runs a test's effect on a fresh probe app of its own. */
+export const run = <A, E>(effect: Effect.Effect<A, E, any>) =>
+  Effect.provide(effect, layer()) as Effect.Effect<A, E>
+
+/** A test's body run on a fresh probe app of its own: `it.live("…", ProbeApi.fresh(function* () { … }))`. */
+export const fresh =
+  <Eff extends YieldWrap<Effect.Effect<any, any, any>>, A>(body: () => Generator<Eff, A, never>) =>
+  () =>
+    run(Effect.gen(body))

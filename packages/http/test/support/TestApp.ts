@@ -1,11 +1,14 @@
 /**
  * The Cobro HTTP app for tests, on a real socket: in-memory event store, sequential ids, the test
  * key vault, the directory read from the log, in-memory idempotency, a virtual clock from
- * 2026-11-21T15:00:00Z, and helpers to send requests and create merchants.
+ * 2026-11-21T15:00:00Z, and helpers to send requests, create merchants and check answers.
  *
- *   it.live("…", () => Effect.gen(function* () { const m = yield* TestApp.createMerchant(); … })
- *     .pipe(Effect.provide(TestApp.layer())))
+ *   it.live("…", TestApp.fresh(function* () { const m = yield* TestApp.createMerchant(); … }))
+ *
+ * `fresh` (and `run`) give each test a fresh app (its own log, ids and clock); `shared` serves one
+ * app to the tests of a block that need no fresh one.
  */
+import { expect, layer as sharedLayer } from "@effect/vitest"
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
@@ -24,6 +27,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
+import type { YieldWrap } from "effect/Utils"
 import * as Authentication from "../../src/Authentication.js"
 import * as Http from "../../src/Http.js"
 import * as Readiness from "../../src/Readiness.js"
@@ -91,6 +95,29 @@ export const layer = (options: Options = {}) =>
     Layer.provideMerge(TestPorts(options)),
     Layer.provideMerge(NodeHttpServer.layerTest)
   )
+
+/** Runs a test's effect on a fresh app of its own (`options` as in {@link layer}). */
+export const run = <A, E>(effect: Effect.Effect<A, E, any>, options: Options = {}) =>
+  Effect.provide(effect, layer(options)) as Effect.Effect<A, E>
+
+/**
+ * A test's body run on a fresh app of its own (`options` as in {@link layer}): its own log, ids and
+ * clock. `it.live("…", TestApp.fresh(function* () { … }))`.
+ */
+export const fresh =
+  <Eff extends YieldWrap<Effect.Effect<any, any, any>>, A>(
+    body: () => Generator<Eff, A, never>,
+    options: Options = {}
+  ) =>
+  () =>
+    run(Effect.gen(body), options)
+
+/**
+ * One app for the tests of a block, `@effect/vitest`'s `layer` (no test services: a real socket):
+ * `TestApp.shared()("name", (it) => { it.effect(…) })`. For tests that leave nothing another test
+ * reads: each makes its own merchant and neither moves the clock nor counts the whole log.
+ */
+export const shared = (options: Options = {}) => sharedLayer(layer(options), { excludeTestServices: true })
 
 /** A response as a test reads it. */
 export interface Reply {
@@ -202,7 +229,55 @@ export const createMerchantWithTerminal = (
     return { ...merchant, serial }
   })
 
+/** Sets the merchant's link methods (`PUT …/payment-methods`), each with its `{min, max}`. */
+export const setLinkMethods = (
+  merchantId: string,
+  link: Readonly<Record<string, { readonly min: number; readonly max: number }>>
+) =>
+  Effect.gen(function* () {
+    const reply = yield* admin("PUT", `/admin/v1/merchants/${merchantId}/payment-methods`, { link })
+    expect(reply.status, reply.text).toBe(200)
+  })
+
+/** Sets the merchant account's status (`PUT /admin/v1/merchants/{id}/status`): the answer, unchecked. */
+export const setStatus = (merchantId: string, status: unknown) =>
+  admin("PUT", `/admin/v1/merchants/${merchantId}/status`, { status })
+
+/** Disables the merchant's account through the admin API. */
+export const disable = (merchantId: string) =>
+  Effect.gen(function* () {
+    const reply = yield* setStatus(merchantId, "DISABLED")
+    expect(reply.status, reply.text).toBe(200)
+  })
+
 /** How many events the log holds: a rejected request must not grow it. */
 export const logSize = Effect.flatMap(EventStore.EventStore, (store) =>
   Effect.map(store.readAll({ limit: 1_000_000 }), (events) => events.length)
 )
+
+/** Runs `effect` and checks that the log holds as many events after it as before: it stored nothing. */
+export const storesNothing = <A, E, R>(effect: Effect.Effect<A, E, R>, what?: string) =>
+  Effect.gen(function* () {
+    const before = yield* logSize
+    const result = yield* effect
+    expect(yield* logSize, what).toBe(before)
+    return result
+  })
+
+/** Checks an answer in the error envelope: its status, and its one error item's code. */
+export const expectError = (reply: Reply, status: number, code: string) => {
+  expect(reply.status, reply.text).toBe(status)
+  expect(reply.json, reply.text).toMatchObject({ payload: {}, errors: [{ code }] })
+}
+
+/** Checks an answer that is exactly the error envelope of the one item `{code, message}`. */
+export const expectOnlyError = (reply: Reply, status: number, code: string, message: string) => {
+  expect(reply.status, reply.text).toBe(status)
+  expect(reply.json).toEqual({ payload: {}, errors: [{ code, message }] })
+}
+
+/** Checks an answer of a hosted page: its status, as HTML. */
+export const expectPage = (reply: Reply, status: number) => {
+  expect(reply.status, reply.text).toBe(status)
+  expect(reply.headers["content-type"]).toMatch(/^text\/html/)
+}

@@ -25,6 +25,12 @@ export const actor = (): string => {
 
 const metadata = () => ({ actor: actor() })
 
+/** `--json`: print the admin API's JSON body instead of a summary. */
+type Printing = { readonly json: boolean }
+
+/** The merchant a command acts on (`--merchant`). */
+type OfMerchant = { readonly merchant: string }
+
 /** A merchant's domain error in one sentence. */
 export const describeMerchantError = (merchantId: string, error: Merchant.Error): string => {
   switch (error._tag) {
@@ -65,7 +71,7 @@ const clearPair = (pair: MerchantAdmin.ClearKeyPair) => ({
 })
 
 /** `cobro merchant create --name <name>`: the account and its four key pairs, shown once. */
-export const createMerchant = (name: string, options: { readonly json: boolean }) =>
+export const createMerchant = (name: string, options: Printing) =>
   Effect.gen(function* () {
     const valid = yield* decodeOr(
       AdminEndpoints.MerchantName,
@@ -114,57 +120,59 @@ const terminalBody = (t: Merchant.Terminal) => ({
   api_enabled: t.apiEnabled
 })
 
-/** `cobro terminal bind`: binds a Smart or Smart Pro to the merchant (not yet enabled for the API). */
-export const bindTerminal = (
-  input: {
-    readonly merchant: string
-    readonly serial: string
-    readonly model: string
-    readonly name: string
-  },
-  options: { readonly json: boolean }
+/**
+ * A use case on one of the merchant's terminals, its `--serial` checked first: prints the terminal
+ * as it stands after it (the admin API's body under `--json`, else `summary`).
+ */
+const onTerminal = <R>(
+  input: OfMerchant & { readonly serial: string },
+  options: Printing,
+  useCase: (serial: TerminalSerial) => Effect.Effect<Merchant.Terminal, Merchant.Error, R>,
+  summary: (terminal: Merchant.Terminal) => string
 ) =>
   Effect.gen(function* () {
     const serial = yield* serialOf(input.serial)
-    const terminal = yield* MerchantAdmin.bindTerminal(
-      input.merchant,
-      { model: input.model, serial, name: input.name },
-      metadata()
-    ).pipe(Effect.mapError(refused(input.merchant)))
-    yield* print(options.json, terminalBody(terminal), [
-      `Terminal ${terminal.serial} (${terminal.model}, "${terminal.name}") is bound to ${input.merchant}; ` +
-        `API ${terminal.apiEnabled ? "enabled" : "not enabled yet (cobro terminal enable)"}.`
-    ])
+    const terminal = yield* useCase(serial).pipe(Effect.mapError(refused(input.merchant)))
+    yield* print(options.json, terminalBody(terminal), [summary(terminal)])
   })
+
+/** `cobro terminal bind`: binds a Smart or Smart Pro to the merchant (not yet enabled for the API). */
+export const bindTerminal = (
+  input: OfMerchant & { readonly serial: string; readonly model: string; readonly name: string },
+  options: Printing
+) =>
+  onTerminal(
+    input,
+    options,
+    (serial) =>
+      MerchantAdmin.bindTerminal(
+        input.merchant,
+        { model: input.model, serial, name: input.name },
+        metadata()
+      ),
+    (terminal) =>
+      `Terminal ${terminal.serial} (${terminal.model}, "${terminal.name}") is bound to ${input.merchant}; ` +
+      `API ${terminal.apiEnabled ? "enabled" : "not enabled yet (cobro terminal enable)"}.`
+  )
 
 /** `cobro terminal enable` / `disable`: selects a bound terminal for the API, or deselects it. */
 export const setTerminalApi = (
-  input: { readonly merchant: string; readonly serial: string },
+  input: OfMerchant & { readonly serial: string },
   enabled: boolean,
-  options: { readonly json: boolean }
+  options: Printing
 ) =>
-  Effect.gen(function* () {
-    const serial = yield* serialOf(input.serial)
-    const terminal = yield* MerchantAdmin.setTerminalApiEnabled(
-      input.merchant,
-      serial,
-      enabled,
-      metadata()
-    ).pipe(Effect.mapError(refused(input.merchant)))
-    yield* print(options.json, terminalBody(terminal), [
+  onTerminal(
+    input,
+    options,
+    (serial) => MerchantAdmin.setTerminalApiEnabled(input.merchant, serial, enabled, metadata()),
+    (terminal) =>
       `Terminal ${terminal.serial} of ${input.merchant}: API ${terminal.apiEnabled ? "enabled" : "disabled"}.`
-    ])
-  })
+  )
 
 /** `cobro webhook set`: registers the merchant's production or test webhook. */
 export const setWebhook = (
-  input: {
-    readonly merchant: string
-    readonly mode: KeyMode
-    readonly url: string
-    readonly standardWebhooks: boolean
-  },
-  options: { readonly json: boolean }
+  input: OfMerchant & { readonly mode: KeyMode; readonly url: string; readonly standardWebhooks: boolean },
+  options: Printing
 ) =>
   Effect.gen(function* () {
     const set = yield* MerchantAdmin.setWebhook(input.merchant, input.mode, input.url, {
@@ -178,8 +186,8 @@ export const setWebhook = (
 
 /** `cobro keys rotate`: revokes one key pair and issues its replacement, shown once. */
 export const rotateKey = (
-  input: { readonly merchant: string; readonly integration: Integration; readonly mode: KeyMode },
-  options: { readonly json: boolean }
+  input: OfMerchant & { readonly integration: Integration; readonly mode: KeyMode },
+  options: Printing
 ) =>
   Effect.gen(function* () {
     const pair = yield* MerchantAdmin.rotateKey(

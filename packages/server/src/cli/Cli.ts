@@ -32,15 +32,22 @@ const id = Args.text({ name: "id" }).pipe(
 const onLog = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.provide(effect, Environment.layerLog)
 const onAdmin = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.provide(effect, Environment.layerAdmin)
 
-/** A command that only groups others: run alone, it says which to choose. */
-const group = (name: string, children: ReadonlyArray<string>) =>
-  Command.make(name, {}, () =>
-    Effect.fail(
-      new UserError({
-        message: `choose a command: ${children.map((c) => `${name} ${c}`).join(", ")} (--help for more)`
-      })
-    )
-  )
+/** A command that only groups `subcommands`: run alone, it says which to choose. */
+const group = <
+  const Subcommands extends readonly [
+    Command.Command<any, any, any, any>,
+    ...Array<Command.Command<any, any, any, any>>
+  ]
+>(
+  name: string,
+  description: string,
+  subcommands: Subcommands
+) => {
+  const choices = subcommands.map((command) => `${name} ${Array.from(Command.getNames(command))[0]}`)
+  return Command.make(name, {}, () =>
+    Effect.fail(new UserError({ message: `choose a command: ${choices.join(", ")} (--help for more)` }))
+  ).pipe(Command.withDescription(description), Command.withSubcommands(subcommands))
+}
 
 const history = Command.make("history", { id, json }, ({ id, json }) =>
   onLog(Audit.history(id, { json }))
@@ -183,32 +190,17 @@ const consistency = Command.make(
   )
 )
 
-const auditCommands = [
-  "history",
-  "state",
-  "verify",
-  "rebuild",
-  "export",
-  "public-key",
-  "checkpoint",
-  "prove",
-  "consistency"
-]
-
-const audit = group("audit", auditCommands).pipe(
-  Command.withDescription("the auditor's tools over the event log (the server need not run)"),
-  Command.withSubcommands([
-    history,
-    state,
-    verify,
-    rebuild,
-    exportLog,
-    publicKey,
-    checkpoint,
-    prove,
-    consistency
-  ])
-)
+const audit = group("audit", "the auditor's tools over the event log (the server need not run)", [
+  history,
+  state,
+  verify,
+  rebuild,
+  exportLog,
+  publicKey,
+  checkpoint,
+  prove,
+  consistency
+])
 
 const merchantCreate = Command.make(
   "create",
@@ -216,10 +208,7 @@ const merchantCreate = Command.make(
   ({ json, name }) => onAdmin(Admin.createMerchant(name, { json }))
 ).pipe(Command.withDescription("open a merchant account; prints its keys once"))
 
-const merchantCommand = group("merchant", ["create"]).pipe(
-  Command.withDescription("merchant accounts"),
-  Command.withSubcommands([merchantCreate])
-)
+const merchantCommand = group("merchant", "merchant accounts", [merchantCreate])
 
 const terminalBind = Command.make(
   "bind",
@@ -241,10 +230,7 @@ const terminalDisable = Command.make("disable", { merchant, serial, json }, ({ j
   onAdmin(Admin.setTerminalApi(input, false, { json }))
 ).pipe(Command.withDescription("disable a terminal for the terminal API"))
 
-const terminal = group("terminal", ["bind", "enable", "disable"]).pipe(
-  Command.withDescription("a merchant's terminals"),
-  Command.withSubcommands([terminalBind, terminalEnable, terminalDisable])
-)
+const terminal = group("terminal", "a merchant's terminals", [terminalBind, terminalEnable, terminalDisable])
 
 const webhookSet = Command.make(
   "set",
@@ -260,10 +246,7 @@ const webhookSet = Command.make(
   ({ json, ...input }) => onAdmin(Admin.setWebhook(input, { json }))
 ).pipe(Command.withDescription("register the merchant's production or test webhook"))
 
-const webhook = group("webhook", ["set"]).pipe(
-  Command.withDescription("a merchant's webhooks"),
-  Command.withSubcommands([webhookSet])
-)
+const webhook = group("webhook", "a merchant's webhooks", [webhookSet])
 
 const keysRotate = Command.make(
   "rotate",
@@ -278,17 +261,13 @@ const keysRotate = Command.make(
   ({ json, ...input }) => onAdmin(Admin.rotateKey(input, { json }))
 ).pipe(Command.withDescription("revoke a key pair and issue its replacement; prints it once"))
 
-const keys = group("keys", ["rotate"]).pipe(
-  Command.withDescription("a merchant's API keys"),
-  Command.withSubcommands([keysRotate])
-)
+const keys = group("keys", "a merchant's API keys", [keysRotate])
 
 /** The whole command tree. */
-export const command = group("cobro", ["audit", "merchant", "terminal", "webhook", "keys"]).pipe(
-  Command.withDescription(
-    "Cobro's command line: audit the event log, administer merchants. Uses DATABASE_URL, else PGlite in DATA_DIR (default ./.data)."
-  ),
-  Command.withSubcommands([audit, merchantCommand, terminal, webhook, keys])
+export const command = group(
+  "cobro",
+  "Cobro's command line: audit the event log, administer merchants. Uses DATABASE_URL, else PGlite in DATA_DIR (default ./.data).",
+  [audit, merchantCommand, terminal, webhook, keys]
 )
 
 /** Runs the command line on `process.argv`. */

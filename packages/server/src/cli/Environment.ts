@@ -38,18 +38,19 @@ const requireExisting = (database: Config.Database) =>
       )
     : Effect.void
 
-/** Fails with a clear message when the database holds no Cobro event log. */
-const requireLog = (database: Config.Database) =>
-  Effect.flatMap(
-    SqlClient.SqlClient,
-    (sql) => sql<{ present: boolean }>`SELECT to_regclass('cobro_events') IS NOT NULL AS present`
+/** Fails with `message`, the user's to act on, unless the database holds the table `table` (one of Cobro's). */
+export const requireTable = (table: string, message: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql.unsafe<{ present: boolean }>(`SELECT to_regclass('${table}') IS NOT NULL AS present`)
   ).pipe(
     Effect.flatMap((rows) =>
-      rows[0]?.present === true
-        ? Effect.void
-        : Effect.fail(new UserError({ message: `no Cobro event log in ${Store.describe(database)}` }))
+      rows[0]?.present === true ? Effect.void : Effect.fail(new UserError({ message }))
     )
   )
+
+/** Fails with a clear message when the database holds no Cobro event log. */
+const requireLog = (database: Config.Database) =>
+  requireTable("cobro_events", `no Cobro event log in ${Store.describe(database)}`)
 
 /** The log, read directly: the database (it must hold a Cobro log) and the event store over it. */
 export const layerLog: Layer.Layer<

@@ -18,6 +18,7 @@ import * as CheckpointKey from "../CheckpointKey.js"
 import * as Config from "../Config.js"
 import * as Store from "../Store.js"
 import { Failed, UserError } from "./CliError.js"
+import * as Environment from "./Environment.js"
 import * as Output from "./Output.js"
 
 const base64 = (hash: Uint8Array) => Buffer.from(hash).toString("base64")
@@ -92,20 +93,9 @@ const open = (what: string, note: string, key: string): Effect.Effect<Checkpoint
 }
 
 /** The log's tree tables exist: a database older than the tree needs this version's server once. */
-const requireTree = Effect.flatMap(
-  SqlClient.SqlClient,
-  (sql) => sql<{ present: boolean }>`SELECT to_regclass('cobro_tree_head') IS NOT NULL AS present`
-).pipe(
-  Effect.flatMap((rows) =>
-    rows[0]?.present === true
-      ? Effect.void
-      : Effect.fail(
-          new UserError({
-            message:
-              "this database has no Merkle tree yet: start this version of the server once on it (its migrations add the tree)"
-          })
-        )
-  )
+const requireTree = Environment.requireTable(
+  "cobro_tree_head",
+  "this database has no Merkle tree yet: start this version of the server once on it (its migrations add the tree)"
 )
 
 /** `cobro audit public-key`: the verifier key and a newline, what `--public-key FILE` reads. */

@@ -4,6 +4,7 @@
  */
 import * as PostgresClient from "@cobro/store-pg/PostgresClient"
 import * as SqlClient from "@effect/sql/SqlClient"
+import { expect } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
@@ -16,6 +17,7 @@ import * as Os from "node:os"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
 import * as Pg from "pg"
+import * as Bodies from "../../../http/test/support/Bodies.js"
 
 const root = Path.resolve(Path.dirname(fileURLToPath(import.meta.url)), "..", "..", "..", "..")
 
@@ -192,6 +194,19 @@ export const postgresKeys = () => ({
   COBRO_CHECKPOINT_KEY: randomBytes(32).toString("hex")
 })
 
+/** The environment of a node on a fresh PostgreSQL database (dropped with the scope), with new keys. */
+export const postgresEnv = Effect.map(postgresDatabase, (url) => ({ DATABASE_URL: url, ...postgresKeys() }))
+
+/** The environment of a node on PGlite in a fresh `DATA_DIR` (removed with the scope). */
+export const pgliteEnv = Effect.map(tempDir, (dir) => ({ DATA_DIR: Path.join(dir, "data") }))
+
+/** Stops the server (SIGTERM) and checks that it exited with status 0. */
+export const stopsCleanly = (server: RunningServer) =>
+  Effect.gen(function* () {
+    const stopped = yield* Effect.promise(() => server.stop())
+    expect(stopped.code, server.output()).toBe(0)
+  })
+
 /** An HTTP call to a running server; the body parsed as JSON when it is JSON. */
 export const call = (
   server: RunningServer,
@@ -264,20 +279,21 @@ export const webhookReceiver = Effect.acquireRelease(
   ({ server }) => Effect.promise(() => new Promise<void>((resolve) => server.close(() => resolve())))
 )
 
+/**
+ * A server on a fresh PostgreSQL database (with `env` added) that notifies a local webhook receiver
+ * (COBRO_DEV_WEBHOOKS=1): the receiver, the server, and the database's environment (its URL and keys).
+ */
+export const startOnPostgresWithReceiver = (env: Record<string, string>) =>
+  Effect.gen(function* () {
+    const hook = yield* webhookReceiver
+    const database = yield* postgresEnv
+    const server = yield* start({ ...database, COBRO_DEV_WEBHOOKS: "1", ...env })
+    return { hook, server, database }
+  })
+
 /** An A3 body: a COP 11,900 sale (VAT 1,900) on a SMART_PRO terminal. */
-export const terminalSale = (serial: string, reference = "order-42") => ({
-  amount: {
-    currency: "COP",
-    total_amount: 11900,
-    taxes: [{ type: "VAT", base: 10000, value: 1900 }],
-    tip_amount: 0
-  },
-  user_email: "seller@shop.co",
-  payment_method: "POS",
-  terminal_model: "SMART_PRO",
-  terminal_serial: serial,
-  reference
-})
+export const terminalSale = (serial: string, reference = "order-42") =>
+  Bodies.terminalSale(serial, { reference })
 
 /** A connection of the test's own to a server's database (`pg`), ended with the scope. */
 export const databaseClient = (url: string) =>
@@ -292,12 +308,8 @@ export const databaseClient = (url: string) =>
   )
 
 /** A C1 body: an intent of `total_amount` COP. */
-export const onlineIntent = (reference_id: string, total_amount: number) => ({
-  reference_id,
-  amount: { currency: "COP", total_amount },
-  description: "Order",
-  callback_url: "https://shop.example/back"
-})
+export const onlineIntent = (reference_id: string, total_amount: number) =>
+  Bodies.intent(reference_id, total_amount)
 
 /** A C4 body: a card attempt on the intent `reference_id` with the sandbox's approving card. */
 export const cardAttempt = (reference_id: string) => ({
