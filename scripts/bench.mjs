@@ -10,7 +10,8 @@ const suites = {
   store: "packages/store-pg/bench/StoreBench.ts",
   http: "packages/server/bench/HttpBench.ts",
   webhooks: "packages/webhooks/bench/WebhookBench.ts",
-  audit: "packages/server/bench/AuditBench.ts"
+  audit: "packages/server/bench/AuditBench.ts",
+  json: "packages/webhooks/bench/ExactJsonBench.ts"
 }
 
 const suite = process.argv[2]

@@ -11,7 +11,6 @@ import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import { randomUUID } from "node:crypto"
-import * as Pg from "pg"
 import * as PgEventStore from "../src/PgEventStore.js"
 import * as PostgresClient from "../src/PostgresClient.js"
 import * as Subscription from "../src/Subscription.js"
@@ -30,15 +29,7 @@ const setup = Effect.gen(function* () {
       Layer.orDie
     )
   )
-  const admin = yield* Effect.acquireRelease(
-    Effect.promise(async () => {
-      const client = new Pg.Client({ connectionString: url })
-      client.on("error", () => {})
-      await client.connect()
-      return client
-    }),
-    (client) => Effect.promise(() => client.end().catch(() => undefined))
-  )
+  const admin = yield* Databases.databaseClient(url)
   const sql = (text: string) => Effect.promise(() => admin.query(text))
   /** Terminates every connection to the database but the admin's own; how many. */
   const terminateAll = Effect.map(

@@ -66,17 +66,22 @@ export class OpenNotification extends Schema.TaggedClass<OpenNotification>()("Op
   now: Schema.DateTimeUtc
 }) {}
 
-/**
- * The gateway pushes a charge: received (held when locked for more than 2 minutes) or missed.
- * @category commands
- */
-export class Deliver extends Schema.TaggedClass<Deliver>()("Deliver", {
+/** A pushed charge: what {@link Deliver} brings and {@link RequestReceived} records. */
+const chargeFields = {
   integrationId: IntegrationId,
   transactionId: TransactionId,
   reference: Schema.String,
   paymentMethod: Schema.String,
   currency: Schema.String,
-  total: Amount,
+  total: Amount
+}
+
+/**
+ * The gateway pushes a charge: received (held when locked for more than 2 minutes) or missed.
+ * @category commands
+ */
+export class Deliver extends Schema.TaggedClass<Deliver>()("Deliver", {
+  ...chargeFields,
   now: Schema.DateTimeUtc
 }) {}
 
@@ -181,12 +186,7 @@ export class NotificationOpened extends Schema.TaggedClass<NotificationOpened>()
  * @category events
  */
 export class RequestReceived extends Schema.TaggedClass<RequestReceived>()("RequestReceived", {
-  integrationId: IntegrationId,
-  transactionId: TransactionId,
-  reference: Schema.String,
-  paymentMethod: Schema.String,
-  currency: Schema.String,
-  total: Amount,
+  ...chargeFields,
   stage: TerminalSandbox.RequestStage,
   /** R6 on: a charge notification is posted (it stays until opened, R2). */
   notified: Schema.Boolean,

@@ -1,5 +1,5 @@
 /**
- * `npx tsx packages/webhooks/bench/ExactJsonBench.ts`: Cobro's exact JSON (`ExactJson.parse` and
+ * `npm run bench -- json`: Cobro's exact JSON (`ExactJson.parse` and
  * `ExactJson.stringify`, integers above 2^53 kept as `bigint`) against the libraries a Node team would
  * reach for, on the wire bodies that need it.
  *
@@ -26,13 +26,10 @@ import JSONbig from "json-bigint"
 import * as LosslessJson from "lossless-json"
 import { performance } from "node:perf_hooks"
 import { isDeepStrictEqual } from "node:util"
+import * as Settings from "../../../bench/Settings.js"
 
-const env = (name: string, fallback: number) => {
-  const value = process.env[name]
-  return value === undefined || value === "" ? fallback : Number(value)
-}
-const rounds = env("BENCH_ROUNDS", 7)
-const roundMs = env("BENCH_ROUND_MS", 300)
+const rounds = Settings.number("BENCH_ROUNDS", 7)
+const roundMs = Settings.number("BENCH_ROUND_MS", 300)
 
 // ---------------------------------------------------------------------------------------------
 // The candidates

@@ -49,6 +49,25 @@ export class LinkAmount extends Schema.Class<LinkAmount>("LinkAmount")({
   taxes: Schema.Array(TaxLine)
 }) {}
 
+/** The link: what {@link CreateLink} gives and {@link LinkCreated} records. */
+const linkFields = {
+  linkId: PaymentLinkId,
+  merchantId: MerchantId,
+  sandbox: Schema.Boolean,
+  amountType: AmountType,
+  /** Required for CLOSE, absent for OPEN. */
+  amount: Schema.OptionFromUndefinedOr(LinkAmount),
+  /** The merchant's reference, or the link id when none was given. */
+  reference: Schema.String,
+  description: Schema.OptionFromUndefinedOr(Schema.String),
+  expiresAt: Schema.OptionFromUndefinedOr(Nanoseconds),
+  callbackUrl: Schema.OptionFromUndefinedOr(Schema.String),
+  /** The methods the link offers: all the merchant's when the request named none. */
+  paymentMethods: Schema.NonEmptyArray(Schema.String),
+  payerEmail: Schema.OptionFromUndefinedOr(Schema.String),
+  imageUrl: Schema.OptionFromUndefinedOr(Schema.String)
+}
+
 /**
  * A payment method's bounds for the amount of one link payment (B1).
  * @category models
@@ -65,21 +84,7 @@ export type AmountBounds = typeof AmountBounds.Type
  * @category commands
  */
 export class CreateLink extends Schema.TaggedClass<CreateLink>()("CreateLink", {
-  linkId: PaymentLinkId,
-  merchantId: MerchantId,
-  sandbox: Schema.Boolean,
-  amountType: AmountType,
-  /** Required for CLOSE, absent for OPEN. */
-  amount: Schema.OptionFromUndefinedOr(LinkAmount),
-  /** The merchant's reference, or the link id when none was given. */
-  reference: Schema.String,
-  description: Schema.OptionFromUndefinedOr(Schema.String),
-  expiresAt: Schema.OptionFromUndefinedOr(Nanoseconds),
-  callbackUrl: Schema.OptionFromUndefinedOr(Schema.String),
-  /** The methods the link offers: all the merchant's when the request named none. */
-  paymentMethods: Schema.NonEmptyArray(Schema.String),
-  payerEmail: Schema.OptionFromUndefinedOr(Schema.String),
-  imageUrl: Schema.OptionFromUndefinedOr(Schema.String),
+  ...linkFields,
   now: Schema.DateTimeUtc
 }) {}
 
@@ -167,18 +172,7 @@ export type Command = typeof Command.Type
  * @category events
  */
 export class LinkCreated extends Schema.TaggedClass<LinkCreated>()("LinkCreated", {
-  linkId: PaymentLinkId,
-  merchantId: MerchantId,
-  sandbox: Schema.Boolean,
-  amountType: AmountType,
-  amount: Schema.OptionFromUndefinedOr(LinkAmount),
-  reference: Schema.String,
-  description: Schema.OptionFromUndefinedOr(Schema.String),
-  expiresAt: Schema.OptionFromUndefinedOr(Nanoseconds),
-  callbackUrl: Schema.OptionFromUndefinedOr(Schema.String),
-  paymentMethods: Schema.NonEmptyArray(Schema.String),
-  payerEmail: Schema.OptionFromUndefinedOr(Schema.String),
-  imageUrl: Schema.OptionFromUndefinedOr(Schema.String),
+  ...linkFields,
   createdAt: Schema.DateTimeUtc
 }) {}
 

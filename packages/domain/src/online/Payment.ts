@@ -182,11 +182,8 @@ export const sandboxOutcome = (totalAmount: number): SandboxOutcome => {
 // Commands
 // ---------------------------------------------------------------------------------------------
 
-/**
- * C4: an attempt on an intent. The handler minted the transaction id and read the intent and clock.
- * @category commands
- */
-export class StartPayment extends Schema.TaggedClass<StartPayment>()("StartPayment", {
+/** The attempt: what {@link StartPayment} gives and {@link PaymentStarted} records. */
+const attemptFields = {
   transactionId: TransactionId,
   merchantId: MerchantId,
   sandbox: Schema.Boolean,
@@ -198,7 +195,15 @@ export class StartPayment extends Schema.TaggedClass<StartPayment>()("StartPayme
   card: Schema.OptionFromUndefinedOr(CardSummary),
   payer: Schema.OptionFromUndefinedOr(Payer),
   metadata: Schema.OptionFromUndefinedOr(Metadata),
-  deviceFingerprint: Schema.OptionFromUndefinedOr(DeviceFingerprint),
+  deviceFingerprint: Schema.OptionFromUndefinedOr(DeviceFingerprint)
+}
+
+/**
+ * C4: an attempt on an intent. The handler minted the transaction id and read the intent and clock.
+ * @category commands
+ */
+export class StartPayment extends Schema.TaggedClass<StartPayment>()("StartPayment", {
+  ...attemptFields,
   now: Schema.DateTimeUtc
 }) {}
 
@@ -305,16 +310,7 @@ export type Command = typeof Command.Type
  * @category events
  */
 export class PaymentStarted extends Schema.TaggedClass<PaymentStarted>()("PaymentStarted", {
-  transactionId: TransactionId,
-  merchantId: MerchantId,
-  sandbox: Schema.Boolean,
-  referenceId: IntentReference,
-  amount: IntentAmount,
-  paymentMethod: Schema.NonEmptyTrimmedString,
-  card: Schema.OptionFromUndefinedOr(CardSummary),
-  payer: Schema.OptionFromUndefinedOr(Payer),
-  metadata: Schema.OptionFromUndefinedOr(Metadata),
-  deviceFingerprint: Schema.OptionFromUndefinedOr(DeviceFingerprint),
+  ...attemptFields,
   attemptedAt: Schema.DateTimeUtc
 }) {}
 
@@ -863,52 +859,38 @@ const created = (event: PaymentStarted): Existing => ({
   updatedAt: event.attemptedAt
 })
 
+/** What an event after the creation changes besides `updatedAt`, which every one moves to its `at`. */
+type Change = Partial<Existing>
+
 const evolveExisting = (state: Existing, event: Exclude<Event, PaymentStarted>): Existing => {
   const withRefund = (status: RefundStatus) =>
     Option.map(state.refund, (r): RefundOnPayment => ({ ...r, status }))
-  return Match.valueTags(event, {
-    PaymentChallengeRequired: (e): Existing => ({
-      ...state,
-      _tag: "CHALLENGE",
-      nextAction: Option.some(e.nextAction),
-      updatedAt: e.at
-    }),
-    PaymentApproved: (e): Existing => ({
-      ...state,
-      _tag: "APPROVED",
-      approval: Option.some({ approvalNumber: e.approvalNumber, threeDs: e.threeDs, approvedAt: e.at }),
-      updatedAt: e.at
-    }),
-    PaymentRejected: (e): Existing => ({
-      ...state,
-      _tag: e.expired === true ? "EXPIRED" : "REJECTED",
-      rejectionReason: Option.some(e.reason),
-      updatedAt: e.at
-    }),
-    PaymentVoided: (e): Existing => ({
-      ...state,
-      _tag: "VOIDED",
-      voidedAt: Option.some(e.at),
-      updatedAt: e.at
-    }),
-    PaymentRefundRequested: (e): Existing => ({
-      ...state,
-      refund: Option.some({
-        refundId: e.refundId,
-        amount: e.amount,
-        status: "PROCESSING",
-        requestedAt: e.at
+  return {
+    ...state,
+    ...Match.valueTags(event, {
+      PaymentChallengeRequired: (e): Change => ({ _tag: "CHALLENGE", nextAction: Option.some(e.nextAction) }),
+      PaymentApproved: (e): Change => ({
+        _tag: "APPROVED",
+        approval: Option.some({ approvalNumber: e.approvalNumber, threeDs: e.threeDs, approvedAt: e.at })
       }),
-      updatedAt: e.at
+      PaymentRejected: (e): Change => ({
+        _tag: e.expired === true ? "EXPIRED" : "REJECTED",
+        rejectionReason: Option.some(e.reason)
+      }),
+      PaymentVoided: (e): Change => ({ _tag: "VOIDED", voidedAt: Option.some(e.at) }),
+      PaymentRefundRequested: (e): Change => ({
+        refund: Option.some({
+          refundId: e.refundId,
+          amount: e.amount,
+          status: "PROCESSING",
+          requestedAt: e.at
+        })
+      }),
+      PaymentRefundRejected: (): Change => ({ refund: withRefund("REJECTED") }),
+      PaymentRefunded: (): Change => ({ _tag: "REFUNDED", refund: withRefund("APPROVED") })
     }),
-    PaymentRefundRejected: (e): Existing => ({ ...state, refund: withRefund("REJECTED"), updatedAt: e.at }),
-    PaymentRefunded: (e): Existing => ({
-      ...state,
-      _tag: "REFUNDED",
-      refund: withRefund("APPROVED"),
-      updatedAt: e.at
-    })
-  })
+    updatedAt: event.at
+  }
 }
 
 /**

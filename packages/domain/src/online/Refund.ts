@@ -36,19 +36,24 @@ export type Outcome = typeof Outcome.Type
 // Commands
 // ---------------------------------------------------------------------------------------------
 
-/**
- * C8: a refund request the Payment accepted (`Payment.RequestRefund`); the handler minted the id and
- * copied the amount the payment recorded, the whole captured amount.
- * @category commands
- */
-export class RequestRefund extends Schema.TaggedClass<RequestRefund>()("RequestRefund", {
+/** What a refund request carries, and its {@link RefundRequested} records. */
+const requestFields = {
   refundId: RefundId,
   merchantId: MerchantId,
   sandbox: Schema.Boolean,
   transactionId: TransactionId,
   referenceId: IntentReference,
   amount: Amount,
-  reason: Schema.String,
+  reason: Schema.String
+}
+
+/**
+ * C8: a refund request the Payment accepted (`Payment.RequestRefund`); the handler minted the id and
+ * copied the amount the payment recorded, the whole captured amount.
+ * @category commands
+ */
+export class RequestRefund extends Schema.TaggedClass<RequestRefund>()("RequestRefund", {
+  ...requestFields,
   now: Schema.DateTimeUtc
 }) {}
 
@@ -77,13 +82,7 @@ export type Command = typeof Command.Type
  * @category events
  */
 export class RefundRequested extends Schema.TaggedClass<RefundRequested>()("RefundRequested", {
-  refundId: RefundId,
-  merchantId: MerchantId,
-  sandbox: Schema.Boolean,
-  transactionId: TransactionId,
-  referenceId: IntentReference,
-  amount: Amount,
-  reason: Schema.String,
+  ...requestFields,
   requestedAt: Schema.DateTimeUtc
 }) {}
 

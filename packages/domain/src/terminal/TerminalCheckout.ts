@@ -150,12 +150,8 @@ const isCardMethod = (method: SalePaymentMethod): boolean => Schema.is(CardPayme
 // Commands
 // ---------------------------------------------------------------------------------------------
 
-/**
- * A3: create a checkout. The handler checked the method is active (AP003) and the terminal bound
- * (AP004), computed the tax lines from the tax form (AP002), minted the ids and read the clock.
- * @category commands
- */
-export class CreateCheckout extends Schema.TaggedClass<CreateCheckout>()("CreateCheckout", {
+/** The checkout: what {@link CreateCheckout} gives and {@link CheckoutCreated} records. */
+const checkoutFields = {
   integrationId: IntegrationId,
   /** The sale's id (`payment_id` of its notifications), minted now so the terminal reports against it. */
   transactionId: TransactionId,
@@ -169,7 +165,16 @@ export class CreateCheckout extends Schema.TaggedClass<CreateCheckout>()("Create
   paymentMethod: CheckoutPaymentMethod,
   userEmail: Schema.String,
   description: Schema.OptionFromUndefinedOr(Schema.String),
-  payer: Schema.OptionFromUndefinedOr(Payer),
+  payer: Schema.OptionFromUndefinedOr(Payer)
+}
+
+/**
+ * A3: create a checkout. The handler checked the method is active (AP003) and the terminal bound
+ * (AP004), computed the tax lines from the tax form (AP002), minted the ids and read the clock.
+ * @category commands
+ */
+export class CreateCheckout extends Schema.TaggedClass<CreateCheckout>()("CreateCheckout", {
+  ...checkoutFields,
   now: Schema.DateTimeUtc
 }) {}
 
@@ -284,18 +289,7 @@ export type Command = typeof Command.Type
  * @category events
  */
 export class CheckoutCreated extends Schema.TaggedClass<CheckoutCreated>()("CheckoutCreated", {
-  integrationId: IntegrationId,
-  transactionId: TransactionId,
-  merchantId: MerchantId,
-  sandbox: Schema.Boolean,
-  terminalSerial: TerminalSerial,
-  terminalModel: Schema.String,
-  reference: Schema.String,
-  amount: CheckoutAmount,
-  paymentMethod: CheckoutPaymentMethod,
-  userEmail: Schema.String,
-  description: Schema.OptionFromUndefinedOr(Schema.String),
-  payer: Schema.OptionFromUndefinedOr(Payer),
+  ...checkoutFields,
   createdAt: Schema.DateTimeUtc
 }) {}
 
@@ -784,44 +778,28 @@ const created = (event: CheckoutCreated): Existing => ({
   updatedAt: event.createdAt
 })
 
-const evolveExisting = (state: Existing, event: Exclude<Event, CheckoutCreated>): Existing =>
-  Match.valueTags(event, {
-    PushAttempted: (e): Existing => ({ ...state, _tag: "SENDING", pushAttempts: e.attempt, updatedAt: e.at }),
-    CheckoutSent: (e): Existing => ({ ...state, _tag: "SENT", lockedSince: e.lockedSince, updatedAt: e.at }),
-    CheckoutHeld: (e): Existing => ({
-      ...state,
-      _tag: "HELD",
-      lockedSince: Option.some(e.lockedSince),
-      updatedAt: e.at
-    }),
-    CheckoutReleased: (e): Existing => ({
-      ...state,
-      _tag: "SENT",
-      lockedSince: Option.none(),
-      updatedAt: e.at
-    }),
-    DeliveryFailed: (e): Existing => ({
-      ...state,
-      _tag: "UNREACHABLE",
-      lastFailure: Option.some(e.reason),
-      updatedAt: e.at
-    }),
-    CheckoutCancelled: (e): Existing => ({ ...state, _tag: "CANCELLED", updatedAt: e.at }),
-    SaleApproved: (e): Existing => ({
-      ...state,
+/** What an event after the creation changes besides `updatedAt`, which every one moves to its `at`. */
+type Change = Partial<Existing>
+
+const evolveExisting = (state: Existing, event: Exclude<Event, CheckoutCreated>): Existing => ({
+  ...state,
+  ...Match.valueTags(event, {
+    PushAttempted: (e): Change => ({ _tag: "SENDING", pushAttempts: e.attempt }),
+    CheckoutSent: (e): Change => ({ _tag: "SENT", lockedSince: e.lockedSince }),
+    CheckoutHeld: (e): Change => ({ _tag: "HELD", lockedSince: Option.some(e.lockedSince) }),
+    CheckoutReleased: (): Change => ({ _tag: "SENT", lockedSince: Option.none() }),
+    DeliveryFailed: (e): Change => ({ _tag: "UNREACHABLE", lastFailure: Option.some(e.reason) }),
+    CheckoutCancelled: (): Change => ({ _tag: "CANCELLED" }),
+    SaleApproved: (e): Change => ({
       _tag: "APPROVED",
-      approval: Option.some({ sale: e.sale, approvedAt: e.at }),
-      updatedAt: e.at
+      approval: Option.some({ sale: e.sale, approvedAt: e.at })
     }),
-    SaleRejected: (e): Existing => ({
-      ...state,
-      _tag: "REJECTED",
-      rejectionReason: Option.some(e.reason),
-      updatedAt: e.at
-    }),
-    SaleVoided: (e): Existing => ({ ...state, _tag: "VOIDED", updatedAt: e.at }),
-    VoidRejected: (e): Existing => ({ ...state, updatedAt: e.at })
-  })
+    SaleRejected: (e): Change => ({ _tag: "REJECTED", rejectionReason: Option.some(e.reason) }),
+    SaleVoided: (): Change => ({ _tag: "VOIDED" }),
+    VoidRejected: (): Change => ({})
+  }),
+  updatedAt: event.at
+})
 
 /**
  * The TerminalCheckout aggregate; its streams are keyed by integration id.

@@ -155,15 +155,14 @@ export type AttemptOutcome = typeof AttemptOutcome.Type
 // Commands
 // ---------------------------------------------------------------------------------------------
 
-/**
- * A sale or void outcome is to be notified: the handler minted the notification id and built the
- * body. Without `url` (the merchant had no webhook for the mode when the outcome was recorded, W15)
- * the notification is recorded, so that A4 finds it, and born CANCELLED: nothing is sent.
- * @category commands
- */
-export class ScheduleDelivery extends Schema.TaggedClass<ScheduleDelivery>()("ScheduleDelivery", {
+/** The notification to deliver: what {@link ScheduleDelivery} gives and {@link DeliveryScheduled} records. */
+const notificationFields = {
   notificationId: NotificationId,
   merchantId: MerchantId,
+  /**
+   * Absent when no webhook was registered (W15): a `DeliveryCancelled` follows the
+   * `DeliveryScheduled` in the same append.
+   */
   url: Schema.optional(Schema.NonEmptyString),
   type: NotificationType,
   /** The notified transaction (the envelope's `subject`). */
@@ -171,7 +170,17 @@ export class ScheduleDelivery extends Schema.TaggedClass<ScheduleDelivery>()("Sc
   /** The exact JSON text sent: the signature is computed over its bytes. */
   body: Schema.NonEmptyString,
   signingKey: SigningKey,
-  sandbox: Schema.Boolean,
+  sandbox: Schema.Boolean
+}
+
+/**
+ * A sale or void outcome is to be notified: the handler minted the notification id and built the
+ * body. Without `url` (the merchant had no webhook for the mode when the outcome was recorded, W15)
+ * the notification is recorded, so that A4 finds it, and born CANCELLED: nothing is sent.
+ * @category commands
+ */
+export class ScheduleDelivery extends Schema.TaggedClass<ScheduleDelivery>()("ScheduleDelivery", {
+  ...notificationFields,
   now: Schema.DateTimeUtc
 }) {}
 
@@ -221,15 +230,7 @@ export type Command = typeof Command.Type
  * @category events
  */
 export class DeliveryScheduled extends Schema.TaggedClass<DeliveryScheduled>()("DeliveryScheduled", {
-  notificationId: NotificationId,
-  merchantId: MerchantId,
-  /** Absent when no webhook was registered: a `DeliveryCancelled` follows in the same append (W15). */
-  url: Schema.optional(Schema.NonEmptyString),
-  type: NotificationType,
-  subject: TransactionId,
-  body: Schema.NonEmptyString,
-  signingKey: SigningKey,
-  sandbox: Schema.Boolean,
+  ...notificationFields,
   /** The initial attempt is due at once. */
   dueAt: Schema.DateTimeUtc,
   createdAt: Schema.DateTimeUtc

@@ -26,32 +26,22 @@ const serial2 = TerminalSerial.make("SN-0002")
 
 const create = () => new Merchant.CreateMerchant({ merchantId, name: "Café Central", now: at(0) })
 const created = () => [new Merchant.MerchantCreated({ merchantId, name: "Café Central", createdAt: at(0) })]
-const activate = (
-  integration: "terminal_api" | "payment_button" = "terminal_api",
-  production = 1,
-  test = 2
-) =>
-  new Merchant.ActivateIntegration({
-    integration,
-    production: pair(production),
-    test: pair(test),
-    now: at(1)
-  })
-const activated = (
-  integration: "terminal_api" | "payment_button" = "terminal_api",
-  production = 1,
-  test = 2
-) =>
-  new Merchant.IntegrationActivated({
-    integration,
-    production: pair(production),
-    test: pair(test),
-    at: at(1)
-  })
+/** An integration with the key pairs number `production` and `test`: what activating it takes and records. */
+const keys = (integration: "terminal_api" | "payment_button" = "terminal_api", production = 1, test = 2) => ({
+  integration,
+  production: pair(production),
+  test: pair(test)
+})
+const activate = (...args: Parameters<typeof keys>) =>
+  new Merchant.ActivateIntegration({ ...keys(...args), now: at(1) })
+const activated = (...args: Parameters<typeof keys>) =>
+  new Merchant.IntegrationActivated({ ...keys(...args), at: at(1) })
 const bind = (model = "SMART_PRO", s = serial, name = "Caja 1") =>
   new Merchant.BindTerminal({ serial: s, model, name, now: at(2) })
 const bound = (model: Merchant.TerminalModel = "SMART_PRO", s = serial) =>
   new Merchant.TerminalBound({ serial: s, model, name: "Caja 1", at: at(2) })
+/** The bound terminal {@link serial} selected for the API. */
+const selected = () => new Merchant.TerminalApiEnabled({ serial, at: at(3) })
 const stateOf = (events: ReadonlyArray<Merchant.Event>) => fold(Merchant.Merchant, events)
 
 const spec = DeciderSpec.for(Merchant.Merchant)
@@ -143,32 +133,22 @@ describe("Merchant", () => {
   describe("RotateKey", () => {
     const rotate = (mode: "production" | "test" = "production", n = 9) =>
       new Merchant.RotateKey({ integration: "terminal_api", mode, keyPair: pair(n), now: at(3) })
+    /** What {@link rotate} records on the keys of {@link activated}. */
+    const rotated = new Merchant.KeyRotated({
+      integration: "terminal_api",
+      mode: "production",
+      revokedIdentityKeyHash: hash(1),
+      keyPair: pair(9),
+      at: at(3)
+    })
     it("revoking a key produces a new key that replaces it", () => {
       spec
         .given([...created(), activated()])
         .when(rotate())
-        .then([
-          new Merchant.KeyRotated({
-            integration: "terminal_api",
-            mode: "production",
-            revokedIdentityKeyHash: hash(1),
-            keyPair: pair(9),
-            at: at(3)
-          })
-        ])
+        .then([rotated])
     })
     it("a revoked key's hash is no longer held; the other mode's key is untouched", () => {
-      const state = stateOf([
-        ...created(),
-        activated(),
-        new Merchant.KeyRotated({
-          integration: "terminal_api",
-          mode: "production",
-          revokedIdentityKeyHash: hash(1),
-          keyPair: pair(9),
-          at: at(3)
-        })
-      ])
+      const state = stateOf([...created(), activated(), rotated])
       expect(Merchant.identityKeyHashes(state)).not.toContain(hash(1))
       expect([...Merchant.identityKeyHashes(state)].sort()).toEqual([hash(2), hash(9)].sort())
       expect(Merchant.keyPairFor(state, "terminal_api", "production")).toEqual(Option.some(pair(9)))
@@ -240,7 +220,7 @@ describe("Merchant", () => {
       const state = stateOf([
         ...created(),
         bound(),
-        new Merchant.TerminalApiEnabled({ serial, at: at(3) }),
+        selected(),
         new Merchant.TerminalUnbound({ serial, at: at(4) })
       ])
       expect(Merchant.isTerminalUsable(state, serial, "SMART_PRO")).toBe(false)
@@ -259,8 +239,8 @@ describe("Merchant", () => {
       spec
         .given([...created(), bound()])
         .when(new Merchant.EnableTerminalForApi({ serial, now: at(3) }))
-        .then([new Merchant.TerminalApiEnabled({ serial, at: at(3) })])
-      const state = stateOf([...created(), bound(), new Merchant.TerminalApiEnabled({ serial, at: at(3) })])
+        .then([selected()])
+      const state = stateOf([...created(), bound(), selected()])
       expect(Merchant.isTerminalUsable(state, serial, "SMART_PRO")).toBe(true)
       expect(Merchant.isTerminalUsable(state, serial, "SMART")).toBe(false)
       expect(Merchant.isTerminalUsable(state, serial2, "SMART_PRO")).toBe(false)
@@ -273,13 +253,13 @@ describe("Merchant", () => {
     })
     it("selecting a selected terminal changes nothing", () => {
       spec
-        .given([...created(), bound(), new Merchant.TerminalApiEnabled({ serial, at: at(3) })])
+        .given([...created(), bound(), selected()])
         .when(new Merchant.EnableTerminalForApi({ serial, now: at(4) }))
         .thenNothing()
     })
     it("a deselected terminal stops working with the API", () => {
       spec
-        .given([...created(), bound(), new Merchant.TerminalApiEnabled({ serial, at: at(3) })])
+        .given([...created(), bound(), selected()])
         .when(new Merchant.DisableTerminalForApi({ serial, now: at(4) }))
         .then([new Merchant.TerminalApiDisabled({ serial, at: at(4) })])
       spec
@@ -404,11 +384,14 @@ describe("Merchant", () => {
       new Merchant.SetWebhook({ mode, url, now: at(1) })
     const hookSet = (mode: "production" | "test", url: string, minutes = 1) =>
       new Merchant.WebhookSet({ mode, url, at: at(minutes) })
-    it("the merchant registers an HTTPS endpoint", () => {
+    /** A new merchant's `set` of the `mode` webhook to `url` registers it. */
+    const registers = (mode: "production" | "test", url: string, set = setHook) =>
       spec
         .given(created())
-        .when(setHook("production", "https://shop.example/hooks"))
-        .then([hookSet("production", "https://shop.example/hooks")])
+        .when(set(mode, url))
+        .then([hookSet(mode, url)])
+    it("the merchant registers an HTTPS endpoint", () => {
+      registers("production", "https://shop.example/hooks")
     })
     it("the production endpoint must be an https:// URL", () => {
       spec
@@ -418,22 +401,13 @@ describe("Merchant", () => {
       spec.given(created()).when(setHook("production", "shop.example")).thenFails(Merchant.InvalidWebhookUrl)
     })
     it("the test webhook may be a plain http:// URL", () => {
-      spec
-        .given(created())
-        .when(setHook("test", "http://localhost:4000/hooks"))
-        .then([hookSet("test", "http://localhost:4000/hooks")])
+      registers("test", "http://localhost:4000/hooks")
     })
     it("in development (COBRO_DEV_WEBHOOKS=1) the production endpoint may be a plain http:// URL, on loopback too", () => {
       const dev = (mode: "production" | "test", url: string) =>
         new Merchant.SetWebhook({ mode, url, development: true, now: at(1) })
-      spec
-        .given(created())
-        .when(dev("production", "http://127.0.0.1:4000/hooks"))
-        .then([hookSet("production", "http://127.0.0.1:4000/hooks")])
-      spec
-        .given(created())
-        .when(dev("production", "https://localhost:4443/hooks"))
-        .then([hookSet("production", "https://localhost:4443/hooks")])
+      registers("production", "http://127.0.0.1:4000/hooks", dev)
+      registers("production", "https://localhost:4443/hooks", dev)
       // Still an http(s) URL.
       spec
         .given(created())

@@ -13,6 +13,7 @@ import * as InMemoryEventStore from "@cobro/domain/InMemoryEventStore"
 import { amount } from "@cobro/domain/Money"
 import * as TerminalCheckout from "@cobro/domain/TerminalCheckout"
 import * as NotificationRules from "@cobro/domain/NotificationRules"
+import { card } from "@cobro/domain/testing/WebhookFixtures"
 import { DeciderSpec } from "../support/DeciderSpec.js"
 import { runsFrom, transitionProperties } from "../support/TransitionProperties.js"
 
@@ -52,15 +53,6 @@ const create = (overrides: Partial<ConstructorParameters<typeof TerminalCheckout
     ...overrides
   })
 
-const card = new TerminalCheckout.Card({
-  maskedPan: "450799******1234",
-  brand: "VISA",
-  captureMode: "CONTACTLESS_CHIP",
-  cardType: "CREDIT",
-  cardholderName: "ANA PEREZ",
-  installments: 1,
-  terminalId: "TID-9"
-})
 const cardSale = new TerminalCheckout.Sale({
   paymentMethod: "CARD",
   serviceCode: "SC-1",

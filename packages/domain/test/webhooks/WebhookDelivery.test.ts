@@ -19,21 +19,21 @@ const url = "https://merchant.example/webhooks"
 const body = '{"id":"00000000-0000-4000-8000-000000000001","type":"SALE_APPROVED"}'
 const key: SigningKey.SigningKey = { integration: "terminal_api", mode: "production" }
 
+/** The notification of these tests: what scheduling it takes, and what its DeliveryScheduled records. */
+const notification = {
+  notificationId,
+  merchantId: MerchantId.make("MER_1"),
+  url,
+  type: "SALE_APPROVED",
+  subject: TransactionId.make("TRX_1"),
+  body,
+  signingKey: key,
+  sandbox: false
+} as const
+
 const schedule = (
   overrides: Partial<ConstructorParameters<typeof WebhookDelivery.ScheduleDelivery>[0]> = {}
-) =>
-  new WebhookDelivery.ScheduleDelivery({
-    notificationId,
-    merchantId: MerchantId.make("MER_1"),
-    url,
-    type: "SALE_APPROVED",
-    subject: TransactionId.make("TRX_1"),
-    body,
-    signingKey: key,
-    sandbox: false,
-    now: at(0),
-    ...overrides
-  })
+) => new WebhookDelivery.ScheduleDelivery({ ...notification, now: at(0), ...overrides })
 
 const scheduled = () =>
   WebhookDelivery.decide(schedule(), WebhookDelivery.initialState).pipe((e) =>
@@ -112,20 +112,7 @@ describe("WebhookDelivery", () => {
       spec
         .given([])
         .when(schedule())
-        .then([
-          new WebhookDelivery.DeliveryScheduled({
-            notificationId,
-            merchantId: MerchantId.make("MER_1"),
-            url,
-            type: "SALE_APPROVED",
-            subject: TransactionId.make("TRX_1"),
-            body,
-            signingKey: key,
-            sandbox: false,
-            dueAt: at(0),
-            createdAt: at(0)
-          })
-        ])
+        .then([new WebhookDelivery.DeliveryScheduled({ ...notification, dueAt: at(0), createdAt: at(0) })])
     })
     it("a notification id is scheduled once", () => {
       spec

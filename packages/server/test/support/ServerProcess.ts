@@ -16,8 +16,8 @@ import * as Net from "node:net"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
-import * as Pg from "pg"
 import * as Bodies from "../../../http/test/support/Bodies.js"
+import * as Databases from "../../../store-pg/test/support/Databases.js"
 
 const root = Path.resolve(Path.dirname(fileURLToPath(import.meta.url)), "..", "..", "..", "..")
 
@@ -28,15 +28,7 @@ export const startScript = Path.join(root, "scripts", "start.mjs")
 export const startTimeoutMillis = 90_000
 
 /** A port nothing listens on right now. */
-export const freePort = (): Promise<number> =>
-  new Promise((resolve, reject) => {
-    const server = Net.createServer()
-    server.once("error", reject)
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address()
-      server.close(() => (typeof address === "object" && address !== null ? resolve(address.port) : reject()))
-    })
-  })
+export const freePort = Databases.freePort
 
 /** How a stopped server ended. */
 export interface Stopped {
@@ -296,16 +288,7 @@ export const terminalSale = (serial: string, reference = "order-42") =>
   Bodies.terminalSale(serial, { reference })
 
 /** A connection of the test's own to a server's database (`pg`), ended with the scope. */
-export const databaseClient = (url: string) =>
-  Effect.acquireRelease(
-    Effect.promise(async () => {
-      const client = new Pg.Client({ connectionString: url })
-      client.on("error", () => {})
-      await client.connect()
-      return client
-    }),
-    (client) => Effect.promise(() => client.end().catch(() => undefined))
-  )
+export const databaseClient = Databases.databaseClient
 
 /** A C1 body: an intent of `total_amount` COP. */
 export const onlineIntent = (reference_id: string, total_amount: number) =>

@@ -41,7 +41,8 @@ const answers = async (url: string): Promise<boolean> => {
   }
 }
 
-const freePort = (): Promise<number> =>
+/** A port nothing listens on right now. */
+export const freePort = (): Promise<number> =>
   new Promise((resolve, reject) => {
     const server = Net.createServer()
     server.once("error", reject)
@@ -133,6 +134,18 @@ const admin = (url: string, statement: string) =>
       await client.end()
     }
   })
+
+/** A connection of the test's own to a database (`pg`), ended with the scope. */
+export const databaseClient = (url: string) =>
+  Effect.acquireRelease(
+    Effect.promise(async () => {
+      const client = new Pg.Client({ connectionString: url })
+      client.on("error", () => {})
+      await client.connect()
+      return client
+    }),
+    (client) => Effect.promise(() => client.end().catch(() => undefined))
+  )
 
 /** A fresh database on the server, dropped when the scope closes: parallel runs never collide. */
 export const postgresDatabase = Effect.gen(function* () {
