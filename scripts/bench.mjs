@@ -11,7 +11,8 @@ const suites = {
   http: "packages/server/bench/HttpBench.ts",
   webhooks: "packages/webhooks/bench/WebhookBench.ts",
   audit: "packages/server/bench/AuditBench.ts",
-  json: "packages/webhooks/bench/ExactJsonBench.ts"
+  json: "packages/webhooks/bench/ExactJsonBench.ts",
+  "listing-plans": "packages/store-pg/bench/ListingPlans.ts"
 }
 
 const suite = process.argv[2]

@@ -68,6 +68,19 @@ export * as NotificationRules from "./webhooks/NotificationRules.js"
 export * as WebhookDelivery from "./webhooks/WebhookDelivery.js"
 export * as WebhookTransport from "./webhooks/WebhookTransport.js"
 
+// The operator's and the panel's lists: the listings port, its pagination rule, its in-memory adapter
+export * as Listings from "./listings/Listings.js"
+export * as ListingsFromLog from "./listings/ListingsFromLog.js"
+export * as Pagination from "./listings/Pagination.js"
+
+// The merchant panel: its users, their sign-in and sessions
+export * as PanelAccess from "./panel/PanelAccess.js"
+export * as PanelSessions from "./panel/PanelSessions.js"
+export * as PanelUser from "./panel/PanelUser.js"
+export * as PanelUserList from "./panel/PanelUserList.js"
+export * as PasswordHasher from "./panel/PasswordHasher.js"
+export * as TestNotification from "./panel/TestNotification.js"
+
 // For auditors: histories, the transparency log port, the state-machine docs
 export * as Histories from "./audit/Histories.js"
 export * as StateMachinesDoc from "./audit/StateMachinesDoc.js"

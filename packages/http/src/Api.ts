@@ -5,18 +5,21 @@
 import * as HttpApi from "@effect/platform/HttpApi"
 import * as OpenApi from "@effect/platform/OpenApi"
 import * as AdminEndpoints from "./AdminEndpoints.js"
+import * as AdminListEndpoints from "./AdminListEndpoints.js"
 import * as AuditEndpoints from "./AuditEndpoints.js"
 import * as Errors from "./Errors.js"
 import * as HealthEndpoints from "./HealthEndpoints.js"
 import * as LinkEndpoints from "./LinkEndpoints.js"
 import * as OnlineEndpoints from "./OnlineEndpoints.js"
 import * as OpenApiDocument from "./OpenApiDocument.js"
+import * as PanelUserEndpoints from "./PanelUserEndpoints.js"
 import * as SandboxEndpoints from "./SandboxEndpoints.js"
 import * as TerminalEndpoints from "./TerminalEndpoints.js"
 
 /** The Cobro API. */
 export class CobroApi extends HttpApi.make("cobro")
   .add(AdminEndpoints.AdminGroup)
+  .add(AdminListEndpoints.AdminListGroup)
   .add(HealthEndpoints.HealthGroup)
   .add(LinkEndpoints.LinkGroup)
   .add(OnlineEndpoints.OnlineGroup)
@@ -26,6 +29,7 @@ export class CobroApi extends HttpApi.make("cobro")
   .add(SandboxEndpoints.SandboxGroup)
   .add(AuditEndpoints.AuditGroup)
   .add(AuditEndpoints.AuditAdminGroup)
+  .add(PanelUserEndpoints.PanelUserGroup)
   .addError(Errors.InternalServerError)
   .annotateContext(
     OpenApi.annotations({

@@ -178,6 +178,9 @@ const afterOutcome = (
   return redirect(`${transactionPath(prefix, linkId, transactionId)}?lang=${locale}`)
 }
 
+/** Who the page's events name: the payer, who has no account (the acquirer's answer is theirs too). */
+const PAYER = { actor: "payer" }
+
 /** POST: the payment form. Bad input: the page again with the errors (400); a link that cannot be paid: its state (409). */
 const payLink = (prefix: string) =>
   Effect.gen(function* () {
@@ -211,11 +214,11 @@ const payLink = (prefix: string) =>
     const payment = checked.right
     const formError = (error: Form.FieldError) => Effect.succeed(page(400, view, { fields, errors: [error] }))
 
-    return yield* LinkPayments.pay(linkId, {
-      paymentMethod: payment.method,
-      amount: payment.amount,
-      cardNumber: payment.cardNumber
-    }).pipe(
+    return yield* LinkPayments.pay(
+      linkId,
+      { paymentMethod: payment.method, amount: payment.amount, cardNumber: payment.cardNumber },
+      PAYER
+    ).pipe(
       Effect.map((started) =>
         afterOutcome(
           prefix,
@@ -281,7 +284,7 @@ const decideTransaction = (prefix: string) =>
         Effect.catchAll(transactionError(context))
       )
     }
-    return yield* LinkPayments.decide(linkId, transactionId, decision).pipe(
+    return yield* LinkPayments.decide(linkId, transactionId, decision, PAYER).pipe(
       Effect.map((state) =>
         afterOutcome(
           prefix,

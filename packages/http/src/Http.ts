@@ -8,6 +8,7 @@ import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpApiScalar from "@effect/platform/HttpApiScalar"
 import * as Layer from "effect/Layer"
 import * as AdminHandlers from "./AdminHandlers.js"
+import * as AdminListHandlers from "./AdminListHandlers.js"
 import { CobroApi } from "./Api.js"
 import * as AuditHandlers from "./AuditHandlers.js"
 import * as Authentication from "./Authentication.js"
@@ -17,6 +18,8 @@ import * as HealthHandlers from "./HealthHandlers.js"
 import * as Idempotency from "./Idempotency.js"
 import * as LinkHandlers from "./LinkHandlers.js"
 import * as OnlineHandlers from "./OnlineHandlers.js"
+import * as PanelPage from "./panel/PanelPage.js"
+import * as PanelUserHandlers from "./PanelUserHandlers.js"
 import * as PathParams from "./PathParams.js"
 import * as PublicUrls from "./PublicUrls.js"
 import * as SandboxHandlers from "./SandboxHandlers.js"
@@ -25,6 +28,7 @@ import * as TerminalHandlers from "./TerminalHandlers.js"
 /** Every group's handlers: one line per group. */
 const Groups = Layer.mergeAll(
   AdminHandlers.layer,
+  AdminListHandlers.layer,
   HealthHandlers.layer,
   LinkHandlers.layer,
   TerminalHandlers.layer,
@@ -33,7 +37,8 @@ const Groups = Layer.mergeAll(
   OnlineHandlers.layerAdmin,
   OnlineHandlers.layerChallenge,
   AuditHandlers.layer,
-  AuditHandlers.layerAdmin
+  AuditHandlers.layerAdmin,
+  PanelUserHandlers.layer
 )
 
 /** The routes served beside the API, for 405 answers. */
@@ -41,7 +46,9 @@ const EXTRA_ROUTES = [
   { method: "GET", path: "/openapi.json" },
   { method: "GET", path: "/docs" },
   // The checkout page at its default path (a configured CHECKOUT_URL path still serves it; only its 405s differ).
-  ...CheckoutPage.routes(PublicUrls.CHECKOUT_PATH)
+  ...CheckoutPage.routes(PublicUrls.CHECKOUT_PATH),
+  // The merchant panel (issue 22).
+  ...PanelPage.routes
 ]
 
 /**
@@ -65,6 +72,7 @@ export const layer = Layer.mergeAll(
   HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" }),
   HttpApiScalar.layer({ path: "/docs" }),
   CheckoutPage.layer,
+  PanelPage.layer,
   Middleware,
   PathParams.routerConfig
 ).pipe(

@@ -6,10 +6,14 @@
  * A running request renews its key's lease (`IdempotencyStore.LEASE_MS`) every
  * `RENEW_EVERY_MS`: a retry cannot run beside it, and after a crash the key is free once the lease
  * lapses (S-8).
+ *
+ * A fingerprint is an unsalted SHA-256 kept 24 hours, so a body member that is a secret is left out
+ * of it ({@link UNFINGERPRINTED}): the store then never holds a fast, guessable hash of a password.
  */
 import type * as HttpApp from "@effect/platform/HttpApp"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as ExactJson from "@cobro/domain/ExactJson"
 import * as IdempotencyStore from "@cobro/domain/IdempotencyStore"
 import * as KeyVault from "@cobro/domain/KeyVault"
 import * as MerchantDirectory from "@cobro/domain/MerchantDirectory"
@@ -44,10 +48,50 @@ const hex = (buffer: ArrayBuffer): string => {
 const encoder = new TextEncoder()
 const decoder = new TextDecoder()
 
-/** The fingerprint of a request: method, path and the SHA-256 of its body. */
+/**
+ * The top-level members of a JSON body that a route's fingerprint leaves out, per route (method and
+ * path, without the query). `POST /admin/v1/merchants/{merchant_id}/users`: `password`, whose plain
+ * SHA-256 would otherwise be kept for a day beside the key. The price is that a retry under the same
+ * key with another password answers the first response (the user as created, with the first
+ * password): which is what an idempotent create means, since the key names the creation.
+ */
+export const UNFINGERPRINTED: ReadonlyArray<{
+  readonly method: string
+  readonly path: RegExp
+  readonly members: ReadonlyArray<string>
+}> = [{ method: "POST", path: /^\/admin\/v1\/merchants\/[^/]+\/users$/, members: ["password"] }]
+
+/** What a route's body is fingerprinted in place of a body that is not a JSON object. */
+const NOT_AN_OBJECT = "(not a JSON object)"
+
+/**
+ * The text of a body that its fingerprint covers: the body itself, or, on a route of
+ * {@link UNFINGERPRINTED}, the JSON object without the members left out (written again, compactly
+ * and exactly) or, when it is no JSON object, a fixed text (broken JSON may still hold a password).
+ */
+export const fingerprintedBody = (method: string, url: string, body: string): string => {
+  const path = url.split("?", 1)[0]!
+  const rule = UNFINGERPRINTED.find((r) => r.method === method && r.path.test(path))
+  if (rule === undefined) return body
+  const parsed = ExactJson.parse(body)
+  if (parsed._tag === "Left" || typeof parsed.right !== "object" || parsed.right === null)
+    return NOT_AN_OBJECT
+  if (Array.isArray(parsed.right)) return NOT_AN_OBJECT
+  const kept = Object.fromEntries(
+    Object.entries(parsed.right).filter(([member]) => !rule.members.includes(member))
+  )
+  return ExactJson.stringify(kept)
+}
+
+/**
+ * The fingerprint of a request: method, path and the SHA-256 of its body (of what
+ * {@link fingerprintedBody} keeps of it).
+ */
 export const fingerprint = (method: string, path: string, body: string): Effect.Effect<string> =>
   Effect.map(
-    Effect.promise(() => globalThis.crypto.subtle.digest("SHA-256", encoder.encode(body))),
+    Effect.promise(() =>
+      globalThis.crypto.subtle.digest("SHA-256", encoder.encode(fingerprintedBody(method, path, body)))
+    ),
     (digest) => `${method} ${path} ${hex(digest)}`
   )
 

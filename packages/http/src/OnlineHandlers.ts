@@ -437,15 +437,19 @@ export const layer = HttpApiBuilder.group(CobroApi, "online", (handlers) =>
     )
 )
 
+/** Who the operator's and the cardholder's events name (the API's commands name the key's merchant). */
+const OPERATOR = { actor: "admin" }
+const CARDHOLDER = { actor: "payer" }
+
 /** The operator's refund review. */
 export const layerAdmin = HttpApiBuilder.group(CobroApi, "onlineAdmin", (handlers) =>
   handlers.handleRaw("reviewRefund", ({ path }) =>
     Effect.gen(function* () {
       const body = yield* RequestBody.decode(OnlineEndpoints.ReviewRefundRequest)
-      const refund = yield* OnlinePayments.reviewRefund({
-        transactionId: path.transaction_id,
-        outcome: body.outcome
-      }).pipe(Effect.mapError(fromOnlineError))
+      const refund = yield* OnlinePayments.reviewRefund(
+        { transactionId: path.transaction_id, outcome: body.outcome },
+        OPERATOR
+      ).pipe(Effect.mapError(fromOnlineError))
       return {
         refund_id: refund.refund.refundId,
         transaction_id: refund.refund.transactionId,
@@ -466,11 +470,10 @@ export const layerChallenge = HttpApiBuilder.group(CobroApi, "challenge", (handl
       )
     )
     .handle("completeChallenge", ({ path, payload }) =>
-      OnlinePayments.completeChallenge({
-        transactionId: path.transaction_id,
-        token: path.token,
-        approve: payload.decision === "approve"
-      }).pipe(
+      OnlinePayments.completeChallenge(
+        { transactionId: path.transaction_id, token: path.token, approve: payload.decision === "approve" },
+        CARDHOLDER
+      ).pipe(
         Effect.map(ChallengePage.afterDecision),
         Effect.catchTags({
           ChallengeNotFound: () => Effect.succeed(ChallengePage.notFoundPage()),

@@ -21,6 +21,9 @@ export { BACKLOG_PAUSE, DEFAULT_BATCH_SIZE, DEFAULT_POLL_INTERVAL, type Round } 
 /** How the sweeper runs: its pause between rounds, links per round (100) and at once (4). */
 export type Options = Sweeper.Options
 
+/** Who the sweeper's events name. */
+const SWEEPER = { actor: "sweeper" }
+
 /**
  * One round: the links due at the clock's `now`, each expired on its stream (`expired` counts the
  * links EXPIRED in the log after the round, by this node or another). A link whose expiry could not
@@ -33,7 +36,7 @@ export const sweepOnce = Effect.fn("LinkExpiry.sweepOnce")(function* (options: O
   return yield* Sweeper.round(
     due,
     (linkId) =>
-      LinkPayments.expire(linkId).pipe(
+      LinkPayments.expire(linkId, SWEEPER).pipe(
         Effect.map((state) => state._tag === "EXPIRED"),
         Effect.catchAll(
           Sweeper.leftForNextRound("link expiry: the link could not be expired; next round", { linkId })

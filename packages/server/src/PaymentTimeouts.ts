@@ -41,15 +41,18 @@ export interface Options extends Sweeper.Options {
 /** The default timeout: `Payment.ABANDONED_PAYMENT_TIMEOUT`. */
 export const DEFAULT_TIMEOUT: Duration.Duration = Payment.ABANDONED_PAYMENT_TIMEOUT
 
+/** Who the sweeper's events name. */
+const SWEEPER = { actor: "sweeper" }
+
 /** Expires one due payment; whether it is failed or expired afterwards (by this node or another). */
 const expireOne = (due: ReadModels.DuePayment, timeout: Duration.Duration) =>
   Effect.gen(function* () {
     if (due.kind === "online") {
-      const { payment } = yield* OnlinePayments.expirePayment(due.transactionId, timeout)
+      const { payment } = yield* OnlinePayments.expirePayment(due.transactionId, timeout, SWEEPER)
       return payment._tag === "EXPIRED"
     }
     if (Option.isNone(due.linkId)) return false
-    const state = yield* LinkPayments.expirePayment(due.linkId.value, due.transactionId, timeout)
+    const state = yield* LinkPayments.expirePayment(due.linkId.value, due.transactionId, timeout, SWEEPER)
     return (
       Option.contains(state.transactionId, due.transactionId) &&
       (state._tag === "ACTIVE" || state._tag === "REJECTED")

@@ -8,14 +8,18 @@ import * as Notifications from "@cobro/domain/Notifications"
 import * as Outbox from "@cobro/domain/Outbox"
 import * as Authentication from "@cobro/http/Authentication"
 import * as Http from "@cobro/http/Http"
+import * as PasswordHashing from "@cobro/http/panel/PasswordHashing"
+import * as SignInThrottle from "@cobro/http/panel/SignInThrottle"
 import * as PublicUrls from "@cobro/http/PublicUrls"
 import * as Readiness from "@cobro/http/Readiness"
 import * as Checkpoint from "@cobro/store-pg/Checkpoint"
 import * as LogNotifications from "@cobro/store-pg/LogNotifications"
 import * as PgDeliveryQueue from "@cobro/store-pg/PgDeliveryQueue"
 import * as PgIdempotencyStore from "@cobro/store-pg/PgIdempotencyStore"
+import * as PgListings from "@cobro/store-pg/PgListings"
 import * as PgMerchantDirectory from "@cobro/store-pg/PgMerchantDirectory"
 import * as PgNotificationLog from "@cobro/store-pg/PgNotificationLog"
+import * as PgPanelSessions from "@cobro/store-pg/PgPanelSessions"
 import * as PgTransparencyLog from "@cobro/store-pg/PgTransparencyLog"
 import * as PostgresClient from "@cobro/store-pg/PostgresClient"
 import * as Subscription from "@cobro/store-pg/Subscription"
@@ -175,7 +179,8 @@ export const layerReadiness = Layer.effect(
  * The adapters of the domain's ports and what the HTTP layer needs beside them (`Http.HttpRequirements`),
  * over the store: keys, ids, the sandbox acquirer, the PostgreSQL/PGlite directory, idempotency keys,
  * notification log and delivery queue, the simulated terminals, the webhook transport, the cache of
- * known states (the merchant's, read by nearly every request); and the
+ * known states (the merchant's, read by nearly every request), the merchant panel's sessions, password
+ * hasher (scrypt) and sign-in throttle (per node); and the
  * background workers' `Supervisor`, which `/ready` reads.
  */
 export const layerPorts = (settings: Settings) =>
@@ -184,7 +189,11 @@ export const layerPorts = (settings: Settings) =>
     Acquirer.layerSandbox,
     PgMerchantDirectory.layer,
     PgIdempotencyStore.layer,
+    PgListings.layer,
     PgNotificationLog.layer,
+    PgPanelSessions.layer,
+    PasswordHashing.layer(settings.sealingKey.key),
+    SignInThrottle.layer,
     PgDeliveryQueue.layer,
     PgTransparencyLog.layer(settings.checkpointKey.signer),
     HttpTransport.layer({ dev: settings.config.devWebhooks }),

@@ -53,9 +53,10 @@ export const layerEventStore: Layer.Layer<
  *
  * - `ReadModels.all`: refunds by transaction (C9), terminal checkouts by reference (A3), the last
  *   notification per payment and per external reference (D, A4), webhook deliveries due (the
- *   dispatcher's queue) and API keys by identity-key hash (authentication), all written with their
- *   events by the store; the link expiry and payment timeout sweepers' read models, which runners
- *   keep current ({@link layerConsumers}).
+ *   dispatcher's queue), API keys by identity-key hash (authentication), and the operator's and the
+ *   panel's lists (merchants; a merchant's transactions, links, notifications, refunds and panel
+ *   users), all written with their events by the store; the link expiry and payment timeout
+ *   sweepers' read models, which runners keep current ({@link layerConsumers}).
  */
 export const projections: ReadonlyArray<Projection.Projection<SqlError, SqlClient.SqlClient>> = [
   ...ReadModels.all

@@ -90,9 +90,14 @@ const triggers = (model: InlineReadModel) => [
     WHEN (NEW.type IN (${quoted(model.types)})) EXECUTE FUNCTION ${functionName(model)}_trigger()`
 ]
 
-/** Migration `8_inline_read_models` of `models`, installed in their order: see the module's comment. */
+/**
+ * Migration `8_inline_read_models` of `models`, installed in their order: see the module's comment.
+ * A later migration that adds read models installs them the same way, without `cobro_rm_replay`,
+ * which migration 8 created (`replayFunction: false`).
+ */
 export const migration = (
-  models: ReadonlyArray<InlineReadModel>
+  models: ReadonlyArray<InlineReadModel>,
+  options: { readonly replayFunction?: boolean } = {}
 ): Effect.Effect<void, SqlError, SqlClient.SqlClient> =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
@@ -102,7 +107,7 @@ export const migration = (
     const statements = [
       ...models.flatMap((model) => model.createTable),
       ...models.map((model) => model.createFunction),
-      createReplayFunction,
+      ...(options.replayFunction === false ? [] : [createReplayFunction]),
       ...models.flatMap(triggers)
     ]
     yield* Ddl.run(statements)

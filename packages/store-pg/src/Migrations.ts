@@ -10,12 +10,19 @@ import * as Layer from "effect/Layer"
 import * as Ddl from "./internal/Ddl.js"
 import * as InlineReadModels from "./InlineReadModels.js"
 import * as LogNotifications from "./LogNotifications.js"
+import * as PgPanelSessions from "./PgPanelSessions.js"
 import * as PgTransparencyLog from "./PgTransparencyLog.js"
 import * as ApiKeys from "./readModels/ApiKeys.js"
 import * as LastNotification from "./readModels/LastNotification.js"
 import * as LastNotificationByReference from "./readModels/LastNotificationByReference.js"
+import * as Links from "./readModels/Links.js"
+import * as MerchantRefunds from "./readModels/MerchantRefunds.js"
+import * as Merchants from "./readModels/Merchants.js"
+import * as Notifications from "./readModels/Notifications.js"
+import * as PanelUsers from "./readModels/PanelUsers.js"
 import * as RefundsByTransaction from "./readModels/RefundsByTransaction.js"
 import * as TerminalCheckouts from "./readModels/TerminalCheckouts.js"
+import * as Transactions from "./readModels/Transactions.js"
 import * as WebhookDeliveries from "./readModels/WebhookDeliveries.js"
 
 /** The table that records which migrations have run. */
@@ -427,7 +434,20 @@ export const migrations: Record<string, Effect.Effect<void, SqlError, SqlClient.
     WebhookDeliveries.model,
     ApiKeys.model
   ]),
-  "9_transparency_log": PgTransparencyLog.migration
+  "9_transparency_log": PgTransparencyLog.migration,
+  // The listings' read models (issue 22), backfilled from the log; `cobro_rm_replay` is migration 8's.
+  "10_listings": InlineReadModels.migration(
+    [
+      Merchants.model,
+      Transactions.model,
+      Links.model,
+      Notifications.model,
+      MerchantRefunds.model,
+      PanelUsers.model
+    ],
+    { replayFunction: false }
+  ),
+  "11_panel_sessions": PgPanelSessions.migration
 }
 
 const runMigrator = Migrator.make({})

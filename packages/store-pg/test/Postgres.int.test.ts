@@ -42,7 +42,7 @@ describe("migrations on PostgreSQL", () => {
         )
         expect(results.filter(Either.isLeft)).toEqual([])
         const ran = results.flatMap((result) => (Either.isRight(result) ? result.right : []))
-        expect(ran.map(([id]) => id).sort()).toEqual(
+        expect(ran.map(([id]) => id).sort((a, b) => a - b)).toEqual(
           Object.keys(Migrations.migrations).map((key) => Number(key.split("_")[0]))
         )
       })

@@ -174,7 +174,8 @@ export const make = Effect.gen(function* () {
               pending.integrationId,
               pending.transactionId,
               CardData.saleFor({ ...input, payerEmail }),
-              known?.checkout
+              known?.checkout,
+              TerminalPayments.reportedBy(ref.terminalSerial)
             )
           : Effect.flatMap(Effect.succeed(CardData.declineFor(input)), (d) =>
               TerminalPayments.rejectSale(
@@ -182,7 +183,8 @@ export const make = Effect.gen(function* () {
                 pending.transactionId,
                 d.reason,
                 d.card,
-                known?.checkout
+                known?.checkout,
+                TerminalPayments.reportedBy(ref.terminalSerial)
               )
             )
       ).pipe(Effect.either)
@@ -270,7 +272,8 @@ export const make = Effect.gen(function* () {
                     })
                   }
                 : { _tag: "Reject", reason: decline.reason, card: decline.card },
-              checkout
+              checkout,
+              TerminalPayments.reportedBy(ref.terminalSerial)
             )
           )
           if (answered._tag === "Right") {
@@ -342,7 +345,12 @@ export const make = Effect.gen(function* () {
         }
         // Auto behaviours decide at once: the terminal acknowledges, then reports the outcome.
         if (pending.stage !== "held" && Option.isSome(auto)) {
-          yield* TerminalPayments.recordDelivery(pending.integrationId, state.lockedSince).pipe(
+          yield* TerminalPayments.recordDelivery(
+            pending.integrationId,
+            state.lockedSince,
+            undefined,
+            TerminalPayments.reportedBy(ref.terminalSerial)
+          ).pipe(
             Effect.flatMap((recorded) =>
               decideOne(ref, mode, pending, auto.value, auto.value === "approved" ? "approve" : "reject", {
                 checkout: recorded,
@@ -376,7 +384,10 @@ export const make = Effect.gen(function* () {
       if (state._tag === "OFF") return
       if (Option.isNone(SimTerminal.unreachableReason(state))) {
         for (const integrationId of state.missed) {
-          const pushed = yield* Effect.either(TerminalPayments.push(integrationId))
+          // The terminal is back: its return causes the push again.
+          const pushed = yield* Effect.either(
+            TerminalPayments.push(integrationId, undefined, TerminalPayments.reportedBy(ref.terminalSerial))
+          )
           if (pushed._tag === "Left") {
             yield* handle(key, new SimTerminal.DropMissed({ integrationId, now: yield* DateTime.now }))
           }
@@ -385,7 +396,10 @@ export const make = Effect.gen(function* () {
       }
       if (Option.isNone(state.lockedSince)) {
         for (const p of state.pending.filter((p) => p.stage === "held")) {
-          yield* TerminalPayments.recordUnlock(p.integrationId).pipe(Effect.ignore)
+          yield* TerminalPayments.recordUnlock(
+            p.integrationId,
+            TerminalPayments.reportedBy(ref.terminalSerial)
+          ).pipe(Effect.ignore)
           yield* handle(
             key,
             new SimTerminal.Release({ integrationId: p.integrationId, now: yield* DateTime.now })
@@ -451,7 +465,8 @@ export const make = Effect.gen(function* () {
               behavior,
               chargeNotifications: Option.fromNullable(options.chargeNotifications),
               now: yield* DateTime.now
-            })
+            }),
+            options.metadata
           ).pipe(Effect.orDie)
           // Charges that waited in manual mode are decided by an auto behaviour now.
           yield* settle(ref, behavior === "auto_reject" ? "reject" : "approve").pipe(

@@ -19,6 +19,7 @@ import { Merchant } from "../merchants/Merchant.js"
 import { Payment } from "../online/Payment.js"
 import { PaymentIntent } from "../online/PaymentIntent.js"
 import { PaymentLink } from "../links/PaymentLink.js"
+import { PanelUser } from "../panel/PanelUser.js"
 import { Refund } from "../online/Refund.js"
 import { TerminalCheckout } from "../terminal/TerminalCheckout.js"
 import { WebhookDelivery } from "../webhooks/WebhookDelivery.js"
@@ -56,7 +57,8 @@ const prefixed = (prefix: string) => {
 /**
  * The domain's aggregates and the ids that name them: `MER_…` a merchant, `LNK_…` a payment link,
  * `INT_…` a terminal checkout, `TRX_…` a payment, `RFD_…` a refund, a UUID a webhook notification,
- * and `MER_…:test:<reference_id>` (or `:live:`) a payment intent (`PaymentIntent.streamKey`).
+ * `MER_…:test:<reference_id>` (or `:live:`) a payment intent (`PaymentIntent.streamKey`), and `USR_…` a
+ * user of the merchant panel.
  */
 export const domainEntries: ReadonlyArray<Entry> = [
   entry(Merchant, "merchant", prefixed("MER_")),
@@ -65,7 +67,8 @@ export const domainEntries: ReadonlyArray<Entry> = [
   entry(Payment, "payment", prefixed("TRX_")),
   entry(Refund, "refund", prefixed("RFD_")),
   entry(WebhookDelivery, "notification", (id) => uuid.test(id)),
-  entry(PaymentIntent, "payment intent", (id) => /^MER_[A-Za-z0-9]+:(test|live):./.test(id))
+  entry(PaymentIntent, "payment intent", (id) => /^MER_[A-Za-z0-9]+:(test|live):./.test(id)),
+  entry(PanelUser, "panel user", prefixed("USR_"))
 ]
 
 /** A catalog: the entries an auditor's tool knows, the domain's and any adapter's (a simulator's). */

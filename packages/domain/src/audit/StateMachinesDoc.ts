@@ -5,6 +5,7 @@
  * knowing nothing of them.
  */
 import * as Merchant from "../merchants/Merchant.js"
+import * as PanelUser from "../panel/PanelUser.js"
 import * as Payment from "../online/Payment.js"
 import * as PaymentIntent from "../online/PaymentIntent.js"
 import * as PaymentLink from "../links/PaymentLink.js"
@@ -49,7 +50,12 @@ export const sections: ReadonlyArray<Section> = [
     spec: "D (registration, delivery and retries)",
     table: WebhookDelivery.transitions
   },
-  { title: "Merchant", spec: "Authentication; A preconditions; D registration", table: Merchant.transitions }
+  { title: "Merchant", spec: "Authentication; A preconditions; D registration", table: Merchant.transitions },
+  {
+    title: "PanelUser",
+    spec: "issue 22 (the merchant panel's users and sign-in)",
+    table: PanelUser.transitions
+  }
 ]
 
 const rows = (table: Transitions.Table<string, string>): string =>

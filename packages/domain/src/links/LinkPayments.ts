@@ -1,6 +1,10 @@
 /**
  * The payment link use cases (spec B): B1 the merchant's link methods with their bounds, B2 create a
  * link, B3 read its record, and the payment flow of the hosted checkout page, over the event store.
+ *
+ * Every command takes the metadata of its events, `actor` saying who caused them: by default the
+ * key's merchant for B2, the payer (`payer`) for the checkout page's payment (the acquirer's answer
+ * to it included) and the sweeper (`sweeper`) for the expiries; the caller passes its own.
  */
 import * as DateTime from "effect/DateTime"
 import type * as Duration from "effect/Duration"
@@ -177,7 +181,9 @@ const chooseMethods = (
  */
 export const create = Effect.fn("LinkPayments.create")(function* (
   credential: Credential,
-  request: LinkApi.CreateLinkRequest
+  request: LinkApi.CreateLinkRequest,
+  /** Who asks: the key's merchant unless told (the merchant panel names its user). */
+  metadata: EventStore.EventMetadata = { actor: credential.merchantId }
 ) {
   const merchant = yield* existingMerchant(credential.merchantId)
   yield* requireEnabled(merchant, "CreateLink")
@@ -234,7 +240,7 @@ export const create = Effect.fn("LinkPayments.create")(function* (
       imageUrl: Option.fromNullable(request.image_url),
       now
     }),
-    { actor: credential.merchantId },
+    metadata,
     CommandHandler.fresh(PaymentLink.PaymentLink)
   )
   return { linkId, state: handled.state as PaymentLink.Existing }
@@ -376,7 +382,9 @@ export interface PaymentChoice {
  */
 export const startPayment = Effect.fn("LinkPayments.startPayment")(function* (
   linkId: string,
-  choice: PaymentChoice
+  choice: PaymentChoice,
+  /** Who pays: the payer on the checkout page unless told. */
+  metadata: EventStore.EventMetadata = { actor: "payer" }
 ) {
   const state = yield* existingLink(linkId)
   const merchant = yield* existingMerchant(state.link.merchantId)
@@ -410,12 +418,13 @@ export const startPayment = Effect.fn("LinkPayments.startPayment")(function* (
       amount: Amount.make(amount),
       bounds,
       now: yield* DateTime.now
-    })
+    }),
+    metadata
   )
   return { transactionId, state: handled.state as PaymentLink.Existing }
 })
 
-/** The use case that records an outcome of the payment under way, at the clock's now. */
+/** The use case that records an outcome of the payment under way, at the clock's now (by default the payer's). */
 const paymentOutcome = (
   name: string,
   Outcome: new (fields: {
@@ -423,8 +432,16 @@ const paymentOutcome = (
     readonly now: DateTime.Utc
   }) => PaymentLink.CompletePayment | PaymentLink.FailPayment
 ) =>
-  Effect.fn(name)(function* (linkId: string, transactionId: TransactionId) {
-    const handled = yield* handleLink(linkId, new Outcome({ transactionId, now: yield* DateTime.now }))
+  Effect.fn(name)(function* (
+    linkId: string,
+    transactionId: TransactionId,
+    metadata: EventStore.EventMetadata = { actor: "payer" }
+  ) {
+    const handled = yield* handleLink(
+      linkId,
+      new Outcome({ transactionId, now: yield* DateTime.now }),
+      metadata
+    )
     return handled.state as PaymentLink.Existing
   })
 
@@ -466,11 +483,15 @@ export const cancel = Effect.fn("LinkPayments.cancel")(function* (
  *
  * @category commands
  */
-export const expire = Effect.fn("LinkPayments.expire")(function* (linkId: string) {
+export const expire = Effect.fn("LinkPayments.expire")(function* (
+  linkId: string,
+  /** Who expires it: the link expiry sweeper (`sweeper`) unless told. */
+  metadata: EventStore.EventMetadata = { actor: "sweeper" }
+) {
   const state = yield* existingLink(linkId)
   const now = yield* DateTime.now
   if (state._tag !== "ACTIVE" || !PaymentLink.isOverdue(state.link, now)) return state
-  const handled = yield* handleLink(linkId, new PaymentLink.ExpireLink({ now })).pipe(
+  const handled = yield* handleLink(linkId, new PaymentLink.ExpireLink({ now }), metadata).pipe(
     // A payment that started between the read and the append wins: the link is no longer ACTIVE.
     Effect.catchTag("LinkNotInState", () => Effect.map(existingLink(linkId), (s) => ({ state: s })))
   )
@@ -489,7 +510,9 @@ export const expire = Effect.fn("LinkPayments.expire")(function* (linkId: string
 export const expirePayment = Effect.fn("LinkPayments.expirePayment")(function* (
   linkId: string,
   transactionId: TransactionId,
-  timeout: Duration.Duration = Payment.ABANDONED_PAYMENT_TIMEOUT
+  timeout: Duration.Duration = Payment.ABANDONED_PAYMENT_TIMEOUT,
+  /** Who expires it: the timeout sweeper (`sweeper`) unless told. */
+  metadata: EventStore.EventMetadata = { actor: "sweeper" }
 ) {
   const state = yield* existingLink(linkId)
   const now = yield* DateTime.now
@@ -502,7 +525,8 @@ export const expirePayment = Effect.fn("LinkPayments.expirePayment")(function* (
   const reload = () => Effect.map(existingLink(linkId), (s) => ({ state: s }))
   const handled = yield* handleLink(
     linkId,
-    new PaymentLink.ExpirePayment({ transactionId, timeout, now })
+    new PaymentLink.ExpirePayment({ transactionId, timeout, now }),
+    metadata
   ).pipe(
     // The payer decided between the read and the append: their decision stands.
     Effect.catchTags({
@@ -645,7 +669,12 @@ export interface PaymentStarted {
  *
  * @category commands
  */
-export const pay = Effect.fn("LinkPayments.pay")(function* (linkId: string, request: PaymentRequest) {
+export const pay = Effect.fn("LinkPayments.pay")(function* (
+  linkId: string,
+  request: PaymentRequest,
+  /** Who pays: the payer on the checkout page unless told; the acquirer's answer is recorded as theirs. */
+  metadata: EventStore.EventMetadata = { actor: "payer" }
+) {
   const card = isCardMethod(request.paymentMethod)
   if (card && (request.cardNumber === undefined || request.cardNumber.length === 0)) {
     const state = yield* existingLink(linkId)
@@ -654,12 +683,17 @@ export const pay = Effect.fn("LinkPayments.pay")(function* (linkId: string, requ
   // Once the link's payment may be started, the request no longer decides whether it ends: a payer
   // who closes the tab interrupts neither the start, nor the acquirer's call, nor the record of its
   // outcome, so the link is never left PROCESSING by a request cut short.
-  return yield* Effect.uninterruptible(payStarted(linkId, request, card))
+  return yield* Effect.uninterruptible(payStarted(linkId, request, card, metadata))
 })
 
-const payStarted = (linkId: string, request: PaymentRequest, card: boolean) =>
+const payStarted = (
+  linkId: string,
+  request: PaymentRequest,
+  card: boolean,
+  metadata: EventStore.EventMetadata
+) =>
   Effect.gen(function* () {
-    const started = yield* startPayment(linkId, request)
+    const started = yield* startPayment(linkId, request, metadata)
     const { transactionId } = started
     if (!card) {
       return {
@@ -683,15 +717,15 @@ const payStarted = (linkId: string, request: PaymentRequest, card: boolean) =>
       .pipe(
         // The acquirer failed: the link is released at once (ACTIVE again, payable), not left PROCESSING
         // until the payment timeout. Should the release fail too, the timeout sweeper still ends it.
-        Effect.onError(() => Effect.ignoreLogged(failPayment(linkId, transactionId)))
+        Effect.onError(() => Effect.ignoreLogged(failPayment(linkId, transactionId, metadata)))
       )
     switch (result._tag) {
       case "Approved": {
-        const state = yield* completePayment(linkId, transactionId)
+        const state = yield* completePayment(linkId, transactionId, metadata)
         return { transactionId, state, outcome: { _tag: "Approved" } } satisfies PaymentStarted
       }
       case "Rejected": {
-        const state = yield* failPayment(linkId, transactionId)
+        const state = yield* failPayment(linkId, transactionId, metadata)
         return { transactionId, state, outcome: { _tag: "Declined" } } satisfies PaymentStarted
       }
       case "ChallengeRequired":
@@ -718,7 +752,9 @@ export type PayerDecision = "approve" | "decline"
 export const decide = Effect.fn("LinkPayments.decide")(function* (
   linkId: string,
   transactionId: string,
-  decision: PayerDecision
+  decision: PayerDecision,
+  /** Who decided: the payer unless told. */
+  metadata: EventStore.EventMetadata = { actor: "payer" }
 ) {
   const current = yield* transaction(linkId, transactionId)
   const ids = { linkId: current.view.state.link.linkId, transactionId: current.transactionId }
@@ -734,8 +770,8 @@ export const decide = Effect.fn("LinkPayments.decide")(function* (
       if (Option.isNone(current.outcome.step)) return yield* refused
       const recorded =
         decision === "approve"
-          ? completePayment(linkId, current.transactionId)
-          : failPayment(linkId, current.transactionId)
+          ? completePayment(linkId, current.transactionId, metadata)
+          : failPayment(linkId, current.transactionId, metadata)
       // The sweeper expired the payment between the read and the append: say so rather than "decided".
       return yield* recorded.pipe(
         Effect.catchTag("LinkNotInState", (error) =>

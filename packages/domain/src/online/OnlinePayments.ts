@@ -2,6 +2,10 @@
  * The online payments use cases (spec C1–C9): intents, attempts with the 3DS challenge, the payment
  * read, PSE banks, void, refund and its review, over the event store, the id generator, the clock
  * and the acquirer. Every call is scoped to one merchant and one mode (production or sandbox).
+ *
+ * Every command takes the metadata of its events, `actor` saying who caused them: by default the
+ * scope's merchant for the API's commands, `payer` for the challenge page, `sweeper` for the timeout
+ * sweeper and `admin` for the refund review; the caller passes its own.
  */
 import * as DateTime from "effect/DateTime"
 import type * as Duration from "effect/Duration"
@@ -35,6 +39,12 @@ export interface Scope {
  * touches it, with `date_applied` at the due instant. Production refunds wait for `reviewRefund`.
  */
 export const SANDBOX_REFUND_REVIEW_SECONDS = 60
+
+/**
+ * The actor of what the sandbox decides on its own: its automatic review of a refund (on the Refund
+ * and on the payment), whichever command's commit writes it.
+ */
+export const SANDBOX_REVIEWER = "sandbox"
 
 /** How the cardholder is sent to Cobro's challenge page: a plain link, so GET. */
 export const CHALLENGE_REDIRECT_METHOD = "GET" as const
@@ -198,7 +208,8 @@ const decideIntent = CommandHandler.decider(PaymentIntent.PaymentIntent)
 const decidePayment = CommandHandler.decider(Payment.Payment)
 const decideRefund = CommandHandler.decider(Refund.Refund)
 const paymentHandler = CommandHandler.make(Payment.Payment)
-const handleIntent = (id: string, command: PaymentIntent.Command) => dieOnConflict(intentHandler(id, command))
+const handleIntent = (id: string, command: PaymentIntent.Command, metadata: EventStore.EventMetadata) =>
+  dieOnConflict(intentHandler(id, command, metadata))
 // The merchant is read by nearly every request: only the events since the state last read are folded.
 const loadMerchant = CommandHandler.loadCurrent(Merchant.Merchant)
 const loadIntent = CommandHandler.load(PaymentIntent.PaymentIntent)
@@ -272,7 +283,9 @@ export const createIntent = Effect.fn("OnlinePayments.createIntent")(function* (
     readonly referenceId: IntentReference
     readonly details: PaymentIntent.IntentDetails
     readonly deviceFingerprint: Option.Option<PaymentIntent.DeviceFingerprint>
-  }
+  },
+  /** Who asks: the scope's merchant unless told. */
+  metadata: EventStore.EventMetadata = { actor: scope.merchantId }
 ) {
   yield* requireEnabled(scope, "CreateIntent")
   const now = yield* DateTime.now
@@ -285,7 +298,8 @@ export const createIntent = Effect.fn("OnlinePayments.createIntent")(function* (
       details: input.details,
       deviceFingerprint: input.deviceFingerprint,
       now
-    })
+    }),
+    metadata
   )
   return yield* existingIntent(state).pipe(Effect.orDie)
 })
@@ -310,13 +324,16 @@ export const readIntent = Effect.fn("OnlinePayments.readIntent")(function* (
  */
 export const updateIntent = Effect.fn("OnlinePayments.updateIntent")(function* (
   scope: Scope,
-  input: { readonly referenceId: IntentReference; readonly details: PaymentIntent.IntentDetails }
+  input: { readonly referenceId: IntentReference; readonly details: PaymentIntent.IntentDetails },
+  /** Who asks: the scope's merchant unless told. */
+  metadata: EventStore.EventMetadata = { actor: scope.merchantId }
 ) {
   const now = yield* DateTime.now
   yield* findIntent(scope, input.referenceId)
   const { state } = yield* handleIntent(
     PaymentIntent.streamKey(scope.merchantId, scope.sandbox, input.referenceId),
-    new PaymentIntent.UpdateIntent({ details: input.details, now })
+    new PaymentIntent.UpdateIntent({ details: input.details, now }),
+    metadata
   )
   return yield* existingIntent(state).pipe(Effect.orDie)
 })
@@ -333,7 +350,12 @@ export const updateIntent = Effect.fn("OnlinePayments.updateIntent")(function* (
  *
  * @category commands
  */
-export const attempt = Effect.fn("OnlinePayments.attempt")(function* (scope: Scope, input: AttemptInput) {
+export const attempt = Effect.fn("OnlinePayments.attempt")(function* (
+  scope: Scope,
+  input: AttemptInput,
+  /** Who asks: the scope's merchant unless told. The acquirer's outcome is recorded as theirs too. */
+  metadata: EventStore.EventMetadata = { actor: scope.merchantId }
+) {
   const ids = yield* IdGenerator
   const acquirer = yield* Acquirer.Acquirer
   const paymentMethod = input.paymentMethod.trim()
@@ -367,7 +389,7 @@ export const attempt = Effect.fn("OnlinePayments.attempt")(function* (scope: Sco
         Effect.gen(function* () {
           const known = yield* loadIntent(intentKey)
           const intent = yield* existingIntent(known.state)
-          const onIntent = yield* decideIntent(intentKey, startOnIntent, known)
+          const onIntent = yield* decideIntent(intentKey, startOnIntent, known, metadata)
           const onPayment = yield* decidePayment(
             transactionId,
             new Payment.StartPayment({
@@ -393,7 +415,8 @@ export const attempt = Effect.fn("OnlinePayments.attempt")(function* (scope: Sco
               deviceFingerprint: input.deviceFingerprint,
               now
             }),
-            CommandHandler.fresh(Payment.Payment)
+            CommandHandler.fresh(Payment.Payment),
+            metadata
           ).pipe(Effect.orDie)
           yield* CommandHandler.commit([onPayment, onIntent])
           return { intent, payment: onPayment.handled, onIntent: onIntent.handled }
@@ -423,6 +446,7 @@ export const attempt = Effect.fn("OnlinePayments.attempt")(function* (scope: Sco
                       intentKey,
                       new Payment.RejectPayment({ reason: "The acquirer could not be reached", now: at }),
                       new PaymentIntent.FailPayment({ transactionId, now: at }),
+                      metadata,
                       held
                     )
                   ),
@@ -444,6 +468,7 @@ export const attempt = Effect.fn("OnlinePayments.attempt")(function* (scope: Sco
               now: decidedAt
             }),
             new PaymentIntent.CompletePayment({ transactionId, now: decidedAt }),
+            metadata,
             held
           ).pipe(Effect.orDie)
           return { transactionId, redirect: Option.none(), payment } satisfies AttemptResult
@@ -454,6 +479,7 @@ export const attempt = Effect.fn("OnlinePayments.attempt")(function* (scope: Sco
             intentKey,
             new Payment.RejectPayment({ reason: result.reason, now: decidedAt }),
             new PaymentIntent.FailPayment({ transactionId, now: decidedAt }),
+            metadata,
             held
           ).pipe(Effect.orDie)
           return { transactionId, redirect: Option.none(), payment } satisfies AttemptResult
@@ -467,7 +493,7 @@ export const attempt = Effect.fn("OnlinePayments.attempt")(function* (scope: Sco
           const { state } = yield* paymentHandler(
             transactionId,
             new Payment.RequireChallenge({ nextAction, now: decidedAt }),
-            {},
+            metadata,
             started.payment
           ).pipe(Effect.orDie)
           return {
@@ -489,14 +515,15 @@ export const attempt = Effect.fn("OnlinePayments.attempt")(function* (scope: Sco
 const handleIntentIfCurrent = (
   intentKey: string,
   transactionId: TransactionId,
-  command: PaymentIntent.Command
+  command: PaymentIntent.Command,
+  metadata: EventStore.EventMetadata
 ) =>
   Effect.gen(function* () {
     const known = yield* loadIntent(intentKey)
     if (known.state._tag !== "PROCESSING" || !Option.contains(known.state.transactionId, transactionId)) {
       return known.state
     }
-    return (yield* intentHandler(intentKey, command, {}, known).pipe(Effect.orDie)).state
+    return (yield* intentHandler(intentKey, command, metadata, known).pipe(Effect.orDie)).state
   })
 
 /** The payment and the intent as a use case last wrote them: the first decision needs no read. */
@@ -515,6 +542,7 @@ const recordOutcome = (
   intentKey: string,
   onPayment: Payment.Command,
   onIntent: PaymentIntent.Command,
+  metadata: EventStore.EventMetadata,
   held?: Held
 ) => {
   let seed = held
@@ -524,10 +552,10 @@ const recordOutcome = (
       const intent = seed?.intent ?? (yield* loadIntent(intentKey))
       // Only the first try may use what the caller holds: a conflict proves it stale.
       seed = undefined
-      const paymentDecided = yield* decidePayment(transactionId, onPayment, payment)
+      const paymentDecided = yield* decidePayment(transactionId, onPayment, payment, metadata)
       const intentDecided =
         intent.state._tag === "PROCESSING" && Option.contains(intent.state.transactionId, transactionId)
-          ? yield* decideIntent(intentKey, onIntent, intent).pipe(Effect.orDie)
+          ? yield* decideIntent(intentKey, onIntent, intent, metadata).pipe(Effect.orDie)
           : undefined
       yield* CommandHandler.commit(
         intentDecided === undefined ? [paymentDecided] : [paymentDecided, intentDecided]
@@ -578,11 +606,15 @@ export const readChallenge = Effect.fn("OnlinePayments.readChallenge")(function*
  *
  * @category commands
  */
-export const completeChallenge = Effect.fn("OnlinePayments.completeChallenge")(function* (input: {
-  readonly transactionId: string
-  readonly token: string
-  readonly approve: boolean
-}) {
+export const completeChallenge = Effect.fn("OnlinePayments.completeChallenge")(function* (
+  input: {
+    readonly transactionId: string
+    readonly token: string
+    readonly approve: boolean
+  },
+  /** Who decided: the cardholder on the page (`payer`) unless told. */
+  metadata: EventStore.EventMetadata = { actor: "payer" }
+) {
   const { payment } = yield* readChallenge(input)
   const transactionId = payment.payment.transactionId
   const now = yield* DateTime.now
@@ -604,14 +636,15 @@ export const completeChallenge = Effect.fn("OnlinePayments.completeChallenge")(f
   // approval records nothing on the payment; an intent that took another attempt since (a decline,
   // then a new attempt) is no longer this payment's and is left as it is.
   const recorded = reloadedApproval
-    ? yield* handleIntentIfCurrent(intentKey, transactionId, onIntent).pipe(
+    ? yield* handleIntentIfCurrent(intentKey, transactionId, onIntent, metadata).pipe(
         Effect.map((intent) => ({ payment, intent }))
       )
     : yield* recordOutcome(
         transactionId,
         intentKey,
         new Payment.CompleteChallenge({ result, now }),
-        onIntent
+        onIntent,
+        metadata
       ).pipe(onlyRefusals("PaymentNotInState", "PaymentExpired"))
   const paid = recorded.payment
   const intent = yield* existingIntent(recorded.intent).pipe(Effect.orDie)
@@ -650,7 +683,9 @@ export interface Expiry {
  */
 export const expirePayment = Effect.fn("OnlinePayments.expirePayment")(function* (
   rawTransactionId: string,
-  timeout: Duration.Duration = Payment.ABANDONED_PAYMENT_TIMEOUT
+  timeout: Duration.Duration = Payment.ABANDONED_PAYMENT_TIMEOUT,
+  /** Who expires it: the timeout sweeper (`sweeper`) unless told. */
+  metadata: EventStore.EventMetadata = { actor: "sweeper" }
 ) {
   const transactionId = yield* transactionIdOf(rawTransactionId)
   const load = loadPayment(transactionId).pipe(
@@ -664,7 +699,8 @@ export const expirePayment = Effect.fn("OnlinePayments.expirePayment")(function*
       transactionId,
       PaymentIntent.streamKey(before.payment.merchantId, before.payment.sandbox, before.payment.referenceId),
       new Payment.ExpirePayment({ timeout, now }),
-      new PaymentIntent.FailPayment({ transactionId, now })
+      new PaymentIntent.FailPayment({ transactionId, now }),
+      metadata
     ).pipe(
       Effect.map(Option.some),
       // The cardholder decided between the read and the commit: the decision stands.
@@ -688,7 +724,7 @@ export const expirePayment = Effect.fn("OnlinePayments.expirePayment")(function*
   }
   // Not due, or decided meanwhile: an intent an older version's crash left PROCESSING is settled.
   const payment = Payment.isAbandoned(before, timeout, now) ? yield* load : before
-  const intent = yield* settleIntent(payment, now)
+  const intent = yield* settleIntent(payment, now, metadata)
   return { payment, intent } satisfies Expiry
 })
 
@@ -696,7 +732,7 @@ export const expirePayment = Effect.fn("OnlinePayments.expirePayment")(function*
  * Records a decided payment's outcome on its intent when the intent still waits for it (PROCESSING
  * with this transaction): approved → PAID, rejected (or expired) → ACTIVE. Otherwise nothing.
  */
-const settleIntent = (payment: Payment.Existing, now: DateTime.Utc) =>
+const settleIntent = (payment: Payment.Existing, now: DateTime.Utc, metadata: EventStore.EventMetadata) =>
   Effect.gen(function* () {
     const transactionId = payment.payment.transactionId
     const key = PaymentIntent.streamKey(
@@ -717,7 +753,7 @@ const settleIntent = (payment: Payment.Existing, now: DateTime.Utc) =>
             ? new PaymentIntent.FailPayment({ transactionId, now })
             : undefined
     if (outcome === undefined) return Option.some(state)
-    const settled = yield* handleIntent(key, outcome).pipe(
+    const settled = yield* handleIntent(key, outcome, metadata).pipe(
       Effect.flatMap(({ state }) => existingIntent(state)),
       Effect.orDie
     )
@@ -731,13 +767,17 @@ const settleIntent = (payment: Payment.Existing, now: DateTime.Utc) =>
 /**
  * The payment of a transaction in the scope and its latest refund, brought up to date as decisions
  * not yet written ({@link syncRefund}). A read shows them and writes nothing; a command writes them
- * with its own decision, in one commit.
+ * with its own decision, in one commit, and passes its own `metadata` for them.
  */
-const findPayment = (scope: Scope | undefined, transactionId: TransactionId) =>
+const findPayment = (
+  scope: Scope | undefined,
+  transactionId: TransactionId,
+  metadata: EventStore.EventMetadata = {}
+) =>
   Effect.gen(function* () {
     const known = yield* loadPayment(transactionId)
     const payment = yield* paymentInScope(scope, known.state)
-    return yield* syncRefund({ state: payment, version: known.version }, yield* DateTime.now)
+    return yield* syncRefund({ state: payment, version: known.version }, yield* DateTime.now, metadata)
   })
 
 /**
@@ -778,16 +818,19 @@ export const banks = Effect.fn("OnlinePayments.banks")(function* () {
  */
 export const voidPayment = Effect.fn("OnlinePayments.voidPayment")(function* (
   scope: Scope,
-  rawTransactionId: string
+  rawTransactionId: string,
+  /** Who asks: the scope's merchant unless told. */
+  metadata: EventStore.EventMetadata = { actor: scope.merchantId }
 ) {
   const transactionId = yield* transactionIdOf(rawTransactionId)
   return yield* CommandHandler.retryOnConflict(
     Effect.gen(function* () {
-      const synced = yield* findPayment(scope, transactionId)
+      const synced = yield* findPayment(scope, transactionId, metadata)
       const voided = yield* decidePayment(
         transactionId,
         new Payment.VoidPayment({ now: yield* DateTime.now }),
-        synced.payment
+        synced.payment,
+        metadata
       ).pipe(onlyRefusals("PaymentCannotBeVoided"))
       yield* CommandHandler.commit([...synced.decisions, voided])
       return voided.handled.state as Payment.Existing
@@ -811,13 +854,15 @@ export const voidPayment = Effect.fn("OnlinePayments.voidPayment")(function* (
  */
 export const requestRefund = Effect.fn("OnlinePayments.requestRefund")(function* (
   scope: Scope,
-  input: { readonly referenceId: IntentReference; readonly transactionId: string; readonly reason: string }
+  input: { readonly referenceId: IntentReference; readonly transactionId: string; readonly reason: string },
+  /** Who asks: the scope's merchant unless told. */
+  metadata: EventStore.EventMetadata = { actor: scope.merchantId }
 ) {
   const transactionId = yield* transactionIdOf(input.transactionId)
   const refundId = RefundId.make(yield* nextId("RFD_"))
   return yield* CommandHandler.retryOnConflict(
     Effect.gen(function* () {
-      const synced = yield* findPayment(scope, transactionId)
+      const synced = yield* findPayment(scope, transactionId, metadata)
       if (synced.payment.state.payment.referenceId !== input.referenceId) {
         return yield* new Payment.PaymentNotFound()
       }
@@ -825,7 +870,8 @@ export const requestRefund = Effect.fn("OnlinePayments.requestRefund")(function*
       const onPayment = yield* decidePayment(
         transactionId,
         new Payment.RequestRefund({ refundId, reason: input.reason, now }),
-        synced.payment
+        synced.payment,
+        metadata
       ).pipe(onlyRefusals("RefundCannotBeRequested"))
       const requested = onPayment.handled.state as Payment.Existing
       const onRefund = yield* decideRefund(
@@ -840,7 +886,8 @@ export const requestRefund = Effect.fn("OnlinePayments.requestRefund")(function*
           reason: input.reason,
           now
         }),
-        CommandHandler.fresh(Refund.Refund)
+        CommandHandler.fresh(Refund.Refund),
+        metadata
       ).pipe(Effect.orDie)
       yield* CommandHandler.commit([...synced.decisions, onPayment, onRefund])
       return onRefund.handled.state as Refund.Existing
@@ -862,9 +909,15 @@ interface Synced {
  * could leave unwritten (a crash between two appends) is decided from the payment, a due sandbox
  * review is decided at its due instant, and a review on the Refund that the payment does not show
  * yet is decided on the payment. Pure decisions on what was read: every reader on every node sees
- * the same result, and the next command on the payment writes them with its own.
+ * the same result, and the next command on the payment writes them with its own. The sandbox's review
+ * (and the payment's record of it) carries the actor {@link SANDBOX_REVIEWER}; a repair carries the
+ * writing command's `metadata`.
  */
-const syncRefund = (payment: CommandHandler.Known<Payment.Existing>, now: DateTime.Utc) =>
+const syncRefund = (
+  payment: CommandHandler.Known<Payment.Existing>,
+  now: DateTime.Utc,
+  metadata: EventStore.EventMetadata
+) =>
   Effect.gen(function* () {
     if (Option.isNone(payment.state.refund)) {
       return { payment, refund: Option.none(), decisions: [] } satisfies Synced
@@ -891,18 +944,23 @@ const syncRefund = (payment: CommandHandler.Known<Payment.Existing>, now: DateTi
             reason: "",
             now: onPayment.requestedAt
           }),
-          refund
+          refund,
+          metadata
         ).pipe(Effect.orDie)
       )
     }
+    // The payment's record of a review follows whoever reviewed: the sandbox, when it does so here.
+    let reviewedBy = metadata
     if (refund.state._tag === "PROCESSING" && payment.state.payment.sandbox) {
       const dueAt = DateTime.add(refund.state.refund.requestedAt, { seconds: SANDBOX_REFUND_REVIEW_SECONDS })
       if (DateTime.greaterThanOrEqualTo(now, dueAt)) {
+        reviewedBy = { ...metadata, actor: SANDBOX_REVIEWER }
         refund = step(
           yield* decideRefund(
             onPayment.refundId,
             new Refund.ReviewRefund({ outcome: "APPROVED", now: dueAt }),
-            refund
+            refund,
+            reviewedBy
           ).pipe(Effect.orDie)
         )
       }
@@ -918,7 +976,8 @@ const syncRefund = (payment: CommandHandler.Known<Payment.Existing>, now: DateTi
             outcome: reviewed._tag,
             now: Option.getOrElse(reviewed.dateApplied, () => onPayment.requestedAt)
           }),
-          payment
+          payment,
+          reviewedBy
         ).pipe(Effect.orDie)
       ) as CommandHandler.Known<Payment.Existing>
     }
@@ -955,23 +1014,28 @@ export const refundStatus = Effect.fn("OnlinePayments.refundStatus")(function* (
  *
  * @category commands
  */
-export const reviewRefund = Effect.fn("OnlinePayments.reviewRefund")(function* (input: {
-  readonly transactionId: string
-  readonly outcome: Refund.Outcome
-  readonly scope?: Scope
-}) {
+export const reviewRefund = Effect.fn("OnlinePayments.reviewRefund")(function* (
+  input: {
+    readonly transactionId: string
+    readonly outcome: Refund.Outcome
+    readonly scope?: Scope
+  },
+  /** Who reviews: the operator (`admin`) unless told. */
+  metadata: EventStore.EventMetadata = { actor: "admin" }
+) {
   const transactionId = yield* transactionIdOf(input.transactionId)
   return yield* CommandHandler.retryOnConflict(
     Effect.gen(function* () {
       const now = yield* DateTime.now
       // A missing stream is repaired first; a sandbox review that fell due stays what it was.
-      const synced = yield* findPayment(input.scope, transactionId)
+      const synced = yield* findPayment(input.scope, transactionId, metadata)
       if (Option.isNone(synced.refund)) return yield* new Refund.RefundNotFound()
       const refundId = synced.refund.value.state.refund.refundId
       const onRefund = yield* decideRefund(
         refundId,
         new Refund.ReviewRefund({ outcome: input.outcome, now }),
-        synced.refund.value
+        synced.refund.value,
+        metadata
       ).pipe(Effect.catchTags({ RefundNotFound: Effect.die, RefundAlreadyExists: Effect.die }))
       const reviewed = onRefund.handled.state as Refund.Existing
       const onPaymentBefore = Option.filter(synced.payment.state.refund, (r) => r.status === "PROCESSING")
@@ -983,7 +1047,8 @@ export const reviewRefund = Effect.fn("OnlinePayments.reviewRefund")(function* (
               outcome: input.outcome,
               now: Option.getOrElse(reviewed.dateApplied, () => onPaymentBefore.value.requestedAt)
             }),
-            synced.payment
+            synced.payment,
+            metadata
           ).pipe(Effect.orDie)
         : undefined
       yield* CommandHandler.commit(

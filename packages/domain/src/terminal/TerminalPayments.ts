@@ -2,6 +2,11 @@
  * The terminal payment use cases (spec A1–A4, rules R1–R5): the merchant's methods and bound
  * terminals, the checkout (decode, merchant checks, create, push through the gateway), the outcomes
  * the terminal reports, and the fallback notifications query. Pure: everything goes through ports.
+ *
+ * Every command takes the metadata of its events, `actor` saying who caused them: the merchant for
+ * A3 (the checkout, its push, and a push the terminal cannot take), the terminal (`terminal:<serial>`)
+ * for what the terminal reports (its acknowledgement, an unlock, a sale's or a void's outcome) and
+ * for a push again once it is back.
  */
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
@@ -10,6 +15,7 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as CheckoutErrors from "./CheckoutErrors.js"
 import * as CommandHandler from "../kernel/CommandHandler.js"
+import type * as EventStore from "../kernel/EventStore.js"
 import { nextId } from "../kernel/IdGenerator.js"
 import { IntegrationId, MerchantId, TransactionId } from "../shared/Ids.js"
 import * as Merchant from "../merchants/Merchant.js"
@@ -43,6 +49,35 @@ const now = DateTime.now
  * retry).
  */
 export type KnownCheckout = CommandHandler.Known<TerminalCheckout.State>
+
+/** The actor of what a terminal reports: `terminal:<serial>`. */
+export const terminalActor = (terminalSerial: string): string => `terminal:${terminalSerial}`
+
+/** The metadata of what the terminal `terminalSerial` reports. */
+export const reportedBy = (terminalSerial: string): EventStore.EventMetadata => ({
+  actor: terminalActor(terminalSerial)
+})
+
+/** The metadata of a report on a checkout: its own terminal's (none for a checkout that does not exist). */
+const reportOn = (state: TerminalCheckout.State): EventStore.EventMetadata =>
+  state._tag === "Initial" ? {} : reportedBy(state.checkout.terminalSerial)
+
+/**
+ * The checkout to decide a terminal's report on and the report's metadata: the caller's when given;
+ * otherwise the checkout's terminal, read from the checkout (the one the caller holds, or the stream:
+ * the read the handler would make, so the report costs no more).
+ */
+const asReported = (
+  integrationId: IntegrationId,
+  known: KnownCheckout | undefined,
+  metadata: EventStore.EventMetadata | undefined
+) =>
+  metadata !== undefined
+    ? Effect.succeed({ known, metadata })
+    : Effect.map(known === undefined ? loadCheckout(integrationId) : Effect.succeed(known), (current) => ({
+        known: current as KnownCheckout | undefined,
+        metadata: reportOn(current.state)
+      }))
 
 /**
  * A1: every terminal method with `enabled`, in the A1 order (POS, WALLET_A, WALLET_B, PAY_BY_LINK, PAY_BY_QR_SERVICE).
@@ -124,7 +159,12 @@ const unmapped = (reason: string) => new CheckoutErrors.Unmapped({ reason })
  *
  * @category commands
  */
-export const checkout = Effect.fn("TerminalPayments.checkout")(function* (caller: Caller, body: unknown) {
+export const checkout = Effect.fn("TerminalPayments.checkout")(function* (
+  caller: Caller,
+  body: unknown,
+  /** Who asks: the key's merchant unless told. */
+  metadata: EventStore.EventMetadata = { actor: caller.merchantId }
+) {
   const request = yield* CheckoutErrors.decodeCheckoutRequest(body)
   const { state: merchant } = yield* loadMerchant(caller.merchantId)
   yield* checkMerchant(merchant, request)
@@ -188,12 +228,13 @@ export const checkout = Effect.fn("TerminalPayments.checkout")(function* (caller
       }),
       new TerminalCheckout.AttemptPush({ now: at })
     ],
-    CommandHandler.fresh(TerminalCheckout.TerminalCheckout)
+    CommandHandler.fresh(TerminalCheckout.TerminalCheckout),
+    metadata
   ).pipe(
     Effect.tap((decided) => CommandHandler.commit([decided])),
     Effect.mapError((e) => unmapped(`${e._tag} while creating the checkout`))
   )
-  const status = yield* deliver(integrationId, created.handled).pipe(
+  const status = yield* deliver(integrationId, created.handled, metadata).pipe(
     Effect.mapError((e) => unmapped(`${e._tag} while pushing the checkout`))
   )
   return { integrationId, transactionId, status } satisfies CheckoutCreated
@@ -204,25 +245,35 @@ export const checkout = Effect.fn("TerminalPayments.checkout")(function* (caller
  * R3), calls the gateway, and records the delivery (SENT, or HELD on a terminal locked for more than
  * 2 minutes, R1) or the failure (UNREACHABLE, R5). Used to push an UNREACHABLE checkout again once
  * its terminal is back (A3 writes the checkout and its first claim in one append, then delivers). Returns the checkout's status afterwards. `known`: the checkout as
- * the caller just left it, to claim the push without reading the stream again.
+ * the caller just left it, to claim the push without reading the stream again. `metadata`: who
+ * caused the push again; by default the checkout's terminal, whose return causes it.
  *
  * @category commands
  */
 export const push = Effect.fn("TerminalPayments.push")(function* (
   integrationId: IntegrationId,
-  known?: KnownCheckout
+  known?: KnownCheckout,
+  metadata?: EventStore.EventMetadata
 ) {
+  const reported = yield* asReported(integrationId, known, metadata)
   const claimed = yield* handleCheckout(
     integrationId,
     new TerminalCheckout.AttemptPush({ now: yield* now }),
-    {},
-    known
+    reported.metadata,
+    reported.known
   )
-  return yield* deliver(integrationId, claimed)
+  return yield* deliver(integrationId, claimed, reported.metadata)
 })
 
-/** Calls the gateway for a checkout whose push is claimed, and records the delivery or the failure. */
-const deliver = Effect.fnUntraced(function* (integrationId: IntegrationId, claimed: KnownCheckout) {
+/**
+ * Calls the gateway for a checkout whose push is claimed, and records the delivery (the terminal's
+ * acknowledgement: its report) or the failure (with the push's `metadata`).
+ */
+const deliver = Effect.fnUntraced(function* (
+  integrationId: IntegrationId,
+  claimed: KnownCheckout,
+  metadata: EventStore.EventMetadata
+) {
   if (claimed.state._tag === "Initial") return yield* new TerminalCheckout.CheckoutNotFound()
   const checkout = claimed.state.checkout
   const gateway = yield* TerminalGateway
@@ -251,14 +302,16 @@ const deliver = Effect.fnUntraced(function* (integrationId: IntegrationId, claim
       Effect.flatMap(now, (at) =>
         handleCheckout(
           integrationId,
-          new TerminalCheckout.RecordUnreachable({ reason: unreachable.reason, now: at })
+          new TerminalCheckout.RecordUnreachable({ reason: unreachable.reason, now: at }),
+          metadata
         )
       ),
     onRight: (d) =>
       Effect.flatMap(now, (at) =>
         handleCheckout(
           integrationId,
-          new TerminalCheckout.RecordDelivery({ lockedSince: d.lockedSince, now: at })
+          new TerminalCheckout.RecordDelivery({ lockedSince: d.lockedSince, now: at }),
+          reportedBy(checkout.terminalSerial)
         )
       )
   })
@@ -277,19 +330,22 @@ export const load = Effect.fn("TerminalPayments.load")(function* (integrationId:
 
 /**
  * The terminal acknowledged the instruction (the simulator may report it before the push returns).
+ * `metadata`: by default the checkout's terminal's ({@link reportedBy}), as for every report below.
  *
  * @category commands
  */
 export const recordDelivery = Effect.fn("TerminalPayments.recordDelivery")(function* (
   integrationId: IntegrationId,
   lockedSince: Option.Option<DateTime.Utc>,
-  known?: KnownCheckout
+  known?: KnownCheckout,
+  metadata?: EventStore.EventMetadata
 ) {
+  const reported = yield* asReported(integrationId, known, metadata)
   return yield* handleCheckout(
     integrationId,
     new TerminalCheckout.RecordDelivery({ lockedSince, now: yield* now }),
-    {},
-    known
+    reported.metadata,
+    reported.known
   )
 })
 
@@ -299,9 +355,16 @@ export const recordDelivery = Effect.fn("TerminalPayments.recordDelivery")(funct
  * @category commands
  */
 export const recordUnlock = Effect.fn("TerminalPayments.recordUnlock")(function* (
-  integrationId: IntegrationId
+  integrationId: IntegrationId,
+  metadata?: EventStore.EventMetadata
 ) {
-  return yield* handleCheckout(integrationId, new TerminalCheckout.UnlockTerminal({ now: yield* now }))
+  const reported = yield* asReported(integrationId, undefined, metadata)
+  return yield* handleCheckout(
+    integrationId,
+    new TerminalCheckout.UnlockTerminal({ now: yield* now }),
+    reported.metadata,
+    reported.known
+  )
 })
 
 /**
@@ -313,13 +376,15 @@ export const approveSale = Effect.fn("TerminalPayments.approveSale")(function* (
   integrationId: IntegrationId,
   transactionId: TransactionId,
   sale: TerminalCheckout.Sale,
-  known?: KnownCheckout
+  known?: KnownCheckout,
+  metadata?: EventStore.EventMetadata
 ) {
+  const reported = yield* asReported(integrationId, known, metadata)
   return yield* handleCheckout(
     integrationId,
     new TerminalCheckout.ApproveSale({ transactionId, sale, now: yield* now }),
-    {},
-    known
+    reported.metadata,
+    reported.known
   )
 })
 
@@ -349,7 +414,8 @@ export const decideAnswer = Effect.fnUntraced(function* (
   transactionId: TransactionId,
   lockedSince: Option.Option<DateTime.Utc>,
   outcome: ImmediateOutcome,
-  known: KnownCheckout
+  known: KnownCheckout,
+  metadata: EventStore.EventMetadata = reportOn(known.state)
 ) {
   const at = yield* now
   return yield* decideCheckoutAll(
@@ -365,7 +431,8 @@ export const decideAnswer = Effect.fnUntraced(function* (
             now: at
           })
     ],
-    known
+    known,
+    metadata
   )
 })
 
@@ -379,13 +446,15 @@ export const rejectSale = Effect.fn("TerminalPayments.rejectSale")(function* (
   transactionId: TransactionId,
   reason: string,
   card: Option.Option<TerminalCheckout.Card>,
-  known?: KnownCheckout
+  known?: KnownCheckout,
+  metadata?: EventStore.EventMetadata
 ) {
+  const reported = yield* asReported(integrationId, known, metadata)
   return yield* handleCheckout(
     integrationId,
     new TerminalCheckout.RejectSale({ transactionId, reason, card, now: yield* now }),
-    {},
-    known
+    reported.metadata,
+    reported.known
   )
 })
 
@@ -396,11 +465,15 @@ export const rejectSale = Effect.fn("TerminalPayments.rejectSale")(function* (
  */
 export const approveVoid = Effect.fn("TerminalPayments.approveVoid")(function* (
   integrationId: IntegrationId,
-  transactionId: TransactionId
+  transactionId: TransactionId,
+  metadata?: EventStore.EventMetadata
 ) {
+  const reported = yield* asReported(integrationId, undefined, metadata)
   return yield* handleCheckout(
     integrationId,
-    new TerminalCheckout.ApproveVoid({ transactionId, now: yield* now })
+    new TerminalCheckout.ApproveVoid({ transactionId, now: yield* now }),
+    reported.metadata,
+    reported.known
   )
 })
 
@@ -412,11 +485,15 @@ export const approveVoid = Effect.fn("TerminalPayments.approveVoid")(function* (
 export const rejectVoid = Effect.fn("TerminalPayments.rejectVoid")(function* (
   integrationId: IntegrationId,
   transactionId: TransactionId,
-  reason: string
+  reason: string,
+  metadata?: EventStore.EventMetadata
 ) {
+  const reported = yield* asReported(integrationId, undefined, metadata)
   return yield* handleCheckout(
     integrationId,
-    new TerminalCheckout.RejectVoid({ transactionId, reason, now: yield* now })
+    new TerminalCheckout.RejectVoid({ transactionId, reason, now: yield* now }),
+    reported.metadata,
+    reported.known
   )
 })
 

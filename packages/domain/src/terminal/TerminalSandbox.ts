@@ -8,6 +8,7 @@
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
+import type { EventMetadata } from "../kernel/EventStore.js"
 import { IntegrationId, MerchantId, TerminalSerial, TransactionId } from "../shared/Ids.js"
 import { Amount } from "../shared/Money.js"
 
@@ -177,6 +178,8 @@ export class ActionRefused extends Schema.TaggedError<ActionRefused>()("ActionRe
 export interface BehaviorOptions {
   /** R6: turns the charge-notification setting on or off; unchanged when absent. */
   readonly chargeNotifications?: boolean | undefined
+  /** Who made the change, for the log (the merchant panel records its user). */
+  readonly metadata?: EventMetadata | undefined
 }
 
 /**

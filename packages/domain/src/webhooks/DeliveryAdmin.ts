@@ -8,6 +8,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as CommandHandler from "../kernel/CommandHandler.js"
+import type * as EventStore from "../kernel/EventStore.js"
 import { NotificationId } from "../shared/Ids.js"
 import * as Merchant from "../merchants/Merchant.js"
 import * as WebhookDelivery from "./WebhookDelivery.js"
@@ -105,7 +106,11 @@ export const listAttempts = Effect.fn("DeliveryAdmin.listAttempts")(function* (
  *
  * @category commands
  */
-export const resend = Effect.fn("DeliveryAdmin.resend")(function* (notificationId: NotificationId) {
+export const resend = Effect.fn("DeliveryAdmin.resend")(function* (
+  notificationId: NotificationId,
+  /** Who asks: the operator unless told (the merchant panel names its user). */
+  metadata: EventStore.EventMetadata = { actor: "admin" }
+) {
   const { state } = yield* loadDelivery(notificationId)
   if (state._tag === "Initial") return yield* new WebhookDelivery.DeliveryNotFound()
   const { state: merchant } = yield* loadMerchant(state.notification.merchantId)
@@ -115,7 +120,7 @@ export const resend = Effect.fn("DeliveryAdmin.resend")(function* (notificationI
   const handled = yield* handleDelivery(
     notificationId,
     new WebhookDelivery.ResendDelivery({ url: url.value, now }),
-    { actor: "admin" }
+    metadata
   )
   return viewOf(handled.state as WebhookDelivery.Existing)
 })

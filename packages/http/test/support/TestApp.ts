@@ -18,9 +18,11 @@ import * as EventStore from "@cobro/domain/EventStore"
 import * as IdempotencyStore from "@cobro/domain/IdempotencyStore"
 import * as IdGenerator from "@cobro/domain/IdGenerator"
 import * as InMemoryEventStore from "@cobro/domain/InMemoryEventStore"
+import * as ListingsFromLog from "@cobro/domain/ListingsFromLog"
 import * as MerchantDirectory from "@cobro/domain/MerchantDirectory"
 import * as Nanos from "@cobro/domain/Nanos"
 import * as NotificationLog from "@cobro/domain/NotificationLog"
+import * as PanelSessions from "@cobro/domain/PanelSessions"
 import * as TransparencyLog from "@cobro/domain/TransparencyLog"
 import * as Simulator from "@cobro/terminal-sim/Simulator"
 import * as Effect from "effect/Effect"
@@ -30,9 +32,14 @@ import * as Redacted from "effect/Redacted"
 import type { YieldWrap } from "effect/Utils"
 import * as Authentication from "../../src/Authentication.js"
 import * as Http from "../../src/Http.js"
+import * as PasswordHashing from "../../src/panel/PasswordHashing.js"
+import * as SignInThrottle from "../../src/panel/SignInThrottle.js"
 import * as Readiness from "../../src/Readiness.js"
 import * as TestClock from "./TestClock.js"
 import * as TestKeyVault from "./TestKeyVault.js"
+
+/** The key the test app seals panel password hashes under. */
+export const TEST_SEALING_KEY = Redacted.make(Buffer.alloc(32, 7))
 
 /** The admin token of the test app. */
 export const ADMIN_TOKEN = "test-admin-token"
@@ -69,6 +76,7 @@ export const TestPorts = (options: Options = {}) =>
     MerchantDirectory.layerFromLog,
     Readiness.layerFromEventStore,
     NotificationLog.layerFromLog,
+    ListingsFromLog.layer,
     Simulator.layer
   ).pipe(
     Layer.provideMerge(
@@ -77,6 +85,9 @@ export const TestPorts = (options: Options = {}) =>
         IdGenerator.layerSequential,
         TestKeyVault.layer,
         IdempotencyStore.layerMemory,
+        PanelSessions.layerMemory,
+        PasswordHashing.layer(TEST_SEALING_KEY),
+        SignInThrottle.layer,
         Acquirer.layerSandbox,
         Layer.succeed(Authentication.AdminToken, Redacted.make(ADMIN_TOKEN)),
         options.transparencyLog ?? emptyTransparencyLog,

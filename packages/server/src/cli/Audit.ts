@@ -33,7 +33,8 @@ export const catalog = Histories.make([
 
 const describeIds =
   "a resource id (MER_…, LNK_…, INT_…, TRX_…, RFD_…, a notification's UUID, MER_…:test:<reference_id> for an intent, " +
-  "MER_…/<serial> or MER_…:live/<serial> for a simulated terminal's sandbox or production device) or a stream id (PaymentLink-LNK_…)"
+  "MER_…/<serial> or MER_…:live/<serial> for a simulated terminal's sandbox or production device, USR_… for a panel user) " +
+  "or a stream id (PaymentLink-LNK_…)"
 
 /** The stream an id names, and its events (optionally only those recorded up to `asOf`). */
 const load = (id: string, asOf?: Date) =>

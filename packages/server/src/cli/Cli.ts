@@ -13,6 +13,7 @@ import * as Audit from "./Audit.js"
 import { UserError } from "./CliError.js"
 import * as Environment from "./Environment.js"
 import * as Transparency from "./Transparency.js"
+import * as User from "./User.js"
 
 const json = Options.boolean("json").pipe(
   Options.withDescription("print JSON (one object per line) instead of text")
@@ -25,7 +26,7 @@ const mode = Options.choice("mode", ["test", "production"]).pipe(
 
 const id = Args.text({ name: "id" }).pipe(
   Args.withDescription(
-    "a resource id: MER_…, LNK_…, INT_…, TRX_…, RFD_…, a notification's UUID, MER_…:test:<reference_id> (an intent), MER_…/<serial> or MER_…:live/<serial> (a simulated terminal's sandbox or production device), or a stream id"
+    "a resource id: MER_…, LNK_…, INT_…, TRX_…, RFD_…, a notification's UUID, MER_…:test:<reference_id> (an intent), MER_…/<serial> or MER_…:live/<serial> (a simulated terminal's sandbox or production device), USR_… (a panel user), or a stream id"
   )
 )
 
@@ -263,11 +264,32 @@ const keysRotate = Command.make(
 
 const keys = group("keys", "a merchant's API keys", [keysRotate])
 
+const userCreate = Command.make(
+  "create",
+  {
+    merchant,
+    email: Options.text("email").pipe(
+      Options.withDescription("the user's email address (one user per email)")
+    ),
+    role: Options.choice("role", ["full_access", "read_only"]).pipe(
+      Options.withDescription("full_access: everything; read_only: sees everything, changes nothing")
+    ),
+    json
+  },
+  ({ json, ...input }) => onAdmin(User.create(input, { json }))
+).pipe(
+  Command.withDescription(
+    `create a user of the merchant panel; the password comes from ${User.PASSWORD_VARIABLE} or standard input, never an argument`
+  )
+)
+
+const user = group("user", "the merchant panel's users", [userCreate])
+
 /** The whole command tree. */
 export const command = group(
   "cobro",
   "Cobro's command line: audit the event log, administer merchants. Uses DATABASE_URL, else PGlite in DATA_DIR (default ./.data).",
-  [audit, merchantCommand, terminal, webhook, keys]
+  [audit, merchantCommand, terminal, webhook, keys, user]
 )
 
 /** Runs the command line on `process.argv`. */

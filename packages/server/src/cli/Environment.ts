@@ -5,6 +5,7 @@
  * server's own store and key vault, so that they run the same use cases as the admin API.
  */
 import * as EventStore from "@cobro/domain/EventStore"
+import * as PasswordHashing from "@cobro/http/panel/PasswordHashing"
 import * as PgEventStore from "@cobro/store-pg/PgEventStore"
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
@@ -76,6 +77,7 @@ export const layerAdmin = Layer.unwrapEffect(
   Effect.map(Server.settings, (settings) =>
     Layer.mergeAll(
       NodeKeyVault.layer(settings.sealingKey.key),
+      PasswordHashing.layer(settings.sealingKey.key),
       Ids.layerRandom,
       Server.layerDevWebhooks(settings)
     ).pipe(Layer.provideMerge(Server.layerStore(settings, { poolSize })))

@@ -28,12 +28,15 @@ export const readStreamsStatement =
   "ORDER BY e.stream_id, e.stream_version"
 
 /**
- * A page of the whole log in commit order: after a checkpoint, and only below the snapshot's xmin
- * (a transaction still running may commit events that sort before later ones).
+ * The events a reader of the log in commit order may see: those of transactions below the
+ * snapshot's xmin (a transaction still running may commit events that sort before later ones).
  */
+export const committedInOrder = "transaction_id < pg_snapshot_xmin(pg_current_snapshot())"
+
+/** A page of the whole log in commit order: after a checkpoint, and only {@link committedInOrder}. */
 const readPageStatement = `SELECT ${Rows.columns} FROM cobro_events
   WHERE (transaction_id, global_position) > ($1::xid8, $2::bigint)
-    AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
+    AND ${committedInOrder}
   ORDER BY transaction_id, global_position
   LIMIT $3`
 

@@ -1,0 +1,233 @@
+/**
+ * The operator's door to the merchant panel's users (issue 22, "Users and sign-in"):
+ * `POST /admin/v1/merchants/{merchant_id}/users` creates a user who signs in at `/panel`;
+ * `GET …/users` lists the merchant's users (newest first, paged as the operator's other lists);
+ * `PATCH …/users/{user_id}` changes a user's role or disables it, which ends the user's sessions.
+ * Calls carry `Authorization: Bearer <ADMIN_TOKEN>`. The password goes in and never comes out: no
+ * answer, error message or log line carries it or its hash.
+ */
+import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
+import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
+import * as OpenApi from "@effect/platform/OpenApi"
+import * as PanelAccess from "@cobro/domain/PanelAccess"
+import * as PanelUser from "@cobro/domain/PanelUser"
+import type * as PanelUserList from "@cobro/domain/PanelUserList"
+import * as DateTime from "effect/DateTime"
+import * as Schema from "effect/Schema"
+import { Limit } from "./AdminListEndpoints.js"
+import * as Authentication from "./Authentication.js"
+import * as Errors from "./Errors.js"
+import { withJsonBody } from "./RequestBody.js"
+
+/**
+ * The codes of the call's own errors (besides `ValidationError` on `email` or `password` and
+ * `MerchantNotFound`).
+ *
+ * @category constants
+ */
+export const Codes = {
+  /** 409: a panel user with this email exists already, of this merchant or another. */
+  UserAlreadyExists: "UserAlreadyExists",
+  /** 404: no user of this merchant has this id (an id of another merchant's user included). */
+  UserNotFound: "UserNotFound",
+  /** 409: the user is disabled, for good: its role no longer changes. */
+  UserDisabled: "UserDisabled"
+} as const
+
+/**
+ * `POST /admin/v1/merchants/{merchant_id}/users`. The messages of a malformed field never quote it
+ * (a password must not come back in an error).
+ *
+ * @category schemas
+ */
+export const CreateUserRequest = Schema.Struct({
+  email: Schema.String.annotations({
+    description: "The user's email address; kept lower-cased. One email is one user across Cobro.",
+    message: () => "email must be an email address: name@example.com"
+  }),
+  password: Schema.String.annotations({
+    description: `${PanelAccess.MIN_PASSWORD_LENGTH} to ${PanelAccess.MAX_PASSWORD_LENGTH} characters; stored only as its scrypt hash.`,
+    message: () =>
+      `password must be a text of ${PanelAccess.MIN_PASSWORD_LENGTH} to ${PanelAccess.MAX_PASSWORD_LENGTH} characters`
+  }),
+  role: PanelUser.Role.annotations({
+    description: "full_access: everything; read_only: sees everything and changes nothing."
+  })
+}).annotations({ identifier: "AdminCreatePanelUser" })
+
+/**
+ * 201: the user as created.
+ *
+ * @category schemas
+ */
+export const UserBody = Schema.Struct({
+  user_id: Schema.String,
+  merchant_id: Schema.String,
+  email: Schema.String,
+  role: PanelUser.Role,
+  created: Schema.String.annotations({ description: "ISO 8601, UTC" })
+}).annotations({ identifier: "AdminPanelUser" })
+
+/**
+ * The 201 body of a created user (and `cobro user create --json`'s output).
+ *
+ * @category constructors
+ */
+export const userBody = (user: PanelAccess.UserView): typeof UserBody.Type => ({
+  user_id: user.userId,
+  merchant_id: user.merchantId,
+  email: user.email,
+  role: user.role,
+  created: DateTime.formatIso(user.createdAt)
+})
+
+const Iso = Schema.String.annotations({ description: "ISO 8601, UTC" })
+
+/**
+ * A panel user as the list and `PATCH` show it (never its password or hash).
+ *
+ * @category schemas
+ */
+export const UserRow = Schema.Struct({
+  id: Schema.String.annotations({ description: "The user id (USR_…): the row's cursor" }),
+  merchant_id: Schema.String,
+  email: Schema.String,
+  role: PanelUser.Role,
+  status: PanelUser.Status.annotations({
+    description: "ACTIVE signs in; DISABLED never again (its email stays taken)"
+  }),
+  created_at: Iso,
+  last_sign_in_at: Schema.NullOr(Iso).annotations({ description: "ISO 8601, UTC; null: never signed in" }),
+  history_url: Schema.String.annotations({
+    description: "The path of the user's history: /admin/v1/streams/{stream_id}/history"
+  })
+}).annotations({ identifier: "AdminPanelUserRow" })
+
+/**
+ * The row of a user.
+ *
+ * @category constructors
+ */
+export const userRow = (row: PanelUserList.Row): typeof UserRow.Type => ({
+  id: row.userId,
+  merchant_id: row.merchantId,
+  email: row.email,
+  role: row.role,
+  status: row.status,
+  created_at: row.createdAt.toISOString(),
+  last_sign_in_at: row.lastSignInAt === null ? null : row.lastSignInAt.toISOString(),
+  history_url: `/admin/v1/streams/${encodeURIComponent(`PanelUser-${row.userId}`)}/history`
+})
+
+/**
+ * `GET /admin/v1/merchants/{merchant_id}/users`: a list in Stripe's shape.
+ *
+ * @category schemas
+ */
+export const UserList = Schema.Struct({
+  object: Schema.Literal("list"),
+  data: Schema.Array(UserRow),
+  has_more: Schema.Boolean.annotations({
+    description: "More rows lie beyond this page in the direction of travel."
+  }),
+  url: Schema.String
+}).annotations({ identifier: "AdminPanelUserList" })
+
+const cursor = (name: string, description: string) => {
+  const message = () => `${name} must be a row's id, given once`
+  return Schema.String.annotations({ message }).pipe(
+    Schema.minLength(1, { message: () => `${name} must be a row's id, not empty` }),
+    Schema.annotations({ title: name, description })
+  )
+}
+
+/**
+ * The list's query: the operator's lists' paging (`AdminListEndpoints`).
+ *
+ * @category schemas
+ */
+export const ListUsersParams = Schema.Struct({
+  limit: Schema.optionalWith(Limit, { exact: true }),
+  starting_after: Schema.optionalWith(
+    cursor("starting_after", "The `id` of a row: the page of the rows after it (older)."),
+    { exact: true }
+  ),
+  ending_before: Schema.optionalWith(
+    cursor("ending_before", "The `id` of a row: the page of the rows before it (newer), still newest first."),
+    { exact: true }
+  )
+})
+
+/**
+ * `PATCH /admin/v1/merchants/{merchant_id}/users/{user_id}`: at least one member; any other member
+ * (a `password`, say) is a 400, never quoted.
+ *
+ * @category schemas
+ */
+export const PatchUserRequest = Schema.Struct({
+  role: Schema.optionalWith(
+    PanelUser.Role.annotations({
+      description: "The new role; the user's open sessions end (they carry the role they were opened with)."
+    }),
+    { exact: true }
+  ),
+  disabled: Schema.optionalWith(
+    Schema.Literal(true).annotations({
+      description: "true disables the user for good: its sessions end and it never signs in again.",
+      message: () => ({
+        message: "disabled can only be true: a disabled user stays disabled",
+        override: true
+      })
+    }),
+    { exact: true }
+  )
+}).annotations({ identifier: "AdminPatchPanelUser" })
+
+const MerchantPath = Schema.Struct({ merchant_id: Schema.String })
+const UserPath = Schema.Struct({ merchant_id: Schema.String, user_id: Schema.String })
+
+/**
+ * The panel users group.
+ *
+ * @category groups
+ */
+export class PanelUserGroup extends HttpApiGroup.make("panelUsers")
+  .add(
+    HttpApiEndpoint.post("createPanelUser", "/admin/v1/merchants/:merchant_id/users")
+      .setPath(MerchantPath)
+      .pipe(withJsonBody(CreateUserRequest))
+      .addSuccess(UserBody, { status: 201 })
+      .annotate(
+        OpenApi.Description,
+        "Creates a user of the merchant panel: 201 with the user (never the password). 400 `ValidationError` naming `email` (not an address) or `password` (not 12 to 256 characters) or `role`; 404 `MerchantNotFound`; 409 `UserAlreadyExists` when the email is any merchant's user already. Under an `Idempotency-Key` the password is left out of the request's fingerprint: a retry with another password answers the first response."
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("listPanelUsers", "/admin/v1/merchants/:merchant_id/users")
+      .setPath(MerchantPath)
+      .setUrlParams(ListUsersParams)
+      .addSuccess(UserList)
+      .annotate(
+        OpenApi.Description,
+        "The merchant's panel users, newest first. `limit` 1–100 (default 10); `starting_after` (older rows) or `ending_before` (newer rows), a row's `id`, not both; an id that is no row of the list is a 400. 404 `MerchantNotFound`."
+      )
+  )
+  .add(
+    HttpApiEndpoint.patch("patchPanelUser", "/admin/v1/merchants/:merchant_id/users/:user_id")
+      .setPath(UserPath)
+      .pipe(withJsonBody(PatchUserRequest))
+      .addSuccess(UserRow)
+      .annotate(
+        OpenApi.Description,
+        "Changes a panel user's `role`, or disables it (`disabled: true`); either ends the user's open sessions, so that the next request of a browser signed in as the user goes to the sign-in page. The same role again, or disabling a disabled user, is a 200 that changes nothing. 200 with the user; 400 `ValidationError` (no member, another member, a role that is none); 404 `MerchantNotFound`, `UserNotFound` (also for another merchant's user); 409 `UserDisabled` for a role change of a disabled user."
+      )
+  )
+  .addError(Errors.BadRequest)
+  .addError(Errors.NotFound)
+  .addError(Errors.Conflict)
+  .middleware(Authentication.Admin)
+  .annotate(OpenApi.Title, "admin: panel users")
+  .annotate(
+    OpenApi.Description,
+    "Operator API: the users of the merchant panel. `Authorization: Bearer <ADMIN_TOKEN>`."
+  ) {}

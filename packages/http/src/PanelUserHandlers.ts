@@ -1,0 +1,160 @@
+/**
+ * Handlers of the panel users group over `PanelAccess`, the use cases `cobro user create` calls too;
+ * the list is `Listings.users` (a read model in the store), one user is `PanelUserList.find` (its
+ * stream). Domain errors become envelope errors here; the actor of the events is `admin`.
+ */
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as Listings from "@cobro/domain/Listings"
+import type * as Merchant from "@cobro/domain/Merchant"
+import * as MerchantAdmin from "@cobro/domain/MerchantAdmin"
+import * as Pagination from "@cobro/domain/Pagination"
+import * as PanelAccess from "@cobro/domain/PanelAccess"
+import * as PanelUserList from "@cobro/domain/PanelUserList"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import { CobroApi } from "./Api.js"
+import * as Errors from "./Errors.js"
+import * as PanelUserEndpoints from "./PanelUserEndpoints.js"
+import * as RequestBody from "./RequestBody.js"
+
+const V = Errors.Codes.ValidationError
+
+/** The envelope error of a refused creation. */
+export const fromCreateError = (
+  error:
+    | PanelAccess.InvalidEmail
+    | PanelAccess.WeakPassword
+    | PanelAccess.UserAlreadyExists
+    | Merchant.MerchantNotFound
+): Errors.BadRequest | Errors.NotFound | Errors.Conflict => {
+  switch (error._tag) {
+    case "InvalidEmail":
+      return Errors.BadRequest.of(V, "email must be an email address: name@example.com", "email")
+    case "WeakPassword":
+      return Errors.BadRequest.of(
+        V,
+        `password must be ${error.minLength} to ${error.maxLength} characters`,
+        "password"
+      )
+    case "MerchantNotFound":
+      return Errors.NotFound.of(Errors.Codes.MerchantNotFound, "no merchant with this id")
+    case "UserAlreadyExists":
+      return Errors.Conflict.of(
+        PanelUserEndpoints.Codes.UserAlreadyExists,
+        "a panel user with this email exists already",
+        "email"
+      )
+  }
+}
+
+const ACTOR = { actor: "admin" }
+
+const invalid = (message: string, field?: string) => Errors.BadRequest.of(V, message, field)
+
+/** Fails with the admin API's 404 unless the merchant exists. */
+const existingMerchant = (merchantId: string) =>
+  MerchantAdmin.getMerchant(merchantId).pipe(
+    Effect.asVoid,
+    Effect.mapError(() => Errors.NotFound.of(Errors.Codes.MerchantNotFound, "no merchant with this id"))
+  )
+
+const userNotFound = () =>
+  Errors.NotFound.of(
+    PanelUserEndpoints.Codes.UserNotFound,
+    "no panel user of this merchant has this id",
+    "user_id"
+  )
+
+const userDisabled = () =>
+  Errors.Conflict.of(
+    PanelUserEndpoints.Codes.UserDisabled,
+    "the user is disabled: its role no longer changes",
+    "role"
+  )
+
+/** The user of the merchant, or the 404 (an unknown id, or another merchant's user). */
+const userOf = (merchantId: string, userId: string) =>
+  Effect.flatMap(
+    PanelUserList.find(merchantId, userId),
+    Option.match({
+      onNone: () => Effect.fail(userNotFound()),
+      onSome: Effect.succeed
+    })
+  )
+
+/** The page a query asks for; both cursors at once is a 400 (as the operator's other lists). */
+const pageRequest = (
+  params: typeof PanelUserEndpoints.ListUsersParams.Type
+): Effect.Effect<Pagination.PageRequest, Errors.BadRequest> => {
+  const limit = params.limit ?? Pagination.DEFAULT_LIMIT
+  if (params.starting_after !== undefined && params.ending_before !== undefined) {
+    return Effect.fail(invalid("give starting_after or ending_before, not both", "ending_before"))
+  }
+  if (params.starting_after !== undefined)
+    return Effect.succeed({ limit, startingAfter: params.starting_after })
+  if (params.ending_before !== undefined) return Effect.succeed({ limit, endingBefore: params.ending_before })
+  return Effect.succeed({ limit })
+}
+
+/** `GET …/users`: the merchant's users, newest first. */
+const list = Effect.fn("PanelUserHandlers.list")(function* (
+  merchantId: string,
+  params: typeof PanelUserEndpoints.ListUsersParams.Type
+) {
+  const page = yield* pageRequest(params)
+  yield* existingMerchant(merchantId)
+  const listings = yield* Listings.Listings
+  const found = yield* listings
+    .users(merchantId, {}, page)
+    .pipe(
+      Effect.mapError((e) =>
+        invalid(`${e.parameter} names no row of this list: give the id of one of its rows`, e.parameter)
+      )
+    )
+  return {
+    object: "list" as const,
+    data: found.data.map(PanelUserEndpoints.userRow),
+    has_more: found.hasMore,
+    url: `/admin/v1/merchants/${merchantId}/users`
+  }
+})
+
+/**
+ * `PATCH …/users/{user_id}`: the role first, then the disabling, each over its `PanelAccess` use
+ * case (which ends the user's sessions); the user as it is after them.
+ */
+const patch = Effect.fn("PanelUserHandlers.patch")(function* (merchantId: string, userId: string) {
+  const body = yield* RequestBody.decode(PanelUserEndpoints.PatchUserRequest, { onExcessProperty: "error" })
+  if (body.role === undefined && body.disabled === undefined) {
+    return yield* invalid("give role or disabled: true")
+  }
+  yield* existingMerchant(merchantId)
+  const user = yield* userOf(merchantId, userId)
+  if (body.role !== undefined) {
+    if (user.status === "DISABLED") return yield* userDisabled()
+    yield* PanelAccess.changeRole(user.userId, body.role, ACTOR).pipe(
+      Effect.catchTags({ UserNotInState: () => Effect.fail(userDisabled()), UserNotFound: Effect.die })
+    )
+  }
+  if (body.disabled === true) {
+    yield* PanelAccess.disableUser(user.userId, ACTOR).pipe(Effect.catchTag("UserNotFound", Effect.die))
+  }
+  return PanelUserEndpoints.userRow(yield* userOf(merchantId, userId))
+})
+
+/** The panel users handlers. */
+export const layer = HttpApiBuilder.group(CobroApi, "panelUsers", (handlers) =>
+  handlers
+    .handleRaw("createPanelUser", ({ path }) =>
+      Effect.gen(function* () {
+        const body = yield* RequestBody.decode(PanelUserEndpoints.CreateUserRequest)
+        const user = yield* PanelAccess.createUser(
+          { merchantId: path.merchant_id, email: body.email, password: body.password, role: body.role },
+          ACTOR
+        ).pipe(Effect.mapError(fromCreateError))
+        return PanelUserEndpoints.userBody(user)
+      })
+    )
+    .handle("listPanelUsers", ({ path, urlParams }) => list(path.merchant_id, urlParams))
+    .handleRaw("patchPanelUser", ({ path }) => patch(path.merchant_id, path.user_id))
+)

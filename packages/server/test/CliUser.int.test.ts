@@ -1,0 +1,233 @@
+/**
+ * `cobro user create` (issue 22) run as an operator runs it, in a subprocess on PGlite: the password
+ * from `COBRO_USER_PASSWORD` or standard input and never from an argument, the user's history with
+ * the operator as actor, its refusals as one sentence, and the user, as stored, signing in.
+ */
+import * as PanelAccess from "@cobro/domain/PanelAccess"
+import * as PanelUser from "@cobro/domain/PanelUser"
+import * as PasswordHashing from "@cobro/http/panel/PasswordHashing"
+import * as PgEventStore from "@cobro/store-pg/PgEventStore"
+import * as PgliteClient from "@cobro/store-pg/PgliteClient"
+import { describe, expect, it } from "@effect/vitest"
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { spawn } from "node:child_process"
+import * as Os from "node:os"
+import * as Redacted from "effect/Redacted"
+import * as KeyFile from "../src/KeyFile.js"
+import * as SealingKey from "../src/SealingKey.js"
+import * as Ids from "../src/Ids.js"
+import * as Cli from "./support/CliProcess.js"
+import * as ServerProcess from "./support/ServerProcess.js"
+
+/** Each test runs several commands, each a process that opens the database. */
+const timeout = 900_000
+
+const PASSWORD = "correct horse battery staple"
+
+const ok = (result: Cli.Result) => {
+  expect(result.code, `${result.stdout}\n${result.stderr}`).toBe(0)
+  return result
+}
+
+/** Runs `cobro <args>` with `input` written to its standard input. */
+const runWithInput = (args: ReadonlyArray<string>, env: Record<string, string>, input: string) =>
+  Effect.promise(
+    () =>
+      new Promise<Cli.Result>((resolve) => {
+        const child = spawn(process.execPath, [Cli.bin, ...args], {
+          env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "", ...env },
+          stdio: ["pipe", "pipe", "pipe"]
+        })
+        let stdout = ""
+        let stderr = ""
+        child.stdout.on("data", (chunk) => (stdout += chunk))
+        child.stderr.on("data", (chunk) => (stderr += chunk))
+        const timer = setTimeout(() => child.kill("SIGKILL"), Cli.timeoutMillis)
+        child.once("close", (code) => {
+          clearTimeout(timer)
+          resolve({ code, stdout, stderr })
+        })
+        child.stdin.end(input)
+      })
+  )
+
+const newMerchant = (env: Record<string, string>) =>
+  Effect.map(
+    Cli.run(["merchant", "create", "--name", "Café Sur", "--json"], env),
+    (r) => JSON.parse(ok(r).stdout).merchant_id as string
+  )
+
+/** Signs in with the database of `env` opened in this process (the commands have exited). */
+const signInOn = (env: Record<string, string>, email: string, password: string) =>
+  Effect.flatMap(DateTime.now, (now) =>
+    Effect.either(PanelAccess.signIn({ email, password, address: "127.0.0.1", now }))
+  ).pipe(
+    Effect.provide(
+      Layer.mergeAll(
+        PgEventStore.layer,
+        PasswordHashing.layer(
+          Redacted.make(KeyFile.load(env.DATA_DIR!, SealingKey.fileName, { create: false }).key)
+        ),
+        Ids.layerRandom
+      ).pipe(Layer.provide(PgliteClient.layer({ dataDir: env.DATA_DIR! })))
+    ),
+    Effect.scoped,
+    Effect.orDie
+  )
+
+describe("cobro user create on PGlite (DATA_DIR)", () => {
+  it.scopedLive(
+    "creates a panel user with the password from COBRO_USER_PASSWORD, printed never; its history shows the operator as actor",
+    Effect.fnUntraced(function* () {
+      const env = yield* ServerProcess.pgliteEnv
+      const merchantId = yield* newMerchant(env)
+      const created = ok(
+        yield* Cli.run(
+          [
+            "user",
+            "create",
+            "--merchant",
+            merchantId,
+            "--email",
+            "Ana@Cafe.example",
+            "--role",
+            "read_only",
+            "--json"
+          ],
+          { ...env, COBRO_USER_PASSWORD: PASSWORD }
+        )
+      )
+      const user = JSON.parse(created.stdout)
+      expect(user).toStrictEqual({
+        user_id: expect.stringMatching(/^USR_[0-9a-f]{32}$/),
+        merchant_id: merchantId,
+        email: "ana@cafe.example",
+        role: "read_only",
+        created: expect.any(String)
+      })
+      expect(created.stdout + created.stderr).not.toContain(PASSWORD)
+
+      const history = Cli.jsonLines(
+        ok(yield* Cli.run(["audit", "history", user.user_id, "--json"], env)).stdout
+      )
+      expect(history.map((h) => [h.version, h.type, h.actor])).toStrictEqual([
+        [1, "PanelUserCreated", `cli:${Os.userInfo().username}`]
+      ])
+      expect(history[0].streamId).toBe(`PanelUser-${user.user_id}`)
+      expect(history[0].state).toMatchObject({ _tag: "ACTIVE", email: "ana@cafe.example", role: "read_only" })
+      expect(history[0].data.passwordHash).toMatch(/^sealed\$/)
+      expect(JSON.stringify(history)).not.toContain("scrypt")
+      expect(JSON.stringify(history)).not.toContain(PASSWORD)
+      // An id that names nothing: the sentence lists the ids the command takes, a panel user's among them.
+      const unknown = yield* Cli.run(["audit", "history", "what-is-this"], env)
+      expect(unknown.code).toBe(2)
+      expect(unknown.stderr).toMatch(/names no resource: give .*USR_… for a panel user/)
+
+      const text = ok(
+        yield* Cli.run(
+          [
+            "user",
+            "create",
+            "--merchant",
+            merchantId,
+            "--email",
+            "bob@cafe.example",
+            "--role",
+            "full_access"
+          ],
+          { ...env, COBRO_USER_PASSWORD: PASSWORD }
+        )
+      ).stdout
+      expect(text).toMatch(
+        /^Panel user USR_[0-9a-f]{32} \(bob@cafe\.example, full_access\) created for merchant MER_/
+      )
+
+      // The hash the command stored is one the sign-in verifies.
+      const signedIn = yield* signInOn(env, "ana@cafe.example", PASSWORD)
+      expect(signedIn).toMatchObject({ _tag: "Right", right: { userId: user.user_id, role: "read_only" } })
+      expect(yield* signInOn(env, "ana@cafe.example", "not the password")).toMatchObject({ _tag: "Left" })
+    }),
+    timeout
+  )
+
+  it.scopedLive(
+    "the password comes from standard input, never from an argument; a refusal is one sentence and exit code 2",
+    Effect.fnUntraced(function* () {
+      const env = yield* ServerProcess.pgliteEnv
+      const merchantId = yield* newMerchant(env)
+      const create = (email: string) => [
+        "user",
+        "create",
+        "--merchant",
+        merchantId,
+        "--email",
+        email,
+        "--role",
+        "full_access"
+      ]
+
+      const piped = ok(
+        yield* runWithInput([...create("ana@cafe.example"), "--json"], env, `${PASSWORD}\nignored\n`)
+      )
+      expect(JSON.parse(piped.stdout).email).toBe("ana@cafe.example")
+      expect(piped.stdout + piped.stderr).not.toContain(PASSWORD)
+      expect((yield* signInOn(env, "ana@cafe.example", PASSWORD))._tag).toBe("Right")
+
+      // There is no option to give it in: an argument would show in `ps`.
+      const asArgument = yield* Cli.run([...create("bob@cafe.example"), "--password", PASSWORD], env)
+      expect(asArgument.code).not.toBe(0)
+      expect(asArgument.code).not.toBe(70)
+
+      const cases: ReadonlyArray<readonly [ReadonlyArray<string>, Record<string, string>, RegExp]> = [
+        [
+          create("bob@cafe.example"),
+          {},
+          /no password: set COBRO_USER_PASSWORD, or give it on standard input/
+        ],
+        [
+          create("bob@cafe.example"),
+          { COBRO_USER_PASSWORD: "too short" },
+          /the password must be 12 to 256 characters/
+        ],
+        [
+          create("bob"),
+          { COBRO_USER_PASSWORD: PASSWORD },
+          /--email must be an email address \(name@example\.com\), not 'bob'/
+        ],
+        [
+          [
+            "user",
+            "create",
+            "--merchant",
+            "MER_nobody",
+            "--email",
+            "bob@cafe.example",
+            "--role",
+            "read_only"
+          ],
+          { COBRO_USER_PASSWORD: PASSWORD },
+          /no merchant 'MER_nobody'/
+        ],
+        [
+          create("ANA@cafe.example"),
+          { COBRO_USER_PASSWORD: PASSWORD },
+          /a panel user with the email 'ana@cafe\.example' exists already/
+        ]
+      ]
+      for (const [args, extra, message] of cases) {
+        const result = yield* Cli.run(args, { ...env, ...extra })
+        expect(result.code, `${args.join(" ")}\n${result.stderr}`).toBe(2)
+        expect(result.stderr).toMatch(message)
+        expect(result.stderr).not.toMatch(Cli.stackFrame)
+        expect(result.stderr).not.toContain(PASSWORD)
+      }
+      // Nothing was written by a refusal: bob has no history.
+      const bob = yield* Cli.run(["audit", "history", PanelUser.userIdOf("bob@cafe.example")], env)
+      expect(bob.code).toBe(2)
+      expect(bob.stderr).toMatch(/no panel user 'USR_[0-9a-f]{32}' in the log/)
+    }),
+    timeout
+  )
+})

@@ -1,0 +1,139 @@
+/**
+ * The list of a merchant's payment links (`Listings.links`): one row per `PaymentLink` stream, its
+ * status the link's recorded state (an ACTIVE link past its expiry stays ACTIVE until the sweeper
+ * records `LinkExpired`). Table `cobro_rm_links`, written by the store with the link's events
+ * (`InlineReadModels`, migration 10); a row keeps the stream version it last applied, so a replay
+ * applies nothing twice. An OPEN link has no amount (`amount` NULL; the port says 0) and is charged
+ * in COP.
+ *
+ * Indexes: the two keysets the list reads, `(merchant_id, created_at, link_id)` and with `sandbox`
+ * after the merchant for a mode.
+ */
+import type * as Listings from "@cobro/domain/Listings"
+import type * as Pagination from "@cobro/domain/Pagination"
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as Effect from "effect/Effect"
+import * as InlineReadModels from "../InlineReadModels.js"
+import * as Keyset from "../internal/Keyset.js"
+import * as Projection from "../Projection.js"
+
+/** The read model as migration 10 installs it (`InlineReadModels`). */
+export const model: InlineReadModels.InlineReadModel = InlineReadModels.make({
+  name: "links",
+  types: [
+    "LinkCreated",
+    "LinkPaymentStarted",
+    "LinkPaid",
+    "LinkPaymentFailed",
+    "LinkRejected",
+    "LinkCancelled",
+    "LinkExpired"
+  ],
+  createTable: [
+    `CREATE TABLE cobro_rm_links (
+    link_id text COLLATE "C" PRIMARY KEY,
+    merchant_id text COLLATE "C" NOT NULL,
+    sandbox boolean NOT NULL,
+    status text NOT NULL,
+    amount_type text NOT NULL,
+    amount numeric,
+    currency text NOT NULL,
+    description text,
+    reference text COLLATE "C",
+    created_at timestamptz NOT NULL,
+    expires_at timestamptz,
+    updated_at timestamptz NOT NULL,
+    version integer NOT NULL)`,
+    `CREATE INDEX cobro_rm_links_newest ON cobro_rm_links (merchant_id, created_at DESC, link_id DESC)`,
+    `CREATE INDEX cobro_rm_links_mode_newest ON cobro_rm_links (merchant_id, sandbox, created_at DESC, link_id DESC)`
+  ],
+  createFunction: `CREATE FUNCTION cobro_rm_links(e cobro_events) RETURNS void LANGUAGE plpgsql AS $$
+  DECLARE
+    v_status text;
+  BEGIN
+    IF NOT starts_with(e.stream_id, 'PaymentLink-') THEN RETURN; END IF;
+    IF e.type = 'LinkCreated' THEN
+      -- expiresAt: exact nanoseconds as a string; the instant kept to the millisecond, as a JS Date.
+      INSERT INTO cobro_rm_links (link_id, merchant_id, sandbox, status, amount_type, amount, currency,
+        description, reference, created_at, expires_at, updated_at, version)
+      VALUES (e.data->>'linkId', e.data->>'merchantId', (e.data->>'sandbox')::boolean, 'ACTIVE',
+        e.data->>'amountType', (e.data->'amount'->>'total')::numeric,
+        coalesce(e.data->'amount'->>'currency', 'COP'), e.data->>'description', e.data->>'reference',
+        (e.data->>'createdAt')::timestamptz,
+        to_timestamp(div((e.data->>'expiresAt')::numeric, 1000000) / 1000.0),
+        (e.data->>'createdAt')::timestamptz, e.stream_version)
+      ON CONFLICT (link_id) DO NOTHING;
+      RETURN;
+    END IF;
+    v_status := CASE e.type
+      WHEN 'LinkPaymentStarted' THEN 'PROCESSING' WHEN 'LinkPaid' THEN 'PAID'
+      WHEN 'LinkPaymentFailed' THEN 'ACTIVE' WHEN 'LinkRejected' THEN 'REJECTED'
+      WHEN 'LinkCancelled' THEN 'CANCELLED' WHEN 'LinkExpired' THEN 'EXPIRED' END;
+    IF v_status IS NULL THEN RETURN; END IF;
+    UPDATE cobro_rm_links
+    SET status = v_status, updated_at = (e.data->>'at')::timestamptz, version = e.stream_version
+    WHERE link_id = substr(e.stream_id, length('PaymentLink-') + 1) AND version < e.stream_version;
+  END $$`
+})
+
+/** The read model as a projection, for `Projection.rebuildAll`. */
+export const projection: Projection.Projection = Projection.inline(model)
+
+interface Row {
+  readonly link_id: string
+  readonly merchant_id: string
+  readonly sandbox: boolean
+  readonly status: string
+  readonly amount_type: "OPEN" | "CLOSE"
+  readonly amount: string | number | null
+  readonly currency: string
+  readonly description: string | null
+  readonly reference: string | null
+  readonly created_at: Date | string
+  readonly expires_at: Date | string | null
+  readonly updated_at: Date | string
+}
+
+const toRow = (row: Row): Listings.LinkRow => ({
+  linkId: row.link_id,
+  merchantId: row.merchant_id,
+  mode: row.sandbox ? "test" : "production",
+  status: row.status,
+  amountType: row.amount_type,
+  amount: row.amount === null ? 0 : Number(row.amount),
+  currency: row.currency,
+  description: row.description,
+  reference: row.reference,
+  createdAt: new Date(row.created_at),
+  expiresAt: row.expires_at === null ? null : new Date(row.expires_at),
+  updatedAt: new Date(row.updated_at)
+})
+
+/** The page `request` of one merchant's links that pass `filter`. */
+const query = (
+  sql: SqlClient.SqlClient,
+  merchantId: string,
+  filter: Listings.LinkFilter,
+  request: Pagination.PageRequest
+): Keyset.Query => ({
+  table: "cobro_rm_links",
+  id: "link_id",
+  scope: [sql`merchant_id = ${merchantId}`],
+  filters: [
+    ...(filter.mode === undefined ? [] : [sql`sandbox = ${filter.mode === "test"}`]),
+    ...(filter.status === undefined ? [] : [sql`status = ${filter.status}`])
+  ],
+  request
+})
+
+/** A page of one merchant's links (`Listings.links`). */
+export const list = (merchantId: string, filter: Listings.LinkFilter, request: Pagination.PageRequest) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    Keyset.page<Row>(query(sql, merchantId, filter, request))
+  ).pipe(Effect.map((page) => ({ data: page.data.map(toRow), hasMore: page.hasMore })))
+
+/** The statement of {@link list}, for the query plans' tests and benchmarks. */
+export const statement = (merchantId: string, filter: Listings.LinkFilter, request: Pagination.PageRequest) =>
+  Effect.map(SqlClient.SqlClient, (sql) =>
+    Keyset.statement<Row>(sql, query(sql, merchantId, filter, request))
+  )

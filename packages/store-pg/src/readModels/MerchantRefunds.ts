@@ -1,0 +1,120 @@
+/**
+ * The list of a merchant's refunds (`Listings.refunds`): one row per `Refund` stream (C8), its
+ * status the refund's state, its currency its payment's (looked up in the log, in the payment's
+ * first event, when the refund is requested). Table `cobro_rm_merchant_refunds`, written by the
+ * store with the refund's events (`InlineReadModels`, migration 10); a row keeps the stream version
+ * it last applied, so a replay applies nothing twice. (`RefundsByTransaction` finds a payment's
+ * refunds; this one lists a merchant's.)
+ *
+ * Indexes: the two keysets the list reads, `(merchant_id, created_at, refund_id)` and with
+ * `sandbox` after the merchant for a mode.
+ */
+import type * as Listings from "@cobro/domain/Listings"
+import type * as Pagination from "@cobro/domain/Pagination"
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as Effect from "effect/Effect"
+import * as InlineReadModels from "../InlineReadModels.js"
+import * as Keyset from "../internal/Keyset.js"
+import * as Projection from "../Projection.js"
+
+/** The read model as migration 10 installs it (`InlineReadModels`). */
+export const model: InlineReadModels.InlineReadModel = InlineReadModels.make({
+  name: "merchant_refunds",
+  types: ["RefundRequested", "RefundApproved", "RefundRejected"],
+  createTable: [
+    `CREATE TABLE cobro_rm_merchant_refunds (
+    refund_id text COLLATE "C" PRIMARY KEY,
+    transaction_id text NOT NULL,
+    merchant_id text COLLATE "C" NOT NULL,
+    sandbox boolean NOT NULL,
+    status text NOT NULL,
+    amount numeric NOT NULL,
+    currency text NOT NULL,
+    created_at timestamptz NOT NULL,
+    updated_at timestamptz NOT NULL,
+    version integer NOT NULL)`,
+    `CREATE INDEX cobro_rm_merchant_refunds_newest
+    ON cobro_rm_merchant_refunds (merchant_id, created_at DESC, refund_id DESC)`,
+    `CREATE INDEX cobro_rm_merchant_refunds_mode_newest
+    ON cobro_rm_merchant_refunds (merchant_id, sandbox, created_at DESC, refund_id DESC)`
+  ],
+  createFunction: `CREATE FUNCTION cobro_rm_merchant_refunds(e cobro_events) RETURNS void LANGUAGE plpgsql AS $$
+  BEGIN
+    IF NOT starts_with(e.stream_id, 'Refund-') THEN RETURN; END IF;
+    IF e.type = 'RefundRequested' THEN
+      INSERT INTO cobro_rm_merchant_refunds (refund_id, transaction_id, merchant_id, sandbox, status, amount,
+        currency, created_at, updated_at, version)
+      VALUES (e.data->>'refundId', e.data->>'transactionId', e.data->>'merchantId', (e.data->>'sandbox')::boolean,
+        'PROCESSING', (e.data->>'amount')::numeric,
+        coalesce((SELECT p.data->'amount'->>'currency' FROM cobro_events p
+          WHERE p.stream_id = 'Payment-' || (e.data->>'transactionId') AND p.stream_version = 1), 'COP'),
+        (e.data->>'requestedAt')::timestamptz, (e.data->>'requestedAt')::timestamptz, e.stream_version)
+      ON CONFLICT (refund_id) DO NOTHING;
+      RETURN;
+    END IF;
+    UPDATE cobro_rm_merchant_refunds
+    SET status = CASE e.type WHEN 'RefundApproved' THEN 'APPROVED' ELSE 'REJECTED' END,
+      updated_at = (e.data->>'dateApplied')::timestamptz, version = e.stream_version
+    WHERE refund_id = substr(e.stream_id, length('Refund-') + 1) AND version < e.stream_version;
+  END $$`
+})
+
+/** The read model as a projection, for `Projection.rebuildAll`. */
+export const projection: Projection.Projection = Projection.inline(model)
+
+interface Row {
+  readonly refund_id: string
+  readonly transaction_id: string
+  readonly merchant_id: string
+  readonly sandbox: boolean
+  readonly status: string
+  readonly amount: string | number
+  readonly currency: string
+  readonly created_at: Date | string
+  readonly updated_at: Date | string
+}
+
+const toRow = (row: Row): Listings.RefundRow => ({
+  refundId: row.refund_id,
+  transactionId: row.transaction_id,
+  merchantId: row.merchant_id,
+  mode: row.sandbox ? "test" : "production",
+  status: row.status,
+  amount: Number(row.amount),
+  currency: row.currency,
+  createdAt: new Date(row.created_at),
+  updatedAt: new Date(row.updated_at)
+})
+
+/** The page `request` of one merchant's refunds that pass `filter`. */
+const query = (
+  sql: SqlClient.SqlClient,
+  merchantId: string,
+  filter: Listings.RefundFilter,
+  request: Pagination.PageRequest
+): Keyset.Query => ({
+  table: "cobro_rm_merchant_refunds",
+  id: "refund_id",
+  scope: [sql`merchant_id = ${merchantId}`],
+  filters: [
+    ...(filter.mode === undefined ? [] : [sql`sandbox = ${filter.mode === "test"}`]),
+    ...(filter.status === undefined ? [] : [sql`status = ${filter.status}`])
+  ],
+  request
+})
+
+/** A page of one merchant's refunds (`Listings.refunds`). */
+export const list = (merchantId: string, filter: Listings.RefundFilter, request: Pagination.PageRequest) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    Keyset.page<Row>(query(sql, merchantId, filter, request))
+  ).pipe(Effect.map((page) => ({ data: page.data.map(toRow), hasMore: page.hasMore })))
+
+/** The statement of {@link list}, for the query plans' tests and benchmarks. */
+export const statement = (
+  merchantId: string,
+  filter: Listings.RefundFilter,
+  request: Pagination.PageRequest
+) =>
+  Effect.map(SqlClient.SqlClient, (sql) =>
+    Keyset.statement<Row>(sql, query(sql, merchantId, filter, request))
+  )

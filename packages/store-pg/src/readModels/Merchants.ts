@@ -1,0 +1,90 @@
+/**
+ * The operator's list of merchants (`Listings.merchants`): one row per `Merchant` stream, its name
+ * and its state (ENABLED, DISABLED). Table `cobro_rm_merchants`, written by the store with the
+ * account's creation and its enabling and disabling (`InlineReadModels`, migration 10); a row keeps
+ * the stream version it last applied, so a replay applies nothing twice.
+ *
+ * The name filter matches a part of the name whatever the case of its ASCII letters (`lower` under
+ * collation "C", as `ListingsFromLog.asciiLower`), reading the keyset index `(created_at,
+ * merchant_id)` and filtering: an operator's list of accounts is short.
+ */
+import type * as Listings from "@cobro/domain/Listings"
+import type * as Pagination from "@cobro/domain/Pagination"
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as Effect from "effect/Effect"
+import * as InlineReadModels from "../InlineReadModels.js"
+import * as Keyset from "../internal/Keyset.js"
+import * as Projection from "../Projection.js"
+
+/** The read model as migration 10 installs it (`InlineReadModels`). */
+export const model: InlineReadModels.InlineReadModel = InlineReadModels.make({
+  name: "merchants",
+  types: ["MerchantCreated", "MerchantEnabled", "MerchantDisabled"],
+  createTable: [
+    `CREATE TABLE cobro_rm_merchants (
+    merchant_id text COLLATE "C" PRIMARY KEY,
+    name text COLLATE "C" NOT NULL,
+    status text NOT NULL,
+    created_at timestamptz NOT NULL,
+    version integer NOT NULL)`,
+    `CREATE INDEX cobro_rm_merchants_newest ON cobro_rm_merchants (created_at DESC, merchant_id DESC)`
+  ],
+  createFunction: `CREATE FUNCTION cobro_rm_merchants(e cobro_events) RETURNS void LANGUAGE plpgsql AS $$
+  BEGIN
+    IF NOT starts_with(e.stream_id, 'Merchant-') THEN RETURN; END IF;
+    IF e.type = 'MerchantCreated' THEN
+      INSERT INTO cobro_rm_merchants (merchant_id, name, status, created_at, version)
+      VALUES (e.data->>'merchantId', e.data->>'name', 'ENABLED', (e.data->>'createdAt')::timestamptz,
+        e.stream_version)
+      ON CONFLICT (merchant_id) DO NOTHING;
+      RETURN;
+    END IF;
+    UPDATE cobro_rm_merchants
+    SET status = CASE e.type WHEN 'MerchantEnabled' THEN 'ENABLED' ELSE 'DISABLED' END,
+      version = e.stream_version
+    WHERE merchant_id = substr(e.stream_id, length('Merchant-') + 1) AND version < e.stream_version;
+  END $$`
+})
+
+/** The read model as a projection, for `Projection.rebuildAll`. */
+export const projection: Projection.Projection = Projection.inline(model)
+
+interface Row {
+  readonly merchant_id: string
+  readonly name: string
+  readonly status: "ENABLED" | "DISABLED"
+  readonly created_at: Date | string
+}
+
+const toRow = (row: Row): Listings.MerchantRow => ({
+  merchantId: row.merchant_id,
+  name: row.name,
+  status: row.status,
+  createdAt: new Date(row.created_at)
+})
+
+/** The page `request` of the merchants that pass `filter`. */
+const query = (
+  sql: SqlClient.SqlClient,
+  filter: Listings.MerchantFilter,
+  request: Pagination.PageRequest
+): Keyset.Query => ({
+  table: "cobro_rm_merchants",
+  id: "merchant_id",
+  scope: [],
+  filters: [
+    ...(filter.status === undefined ? [] : [sql`status = ${filter.status}`]),
+    ...(filter.name === undefined ? [] : [sql`strpos(lower(name), lower(${filter.name} COLLATE "C")) > 0`])
+  ],
+  request
+})
+
+/** A page of the merchants (`Listings.merchants`). */
+export const list = (filter: Listings.MerchantFilter, request: Pagination.PageRequest) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) => Keyset.page<Row>(query(sql, filter, request))).pipe(
+    Effect.map((page) => ({ data: page.data.map(toRow), hasMore: page.hasMore }))
+  )
+
+/** The statement of {@link list}, for the query plans' tests and benchmarks. */
+export const statement = (filter: Listings.MerchantFilter, request: Pagination.PageRequest) =>
+  Effect.map(SqlClient.SqlClient, (sql) => Keyset.statement<Row>(sql, query(sql, filter, request)))

@@ -1,0 +1,116 @@
+/**
+ * The list of a merchant's panel users (`Listings.users`): one row per `PanelUser` stream, its
+ * status the user's state (ACTIVE, DISABLED). Table `cobro_rm_panel_users`, written by the store
+ * with the events that change a row: the creation, a sign-in, a role change, the disabling
+ * (`InlineReadModels`, migration 10). A failed sign-in and a password change change no listed
+ * field, so their trigger does not even run: the attempts an attacker makes cost no write here. A
+ * row keeps the stream version it last applied, so a replay applies nothing twice; `updated_at` is
+ * the instant of the last event applied.
+ *
+ * Indexes: the two keysets the list reads, `(merchant_id, created_at, user_id)` and with `status`
+ * after the merchant (the few disabled users found without walking the active ones); the role
+ * filter is checked along either. A sign-in changes no indexed column, so its update can stay on
+ * the row's page (a HOT update) and write no index.
+ */
+import type * as Listings from "@cobro/domain/Listings"
+import type * as Pagination from "@cobro/domain/Pagination"
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as Effect from "effect/Effect"
+import * as InlineReadModels from "../InlineReadModels.js"
+import * as Keyset from "../internal/Keyset.js"
+import * as Projection from "../Projection.js"
+
+/** The read model as migration 10 installs it (`InlineReadModels`). */
+export const model: InlineReadModels.InlineReadModel = InlineReadModels.make({
+  name: "panel_users",
+  // Not SignInFailed nor PasswordChanged: they change nothing listed.
+  types: ["PanelUserCreated", "SignedIn", "RoleChanged", "PanelUserDisabled"],
+  createTable: [
+    `CREATE TABLE cobro_rm_panel_users (
+    user_id text COLLATE "C" PRIMARY KEY,
+    merchant_id text COLLATE "C" NOT NULL,
+    email text COLLATE "C" NOT NULL,
+    role text NOT NULL,
+    status text NOT NULL,
+    created_at timestamptz NOT NULL,
+    last_sign_in_at timestamptz,
+    updated_at timestamptz NOT NULL,
+    version integer NOT NULL)`,
+    `CREATE INDEX cobro_rm_panel_users_newest ON cobro_rm_panel_users (merchant_id, created_at DESC, user_id DESC)`,
+    `CREATE INDEX cobro_rm_panel_users_status_newest
+    ON cobro_rm_panel_users (merchant_id, status, created_at DESC, user_id DESC)`
+  ],
+  createFunction: `CREATE FUNCTION cobro_rm_panel_users(e cobro_events) RETURNS void LANGUAGE plpgsql AS $$
+  BEGIN
+    IF NOT starts_with(e.stream_id, 'PanelUser-') THEN RETURN; END IF;
+    IF e.type = 'PanelUserCreated' THEN
+      INSERT INTO cobro_rm_panel_users (user_id, merchant_id, email, role, status, created_at,
+        last_sign_in_at, updated_at, version)
+      VALUES (e.data->>'userId', e.data->>'merchantId', e.data->>'email', e.data->>'role', 'ACTIVE',
+        (e.data->>'createdAt')::timestamptz, NULL, (e.data->>'createdAt')::timestamptz, e.stream_version)
+      ON CONFLICT (user_id) DO NOTHING;
+      RETURN;
+    END IF;
+    UPDATE cobro_rm_panel_users
+    SET role = CASE e.type WHEN 'RoleChanged' THEN e.data->>'role' ELSE role END,
+      status = CASE e.type WHEN 'PanelUserDisabled' THEN 'DISABLED' ELSE status END,
+      last_sign_in_at = CASE e.type WHEN 'SignedIn' THEN (e.data->>'at')::timestamptz ELSE last_sign_in_at END,
+      updated_at = (e.data->>'at')::timestamptz,
+      version = e.stream_version
+    WHERE user_id = substr(e.stream_id, length('PanelUser-') + 1) AND version < e.stream_version;
+  END $$`
+})
+
+/** The read model as a projection, for `Projection.rebuildAll`. */
+export const projection: Projection.Projection = Projection.inline(model)
+
+interface Row {
+  readonly user_id: string
+  readonly merchant_id: string
+  readonly email: string
+  readonly role: Listings.UserRow["role"]
+  readonly status: Listings.UserRow["status"]
+  readonly created_at: Date | string
+  readonly last_sign_in_at: Date | string | null
+  readonly updated_at: Date | string
+}
+
+const toRow = (row: Row): Listings.UserRow => ({
+  userId: row.user_id,
+  merchantId: row.merchant_id,
+  email: row.email,
+  role: row.role,
+  status: row.status,
+  createdAt: new Date(row.created_at),
+  lastSignInAt: row.last_sign_in_at === null ? null : new Date(row.last_sign_in_at),
+  updatedAt: new Date(row.updated_at)
+})
+
+/** The page `request` of one merchant's users that pass `filter`. */
+const query = (
+  sql: SqlClient.SqlClient,
+  merchantId: string,
+  filter: Listings.UserFilter,
+  request: Pagination.PageRequest
+): Keyset.Query => ({
+  table: "cobro_rm_panel_users",
+  id: "user_id",
+  scope: [sql`merchant_id = ${merchantId}`],
+  filters: [
+    ...(filter.role === undefined ? [] : [sql`role = ${filter.role}`]),
+    ...(filter.status === undefined ? [] : [sql`status = ${filter.status}`])
+  ],
+  request
+})
+
+/** A page of one merchant's panel users (`Listings.users`). */
+export const list = (merchantId: string, filter: Listings.UserFilter, request: Pagination.PageRequest) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    Keyset.page<Row>(query(sql, merchantId, filter, request))
+  ).pipe(Effect.map((page) => ({ data: page.data.map(toRow), hasMore: page.hasMore })))
+
+/** The statement of {@link list}, for the query plans' tests and benchmarks. */
+export const statement = (merchantId: string, filter: Listings.UserFilter, request: Pagination.PageRequest) =>
+  Effect.map(SqlClient.SqlClient, (sql) =>
+    Keyset.statement<Row>(sql, query(sql, merchantId, filter, request))
+  )
