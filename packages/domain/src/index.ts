@@ -6,6 +6,7 @@
 
 // The decider kernel: deciders, aggregates, transition tables, the command handler and the event store port
 export * as Aggregate from "./kernel/Aggregate.js"
+export * as AppendFence from "./kernel/AppendFence.js"
 export * as CommandHandler from "./kernel/CommandHandler.js"
 export * as Decider from "./kernel/Decider.js"
 export * as DerivedId from "./kernel/DerivedId.js"
@@ -79,6 +80,7 @@ export * as PanelSessions from "./panel/PanelSessions.js"
 export * as PanelUser from "./panel/PanelUser.js"
 export * as PanelUserList from "./panel/PanelUserList.js"
 export * as PasswordHasher from "./panel/PasswordHasher.js"
+export * as SignInFailures from "./panel/SignInFailures.js"
 export * as TestNotification from "./panel/TestNotification.js"
 
 // For auditors: histories, the transparency log port, the state-machine docs

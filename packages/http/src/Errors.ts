@@ -54,6 +54,13 @@ export const Codes = {
   IdempotencyKeyReused: "IdempotencyKeyReused",
   /** 409: a request with this `Idempotency-Key` is still running. */
   IdempotencyKeyInUse: "IdempotencyKeyInUse",
+  /**
+   * 409: the request with this `Idempotency-Key` took effect but its answer was lost (its node
+   * stopped) and the route cannot make it again: read the resource.
+   */
+  IdempotencyKeyUnanswered: "IdempotencyKeyUnanswered",
+  /** 503: the database cannot take the request now; retry after `Retry-After` seconds. */
+  Unavailable: "Unavailable",
   /** 409 (admin): the serial is bound already with another model or name. */
   TerminalAlreadyBound: "TerminalAlreadyBound",
   /** 409 (admin): the server does not run on the virtual clock. */

@@ -1,11 +1,16 @@
 /**
- * `Idempotency-Key` on every POST (issue 4, beyond the spec, as Stripe and Square have it): the same
- * key with the same method, path and body within 24 hours gets the first response again, byte for
- * byte; the same key with another request, or while the first is still running, is a 409. Keys are
- * scoped to the merchant and mode of the request's key (admin requests share one admin scope).
- * A running request renews its key's lease (`IdempotencyStore.LEASE_MS`) every
- * `RENEW_EVERY_MS`: a retry cannot run beside it, and after a crash the key is free once the lease
- * lapses (S-8).
+ * `Idempotency-Key` on every request with an effect (POST, PUT, PATCH, DELETE; beyond the spec, as
+ * Stripe and Square have it): the same key with the same method, path and body within 24 hours gets
+ * the first response again, byte for byte; the same key with another request is a 409, and so is a
+ * retry while the first still runs. Keys are scoped to the merchant and mode of the request's key
+ * (admin requests share one admin scope).
+ *
+ * A key is a record with a recovery point (brief, "Exactly once at the edge";
+ * `IdempotencyStore`): the request runs under the key's fence, so its first effect commits with
+ * the key marked committed, and from then on no retry runs it again. The request runs to its end
+ * even if its client goes away, and its answer is recorded whatever its status; a retry after its
+ * node died answers from what it wrote (`IdempotencyRecovery`). While it runs it renews its lease
+ * every `RENEW_EVERY_MS`; a key whose request died before any effect is free once the lease lapses.
  *
  * A fingerprint is an unsalted SHA-256 kept 24 hours, so a body member that is a secret is left out
  * of it ({@link UNFINGERPRINTED}): the store then never holds a fast, guessable hash of a password.
@@ -17,14 +22,18 @@ import * as ExactJson from "@cobro/domain/ExactJson"
 import * as IdempotencyStore from "@cobro/domain/IdempotencyStore"
 import * as KeyVault from "@cobro/domain/KeyVault"
 import * as MerchantDirectory from "@cobro/domain/MerchantDirectory"
+import * as AppendFence from "@cobro/domain/AppendFence"
 import * as DateTime from "effect/DateTime"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
+import * as Schedule from "effect/Schedule"
 import * as Authentication from "./Authentication.js"
 import * as Errors from "./Errors.js"
+import * as IdempotencyRecovery from "./IdempotencyRecovery.js"
 import * as RequestBody from "./RequestBody.js"
 
 /** The request header. */
@@ -160,10 +169,116 @@ const recordable = (response: HttpServerResponse.HttpServerResponse): Option.Opt
   }
 }
 
+/** The methods whose requests may have an effect, and so take an `Idempotency-Key`. */
+export const METHODS: ReadonlySet<string> = new Set(["POST", "PUT", "PATCH", "DELETE"])
+
+/** How long a client waits before retrying a key in use, or while the database is away: seconds. */
+export const RETRY_AFTER_SECONDS = 1
+
+const withRetryAfter = (response: HttpServerResponse.HttpServerResponse) =>
+  HttpServerResponse.setHeader(response, "retry-after", String(RETRY_AFTER_SECONDS))
+
+const inUse = (message: string) => withRetryAfter(conflict(Errors.Codes.IdempotencyKeyInUse, message))
+
+const unavailable = () =>
+  withRetryAfter(
+    Errors.toResponse(
+      new Errors.ServiceUnavailable({
+        errors: [Errors.item(Errors.Codes.Unavailable, "the service cannot take this request now; retry")]
+      })
+    )
+  )
+
 /**
- * Wraps an app that answers every request with a response (errors already written): POST requests
- * with an `Idempotency-Key` of an authenticated caller are reserved, answered once and replayed.
- * Responses of 5xx are not kept: the key can be retried.
+ * How an answer's recording is retried while the database is away: backing off to every 5 seconds,
+ * for 2 minutes; past that the key is recovered by a retry once its lease lapses.
+ */
+const recordingSchedule = Schedule.exponential("100 millis").pipe(
+  Schedule.either(Schedule.spaced("5 seconds")),
+  Schedule.upTo("2 minutes")
+)
+
+/** What to record of an answer: the response as text, or nothing (a stream cannot be replayed). */
+const toStored = (
+  response: HttpServerResponse.HttpServerResponse
+): Option.Option<IdempotencyStore.StoredResponse> =>
+  Option.map(recordable(response), (body) => ({
+    status: response.status,
+    contentType: response.headers["content-type"] ?? contentTypeOf(response),
+    body
+  }))
+
+/**
+ * Records the end of the owner's request: its answer, or, with none to record (a failure, an
+ * interruption, a stream), the key's release (which keeps a key whose request committed an effect).
+ */
+const settle = (
+  store: IdempotencyStore.IdempotencyStore["Type"],
+  scope: IdempotencyStore.Scope,
+  owner: string,
+  answer: Option.Option<IdempotencyStore.StoredResponse>
+): Effect.Effect<IdempotencyStore.Completion> =>
+  Option.match(answer, {
+    onNone: () => Effect.as(store.release(scope, owner), "Released" as const),
+    onSome: (response) => store.complete(scope, owner, response)
+  })
+
+/**
+ * Runs the app under the owner's key, to its end whoever waits for it: its exit is handed to
+ * `answered` as soon as the app and the recording of its answer are done, or when the recording
+ * fails, which then goes on in the background until the database takes it.
+ */
+const runHeld = <E, R>(
+  app: HttpApp.Default<E, R>,
+  store: IdempotencyStore.IdempotencyStore["Type"],
+  scope: IdempotencyStore.Scope,
+  owner: string,
+  answered: Deferred.Deferred<HttpServerResponse.HttpServerResponse, E>
+) =>
+  Effect.gen(function* () {
+    // Interruptible whatever the region the server runs the app in: it ends when the answer is kept.
+    const lease = yield* Effect.fork(Effect.interruptible(renewLease(store, scope, owner)))
+    const exit = yield* Effect.exit(
+      Effect.provideService(app, AppendFence.AppendFence, store.fence(scope, owner))
+    )
+    const stored = Exit.isSuccess(exit) ? toStored(exit.value) : Option.none()
+    const settled = yield* Effect.exit(settle(store, scope, owner, stored))
+    if (Exit.isSuccess(settled)) {
+      // A 5xx whose key another request had taken: this request's appends were refused by the fence.
+      const lost = settled.value === "Lost" && Exit.isSuccess(exit) && exit.value.status >= 500
+      yield* Deferred.done(
+        answered,
+        lost ? Exit.succeed(inUse("another request took this Idempotency-Key over; retry")) : exit
+      )
+      if (settled.value === "Lost") {
+        yield* Effect.logWarning(
+          "Idempotency-Key: the key's lease lapsed while its request ran; its answer is not kept"
+        )
+      }
+      return yield* Fiber.interrupt(lease)
+    }
+    yield* Deferred.done(answered, exit)
+    yield* Effect.logError(
+      "Idempotency-Key: the answer could not be recorded; retrying in the background",
+      settled.cause
+    )
+    yield* settle(store, scope, owner, stored).pipe(
+      Effect.sandbox,
+      Effect.retry(recordingSchedule),
+      Effect.catchAllCause((cause) =>
+        Effect.logError(
+          "Idempotency-Key: the answer could not be recorded; a retry recovers the key once its lease lapses",
+          cause
+        )
+      ),
+      Effect.ensuring(Fiber.interrupt(lease))
+    )
+  })
+
+/**
+ * Wraps an app that answers every request with a response (errors already written): requests with
+ * an effect that carry an `Idempotency-Key` of an authenticated caller are reserved, run once under
+ * the key's fence, answered once and replayed.
  */
 export const middleware = <E, R>(
   app: HttpApp.Default<E, R>
@@ -178,7 +293,7 @@ export const middleware = <E, R>(
   Effect.gen(function* () {
     const request = yield* HttpServerRequest.HttpServerRequest
     const key = request.headers[HEADER]
-    if (request.method !== "POST" || key === undefined) return yield* app
+    if (!METHODS.has(request.method) || key === undefined) return yield* app
     if (key.trim() === "" || key.length > MAX_KEY_LENGTH) {
       return Errors.toResponse(
         Errors.BadRequest.of(
@@ -195,9 +310,14 @@ export const middleware = <E, R>(
     const store = yield* IdempotencyStore.IdempotencyStore
     const scope: IdempotencyStore.Scope = { ...owner.value, key }
     const print = yield* fingerprint(request.method, request.url, body.right)
-    // This request's claim on the key: only it may renew, complete or release the reservation.
+    // This request's claim on the key: only it may renew, fence, complete or release the reservation.
     const reservationOwner = globalThis.crypto.randomUUID()
-    const reservation = yield* store.reserve(scope, print, yield* DateTime.now, reservationOwner)
+    const reserved = yield* Effect.exit(store.reserve(scope, print, yield* DateTime.now, reservationOwner))
+    if (Exit.isFailure(reserved)) {
+      yield* Effect.logError("Idempotency-Key: the key could not be reserved", reserved.cause)
+      return unavailable()
+    }
+    const reservation = reserved.value
     switch (reservation._tag) {
       case "Replay":
         return replay(reservation.response)
@@ -207,43 +327,24 @@ export const middleware = <E, R>(
           "this Idempotency-Key was used with another request; use a new key"
         )
       case "InProgress":
-        return conflict(
-          Errors.Codes.IdempotencyKeyInUse,
-          "a request with this Idempotency-Key is still running"
+        return inUse("a request with this Idempotency-Key is still running")
+      case "Recover": {
+        const path = request.url.split("?", 1)[0]!
+        const response = yield* IdempotencyRecovery.answer(request.method, path, reservation.resource)
+        yield* settle(store, scope, reservationOwner, toStored(response)).pipe(
+          Effect.catchAllCause((cause) =>
+            Effect.logError("Idempotency-Key: the recovered answer could not be recorded", cause)
+          )
         )
+        return HttpServerResponse.setHeader(response, REPLAYED_HEADER, "true")
+      }
       case "Reserved":
         break
     }
-    // Interruptible whatever the region the server runs the app in: it ends when the request is answered.
-    const lease = yield* Effect.fork(Effect.interruptible(renewLease(store, scope, reservationOwner)))
-    const exit = yield* Effect.exit(app).pipe(
-      Effect.ensuring(Fiber.interrupt(lease)),
-      Effect.onInterrupt(() => store.release(scope, reservationOwner))
-    )
-    const kept =
-      Exit.isSuccess(exit) && exit.value.status < 500
-        ? Option.map(recordable(exit.value), (text) => ({ response: exit.value, text }))
-        : Option.none()
-    yield* Option.match(kept, {
-      onNone: () => store.release(scope, reservationOwner),
-      onSome: ({ response, text }) =>
-        store
-          .complete(scope, reservationOwner, {
-            status: response.status,
-            contentType: response.headers["content-type"] ?? contentTypeOf(response),
-            body: text
-          })
-          .pipe(
-            Effect.tap((recorded) =>
-              recorded
-                ? Effect.void
-                : Effect.logWarning(
-                    "Idempotency-Key: the key's lease lapsed while its request ran; its answer is not kept"
-                  )
-            )
-          )
-    })
-    return yield* exit
+    // The request runs in a fiber of its own: a client that goes away does not stop what it started.
+    const answered = yield* Deferred.make<HttpServerResponse.HttpServerResponse, E>()
+    yield* Effect.forkDaemon(runHeld(app, store, scope, reservationOwner, answered))
+    return yield* Deferred.await(answered)
   })
 
 const contentTypeOf = (response: HttpServerResponse.HttpServerResponse): string | undefined =>

@@ -2,6 +2,7 @@
  * The `Idempotency-Key` store over PGlite and PostgreSQL: reserve, replay, mismatch, in progress,
  * release, expiry after 24 hours of the caller's clock, exact bodies, and the reservation race.
  */
+import * as AppendFence from "@cobro/domain/AppendFence"
 import * as IdempotencyStore from "@cobro/domain/IdempotencyStore"
 import { expect, layer } from "@effect/vitest"
 import * as SqlClient from "@effect/sql/SqlClient"
@@ -48,6 +49,40 @@ const release = (scope: IdempotencyStore.Scope, owner: string = OWNER) =>
   Effect.flatMap(store, (s) => s.release(scope, owner))
 const renew = (scope: IdempotencyStore.Scope, now: DateTime.Utc, owner: string = OWNER) =>
   Effect.flatMap(store, (s) => s.renew(scope, owner, now))
+
+/**
+ * The effect of a request in these tests: a row of `idempotency_effects` written under the owner's
+ * fence, as an event store's append is.
+ */
+const effect = (scope: IdempotencyStore.Scope, owner: string, resource: string) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const fence = (yield* store).fence(scope, owner)
+    return yield* fence.around(
+      resource,
+      sql`INSERT INTO idempotency_effects (key, owner, resource) VALUES (${scope.key}, ${owner}, ${resource})`
+    )
+  }).pipe(
+    Effect.as(true),
+    Effect.catchAllDefect((defect) =>
+      defect instanceof AppendFence.KeyLost ? Effect.succeed(false) : Effect.die(defect)
+    ),
+    Effect.orDie
+  )
+
+/** The effects of `scope`'s key that committed. */
+const effects = (scope: IdempotencyStore.Scope) =>
+  Effect.flatMap(
+    SqlClient.SqlClient,
+    (sql) =>
+      sql<{ owner: string; resource: string }>`
+      SELECT owner, resource FROM idempotency_effects WHERE key = ${scope.key} ORDER BY n`
+  ).pipe(Effect.orDie)
+
+const effectsTable = Effect.flatMap(
+  SqlClient.SqlClient,
+  (sql) => sql`CREATE TABLE IF NOT EXISTS idempotency_effects (n serial, key text, owner text, resource text)`
+).pipe(Effect.orDie)
 
 const created: IdempotencyStore.StoredResponse = {
   status: 201,
@@ -151,13 +186,13 @@ const idempotencySuite = (
           // The first owner was only slow after all: its answer and its release change nothing.
           expect(
             yield* complete(scope, { status: 500, contentType: undefined, body: "late" }, "crashed")
-          ).toBe(false)
+          ).toBe("Lost")
           yield* release(scope, "crashed")
           expect(yield* renew(scope, later(LEASE_MS + 1), "crashed")).toBe(false)
           expect(yield* reserve(scope, "other", later(LEASE_MS + 2), "third")).toEqual(
             Reservation.InProgress()
           )
-          expect(yield* complete(scope, created, "retry")).toBe(true)
+          expect(yield* complete(scope, created, "retry")).toBe("Recorded")
           expect(yield* reserve(scope, "other", later(LEASE_MS + 3), "third")).toEqual(
             Reservation.Replay({ response: created })
           )
@@ -177,7 +212,7 @@ const idempotencySuite = (
               Reservation.InProgress()
             )
           }
-          expect(yield* complete(scope, created, "slow")).toBe(true)
+          expect(yield* complete(scope, created, "slow")).toBe("Recorded")
           expect(yield* reserve(scope, "fp", later(10 * LEASE_MS), "retry")).toEqual(
             Reservation.Replay({ response: created })
           )
@@ -207,7 +242,7 @@ const idempotencySuite = (
               [complete(scope, answer, owner), complete(scope, { ...answer, body: "{}" }, loser)],
               { concurrency: "unbounded" }
             )
-            expect([kept, dropped]).toEqual([true, false])
+            expect([kept, dropped]).toEqual(["Recorded", "Lost"])
             expect(yield* reserve(scope, "fp", later(2 * LEASE_MS), "third")).toEqual(
               Reservation.Replay({ response: answer })
             )
@@ -339,9 +374,88 @@ const idempotencySuite = (
       })
     )
 
+    it.effect(
+      "a key is a record: once an effect of its request commits under the fence, the key is never released nor run again; after the lease a retry recovers it from the resource",
+      () =>
+        Effect.gen(function* () {
+          yield* effectsTable
+          const scope = freshScope()
+          expect(yield* reserve(scope, "fp", t0, "first")).toEqual(Reservation.Reserved())
+          expect(yield* effect(scope, "first", "TerminalCheckout-INT_1")).toBe(true)
+          expect(yield* effect(scope, "first", "Merchant-MER_1")).toBe(true)
+          // The request fails now (a 5xx, an interruption): the key is not forgotten.
+          yield* release(scope, "first")
+          expect(yield* reserve(scope, "fp", later(LEASE_MS - 1), "retry")).toEqual(Reservation.InProgress())
+          // Its process died: past the lease, a retry holds the key to answer from the first resource.
+          expect(yield* reserve(scope, "fp", later(LEASE_MS), "retry")).toEqual(
+            Reservation.Recover({ resource: "TerminalCheckout-INT_1" })
+          )
+          expect(yield* reserve(scope, "fp", later(LEASE_MS + 1), "third")).toEqual(Reservation.InProgress())
+          expect(yield* reserve(scope, "other", later(LEASE_MS + 1), "third")).toEqual(Reservation.Mismatch())
+          // The first request was only slow: its next effect is refused, its answer not kept.
+          expect(yield* effect(scope, "first", "TerminalCheckout-INT_1")).toBe(false)
+          expect(yield* complete(scope, created, "first")).toBe("Lost")
+          const recovered = { status: 201, contentType: "application/json", body: '{"recovered":true}' }
+          expect(yield* complete(scope, recovered, "retry")).toBe("Recorded")
+          expect(yield* reserve(scope, "fp", later(LEASE_MS + 2), "fourth")).toEqual(
+            Reservation.Replay({ response: recovered })
+          )
+          expect((yield* effects(scope)).map((e) => e.resource)).toEqual([
+            "TerminalCheckout-INT_1",
+            "Merchant-MER_1"
+          ])
+        })
+    )
+
+    it.effect(
+      "a 5xx after an effect committed is kept like any answer; a 5xx before any effect releases the key",
+      () =>
+        Effect.gen(function* () {
+          yield* effectsTable
+          const failed = { status: 503, contentType: "application/json", body: '{"errors":[]}' }
+          const committed = freshScope()
+          yield* reserve(committed, "fp")
+          expect(yield* effect(committed, OWNER, "PaymentLink-LNK_1")).toBe(true)
+          expect(yield* complete(committed, failed)).toBe("Recorded")
+          expect(yield* reserve(committed, "fp", later(1), "retry")).toEqual(
+            Reservation.Replay({ response: failed })
+          )
+          const untouched = freshScope()
+          yield* reserve(untouched, "fp")
+          expect(yield* complete(untouched, failed)).toBe("Released")
+          expect(yield* reserve(untouched, "fp", later(1), "retry")).toEqual(Reservation.Reserved())
+        })
+    )
+
+    it.effect(
+      "an effect racing a takeover at the end of the lease, on two connections: either it commits and the retry recovers, or the retry runs and the effect is not written; never both",
+      () =>
+        Effect.gen(function* () {
+          yield* effectsTable
+          for (let round = 0; round < 20; round++) {
+            const scope = freshScope()
+            yield* reserve(scope, "fp", t0, "first")
+            const [written, retried] = yield* Effect.all(
+              [
+                effect(scope, "first", "PaymentLink-LNK_1"),
+                reserve(scope, "fp", later(LEASE_MS + round), "retry")
+              ],
+              { concurrency: "unbounded" }
+            )
+            expect([written, retried._tag]).toEqual(written ? [true, "Recover"] : [false, "Reserved"])
+            expect((yield* effects(scope)).length).toBe(written ? 1 : 0)
+            if (!written) {
+              // The retry runs the request itself: its effect is the only one.
+              expect(yield* effect(scope, "retry", "PaymentLink-LNK_2")).toBe(true)
+              expect((yield* effects(scope)).map((e) => e.owner)).toEqual(["retry"])
+            }
+          }
+        })
+    )
+
     it.effect.prop(
       // Steps also renew, and act as the owner or a stale one (issue 17: leases).
-      "for random sequences of reserve, complete, release and time, the store agrees with a model of the port",
+      "for random sequences of reserve, effects under the fence, complete, release and time, the store agrees with a model of the port",
       [
         FastCheck.array(
           FastCheck.oneof(
@@ -351,9 +465,13 @@ const idempotencySuite = (
             }),
             FastCheck.record({
               _tag: FastCheck.constant("complete" as const),
-              status: FastCheck.integer({ min: 200, max: 499 }),
+              status: FastCheck.oneof(
+                FastCheck.integer({ min: 200, max: 499 }),
+                FastCheck.integer({ min: 500, max: 599 })
+              ),
               stale: FastCheck.boolean()
             }),
+            FastCheck.record({ _tag: FastCheck.constant("effect" as const), stale: FastCheck.boolean() }),
             FastCheck.record({ _tag: FastCheck.constant("release" as const), stale: FastCheck.boolean() }),
             FastCheck.record({ _tag: FastCheck.constant("renew" as const), stale: FastCheck.boolean() }),
             FastCheck.record({
@@ -369,6 +487,7 @@ const idempotencySuite = (
       ],
       ([steps]) =>
         Effect.gen(function* () {
+          yield* effectsTable
           const scope = freshScope()
           type Model =
             | undefined
@@ -376,9 +495,12 @@ const idempotencySuite = (
                 fingerprint: string
                 owner: string
                 response: IdempotencyStore.StoredResponse | undefined
+                /** The first resource an effect of the request wrote: its recovery point. */
+                resource: string | undefined
                 expiresAt: number
                 leaseUntil: number
               }
+          let committed = 0
           let model: Model = undefined
           let now = DateTime.toEpochMillis(t0)
           // The owner of the last reservation taken: the request that runs now, if any.
@@ -386,7 +508,7 @@ const idempotencySuite = (
           const live = () =>
             model !== undefined &&
             model.expiresAt > now &&
-            (model.response !== undefined || model.leaseUntil > now)
+            (model.response !== undefined || model.resource !== undefined || model.leaseUntil > now)
               ? model
               : undefined
           const running = (owner: string) =>
@@ -400,9 +522,11 @@ const idempotencySuite = (
                     ? Reservation.Reserved()
                     : found.fingerprint !== step.fingerprint
                       ? Reservation.Mismatch()
-                      : found.response === undefined
-                        ? Reservation.InProgress()
-                        : Reservation.Replay({ response: found.response })
+                      : found.response !== undefined
+                        ? Reservation.Replay({ response: found.response })
+                        : found.resource !== undefined && found.leaseUntil <= now
+                          ? Reservation.Recover({ resource: found.resource })
+                          : Reservation.InProgress()
                 const owner = `owner-${i}`
                 expect(yield* reserve(scope, step.fingerprint, DateTime.unsafeMake(now), owner)).toEqual(
                   expected
@@ -413,9 +537,13 @@ const idempotencySuite = (
                     fingerprint: step.fingerprint,
                     owner,
                     response: undefined,
+                    resource: undefined,
                     expiresAt: now + RETENTION_MS,
                     leaseUntil: now + LEASE_MS
                   }
+                } else if (expected._tag === "Recover") {
+                  current = owner
+                  model = { ...found, owner, leaseUntil: now + LEASE_MS }
                 }
                 break
               }
@@ -426,15 +554,32 @@ const idempotencySuite = (
                   contentType: "application/json",
                   body: `{"n":${now}}`
                 }
-                const recorded = running(owner)
-                expect(yield* complete(scope, response, owner)).toBe(recorded)
-                if (recorded) model = { ...model!, response }
+                const completion = !running(owner)
+                  ? "Lost"
+                  : response.status >= 500 && model!.resource === undefined
+                    ? "Released"
+                    : "Recorded"
+                expect(yield* complete(scope, response, owner)).toBe(completion)
+                if (completion === "Recorded") model = { ...model!, response }
+                if (completion === "Released") model = undefined
+                break
+              }
+              case "effect": {
+                const owner = step.stale ? "stale" : current
+                // The fence refuses only a key another request holds (or none at all).
+                const allowed = model !== undefined && model.owner === owner
+                expect(yield* effect(scope, owner, `Stream-${i}`)).toBe(allowed)
+                if (allowed) {
+                  committed++
+                  model = { ...model!, resource: model!.resource ?? `Stream-${i}` }
+                }
+                expect((yield* effects(scope)).length).toBe(committed)
                 break
               }
               case "release": {
                 const owner = step.stale ? "stale" : current
                 yield* release(scope, owner)
-                if (running(owner)) model = undefined
+                if (running(owner) && model!.resource === undefined) model = undefined
                 break
               }
               case "renew": {

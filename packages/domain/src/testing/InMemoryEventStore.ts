@@ -8,6 +8,7 @@ import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import * as Chunk from "effect/Chunk"
 import * as Option from "effect/Option"
+import * as AppendFence from "../kernel/AppendFence.js"
 import * as EventStore from "../kernel/EventStore.js"
 import * as IdGenerator from "../kernel/IdGenerator.js"
 
@@ -94,10 +95,15 @@ export const make: Effect.Effect<EventStore.EventStore["Type"]> = Effect.sync(()
     })
   }
 
-  const append: EventStore.EventStore["Type"]["append"] = (streamId, batch, expected) =>
-    Effect.clockWith((clock) =>
+  // An append of events runs under the fiber's fence (an Idempotency-Key's), an empty one writes nothing.
+  const append: EventStore.EventStore["Type"]["append"] = (streamId, batch, expected) => {
+    const decided = Effect.clockWith((clock) =>
       Effect.suspend(() => decide(streamId, batch, expected, new Date(clock.unsafeCurrentTimeMillis())))
     )
+    return batch.length === 0
+      ? decided
+      : Effect.flatMap(AppendFence.AppendFence, (fence) => fence.around(streamId, decided))
+  }
 
   /** Undoes the appends made since the log held `length` events (a failed batch). */
   const truncate = (length: number) => {
@@ -111,6 +117,13 @@ export const make: Effect.Effect<EventStore.EventStore["Type"]> = Effect.sync(()
 
   // One "transaction": every item decided in order on what the previous ones wrote, then kept or undone.
   const appendBatch: EventStore.EventStore["Type"]["appendBatch"] = (items) =>
+    items.length === 0
+      ? Effect.succeed([])
+      : Effect.flatMap(AppendFence.AppendFence, (fence) =>
+          fence.around(items[0]!.streamId, appendBatchUnfenced(items))
+        )
+
+  const appendBatchUnfenced: EventStore.EventStore["Type"]["appendBatch"] = (items) =>
     Effect.clockWith((clock) =>
       Effect.suspend(
         (): Effect.Effect<

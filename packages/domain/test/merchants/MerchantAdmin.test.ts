@@ -315,10 +315,10 @@ describe("IdempotencyStore.layerMemory", () => {
         expect((yield* store.reserve(scope, "f1", at(2 * lease - 2), "o2"))._tag).toBe("InProgress")
         expect((yield* store.reserve(scope, "f2", at(2 * lease - 1), "o2"))._tag).toBe("Reserved")
         expect(yield* store.renew(scope, "o1", at(2 * lease))).toBe(false)
-        expect(yield* store.complete(scope, "o1", response)).toBe(false)
+        expect(yield* store.complete(scope, "o1", response)).toBe("Lost")
         yield* store.release(scope, "o1")
         expect((yield* store.reserve(scope, "f2", at(2 * lease), "o3"))._tag).toBe("InProgress")
-        expect(yield* store.complete(scope, "o2", response)).toBe(true)
+        expect(yield* store.complete(scope, "o2", response)).toBe("Recorded")
         expect(yield* store.reserve(scope, "f2", at(2 * lease), "o3")).toEqual(
           IdempotencyStore.Reservation.Replay({ response })
         )

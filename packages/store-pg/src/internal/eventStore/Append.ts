@@ -12,6 +12,7 @@
  * traced function more. The use case's span encloses it.
  * @internal
  */
+import * as AppendFence from "@cobro/domain/AppendFence"
 import * as EventStore from "@cobro/domain/EventStore"
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
@@ -126,17 +127,26 @@ export const make = (
   ): AppendResult => {
     const normalized =
       expected._tag === "Exact" && expected.version === 0 ? EventStore.ExpectedVersion.NoStream() : expected
-    return events.length === 0
-      ? appendNothing(streamId, expected)
-      : Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (transaction) =>
-          Effect.clockWith((clock) => {
-            const recordedAt = new Date(clock.unsafeCurrentTimeMillis())
-            return Option.isNone(transaction) && normalized._tag === "NoStream" && events.length === 1
-              ? appendNew(streamId, events, normalized, recordedAt)
-              : appendAny(streamId, events, normalized, recordedAt, Option.isSome(transaction))
-          })
-        )
+    if (events.length === 0) return appendNothing(streamId, expected)
+    const written = Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (transaction) =>
+      Effect.clockWith((clock) => {
+        const recordedAt = new Date(clock.unsafeCurrentTimeMillis())
+        return Option.isNone(transaction) && normalized._tag === "NoStream" && events.length === 1
+          ? appendNew(streamId, events, normalized, recordedAt)
+          : appendAny(streamId, events, normalized, recordedAt, Option.isSome(transaction))
+      })
+    )
+    return fenced(streamId, written)
   }
+
+  /**
+   * An append under the fiber's fence (an Idempotency-Key's, which then opens the transaction the
+   * append joins); without one, as it is.
+   */
+  const fenced = <A, E, R>(streamId: string, append: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+    Effect.flatMap(AppendFence.AppendFence, (fence) =>
+      fence === AppendFence.none ? append : fence.around(streamId, append)
+    )
 
   /** Every item appended in order inside one transaction: the port's definition of a batch. */
   const appendBatchReference = (
@@ -157,30 +167,34 @@ export const make = (
     items: ReadonlyArray<EventStore.BatchAppend>
   ): Effect.Effect<ReadonlyArray<EventStore.AppendResult>, Refusals.AppendError> => {
     if (items.length === 0) return Effect.succeed([])
-    if (items.some((item) => item.events.length === 0)) return appendBatchReference(items)
-    return Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (transaction) =>
-      Effect.clockWith((clock) => {
-        const inTransaction = Option.isSome(transaction)
-        const recordedAt = new Date(clock.unsafeCurrentTimeMillis())
-        const params = AppendStatements.appendBatchParams(items, recordedAt, inTransaction)
-        const call = Effect.map(
-          (inTransaction ? statement : autocommit)<AppendStatements.AppendRow>(
-            AppendStatements.appendBatchStatement,
-            params
-          ),
-          (rows) => {
-            if (!inTransaction) signal(items[0]!.streamId)
-            return rows.map((row): EventStore.AppendResult => ({
-              nextVersion: row.next_version,
-              firstPosition: BigInt(row.first_position!),
-              lastPosition: BigInt(row.last_position!)
-            }))
-          }
-        )
-        return (inTransaction ? sql.withTransaction(call) : call).pipe(
-          Effect.catchTag("SqlError", () => appendBatchReference(items))
-        )
-      })
+    if (items.some((item) => item.events.length === 0))
+      return fenced(items[0]!.streamId, appendBatchReference(items))
+    return fenced(
+      items[0]!.streamId,
+      Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (transaction) =>
+        Effect.clockWith((clock) => {
+          const inTransaction = Option.isSome(transaction)
+          const recordedAt = new Date(clock.unsafeCurrentTimeMillis())
+          const params = AppendStatements.appendBatchParams(items, recordedAt, inTransaction)
+          const call = Effect.map(
+            (inTransaction ? statement : autocommit)<AppendStatements.AppendRow>(
+              AppendStatements.appendBatchStatement,
+              params
+            ),
+            (rows) => {
+              if (!inTransaction) signal(items[0]!.streamId)
+              return rows.map((row): EventStore.AppendResult => ({
+                nextVersion: row.next_version,
+                firstPosition: BigInt(row.first_position!),
+                lastPosition: BigInt(row.last_position!)
+              }))
+            }
+          )
+          return (inTransaction ? sql.withTransaction(call) : call).pipe(
+            Effect.catchTag("SqlError", () => appendBatchReference(items))
+          )
+        })
+      )
     )
   }
 
