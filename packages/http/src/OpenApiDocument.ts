@@ -1,7 +1,7 @@
 /**
  * Finishing touches of the OpenAPI document served at `/openapi.json`: every error is shown as the
  * spec's envelope, HttpApi's own decode error (which Cobro never sends) is replaced by it, and every
- * POST documents `Idempotency-Key` and its 409.
+ * POST, PUT, PATCH and DELETE documents `Idempotency-Key` and its 409.
  */
 import * as JSONSchema from "effect/JSONSchema"
 import * as Envelope from "@cobro/domain/Envelope"
@@ -12,7 +12,7 @@ export const DESCRIPTION = [
   "Cobro: terminal payments (A), payment links (B), online payments (C), webhooks (D).",
   "Every request of A, B and C carries `Authorization: x-api-key <identity key>`.",
   'Errors use the envelope `{"payload": {}, "errors": [{"code", "message", "field"?}]}`.',
-  "Every POST accepts an `Idempotency-Key` header: the same key and body within 24 hours returns the first response."
+  "Every POST, PUT, PATCH and DELETE accepts an `Idempotency-Key` header: the same key and body within 24 hours returns the first response, and a request whose effect committed is never run again."
 ].join(" ")
 
 const ENVELOPE = "ErrorEnvelope"
@@ -59,6 +59,9 @@ const rewriteRefs = (value: unknown): unknown => {
   return value
 }
 
+/** The operations that may have an effect, and so take an `Idempotency-Key`. */
+const EFFECT_METHODS = ["post", "put", "patch", "delete"]
+
 const idempotencyHeader = {
   name: "Idempotency-Key",
   in: "header",
@@ -74,9 +77,9 @@ export const transform = (spec: Record<string, any>): Record<string, any> => {
   const schemas = out.components.schemas as Record<string, unknown>
   for (const tag of [...Errors.ENVELOPE_ERROR_TAGS, DECODE_ERROR]) delete schemas[tag]
   schemas[ENVELOPE] = envelopeSchema()
-  for (const path of Object.values(out.paths as Record<string, Record<string, any>>)) {
-    const post = path.post
-    if (post === undefined) continue
+  for (const post of Object.values(out.paths as Record<string, Record<string, any>>).flatMap((path) =>
+    EFFECT_METHODS.flatMap((method) => (path[method] === undefined ? [] : [path[method]]))
+  )) {
     post.parameters = [...(post.parameters ?? []), idempotencyHeader]
     post.responses["409"] ??= {
       description: "Idempotency-Key reused with another request, or still running",

@@ -58,13 +58,18 @@ TestApp.shared()("the OpenAPI document", (it) => {
   )
 
   it.effect(
-    "every POST documents Idempotency-Key and its 409",
+    "every POST, PUT, PATCH and DELETE documents Idempotency-Key and its 409",
     Effect.fnUntraced(function* () {
       const spec = (yield* TestApp.send("GET", "/openapi.json")).json
+      const methods = ["post", "put", "patch", "delete"]
       const posts = Object.values(spec.paths as Record<string, Record<string, any>>).flatMap((ops) =>
-        ops.post === undefined ? [] : [ops.post]
+        methods.flatMap((method) => (ops[method] === undefined ? [] : [ops[method]]))
       )
-      expect(posts.length).toBeGreaterThan(0)
+      for (const method of methods) {
+        expect(
+          Object.values(spec.paths as Record<string, Record<string, any>>).some((ops) => ops[method])
+        ).toBe(true)
+      }
       for (const post of posts) {
         expect(post.parameters.map((p: { name: string }) => p.name)).toContain("Idempotency-Key")
         expect(post.responses["409"]).toBeDefined()
