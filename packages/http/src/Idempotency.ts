@@ -229,7 +229,7 @@ const settle = (
  * fails, which then goes on in the background until the database takes it.
  */
 const runHeld = <E, R>(
-  app: HttpApp.Default<E, R>,
+  app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>,
   store: IdempotencyStore.IdempotencyStore["Type"],
   scope: IdempotencyStore.Scope,
   owner: string,
@@ -307,9 +307,28 @@ export const middleware = <E, R>(
     if (Option.isNone(owner)) return yield* app
     const body = yield* Effect.either(RequestBody.text)
     if (body._tag === "Left") return yield* app
-    const store = yield* IdempotencyStore.IdempotencyStore
     const scope: IdempotencyStore.Scope = { ...owner.value, key }
     const print = yield* fingerprint(request.method, request.url, body.right)
+    const path = request.url.split("?", 1)[0]!
+    return yield* once(scope, print, app, (resource) =>
+      IdempotencyRecovery.answer(request.method, path, resource)
+    )
+  })
+
+/**
+ * Runs `app` once under the key of `scope` for the request fingerprinted `print`: a retry replays
+ * its answer, another request under the key is refused, and a key whose request died after its
+ * effect committed is answered with `recover(resource)`, which is then kept as the key's answer.
+ * The API's middleware and the panel's forms share it.
+ */
+export const once = <E, R, R2>(
+  scope: IdempotencyStore.Scope,
+  print: string,
+  app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>,
+  recover: (resource: string) => Effect.Effect<HttpServerResponse.HttpServerResponse, never, R2>
+): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R | R2 | IdempotencyStore.IdempotencyStore> =>
+  Effect.gen(function* () {
+    const store = yield* IdempotencyStore.IdempotencyStore
     // This request's claim on the key: only it may renew, fence, complete or release the reservation.
     const reservationOwner = globalThis.crypto.randomUUID()
     const reserved = yield* Effect.exit(store.reserve(scope, print, yield* DateTime.now, reservationOwner))
@@ -329,8 +348,7 @@ export const middleware = <E, R>(
       case "InProgress":
         return inUse("a request with this Idempotency-Key is still running")
       case "Recover": {
-        const path = request.url.split("?", 1)[0]!
-        const response = yield* IdempotencyRecovery.answer(request.method, path, reservation.resource)
+        const response = yield* recover(reservation.resource)
         yield* settle(store, scope, reservationOwner, toStored(response)).pipe(
           Effect.catchAllCause((cause) =>
             Effect.logError("Idempotency-Key: the recovered answer could not be recorded", cause)
