@@ -11,22 +11,7 @@ const withKey = ServerProcess.withKey
 
 const sale = (reference: string) => ServerProcess.terminalSale("SN-DROP", reference)
 
-/** Polls `attempt` (real time) until `done`, or fails with `what` and the last result after `millis`. */
-const within = <A>(
-  millis: number,
-  what: (last: A) => string,
-  attempt: Effect.Effect<A>,
-  done: (a: A) => boolean
-) =>
-  Effect.gen(function* () {
-    const deadline = Date.now() + millis
-    while (true) {
-      const last = yield* attempt
-      if (done(last)) return last
-      if (Date.now() > deadline) return yield* Effect.dieMessage(`after ${millis} ms: ${what(last)}`)
-      yield* Effect.sleep("250 millis")
-    }
-  })
+const within = ServerProcess.within
 
 describe("the server when PostgreSQL drops its connections", () => {
   it.scopedLive(

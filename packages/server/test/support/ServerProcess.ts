@@ -361,3 +361,20 @@ export const merchantWithTerminal = (
       webhook: (webhook as any).json
     } satisfies MerchantWithTerminal
   })
+
+/** Polls `attempt` (real time) until `done`, or dies with `what` of the last result after `millis`. */
+export const within = <A>(
+  millis: number,
+  what: (last: A) => string,
+  attempt: Effect.Effect<A>,
+  done: (a: A) => boolean
+) =>
+  Effect.gen(function* () {
+    const deadline = Date.now() + millis
+    for (;;) {
+      const last = yield* attempt
+      if (done(last)) return last
+      if (Date.now() > deadline) return yield* Effect.dieMessage(`after ${millis} ms: ${what(last)}`)
+      yield* Effect.sleep("250 millis")
+    }
+  })
