@@ -387,7 +387,10 @@ export const EventRow = Schema.Struct({
   schema_version: Schema.Int,
   recorded_at: Iso,
   metadata: MetadataBody,
-  data: Schema.Unknown.annotations({ description: "The event as stored (JSON)" })
+  data: Schema.Unknown.annotations({
+    description:
+      "The event as stored (JSON), its sealed secrets (`passwordHash`, `secretKey`) shown as `<redacted>`"
+  })
 }).annotations({ identifier: "AdminEvent" })
 
 /**
@@ -417,7 +420,10 @@ export const HistoryStep = Schema.Struct({
   recorded_at: Iso,
   actor: Schema.NullOr(Schema.String),
   metadata: MetadataBody,
-  data: Schema.Unknown.annotations({ description: "The event as stored (JSON)" }),
+  data: Schema.Unknown.annotations({
+    description:
+      "The event as stored (JSON), its sealed secrets (`passwordHash`, `secretKey`) shown as `<redacted>`"
+  }),
   state: Schema.Unknown.annotations({
     description:
       "The resource's state after the event, folded with its aggregate's own evolve (`_tag` names it)"
@@ -451,7 +457,7 @@ const MerchantPath = Schema.Struct({ merchant_id: Schema.String })
 const StreamPath = Schema.Struct({ stream_id: Schema.String })
 
 const PAGING =
-  "Newest first. `limit` 1–100 (default 10); `starting_after` (older rows) or `ending_before` (newer rows), a row's `id`, not both; an id that is no row of the list is a 400."
+  "Newest first, in the order the rows were created (the log position of the event that created each; a row is listed once every transaction that began writing before it has ended, so a walk misses no row between its first and last and a reader polling with `ending_before` receives every row). `limit` 1–100 (default 10); `starting_after` (older rows) or `ending_before` (newer rows), a row's `id`, not both; an id that is no row of the list is a 400."
 
 /**
  * The operator's lists.

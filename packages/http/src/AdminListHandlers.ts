@@ -166,7 +166,8 @@ const eventRow = (e: EventStore.LoggedEvent) => ({
   schema_version: e.schemaVersion,
   recorded_at: iso(e.recordedAt),
   metadata: metadataBody(e.metadata),
-  data: e.data
+  // Shown, not stored: sealed secrets are redacted (`Histories.redact`); the log keeps them.
+  data: Histories.redact(e.data)
 })
 
 /** A list of one merchant's rows: its page request, the merchant's 404, the cursor's 400. */
@@ -221,8 +222,8 @@ const history = Effect.fn("AdminListHandlers.history")(function* (id: string) {
       recorded_at: iso(step.recorded.recordedAt),
       actor: step.recorded.metadata.actor ?? null,
       metadata: metadataBody(step.recorded.metadata),
-      data: step.recorded.data,
-      state: Histories.toJson(step.state)
+      data: Histories.redact(step.recorded.data),
+      state: Histories.redact(Histories.toJson(step.state))
     }))
   } satisfies typeof AdminListEndpoints.HistoryBody.Encoded)
 })

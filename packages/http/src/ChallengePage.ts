@@ -10,6 +10,7 @@ import * as Payment from "@cobro/domain/Payment"
 import * as ReturnUrl from "@cobro/domain/ReturnUrl"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as HeaderText from "./HeaderText.js"
 import * as PublicUrls from "./PublicUrls.js"
 
 /** The page's path: `/challenge/3ds/{transaction_id}/{token}`, under the public base URL. */
@@ -169,7 +170,7 @@ export const afterDecision = (completed: OnlinePayments.ChallengeCompleted) =>
       ),
     onSome: (url) =>
       completed.redirectMethod === "GET"
-        ? HttpServerResponse.redirect(url, { status: 303 })
+        ? HttpServerResponse.redirect(HeaderText.location(url), { status: 303 })
         : page(
             "Returning to the store",
             `<form method="post" action="${escape(url)}" id="return-form"><button type="submit">Return to the store</button></form>

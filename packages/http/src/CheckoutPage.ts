@@ -23,6 +23,7 @@ import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Form from "./CheckoutPageForm.js"
+import * as HeaderText from "./HeaderText.js"
 import * as Html from "./CheckoutPageHtml.js"
 import * as Text from "./CheckoutPageText.js"
 import * as PublicUrls from "./PublicUrls.js"
@@ -61,7 +62,7 @@ const respond = (body: string, status: number) =>
   )
 
 const redirect = (location: string) =>
-  HttpServerResponse.redirect(location, { status: 303, headers: Html.SECURITY_HEADERS })
+  HttpServerResponse.redirect(HeaderText.location(location), { status: 303, headers: Html.SECURITY_HEADERS })
 
 const pathOf = (url: string) => {
   const query = url.indexOf("?")

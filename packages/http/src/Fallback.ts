@@ -1,16 +1,23 @@
 /**
  * The last word on every request (issue 4, "Bad input"): unknown paths (404) and methods (405),
  * path and query errors (400), and typed errors answer in the envelope; a defect is logged and
- * answered 500 in the envelope (AP001 on the terminal API's paths), never with a stack.
+ * answered 500 in the envelope (AP001 on the terminal API's paths), never with a stack. Under
+ * `/panel` the same answers are the panel's own pages with its security headers (issue 31, item 9).
+ *
+ * Every 5xx is logged with its cause, and every answer's headers are checked before Node writes
+ * them (`HeaderText`): one Node refuses would otherwise end as an empty 500, logged nowhere.
  */
 import * as HttpApi from "@effect/platform/HttpApi"
 import type * as HttpApp from "@effect/platform/HttpApp"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
-import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Predicate from "effect/Predicate"
 import * as Errors from "./Errors.js"
+import * as HeaderText from "./HeaderText.js"
+import * as PanelHtml from "./panel/PanelHtml.js"
+import * as PanelRequest from "./panel/PanelRequest.js"
 
 /** A route: its method and a pattern of its path. */
 export interface Route {
@@ -52,6 +59,25 @@ interface DecodeIssue {
   readonly message: string
 }
 
+/** The merchant panel's paths, which answer its own HTML pages, never the API's JSON. */
+export const isPanelPath = (path: string): boolean =>
+  path === PanelHtml.PREFIX || path.startsWith(`${PanelHtml.PREFIX}/`)
+
+/** A panel page that says why the request was not done (no session is read: it shows none). */
+const panelMessage = (
+  request: HttpServerRequest.HttpServerRequest,
+  kind: PanelHtml.Message,
+  status: number
+): HttpServerResponse.HttpServerResponse =>
+  PanelRequest.respond(PanelHtml.messagePage(PanelRequest.contextOf(request), kind), status)
+
+/** A 400 of the path or query (`PathParams`): the panel's page under `/panel`, else the envelope. */
+export const badRequest = (
+  request: HttpServerRequest.HttpServerRequest,
+  error: Errors.BadRequest
+): HttpServerResponse.HttpServerResponse =>
+  isPanelPath(pathOf(request.url)) ? panelMessage(request, "badRequest", 400) : Errors.toResponse(error)
+
 const failureResponse = (
   error: unknown,
   request: HttpServerRequest.HttpServerRequest,
@@ -61,6 +87,15 @@ const failureResponse = (
   if (Predicate.isTagged(error, "RouteNotFound")) {
     const path = pathOf(request.url)
     const allow = [...new Set(routes.filter((r) => r.pattern.test(path)).map((r) => r.method))]
+    if (isPanelPath(path)) {
+      return allow.length > 0
+        ? HttpServerResponse.setHeader(
+            panelMessage(request, "methodNotAllowed", 405),
+            "allow",
+            allow.join(", ")
+          )
+        : panelMessage(request, "notFound", 404)
+    }
     return Errors.toResponse(
       allow.length > 0
         ? new Errors.MethodNotAllowed({
@@ -97,7 +132,52 @@ const failureResponse = (
   return undefined
 }
 
-/** Wraps an app so that it always answers, in the envelope. */
+/** The 500 of a request: the panel's error page under `/panel`, else the envelope. */
+const internalError = (
+  request: HttpServerRequest.HttpServerRequest
+): HttpServerResponse.HttpServerResponse => {
+  const path = pathOf(request.url)
+  return isPanelPath(path)
+    ? panelMessage(request, "error", 500)
+    : Errors.toResponse(
+        Errors.InternalServerError.of(isTerminalPath(path) ? Errors.Codes.AP001 : Errors.Codes.InternalError)
+      )
+}
+
+/**
+ * An answer as Node will write it: one with a header Node refuses (text from a request that reached
+ * a header unchecked) is logged, naming the headers, and answered 500 instead of an empty one.
+ */
+const writable = (response: HttpServerResponse.HttpServerResponse) =>
+  Effect.gen(function* () {
+    const refused = HeaderText.unwritable(response)
+    if (refused.length === 0) return response
+    const request = yield* HttpServerRequest.HttpServerRequest
+    yield* Effect.logError("an answer's header cannot be written").pipe(
+      Effect.annotateLogs({
+        method: request.method,
+        url: request.url,
+        status: response.status,
+        headers: refused
+      })
+    )
+    return internalError(request)
+  })
+
+/** A 5xx in the envelope (a typed one: AP001, 503) is logged with its cause, as a defect is. */
+const logged = (response: HttpServerResponse.HttpServerResponse, cause: Cause.Cause<unknown>) =>
+  response.status < 500
+    ? Effect.succeed(response)
+    : Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
+        Effect.as(
+          Effect.logError(`answered ${response.status}`, cause).pipe(
+            Effect.annotateLogs({ method: request.method, url: request.url })
+          ),
+          response
+        )
+      )
+
+/** Wraps an app so that it always answers, in the envelope (the panel's pages under `/panel`). */
 export const middleware =
   (routes: ReadonlyArray<Route>) =>
   <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<never, R> =>
@@ -107,7 +187,7 @@ export const middleware =
         const failure = Cause.failureOption(cause)
         if (failure._tag === "Some") {
           const response = failureResponse(failure.value, request, routes)
-          if (response !== undefined) return response
+          if (response !== undefined) return yield* logged(response, cause)
         } else if (Cause.isInterruptedOnly(cause)) {
           return yield* Effect.failCause(cause as Cause.Cause<never>)
         } else {
@@ -123,10 +203,6 @@ export const middleware =
         yield* Effect.logError("unexpected failure", cause).pipe(
           Effect.annotateLogs({ method: request.method, url: request.url })
         )
-        return Errors.toResponse(
-          Errors.InternalServerError.of(
-            isTerminalPath(pathOf(request.url)) ? Errors.Codes.AP001 : Errors.Codes.InternalError
-          )
-        )
+        return internalError(request)
       })
-    ) as HttpApp.Default<never, R>
+    ).pipe(Effect.flatMap(writable)) as HttpApp.Default<never, R>

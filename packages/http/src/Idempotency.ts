@@ -62,13 +62,17 @@ const decoder = new TextDecoder()
  * path, without the query). `POST /admin/v1/merchants/{merchant_id}/users`: `password`, whose plain
  * SHA-256 would otherwise be kept for a day beside the key. The price is that a retry under the same
  * key with another password answers the first response (the user as created, with the first
- * password): which is what an idempotent create means, since the key names the creation.
+ * password): which is what an idempotent create means, since the key names the creation. The same
+ * for `PATCH /admin/v1/merchants/{merchant_id}/users/{user_id}`, which sets a new password.
  */
 export const UNFINGERPRINTED: ReadonlyArray<{
   readonly method: string
   readonly path: RegExp
   readonly members: ReadonlyArray<string>
-}> = [{ method: "POST", path: /^\/admin\/v1\/merchants\/[^/]+\/users$/, members: ["password"] }]
+}> = [
+  { method: "POST", path: /^\/admin\/v1\/merchants\/[^/]+\/users$/, members: ["password"] },
+  { method: "PATCH", path: /^\/admin\/v1\/merchants\/[^/]+\/users\/[^/]+$/, members: ["password"] }
+]
 
 /** What a route's body is fingerprinted in place of a body that is not a JSON object. */
 const NOT_AN_OBJECT = "(not a JSON object)"

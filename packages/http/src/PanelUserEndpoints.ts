@@ -2,7 +2,8 @@
  * The operator's door to the merchant panel's users (issue 22, "Users and sign-in"):
  * `POST /admin/v1/merchants/{merchant_id}/users` creates a user who signs in at `/panel`;
  * `GET …/users` lists the merchant's users (newest first, paged as the operator's other lists);
- * `PATCH …/users/{user_id}` changes a user's role or disables it, which ends the user's sessions.
+ * `PATCH …/users/{user_id}` changes a user's role, sets a new password, disables it or enables it
+ * again; each change is an event with the operator (`admin`) as actor.
  * Calls carry `Authorization: Bearer <ADMIN_TOKEN>`. The password goes in and never comes out: no
  * answer, error message or log line carries it or its hash.
  */
@@ -30,7 +31,7 @@ export const Codes = {
   UserAlreadyExists: "UserAlreadyExists",
   /** 404: no user of this merchant has this id (an id of another merchant's user included). */
   UserNotFound: "UserNotFound",
-  /** 409: the user is disabled, for good: its role no longer changes. */
+  /** 409: the user is disabled: its role and password change once it is enabled again. */
   UserDisabled: "UserDisabled"
 } as const
 
@@ -94,7 +95,7 @@ export const UserRow = Schema.Struct({
   email: Schema.String,
   role: PanelUser.Role,
   status: PanelUser.Status.annotations({
-    description: "ACTIVE signs in; DISABLED never again (its email stays taken)"
+    description: "ACTIVE signs in; DISABLED does not until enabled again (its email stays taken)"
   }),
   created_at: Iso,
   last_sign_in_at: Schema.NullOr(Iso).annotations({ description: "ISO 8601, UTC; null: never signed in" }),
@@ -159,25 +160,34 @@ export const ListUsersParams = Schema.Struct({
 })
 
 /**
- * `PATCH /admin/v1/merchants/{merchant_id}/users/{user_id}`: at least one member; any other member
- * (a `password`, say) is a 400, never quoted.
+ * `PATCH /admin/v1/merchants/{merchant_id}/users/{user_id}`: at least one member; any other member is
+ * a 400. Messages never quote a member (a password must not come back in an error).
  *
  * @category schemas
  */
 export const PatchUserRequest = Schema.Struct({
   role: Schema.optionalWith(
     PanelUser.Role.annotations({
-      description: "The new role; the user's open sessions end (they carry the role they were opened with)."
+      description:
+        "The new role: the user's open sessions have it from their next request (they read the user's role at each), and end."
+    }),
+    { exact: true }
+  ),
+  password: Schema.optionalWith(
+    Schema.String.annotations({
+      description: `A new password, ${PanelAccess.MIN_PASSWORD_LENGTH} to ${PanelAccess.MAX_PASSWORD_LENGTH} characters, stored only as its scrypt hash: the user's sessions end and the failed sign-ins in a row are forgiven.`,
+      message: () => ({
+        message: `password must be a text of ${PanelAccess.MIN_PASSWORD_LENGTH} to ${PanelAccess.MAX_PASSWORD_LENGTH} characters`,
+        override: true
+      })
     }),
     { exact: true }
   ),
   disabled: Schema.optionalWith(
-    Schema.Literal(true).annotations({
-      description: "true disables the user for good: its sessions end and it never signs in again.",
-      message: () => ({
-        message: "disabled can only be true: a disabled user stays disabled",
-        override: true
-      })
+    Schema.Boolean.annotations({
+      description:
+        "true disables the user: its sessions stop working at once and it signs in no more; false enables a disabled user again, with its role and password.",
+      message: () => ({ message: "disabled must be true or false", override: true })
     }),
     { exact: true }
   )
@@ -219,7 +229,7 @@ export class PanelUserGroup extends HttpApiGroup.make("panelUsers")
       .addSuccess(UserRow)
       .annotate(
         OpenApi.Description,
-        "Changes a panel user's `role`, or disables it (`disabled: true`); either ends the user's open sessions, so that the next request of a browser signed in as the user goes to the sign-in page. The same role again, or disabling a disabled user, is a 200 that changes nothing. 200 with the user; 400 `ValidationError` (no member, another member, a role that is none); 404 `MerchantNotFound`, `UserNotFound` (also for another merchant's user); 409 `UserDisabled` for a role change of a disabled user."
+        "Changes a panel user: `disabled: false` enables a disabled user again (first), `role` sets its role, `password` a new password, `disabled: true` disables it (last); each is an event with the actor `admin`. Every panel request reads the user's status and role as they are now, so a role change or a disable holds from the browser's next request, and a new password or a disable ends the user's sessions. The same role again, disabling a disabled user or enabling an active one is a 200 that changes nothing. Under an `Idempotency-Key` the password is left out of the request's fingerprint. 200 with the user; 400 `ValidationError` (no member, another member, a role that is none, a password not 12 to 256 characters: nothing changes); 404 `MerchantNotFound`, `UserNotFound` (also for another merchant's user); 409 `UserDisabled` for a role or password change of a disabled user not enabled in the same call."
       )
   )
   .addError(Errors.BadRequest)

@@ -65,11 +65,11 @@ const userNotFound = () =>
     "user_id"
   )
 
-const userDisabled = () =>
+const userDisabled = (field: "role" | "password") =>
   Errors.Conflict.of(
     PanelUserEndpoints.Codes.UserDisabled,
-    "the user is disabled: its role no longer changes",
-    "role"
+    `the user is disabled: its ${field} changes once it is enabled again (disabled: false)`,
+    field
   )
 
 /** The user of the merchant, or the 404 (an unknown id, or another merchant's user). */
@@ -120,20 +120,42 @@ const list = Effect.fn("PanelUserHandlers.list")(function* (
 })
 
 /**
- * `PATCH …/users/{user_id}`: the role first, then the disabling, each over its `PanelAccess` use
- * case (which ends the user's sessions); the user as it is after them.
+ * `PATCH …/users/{user_id}`: every member checked before any change; then the enabling, the role,
+ * the password and the disabling, in this order, each over its `PanelAccess` use case; the user as
+ * it is after them.
  */
 const patch = Effect.fn("PanelUserHandlers.patch")(function* (merchantId: string, userId: string) {
   const body = yield* RequestBody.decode(PanelUserEndpoints.PatchUserRequest, { onExcessProperty: "error" })
-  if (body.role === undefined && body.disabled === undefined) {
-    return yield* invalid("give role or disabled: true")
+  if (body.role === undefined && body.disabled === undefined && body.password === undefined) {
+    return yield* invalid("give role, password or disabled")
+  }
+  if (body.password !== undefined) {
+    yield* PanelAccess.validatePassword(body.password).pipe(
+      Effect.mapError((weak) =>
+        invalid(`password must be ${weak.minLength} to ${weak.maxLength} characters`, "password")
+      )
+    )
   }
   yield* existingMerchant(merchantId)
   const user = yield* userOf(merchantId, userId)
+  const enabled = user.status === "ACTIVE" || body.disabled === false
+  if (!enabled && body.role !== undefined) return yield* userDisabled("role")
+  if (!enabled && body.password !== undefined) return yield* userDisabled("password")
+  if (body.disabled === false) {
+    yield* PanelAccess.enableUser(user.userId, ACTOR).pipe(Effect.catchTag("UserNotFound", Effect.die))
+  }
   if (body.role !== undefined) {
-    if (user.status === "DISABLED") return yield* userDisabled()
     yield* PanelAccess.changeRole(user.userId, body.role, ACTOR).pipe(
-      Effect.catchTags({ UserNotInState: () => Effect.fail(userDisabled()), UserNotFound: Effect.die })
+      Effect.catchTags({ UserNotInState: () => Effect.fail(userDisabled("role")), UserNotFound: Effect.die })
+    )
+  }
+  if (body.password !== undefined) {
+    yield* PanelAccess.changePassword(user.userId, body.password, ACTOR).pipe(
+      Effect.catchTags({
+        UserNotInState: () => Effect.fail(userDisabled("password")),
+        WeakPassword: Effect.die,
+        UserNotFound: Effect.die
+      })
     )
   }
   if (body.disabled === true) {

@@ -2,7 +2,8 @@
  * Path parameters of every route: the router takes them at any length, so an id a create accepts is
  * always read back (find-my-way's default of 100 characters answered 405 on longer ones); and a path
  * or query with a NUL, a control character or bytes that are not UTF-8 is a 400 naming the parameter
- * before any route runs, since no id holds them and PostgreSQL refuses NUL.
+ * before any route runs, since no id holds them and PostgreSQL refuses NUL (under `/panel`, the
+ * panel's own page of a bad request).
  */
 import * as HttpApi from "@effect/platform/HttpApi"
 import type * as HttpApp from "@effect/platform/HttpApp"
@@ -11,6 +12,7 @@ import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as SafeText from "@cobro/domain/SafeText"
 import * as Effect from "effect/Effect"
 import * as Errors from "./Errors.js"
+import * as Fallback from "./Fallback.js"
 
 /**
  * The router's configuration: no length limit on a parameter (a request line is bounded by the
@@ -94,5 +96,5 @@ export const middleware =
   <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R> =>
     Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
       const problem = problemOf(request.url, templates)
-      return problem === undefined ? app : Effect.succeed(Errors.toResponse(problem))
+      return problem === undefined ? app : Effect.succeed(Fallback.badRequest(request, problem))
     })

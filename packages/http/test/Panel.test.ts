@@ -343,7 +343,7 @@ describe("the merchant panel", { timeout: 120_000 }, () => {
         yield* givenUser(m.merchantId)
         const first = yield* TestApp.send("GET", "/panel/login")
         const [, token] =
-          /^cobro_panel_login=([A-Za-z0-9_-]{43}); Max-Age=3600; Path=\/panel\/login; HttpOnly; SameSite=Strict$/.exec(
+          /^cobro_panel_login=([0-9]+\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}); Max-Age=3600; Path=\/panel\/login; HttpOnly; SameSite=Strict$/.exec(
             first.headers["set-cookie"] ?? ""
           )!
         expect(page(first)).toContain(`<input type="hidden" name="csrf" value="${token}">`)
@@ -394,7 +394,7 @@ describe("the merchant panel", { timeout: 120_000 }, () => {
         const mine = yield* loginForm()
         const theirs = yield* loginForm()
         const credentials = { email: "ana@cafe.example", password: PASSWORD }
-        const flipped = `${mine.csrf.slice(0, 42)}${mine.csrf.endsWith("A") ? "B" : "A"}`
+        const flipped = `${mine.csrf.slice(0, -1)}${mine.csrf.endsWith("A") ? "B" : "A"}`
         for (const [what, csrf] of [
           ["another browser's", theirs.csrf],
           ["a flipped byte", flipped],
@@ -406,6 +406,38 @@ describe("the merchant panel", { timeout: 120_000 }, () => {
         // The attacker's own form (cookie and field its own) is no use in the victim's browser.
         expectForged(yield* postLogin(credentials, { cookie: mine.cookie, csrf: theirs.csrf }), "swapped")
         expect((yield* postLogin(credentials, mine)).status).toBe(303)
+      })
+    )
+
+    it.live(
+      "a cookie and field an attacker planted, the same value in both, are refused with 403 unless the server made the token (HMAC)",
+      TestApp.fresh(function* () {
+        const m = yield* TestApp.createMerchant()
+        yield* givenUser(m.merchantId)
+        const credentials = { email: "ana@cafe.example", password: PASSWORD }
+        const genuine = (yield* loginForm()).csrf
+        const [issued, nonce, mac] = genuine.split(".") as [string, string, string]
+        const otherMac = `${mac.slice(0, -1)}${mac.endsWith("A") ? "B" : "A"}`
+        for (const [what, planted] of [
+          ["a made-up value of the old shape", "A".repeat(43)],
+          ["a made-up token", `${issued}.${"B".repeat(22)}.${"C".repeat(43)}`],
+          ["a genuine token with another nonce", `${issued}.${"B".repeat(22)}.${mac}`],
+          ["a genuine token with a changed HMAC", `${issued}.${nonce}.${otherMac}`],
+          ["a genuine token issued earlier", `${Number(issued) - 3600}.${nonce}.${mac}`]
+        ] as const) {
+          expectForged(
+            yield* postLogin(credentials, { cookie: `cobro_panel_login=${planted}`, csrf: planted }),
+            what
+          )
+        }
+        // A planted value the form is loaded with is replaced by a genuine one.
+        const reloaded = yield* get("/panel/login", undefined, {
+          cookie: `cobro_panel_login=${"A".repeat(43)}`
+        })
+        expect(reloaded.headers["set-cookie"]).toMatch(/^cobro_panel_login=[0-9]+\./)
+        expect(
+          (yield* postLogin(credentials, { cookie: `cobro_panel_login=${genuine}`, csrf: genuine })).status
+        ).toBe(303)
       })
     )
 

@@ -1,17 +1,20 @@
 /**
  * The operator's management of panel users (issue 22): `GET /admin/v1/merchants/{merchant_id}/users`
  * (`Listings.users`, newest first, paged as the operator's other lists) and
- * `PATCH …/users/{user_id}` (a role change or disabling, which ends the user's sessions), through the
- * real handler; and `Idempotency-Key` on the creation, whose fingerprint leaves the password out.
+ * `PATCH …/users/{user_id}` (a role change, a new password, disabling and enabling again; issue 31:
+ * a session follows its user's current status and role whatever happened to the revocations), through
+ * the real handler; and `Idempotency-Key` on the creation, whose fingerprint leaves the password out.
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as CommandHandler from "@cobro/domain/CommandHandler"
 import * as EventStore from "@cobro/domain/EventStore"
 import * as IdempotencyStore from "@cobro/domain/IdempotencyStore"
 import type * as Listings from "@cobro/domain/Listings"
 import * as ListingsFromLog from "@cobro/domain/ListingsFromLog"
 import * as PanelUser from "@cobro/domain/PanelUser"
+import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as FastCheck from "effect/FastCheck"
 import * as Layer from "effect/Layer"
@@ -201,18 +204,21 @@ describe("the operator's panel users", { timeout: 120_000 }, () => {
     )
 
     it.prop(
-      "newestFirst orders rows by creation, then id, both descending, and loses none",
+      "newestFirst orders rows by the log position that created them, descending, and loses none",
       [
         FastCheck.array(
           FastCheck.record({
             n: FastCheck.integer({ min: 0, max: 999 }),
-            minute: FastCheck.integer({ min: 0, max: 3 })
+            minute: FastCheck.integer({ min: 0, max: 3 }),
+            transaction: FastCheck.bigInt({ min: 1n, max: 5n })
           }),
           { maxLength: 30 }
         )
       ],
       ([specs]) => {
-        const rows = specs.map(({ minute, n }, i): Listings.UserRow => ({
+        const rows = specs.map(({ minute, n, transaction }, i): Listings.UserRow => ({
+          // One event creates one row: global positions are unique; transactions hold several.
+          position: { transactionId: transaction, globalPosition: BigInt(i) },
           userId: PanelUser.UserId.make(`USR_${n}x${i}`),
           merchantId: "MER_1",
           email: `u${i}@cafe.example`,
@@ -223,20 +229,15 @@ describe("the operator's panel users", { timeout: 120_000 }, () => {
           updatedAt: new Date(TestClock.START + minute * MINUTE)
         }))
         // The order `Listings.users` pages by, in memory as in the store's keyset index.
-        const sorted = [...rows].sort(
-          ListingsFromLog.newestFirst(
-            (r) => r.userId,
-            (r) => r.createdAt
-          )
-        )
+        const sorted = [...rows].sort(ListingsFromLog.newestFirst)
         expect([...sorted].sort((a, b) => (a.userId < b.userId ? -1 : 1))).toEqual(
           [...rows].sort((a, b) => (a.userId < b.userId ? -1 : 1))
         )
         for (let i = 1; i < sorted.length; i++) {
-          const [a, b] = [sorted[i - 1]!, sorted[i]!]
+          const [a, b] = [sorted[i - 1]!.position, sorted[i]!.position]
           expect(
-            a.createdAt.getTime() > b.createdAt.getTime() ||
-              (a.createdAt.getTime() === b.createdAt.getTime() && a.userId > b.userId)
+            a.transactionId > b.transactionId ||
+              (a.transactionId === b.transactionId && a.globalPosition > b.globalPosition)
           ).toBe(true)
         }
       }
@@ -346,26 +347,113 @@ describe("the operator's panel users", { timeout: 120_000 }, () => {
     )
 
     it.live(
-      "400 ValidationError for no member, disabled other than true, a role that is none, or another member (a password is never quoted); nothing changes",
+      "400 ValidationError for no member, a disabled that is no boolean, a role that is none, a password not 12 to 256 characters, or another member (a password is never quoted); nothing changes",
       TestApp.fresh(function* () {
         const cafe = yield* TestApp.createMerchant()
         const ana = yield* givenUser(cafe.merchantId, "ana@cafe.example")
         const before = yield* TestApp.logSize
         for (const [body, field] of [
           [{}, undefined],
-          [{ disabled: false }, "disabled"],
           [{ disabled: "yes" }, "disabled"],
           [{ role: "admin" }, "role"],
           [{ role: null }, "role"],
-          [{ password: "a new secret password" }, "password"],
+          [{ password: 123 }, "password"],
+          [{ password: "a secret" }, "password"],
+          [{ role: "read_only", password: "a secret" }, "password"],
           [{ role: "read_only", email: "x@cafe.example" }, "email"]
         ] as const) {
           const reply = yield* patch(cafe.merchantId, ana, body)
           TestApp.expectError(reply, 400, "ValidationError")
           expect(reply.json.errors[0].field, reply.text).toBe(field)
-          expect(reply.text).not.toContain("a new secret password")
+          expect(reply.text).not.toContain("a secret")
         }
         expect(yield* TestApp.logSize).toBe(before)
+      })
+    )
+  })
+
+  describe("PATCH …/users/{user_id}: passwords, enabling, current rights (issue 31)", () => {
+    it.live(
+      "password sets a new password: PasswordChanged by admin, the user's sessions end, the old password is refused and the new one signs in; neither is in any answer",
+      TestApp.fresh(function* () {
+        const cafe = yield* TestApp.createMerchant()
+        const ana = yield* givenUser(cafe.merchantId, "ana@cafe.example")
+        const browser = yield* signIn("ana@cafe.example")
+        const reply = yield* patch(cafe.merchantId, ana, { password: "a brand new password" })
+        expect(reply.status, reply.text).toBe(200)
+        expect(reply.json).toMatchObject({ id: ana, status: "ACTIVE" })
+        expect(reply.text).not.toContain("a brand new password")
+        expect((yield* userEvents(ana)).at(-1)).toEqual(["PasswordChanged", { actor: "admin" }])
+        const page = yield* TestApp.send("GET", "/panel/payments", { headers: { cookie: browser.cookie } })
+        expect(page.status).toBe(303)
+        TestApp.expectPage(yield* postSignIn("ana@cafe.example"), 401)
+        expect((yield* postSignIn("ana@cafe.example", "a brand new password")).status).toBe(303)
+      })
+    )
+
+    it.live(
+      "disabled: false enables a disabled user again with its role and password (PanelUserEnabled by admin); an active one is a 200 that records nothing; a disabled user's role or password changes only with it",
+      TestApp.fresh(function* () {
+        const cafe = yield* TestApp.createMerchant()
+        const ana = yield* givenUser(cafe.merchantId, "ana@cafe.example", "read_only")
+        expect((yield* patch(cafe.merchantId, ana, { disabled: true })).status).toBe(200)
+        const before = yield* TestApp.logSize
+        TestApp.expectError(
+          yield* patch(cafe.merchantId, ana, { password: "a brand new password" }),
+          409,
+          "UserDisabled"
+        )
+        TestApp.expectError(yield* patch(cafe.merchantId, ana, { role: "full_access" }), 409, "UserDisabled")
+        expect(yield* TestApp.logSize).toBe(before)
+        const enabled = yield* patch(cafe.merchantId, ana, { disabled: false })
+        expect(enabled.status, enabled.text).toBe(200)
+        expect(enabled.json).toMatchObject({ id: ana, role: "read_only", status: "ACTIVE" })
+        expect((yield* userEvents(ana)).at(-1)).toEqual(["PanelUserEnabled", { actor: "admin" }])
+        const again = yield* patch(cafe.merchantId, ana, { disabled: false })
+        expect(again.status).toBe(200)
+        expect(yield* TestApp.logSize).toBe(before + 1)
+        const browser = yield* signIn("ana@cafe.example")
+        TestApp.expectPage(yield* createLink(browser), 403)
+        // Disabled again, then enabled with a new role and password in one call.
+        yield* patch(cafe.merchantId, ana, { disabled: true })
+        const both = yield* patch(cafe.merchantId, ana, {
+          disabled: false,
+          role: "full_access",
+          password: "a brand new password"
+        })
+        expect(both.json).toMatchObject({ role: "full_access", status: "ACTIVE" })
+        expect((yield* userEvents(ana)).slice(-3).map(([type]) => type)).toEqual([
+          "PanelUserEnabled",
+          "RoleChanged",
+          "PasswordChanged"
+        ])
+        expect((yield* postSignIn("ana@cafe.example", "a brand new password")).status).toBe(303)
+        // The list shows it active again.
+        expect((yield* list(cafe.merchantId)).json.data[0]).toMatchObject({ id: ana, status: "ACTIVE" })
+      })
+    )
+
+    it.live(
+      "a session follows its user's current role and status on the next request, though no revocation ran",
+      TestApp.fresh(function* () {
+        const cafe = yield* TestApp.createMerchant()
+        yield* TestApp.setLinkMethods(cafe.merchantId, { CREDIT_CARD: { min: 1000, max: 5000000 } })
+        const ana = yield* givenUser(cafe.merchantId, "ana@cafe.example")
+        const browser = yield* signIn("ana@cafe.example")
+        const handle = CommandHandler.make(PanelUser.PanelUser)
+        const now = yield* DateTime.now
+        // The events alone, as if every revocation had failed.
+        yield* handle(ana, new PanelUser.ChangeRole({ role: "read_only", now }))
+        const before = yield* TestApp.logSize
+        TestApp.expectPage(yield* createLink(browser), 403)
+        expect(yield* TestApp.logSize).toBe(before)
+        expect(
+          (yield* TestApp.send("GET", "/panel/payments", { headers: { cookie: browser.cookie } })).status
+        ).toBe(200)
+        yield* handle(ana, new PanelUser.DisablePanelUser({ now }))
+        const page = yield* TestApp.send("GET", "/panel/payments", { headers: { cookie: browser.cookie } })
+        expect(page.status).toBe(303)
+        expect(page.headers.location).toMatch(/^\/panel\/login\?next=/)
       })
     )
   })

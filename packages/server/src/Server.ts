@@ -8,6 +8,7 @@ import * as Notifications from "@cobro/domain/Notifications"
 import * as Outbox from "@cobro/domain/Outbox"
 import * as Authentication from "@cobro/http/Authentication"
 import * as Http from "@cobro/http/Http"
+import * as LoginCsrf from "@cobro/http/panel/LoginCsrf"
 import * as PasswordHashing from "@cobro/http/panel/PasswordHashing"
 import * as SignInThrottle from "@cobro/http/panel/SignInThrottle"
 import * as PublicUrls from "@cobro/http/PublicUrls"
@@ -20,6 +21,7 @@ import * as PgListings from "@cobro/store-pg/PgListings"
 import * as PgMerchantDirectory from "@cobro/store-pg/PgMerchantDirectory"
 import * as PgNotificationLog from "@cobro/store-pg/PgNotificationLog"
 import * as PgPanelSessions from "@cobro/store-pg/PgPanelSessions"
+import * as PgSignInFailures from "@cobro/store-pg/PgSignInFailures"
 import * as PgTransparencyLog from "@cobro/store-pg/PgTransparencyLog"
 import * as PostgresClient from "@cobro/store-pg/PostgresClient"
 import * as Subscription from "@cobro/store-pg/Subscription"
@@ -49,6 +51,7 @@ import * as LinkExpiry from "./LinkExpiry.js"
 import * as PaymentTimeouts from "./PaymentTimeouts.js"
 import * as NodeKeyVault from "./NodeKeyVault.js"
 import * as SealingKey from "./SealingKey.js"
+import * as TerminalPusher from "./TerminalPusher.js"
 import * as StateCache from "./StateCache.js"
 import * as Store from "./Store.js"
 import * as Supervisor from "./Supervisor.js"
@@ -180,7 +183,7 @@ export const layerReadiness = Layer.effect(
  * over the store: keys, ids, the sandbox acquirer, the PostgreSQL/PGlite directory, idempotency keys,
  * notification log and delivery queue, the simulated terminals, the webhook transport, the cache of
  * known states (the merchant's, read by nearly every request), the merchant panel's sessions, password
- * hasher (scrypt) and sign-in throttle (per node); and the
+ * hasher (scrypt) and sign-in throttle (per address on this node, per email on all); and the
  * background workers' `Supervisor`, which `/ready` reads.
  */
 export const layerPorts = (settings: Settings) =>
@@ -193,7 +196,8 @@ export const layerPorts = (settings: Settings) =>
     PgNotificationLog.layer,
     PgPanelSessions.layer,
     PasswordHashing.layer(settings.sealingKey.key),
-    SignInThrottle.layer,
+    LoginCsrf.layer(settings.sealingKey.key),
+    SignInThrottle.layer.pipe(Layer.provide(PgSignInFailures.layer)),
     PgDeliveryQueue.layer,
     PgTransparencyLog.layer(settings.checkpointKey.signer),
     HttpTransport.layer({ dev: settings.config.devWebhooks }),
@@ -226,8 +230,9 @@ const dispatcherOwner = `${Os.hostname()}:${process.pid}:${randomBytes(4).toStri
  * fails, and named by `/ready` when down too long): the read models' runners (the webhook notifier
  * no longer runs: notifications are scheduled with their outcomes, and it only catches up, once, what
  * an earlier version left); the webhook dispatcher (leases shared with the other nodes); the link expiry sweeper; the abandoned payments'
- * timeouts; the idempotency purge. (The simulated terminals have no worker of their own: they act
- * when a request or a sandbox action calls them.)
+ * timeouts; the terminal pusher (the checkouts whose push claim lapsed); the idempotency purge.
+ * (The simulated terminals have no worker of their own: they act when a request, a sandbox action
+ * or the terminal pusher calls them.)
  */
 export const layerBackground = Layer.mergeAll(
   Store.layerConsumers<never>(Effect.succeed([])),
@@ -247,6 +252,8 @@ export const layerBackground = Layer.mergeAll(
   ),
   Supervisor.worker("Link expiry", LinkExpiry.run()),
   Supervisor.worker("Payment timeouts", PaymentTimeouts.run()),
+  // A3 claims each push with its checkout; a claim whose request or node died is pushed from here.
+  Supervisor.worker("Terminal pusher", TerminalPusher.run()),
   Supervisor.worker(
     "Idempotency purge",
     DateTime.now.pipe(

@@ -7,6 +7,7 @@
  * stays, the request answers with an error in the envelope, and sent again it succeeds with each
  * event stored once.
  */
+import * as TerminalCheckout from "@cobro/domain/TerminalCheckout"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Pg from "pg"
@@ -198,13 +199,26 @@ describe("a use case's commit when its connection dies mid-commit", () => {
       )
       expect(answered.firings).toBeGreaterThan(0)
       const [sale, beforeSale] = [answered.reply, answered.mark]
-      // The checkout committed before the answer failed: the request still answers the error, in A's envelope.
-      expect(sale.status, sale.text).toBe(500)
-      expect(sale.json.errors[0].code, sale.text).toBe("AP001")
+      // The checkout and its claim committed before the answer failed: A3 answers 201, since the
+      // pusher pushes it again once its claim lapses (spec-decisions A-23); an error would have the
+      // merchant send the sale again, and both would be charged.
+      expect(sale.status, sale.text).toBe(201)
       expect(yield* appendedSince(db, beforeSale, answer), "A3 answer: nothing of it stays").toEqual(
         none(answer)
       )
       expect(yield* appendedSince(db, beforeSale, ["CheckoutCreated"])).toEqual(once(["CheckoutCreated"]))
+      // Past the claim's timeout, the pusher records the whole answer, once.
+      const pushed = yield* admin(server, "POST", "/admin/v1/clock/advance", {
+        seconds: TerminalCheckout.PUSH_TIMEOUT_MS / 1000 + 1
+      })
+      expect(pushed.status, pushed.text).toBe(200)
+      for (let i = 0; i < 300; i++) {
+        if ((yield* appendedSince(db, beforeSale, ["DeliveryScheduled"])).DeliveryScheduled > 0) break
+        yield* Effect.sleep("200 millis")
+      }
+      expect(yield* appendedSince(db, beforeSale, answer), "A3 answer: the pusher's, once").toEqual(
+        once(answer)
+      )
 
       // C4: the intent and its payment.
       yield* openIntent("atom-c4")

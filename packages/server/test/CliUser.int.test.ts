@@ -117,7 +117,9 @@ describe("cobro user create on PGlite (DATA_DIR)", () => {
       ])
       expect(history[0].streamId).toBe(`PanelUser-${user.user_id}`)
       expect(history[0].state).toMatchObject({ _tag: "ACTIVE", email: "ana@cafe.example", role: "read_only" })
-      expect(history[0].data.passwordHash).toMatch(/^sealed\$/)
+      // The log keeps the sealed hash; what the auditor is shown redacts it (issue 31, item 10).
+      expect(history[0].data.passwordHash).toBe("<redacted>")
+      expect(history[0].state.passwordHash).toBe("<redacted>")
       expect(JSON.stringify(history)).not.toContain("scrypt")
       expect(JSON.stringify(history)).not.toContain(PASSWORD)
       // An id that names nothing: the sentence lists the ids the command takes, a panel user's among them.
@@ -227,6 +229,57 @@ describe("cobro user create on PGlite (DATA_DIR)", () => {
       const bob = yield* Cli.run(["audit", "history", PanelUser.userIdOf("bob@cafe.example")], env)
       expect(bob.code).toBe(2)
       expect(bob.stderr).toMatch(/no panel user 'USR_[0-9a-f]{32}' in the log/)
+    }),
+    timeout
+  )
+
+  it.scopedLive(
+    "cobro user password sets a new password with the operator as actor: the old one is refused, the new one signs in; refusals are one sentence",
+    Effect.fnUntraced(function* () {
+      const env = yield* ServerProcess.pgliteEnv
+      const merchantId = yield* newMerchant(env)
+      const created = ok(
+        yield* Cli.run(
+          [
+            "user",
+            "create",
+            "--merchant",
+            merchantId,
+            "--email",
+            "ana@cafe.example",
+            "--role",
+            "full_access",
+            "--json"
+          ],
+          { ...env, COBRO_USER_PASSWORD: PASSWORD }
+        )
+      )
+      const userId = JSON.parse(created.stdout).user_id as string
+      const NEW = "a brand new password"
+      const changed = ok(
+        yield* runWithInput(["user", "password", "--email", "ANA@cafe.example", "--json"], env, `${NEW}\n`)
+      )
+      expect(JSON.parse(changed.stdout)).toStrictEqual({ user_id: userId, email: "ana@cafe.example" })
+      expect(changed.stdout + changed.stderr).not.toContain(NEW)
+      const history = Cli.jsonLines(ok(yield* Cli.run(["audit", "history", userId, "--json"], env)).stdout)
+      expect(history.map((h) => [h.type, h.actor])).toStrictEqual([
+        ["PanelUserCreated", `cli:${Os.userInfo().username}`],
+        ["PasswordChanged", `cli:${Os.userInfo().username}`]
+      ])
+      expect(yield* signInOn(env, "ana@cafe.example", PASSWORD)).toMatchObject({ _tag: "Left" })
+      expect(yield* signInOn(env, "ana@cafe.example", NEW)).toMatchObject({ _tag: "Right" })
+      for (const [email, password, message] of [
+        ["ana@cafe.example", "too short", /the password must be 12 to 256 characters/],
+        ["nobody@cafe.example", NEW, /no panel user has the email 'nobody@cafe\.example'/]
+      ] as const) {
+        const result = yield* Cli.run(["user", "password", "--email", email], {
+          ...env,
+          COBRO_USER_PASSWORD: password
+        })
+        expect(result.code, result.stderr).toBe(2)
+        expect(result.stderr).toMatch(message)
+        expect(result.stderr).not.toContain(password)
+      }
     }),
     timeout
   )

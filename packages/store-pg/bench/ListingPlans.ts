@@ -285,13 +285,13 @@ const plans = Effect.gen(function* () {
   for (const { rows, table } of counts) console.log(`${table}: ${rows} rows`)
   // Cursors deep in the big merchant's lists: its 5,000th transaction and notification, newest first.
   const [tx] = yield* sql<{ id: string }>`SELECT transaction_id AS id FROM cobro_rm_transactions
-    WHERE merchant_id = ${BIG} ORDER BY created_at DESC, transaction_id DESC
+    WHERE merchant_id = ${BIG} ORDER BY created_xid DESC, created_position DESC
     OFFSET (SELECT least(5000, count(*) / 2) FROM cobro_rm_transactions WHERE merchant_id = ${BIG}) LIMIT 1`
   const [nt] = yield* sql<{ id: string }>`SELECT notification_id AS id FROM cobro_rm_notifications
-    WHERE merchant_id = ${BIG} ORDER BY created_at DESC, notification_id DESC
+    WHERE merchant_id = ${BIG} ORDER BY created_xid DESC, created_position DESC
     OFFSET (SELECT least(5000, count(*) / 2) FROM cobro_rm_notifications WHERE merchant_id = ${BIG}) LIMIT 1`
   const [us] = yield* sql<{ id: string }>`SELECT user_id AS id FROM cobro_rm_panel_users
-    WHERE merchant_id = ${BIG} ORDER BY created_at DESC, user_id DESC
+    WHERE merchant_id = ${BIG} ORDER BY created_xid DESC, created_position DESC
     OFFSET (SELECT count(*) / 2 FROM cobro_rm_panel_users WHERE merchant_id = ${BIG}) LIMIT 1`
   const [middle] = yield* sql<{ at: Date }>`SELECT created_at AS at FROM cobro_rm_transactions
     WHERE merchant_id = ${BIG} ORDER BY created_at DESC

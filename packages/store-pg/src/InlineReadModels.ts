@@ -35,12 +35,14 @@ export interface InlineReadModel {
   /** The event types its function reads: its trigger runs for these alone. */
   readonly types: ReadonlyArray<string>
   /**
-   * Migration 8's `CREATE TABLE` and `CREATE INDEX` statements of its table. Frozen with the
-   * migration, as {@link createFunction}: a later change is a migration of its own.
+   * The `CREATE TABLE` and `CREATE INDEX` statements of its table. A later change is a migration of
+   * its own that reinstalls the model ({@link reinstall}): the migration that first installed it
+   * then installs the current statements, which the reinstall replaces, so that every database ends
+   * with the same table, whichever migrations it ran when.
    */
   readonly createTable: ReadonlyArray<string>
   /**
-   * Migration 8's `CREATE FUNCTION cobro_rm_<name>(e cobro_events)`. It reads the event as the
+   * Its `CREATE FUNCTION cobro_rm_<name>(e cobro_events)`. It reads the event as the
    * domain's Schema encodes it (camelCase members, instants as ISO strings, an absent Option as an
    * absent member) and skips another aggregate's event of the same type, as the stream prefix tells.
    */
@@ -120,3 +122,24 @@ export const migration = (
       yield* sql`DELETE FROM cobro_checkpoints WHERE name = ${`projection:${model.name}`}`
     }
   })
+
+/**
+ * A migration that installs `models` again, as they are now (a new column, another index, a
+ * function that writes more): drops their triggers, functions and tables, then installs them as
+ * {@link migration} does and replays the log into them, in the migration's transaction (the appends
+ * under way are waited for, later ones wait for it). The nodes of an earlier version must be
+ * stopped before, as for {@link migration}.
+ */
+export const reinstall = (
+  models: ReadonlyArray<InlineReadModel>
+): Effect.Effect<void, SqlError, SqlClient.SqlClient> =>
+  Effect.zipRight(
+    Ddl.run(
+      models.flatMap((model) => [
+        `DROP TRIGGER IF EXISTS ${functionName(model)} ON cobro_events`,
+        `DROP FUNCTION IF EXISTS ${functionName(model)}_trigger()`,
+        `DROP FUNCTION IF EXISTS ${functionName(model)}(cobro_events)`
+      ])
+    ),
+    migration(models, { replayFunction: false })
+  )

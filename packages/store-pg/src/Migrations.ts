@@ -11,6 +11,7 @@ import * as Ddl from "./internal/Ddl.js"
 import * as InlineReadModels from "./InlineReadModels.js"
 import * as LogNotifications from "./LogNotifications.js"
 import * as PgPanelSessions from "./PgPanelSessions.js"
+import * as PgSignInFailures from "./PgSignInFailures.js"
 import * as PgTransparencyLog from "./PgTransparencyLog.js"
 import * as ApiKeys from "./readModels/ApiKeys.js"
 import * as LastNotification from "./readModels/LastNotification.js"
@@ -22,6 +23,7 @@ import * as Notifications from "./readModels/Notifications.js"
 import * as PanelUsers from "./readModels/PanelUsers.js"
 import * as RefundsByTransaction from "./readModels/RefundsByTransaction.js"
 import * as TerminalCheckouts from "./readModels/TerminalCheckouts.js"
+import * as TerminalPushes from "./readModels/TerminalPushes.js"
 import * as Transactions from "./readModels/Transactions.js"
 import * as WebhookDeliveries from "./readModels/WebhookDeliveries.js"
 
@@ -416,6 +418,20 @@ const addIdempotencyLeases = Ddl.run([
   `ALTER TABLE cobro_idempotency ADD COLUMN owner text, ADD COLUMN lease_expires_at timestamptz`
 ])
 
+/**
+ * Recovery points of `Idempotency-Key`s (brief, "Exactly once at the edge"): `recovery_point` is
+ * `started` until an effect of the key's request commits, then `committed`, written in the same
+ * transaction as that effect (`PgIdempotencyStore`'s fence), with `resource`, the first stream the
+ * request wrote. A committed key is never released nor run again. Rows written before this
+ * migration are `started`, as they were.
+ */
+const addIdempotencyRecoveryPoints = Ddl.run([
+  `ALTER TABLE cobro_idempotency
+     ADD COLUMN recovery_point text NOT NULL DEFAULT 'started' CHECK (recovery_point IN ('started', 'committed')),
+     ADD COLUMN resource text,
+     ADD CONSTRAINT cobro_idempotency_resource CHECK ((recovery_point = 'committed') = (resource IS NOT NULL))`
+])
+
 /** Every migration, by `<id>_<name>`, in the form `Migrator.fromRecord` reads. */
 export const migrations: Record<string, Effect.Effect<void, SqlError, SqlClient.SqlClient>> = {
   "1_create_event_log": createEvents,
@@ -447,7 +463,26 @@ export const migrations: Record<string, Effect.Effect<void, SqlError, SqlClient.
     ],
     { replayFunction: false }
   ),
-  "11_panel_sessions": PgPanelSessions.migration
+  "11_panel_sessions": PgPanelSessions.migration,
+  "12_idempotency_recovery_points": addIdempotencyRecoveryPoints,
+  // Issue 31: a panel session's rights are its user's current status and role; users enabled again;
+  // failed sign-ins of every email counted alike on every node.
+  "13_panel_users_current": Effect.all(
+    [PanelUsers.upgrade, PgPanelSessions.dropRole, PgSignInFailures.migration],
+    { discard: true }
+  ),
+  // Issue 31: the lists page by the log position of the event that created each row (`Keyset`).
+  "14_listing_positions": InlineReadModels.reinstall([
+    Merchants.model,
+    Transactions.model,
+    Links.model,
+    Notifications.model,
+    MerchantRefunds.model,
+    PanelUsers.model
+  ]),
+  // Issue 31: the terminal pushes under way, backfilled from the log (the SENDING checkouts an
+  // earlier version left are the pusher's first work).
+  "15_terminal_pushes": InlineReadModels.migration([TerminalPushes.model], { replayFunction: false })
 }
 
 const runMigrator = Migrator.make({})

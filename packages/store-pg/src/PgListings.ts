@@ -1,8 +1,9 @@
 /**
  * The `Listings` port over PostgreSQL: the operator's and the merchant panel's lists, read from the
  * listing read models that the store writes with their events (`Merchants`, `Transactions`,
- * `Links`, `Notifications`, `MerchantRefunds`, `PanelUsers` under `readModels/`, migration
- * `10_listings`), each page one statement over a keyset index (`internal/Keyset`), and the log
+ * `Links`, `Notifications`, `MerchantRefunds`, `PanelUsers` under `readModels/`, migrations
+ * `10_listings` and `14_listing_positions`), each page one statement over a keyset index of the log
+ * position that created each row, under the log's visibility rule (`internal/Keyset`), and the log
  * itself in commit order. `ListingsFromLog` is the oracle its rows are held to.
  *
  * The log's page reads `cobro_events` as the event store's `readAll` does (the same visibility rule:

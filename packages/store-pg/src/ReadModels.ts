@@ -5,6 +5,7 @@
  *
  * - `RefundsByTransaction`: refunds by transaction id (C9).
  * - `TerminalCheckouts`: terminal checkouts by merchant reference (A3).
+ * - `TerminalPushes`: the terminal pushes under way, by their claim (the pusher, spec-decisions A-23).
  * - `LastNotification`: the last notification per payment (D, A4), read by `PgNotificationLog`.
  * - `LastNotificationByReference`: the same per external reference (A4), read by `PgNotificationLog`.
  * - `WebhookDeliveries`: webhook deliveries due by time, the dispatcher's queue (`PgDeliveryQueue`).
@@ -32,6 +33,7 @@ import * as PanelUsers from "./readModels/PanelUsers.js"
 import * as PaymentsInFlight from "./readModels/PaymentsInFlight.js"
 import * as RefundsByTransaction from "./readModels/RefundsByTransaction.js"
 import * as TerminalCheckouts from "./readModels/TerminalCheckouts.js"
+import * as TerminalPushes from "./readModels/TerminalPushes.js"
 import * as Transactions from "./readModels/Transactions.js"
 import * as WebhookDeliveries from "./readModels/WebhookDeliveries.js"
 import * as Projection from "./Projection.js"
@@ -49,6 +51,7 @@ export {
 } from "./readModels/PaymentsInFlight.js"
 export { projection as refundsByTransaction } from "./readModels/RefundsByTransaction.js"
 export { projection as terminalCheckouts } from "./readModels/TerminalCheckouts.js"
+export { duePushes, projection as terminalPushes } from "./readModels/TerminalPushes.js"
 export { projection as webhookDeliveries } from "./readModels/WebhookDeliveries.js"
 export { projection as links } from "./readModels/Links.js"
 export { projection as merchantRefunds } from "./readModels/MerchantRefunds.js"
@@ -61,6 +64,7 @@ export { projection as transactions } from "./readModels/Transactions.js"
 export const all = [
   RefundsByTransaction.projection,
   TerminalCheckouts.projection,
+  TerminalPushes.projection,
   LastNotification.projection,
   LastNotificationByReference.projection,
   WebhookDeliveries.projection,

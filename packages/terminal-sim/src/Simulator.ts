@@ -15,16 +15,22 @@ import * as CommandHandler from "@cobro/domain/CommandHandler"
 import type * as EventStore from "@cobro/domain/EventStore"
 import type * as IdGenerator from "@cobro/domain/IdGenerator"
 import * as Merchant from "@cobro/domain/Merchant"
+import type * as TerminalCheckout from "@cobro/domain/TerminalCheckout"
 import * as TerminalGateway from "@cobro/domain/TerminalGateway"
 import * as TerminalPayments from "@cobro/domain/TerminalPayments"
 import * as TerminalSandbox from "@cobro/domain/TerminalSandbox"
 import * as CardData from "./CardData.js"
 import * as SimTerminal from "./SimTerminal.js"
 
-/** Up to 10 more tries, jittered from 2 ms and doubling: about a second in all before giving up. */
+/**
+ * Up to 60 more tries, jittered from 2 ms and doubling up to 100 ms apart: about 5 seconds in all,
+ * within the push's timeout, before the terminal is reported busy (the push is then tried again by
+ * the pusher, never read as unreachable).
+ */
 const PUSH_BACKOFF = Schedule.exponential("2 millis").pipe(
+  Schedule.union(Schedule.spaced("100 millis")),
   Schedule.jittered,
-  Schedule.intersect(Schedule.recurs(10))
+  Schedule.intersect(Schedule.recurs(60))
 )
 
 /**
@@ -219,6 +225,10 @@ export const make = Effect.gen(function* () {
 
   const decideTerminal = CommandHandler.deciderOfAll(SimTerminal.SimTerminal)
 
+  /** Whether the terminal's answer is on the checkout: a status that never goes back to SENDING. */
+  const isAnswered = (status: TerminalCheckout.Status) =>
+    status !== "PENDING" && status !== "SENDING" && status !== "UNREACHABLE"
+
   /**
    * One try of a push: the terminal takes the charge (`Deliver`) and, when an automatic behaviour
    * decides at once, acknowledges it and answers on the checkout (`TerminalPayments.decideAnswer`)
@@ -232,9 +242,25 @@ export const make = Effect.gen(function* () {
     const key = terminalKey(ref, mode)
     let read = false
     return Effect.gen(function* () {
+      const retry = read
       const view = read ? undefined : views.get(key)
       read = true
       const terminal = view ?? (yield* loadTerminal(key))
+      // A push again of a checkout already answered (two pushers crossed, A-23): the terminal takes
+      // nothing twice. A retry reads the checkout, which the conflict may have moved on; the first
+      // try trusts a kept state only for statuses no checkout leaves for SENDING again.
+      const current = retry
+        ? yield* TerminalPayments.load(instruction.integrationId)
+        : (yield* TerminalPayments.knownCheckout(instruction.integrationId)).state
+      if (current._tag !== "Initial" && isAnswered(current._tag)) {
+        return {
+          state: terminal.state,
+          pending: undefined,
+          auto: Option.none<Outcome>(),
+          recorded: true,
+          terminal
+        }
+      }
       const now = yield* DateTime.now
       const deliver = new SimTerminal.Deliver({
         integrationId: instruction.integrationId,
@@ -314,7 +340,8 @@ export const make = Effect.gen(function* () {
         const mode = modeOf(instruction.sandbox)
         const taken = yield* takeCharge(instruction, ref).pipe(
           // Concurrent checkouts to one terminal contend on its stream; the handler's immediate
-          // retries are not enough under load, so back off before deciding that the terminal is busy.
+          // retries are not enough under load, so back off before reporting the terminal busy: a
+          // busy terminal is not unreachable (the checkout stays SENDING and is pushed again).
           Effect.retry({
             while: (error) => Predicate.isTagged(error, "ConcurrencyConflict"),
             schedule: PUSH_BACKOFF
@@ -322,7 +349,7 @@ export const make = Effect.gen(function* () {
           Effect.catchAll((error) =>
             Predicate.isTagged(error, "ConcurrencyConflict")
               ? Effect.fail(
-                  new TerminalGateway.TerminalUnreachable({
+                  new TerminalGateway.TerminalBusy({
                     terminalSerial: instruction.terminalSerial,
                     reason: "the terminal is busy with other requests"
                   })

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
+import * as Clock from "effect/Clock"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -17,6 +18,7 @@ import { Amount } from "@cobro/domain/Money"
 import * as Merchant from "@cobro/domain/Merchant"
 import * as Notification from "@cobro/domain/Notification"
 import * as TerminalCheckout from "@cobro/domain/TerminalCheckout"
+import * as TerminalGateway from "@cobro/domain/TerminalGateway"
 import * as TerminalPayments from "@cobro/domain/TerminalPayments"
 import * as TerminalSandbox from "@cobro/domain/TerminalSandbox"
 import * as CardData from "@cobro/terminal-sim/CardData"
@@ -393,8 +395,8 @@ describe("terminal-sim", () => {
         const { layer } = recording((types) => types.includes("OutcomeRecorded"))
         return Effect.gen(function* () {
           yield* given
-          const exit = yield* Effect.exit(checkout())
-          expect(exit._tag).toBe("Failure")
+          // A3 still answers: the checkout and its claim are committed, the pusher pushes it again.
+          expect((yield* checkout()).status).toBe("SENDING")
           const store = yield* EventStore.EventStore
           const [created] = (yield* store.readAll()).filter((e) => e.type === "CheckoutCreated")
           expect(created).toBeDefined()
@@ -408,10 +410,51 @@ describe("terminal-sim", () => {
     )
   })
 
+  describe("a push again", () => {
+    it.effect(
+      "a push again of a checkout the terminal already answered (two pushers crossed) takes nothing on the terminal",
+      () =>
+        Effect.gen(function* () {
+          yield* given
+          const created = yield* checkout()
+          expect(created.status).toBe("APPROVED")
+          const state = yield* TerminalPayments.load(created.integrationId)
+          if (state._tag === "Initial") return expect.fail("the checkout exists")
+          const gateway = yield* TerminalGateway.TerminalGateway
+          const again = yield* gateway.push(
+            new TerminalGateway.ChargeInstruction({
+              integrationId: created.integrationId,
+              transactionId: created.transactionId,
+              merchantId: MER_1,
+              terminalSerial: SN,
+              terminalModel: "SMART_PRO",
+              paymentMethod: "POS",
+              currency: "COP",
+              total: state.checkout.amount.total,
+              reference: state.checkout.reference,
+              sandbox: true
+            })
+          )
+          expect(again.recorded).toBe(true)
+          const store = yield* EventStore.EventStore
+          const terminal = yield* store.readStream(`SimTerminal-${MER_1}/${SN}`)
+          expect(terminal.map((e) => e.type)).toEqual(["RequestReceived", "OutcomeRecorded"])
+          expect(yield* tags(created.integrationId)).toEqual([
+            "CheckoutCreated",
+            "PushAttempted",
+            "CheckoutSent",
+            "SaleApproved"
+          ])
+        }).pipe(Effect.provide(TestLayer))
+    )
+  })
+
   describe("contention", () => {
-    /** The in-memory store, refusing the first `conflicts` appends to simulated terminals' streams. */
-    const contended = (conflicts: number) => {
-      let left = conflicts
+    /**
+     * The in-memory store, refusing the first `conflicts` appends to simulated terminals' streams
+     * (`contention.left`, which a test may set to end the contention).
+     */
+    const contended = (conflicts: number, contention = { left: conflicts }) => {
       const store = Layer.effect(
         EventStore.EventStore,
         Effect.map(InMemoryEventStore.make, (inner) => ({
@@ -421,13 +464,13 @@ describe("terminal-sim", () => {
             events: ReadonlyArray<EventStore.NewEvent>,
             expected: EventStore.ExpectedVersion
           ) =>
-            streamId.startsWith("SimTerminal-") && left-- > 0
+            streamId.startsWith("SimTerminal-") && contention.left-- > 0
               ? Effect.fail(new EventStore.ConcurrencyConflict({ streamId, expected: "test", actual: 0 }))
               : inner.append(streamId, events, expected),
           // A push commits the terminal's decisions with the checkout's in one batch.
           appendBatch: (items: ReadonlyArray<EventStore.BatchAppend>) => {
             const terminal = items.find((item) => item.streamId.startsWith("SimTerminal-"))
-            return terminal !== undefined && left-- > 0
+            return terminal !== undefined && contention.left-- > 0
               ? Effect.fail(
                   new EventStore.ConcurrencyConflict({
                     streamId: terminal.streamId,
@@ -462,13 +505,32 @@ describe("terminal-sim", () => {
     )
 
     it.live(
-      "a terminal whose stream never stops conflicting is reported busy (unreachable), not a defect",
-      () =>
-        Effect.gen(function* () {
+      "a terminal whose stream keeps conflicting is busy, never unreachable: the checkout stays SENDING and the pusher pushes it once its claim lapses",
+      () => {
+        const contention = { left: 1_000 }
+        return Effect.gen(function* () {
           yield* liveGiven
           const created = yield* checkout()
-          expect(yield* status(created.integrationId)).toBe("UNREACHABLE")
-        }).pipe(Effect.provide(contended(1_000)))
+          expect(created.status).toBe("SENDING")
+          expect(yield* tags(created.integrationId)).toEqual(["CheckoutCreated", "PushAttempted"])
+          // While the claim is live, it is its pusher's: the pusher claims nothing.
+          expect(yield* TerminalPayments.pushAgain(created.integrationId)).toEqual(Option.none())
+          contention.left = 0
+          const [claim] = (yield* events(created.integrationId)).filter((e) => e._tag === "PushAttempted")
+          const lapsesAt = DateTime.toEpochMillis((claim as TerminalCheckout.PushAttempted).at)
+          const nowMillis = yield* Clock.currentTimeMillis
+          yield* Effect.sleep(Math.max(0, lapsesAt + TerminalCheckout.PUSH_TIMEOUT_MS - nowMillis))
+          expect(yield* TerminalPayments.pushAgain(created.integrationId)).toEqual(Option.some("APPROVED"))
+          expect(yield* tags(created.integrationId)).toEqual([
+            "CheckoutCreated",
+            "PushAttempted",
+            "PushAttempted",
+            "CheckoutSent",
+            "SaleApproved"
+          ])
+        }).pipe(Effect.provide(contended(1_000, contention)))
+      },
+      { timeout: 30_000 }
     )
   })
 

@@ -11,6 +11,7 @@ import * as HashMap from "effect/HashMap"
 import * as HashSet from "effect/HashSet"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
+import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import type { Aggregate } from "../kernel/Aggregate.js"
 import { streamId } from "../kernel/Aggregate.js"
@@ -171,10 +172,38 @@ export const stateAfter = (
       : steps[steps.length - 1]!.state
   )
 
+/** What a reader is shown in place of a secret. */
+export const REDACTED = "<redacted>"
+
+/**
+ * The members of event data and states that hold sealed secrets: a panel user's password hash
+ * (`PanelUserCreated`, `PasswordChanged`) and a key pair's sealed secret key (`Merchant` key events).
+ * Sealed, but not for reading: a copy of a hash can be attacked offline, and neither helps an audit.
+ */
+export const SECRET_MEMBERS: ReadonlySet<string> = new Set(["passwordHash", "secretKey"])
+
+/**
+ * Event data or a state as a person or a tool is shown it (the admin API's events and histories,
+ * `cobro audit`): every {@link SECRET_MEMBERS} member, at any depth, as {@link REDACTED}; the rest as
+ * it is. The log itself, which the hash chain covers, is never changed: only what is shown.
+ */
+export const redact = (value: unknown): unknown => {
+  if (Array.isArray(value)) return value.map(redact)
+  if (typeof value !== "object" || value === null) return value
+  // `fromEntries` defines each member as its own, `__proto__` included (JSON may hold that name).
+  return Object.fromEntries(
+    Object.entries(value).map(([key, member]) => [
+      key,
+      SECRET_MEMBERS.has(key) && member !== null && member !== undefined ? REDACTED : redact(member)
+    ])
+  )
+}
+
 /**
  * A state or event as plain JSON, for people and tools: `Option` as its value or `null`,
  * `DateTime` and `Date` as ISO-8601 text, bigints as decimal text, `Chunk`/`HashSet` as arrays,
- * `HashMap` as an object, class instances as their fields.
+ * `HashMap` as an object, class instances as their fields, a `Redacted` as {@link REDACTED}. Secrets
+ * are not taken out here: {@link redact} does that, for data and states alike.
  */
 export const toJson = (value: unknown): unknown => {
   switch (typeof value) {
@@ -191,6 +220,7 @@ export const toJson = (value: unknown): unknown => {
       if (value === null) return null
       if (DateTime.isDateTime(value)) return DateTime.formatIso(DateTime.toUtc(value))
       if (value instanceof Date) return value.toISOString()
+      if (Redacted.isRedacted(value)) return REDACTED
       if (Option.isOption(value)) return Option.isSome(value) ? toJson(value.value) : null
       if (Either.isEither(value)) {
         return Either.isRight(value) ? { right: toJson(value.right) } : { left: toJson(value.left) }
@@ -201,12 +231,12 @@ export const toJson = (value: unknown): unknown => {
         return Object.fromEntries(Array.from(value, ([k, v]) => [String(k), toJson(v)]))
       }
       if (Array.isArray(value)) return value.map(toJson)
-      const out: Record<string, unknown> = {}
-      for (const key of Object.keys(value)) {
-        const member = (value as Record<string, unknown>)[key]
-        if (typeof member !== "function" && typeof member !== "symbol") out[key] = toJson(member)
-      }
-      return out
+      // Own members only, `__proto__` included, as `redact` keeps them.
+      return Object.fromEntries(
+        Object.entries(value)
+          .filter(([, member]) => typeof member !== "function" && typeof member !== "symbol")
+          .map(([key, member]) => [key, toJson(member)])
+      )
     }
     default:
       return null

@@ -5,7 +5,10 @@
  * in-memory adapter (`ListingsFromLog`) folds the log with the aggregates' own `evolve`, and is
  * the oracle the store's read models are held to.
  *
- * A row's `status` is its aggregate's state name as `docs/state-machines.md` draws it.
+ * A row's `status` is its aggregate's state name as `docs/state-machines.md` draws it. Every list
+ * is newest first by the row's {@link Positioned.position}, the log position of the event that
+ * created it: an order that commits in order, so that no row a later commit adds lands behind a
+ * page already read (brief, "Exactly once at the edge" 4).
  */
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
@@ -16,8 +19,19 @@ import type * as Pagination from "./Pagination.js"
 /** Production or sandbox data: the two are never mixed in one row. */
 export type Mode = "test" | "production"
 
+/**
+ * A row's place in its list: the log position (transaction id, global position) of the event that
+ * created it. Lists are newest first by it, and show a row only once every transaction that could
+ * still commit an earlier position has ended (the log's visibility rule, as `readAll` reads it).
+ *
+ * @category models
+ */
+export interface Positioned {
+  readonly position: EventStore.Checkpoint
+}
+
 /** @category models */
-export interface MerchantRow {
+export interface MerchantRow extends Positioned {
   readonly merchantId: string
   readonly name: string
   readonly status: "ENABLED" | "DISABLED"
@@ -39,7 +53,7 @@ export type TransactionKind = "terminal" | "link" | "online"
  *
  * @category models
  */
-export interface TransactionRow {
+export interface TransactionRow extends Positioned {
   readonly transactionId: string
   readonly kind: TransactionKind
   readonly resourceId: string
@@ -65,7 +79,7 @@ export interface TransactionFilter {
 }
 
 /** @category models */
-export interface LinkRow {
+export interface LinkRow extends Positioned {
   readonly linkId: string
   readonly merchantId: string
   readonly mode: Mode
@@ -91,7 +105,7 @@ export interface LinkFilter {
 export type DeliveryStanding = "pending" | "delivered" | "failed"
 
 /** @category models */
-export interface NotificationRow {
+export interface NotificationRow extends Positioned {
   readonly notificationId: string
   readonly merchantId: string
   readonly mode: Mode
@@ -113,7 +127,7 @@ export interface NotificationFilter {
 }
 
 /** @category models */
-export interface RefundRow {
+export interface RefundRow extends Positioned {
   readonly refundId: string
   readonly transactionId: string
   readonly merchantId: string
@@ -138,7 +152,7 @@ export interface RefundFilter {
  *
  * @category models
  */
-export interface UserRow {
+export interface UserRow extends Positioned {
   readonly userId: string
   readonly merchantId: string
   readonly email: string

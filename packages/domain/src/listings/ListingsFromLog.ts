@@ -38,8 +38,10 @@
  *   sign-in, role change, disabling: {@link userChangedAt}), so a failed sign-in or a new password
  *   leaves the row as it was.
  *
- * Rows are newest first by (`createdAt`, id), both descending, ids compared by UTF-16 code units (as
- * PostgreSQL's "C" collation compares these ASCII ids), and paged by `Pagination.paginate`. A cursor
+ * Rows are newest first by their `position`: the log position (`Checkpoint`) of the event that
+ * created the row (a stream's first event; a link payment's `LinkPaymentStarted`), and paged by
+ * `Pagination.paginate`. The log it folds is read in commit order (`readAll`, under the store's
+ * visibility rule), so a row is listed once no earlier position can still commit. A cursor
  * is any row of the merchant's list, whatever the filters: the page holds the rows that pass the
  * filters beyond its position. So a walk through a filtered list goes on when the cursor's row stops
  * passing them (a PROCESSING payment paid meanwhile).
@@ -96,14 +98,19 @@ const lastStatusCode = (state: WebhookDelivery.Existing): number | null => {
   return last.outcome._tag === "Answered" ? last.outcome.statusCode : null
 }
 
-const merchantRow = (state: Merchant.Existing): Listings.MerchantRow => ({
+const merchantRow = (state: Merchant.Existing, position: EventStore.Checkpoint): Listings.MerchantRow => ({
+  position,
   merchantId: state.merchantId,
   name: state.name,
   status: state._tag,
   createdAt: date(state.createdAt)
 })
 
-const terminalRow = (state: TerminalCheckout.Existing): Listings.TransactionRow => ({
+const terminalRow = (
+  state: TerminalCheckout.Existing,
+  position: EventStore.Checkpoint
+): Listings.TransactionRow => ({
+  position,
   transactionId: state.checkout.transactionId,
   kind: "terminal",
   resourceId: state.checkout.integrationId,
@@ -117,7 +124,8 @@ const terminalRow = (state: TerminalCheckout.Existing): Listings.TransactionRow 
   updatedAt: date(state.updatedAt)
 })
 
-const onlineRow = (state: Payment.Existing): Listings.TransactionRow => ({
+const onlineRow = (state: Payment.Existing, position: EventStore.Checkpoint): Listings.TransactionRow => ({
+  position,
   transactionId: state.payment.transactionId,
   kind: "online",
   resourceId: state.payment.transactionId,
@@ -131,7 +139,8 @@ const onlineRow = (state: Payment.Existing): Listings.TransactionRow => ({
   updatedAt: date(state.updatedAt)
 })
 
-const linkRow = (state: PaymentLink.Existing): Listings.LinkRow => ({
+const linkRow = (state: PaymentLink.Existing, position: EventStore.Checkpoint): Listings.LinkRow => ({
+  position,
   linkId: state.link.linkId,
   merchantId: state.link.merchantId,
   mode: modeOf(state.link.sandbox),
@@ -148,7 +157,11 @@ const linkRow = (state: PaymentLink.Existing): Listings.LinkRow => ({
   updatedAt: date(state.updatedAt)
 })
 
-const notificationRow = (state: WebhookDelivery.Existing): Listings.NotificationRow => ({
+const notificationRow = (
+  state: WebhookDelivery.Existing,
+  position: EventStore.Checkpoint
+): Listings.NotificationRow => ({
+  position,
   notificationId: state.notification.notificationId,
   merchantId: state.notification.merchantId,
   mode: modeOf(state.notification.sandbox),
@@ -161,7 +174,12 @@ const notificationRow = (state: WebhookDelivery.Existing): Listings.Notification
   updatedAt: date(state.updatedAt)
 })
 
-const refundRow = (state: Refund.Existing, currency: string): Listings.RefundRow => ({
+const refundRow = (
+  state: Refund.Existing,
+  currency: string,
+  position: EventStore.Checkpoint
+): Listings.RefundRow => ({
+  position,
   refundId: state.refund.refundId,
   transactionId: state.refund.transactionId,
   merchantId: state.refund.merchantId,
@@ -185,6 +203,7 @@ export const userChangedAt = (event: PanelUser.Event): DateTime.Utc | undefined 
     case "SignedIn":
     case "RoleChanged":
     case "PanelUserDisabled":
+    case "PanelUserEnabled":
       return event.at
     case "SignInFailed":
     case "PasswordChanged":
@@ -192,8 +211,13 @@ export const userChangedAt = (event: PanelUser.Event): DateTime.Utc | undefined 
   }
 }
 
-/** The row of a panel user, last changed at `updatedAt`. */
-export const userRow = (state: PanelUser.Existing, updatedAt: Date): Listings.UserRow => ({
+/** The row of a panel user, last changed at `updatedAt`, created at `position` in the log. */
+export const userRow = (
+  state: PanelUser.Existing,
+  updatedAt: Date,
+  position: EventStore.Checkpoint
+): Listings.UserRow => ({
+  position,
   userId: state.userId,
   merchantId: state.merchantId,
   email: state.email,
@@ -206,18 +230,21 @@ export const userRow = (state: PanelUser.Existing, updatedAt: Date): Listings.Us
 
 /**
  * The transaction row of one payment of a link, after the link's event `event` about it (`state`:
- * the link after that event). Undefined for an event about no payment.
+ * the link after that event), logged at `position` (where a list places the row; a page that
+ * shows one payment alone has no use for it). Undefined for an event about no payment.
  */
 export const linkTransaction = (
   previous: Listings.TransactionRow | undefined,
   state: PaymentLink.Existing,
-  event: PaymentLink.Event
+  event: PaymentLink.Event,
+  position: EventStore.Checkpoint = EventStore.Start
 ): Listings.TransactionRow | undefined => {
   const at = (status: string, instant: DateTime.Utc) =>
     previous === undefined ? undefined : { ...previous, status, updatedAt: date(instant) }
   switch (event._tag) {
     case "LinkPaymentStarted":
       return {
+        position: previous?.position ?? position,
         transactionId: event.transactionId,
         kind: "link",
         resourceId: state.link.linkId,
@@ -244,32 +271,36 @@ export const linkTransaction = (
 // Order, filters, pages
 // ---------------------------------------------------------------------------------------------
 
-/** Newest first: `createdAt` descending, then id descending (code units, as collation "C"). */
-export const newestFirst =
-  <A>(idOf: (row: A) => string, createdOf: (row: A) => Date) =>
-  (a: A, b: A): number => {
-    const byTime = createdOf(b).getTime() - createdOf(a).getTime()
-    if (byTime !== 0) return byTime
-    const x = idOf(a)
-    const y = idOf(b)
-    return x < y ? 1 : x > y ? -1 : 0
-  }
+/** Log positions in the log's commit order: transaction id, then global position. */
+export const comparePositions = (a: EventStore.Checkpoint, b: EventStore.Checkpoint): number =>
+  a.transactionId !== b.transactionId
+    ? a.transactionId < b.transactionId
+      ? -1
+      : 1
+    : a.globalPosition < b.globalPosition
+      ? -1
+      : a.globalPosition > b.globalPosition
+        ? 1
+        : 0
+
+/** Newest first: the row's `position` descending (one event creates at most one row of a list). */
+export const newestFirst = (a: Listings.Positioned, b: Listings.Positioned): number =>
+  comparePositions(b.position, a.position)
 
 /**
  * The page of `rows` (one merchant's list, any order) that passes `keep`, newest first. The cursor
  * may be any row of `rows`: the page holds the rows that pass `keep` beyond it.
  */
-export const pageOf = <A>(
+export const pageOf = <A extends Listings.Positioned>(
   rows: Iterable<A>,
   idOf: (row: A) => string,
-  createdOf: (row: A) => Date,
   keep: (row: A) => boolean,
   request: Pagination.PageRequest
 ): Effect.Effect<Pagination.Page<A>, Pagination.UnknownCursor> => {
   const cursor = request.startingAfter ?? request.endingBefore
   const listed = Array.from(rows)
     .filter((row) => keep(row) || idOf(row) === cursor)
-    .sort(newestFirst(idOf, createdOf))
+    .sort(newestFirst)
   return Either.match(Pagination.paginate(listed, idOf, request), {
     onLeft: Effect.fail,
     onRight: Effect.succeed
@@ -319,6 +350,8 @@ interface Folded {
   readonly users: Map<string, PanelUser.State>
   /** When each panel user's row last changed, by stream id. */
   readonly usersUpdatedAt: Map<string, Date>
+  /** The log position of each stream's first event: where the stream's row stands in its list. */
+  readonly created: Map<string, EventStore.Checkpoint>
 }
 
 /** One aggregate's streams: its prefix, how to fold one of its events into `Folded`. */
@@ -335,17 +368,18 @@ const folder = <E extends { readonly _tag: string }, S>(
     readonly evolve: (state: S, event: E) => S
   },
   states: (folded: Folded) => Map<string, S>,
-  after?: (folded: Folded, state: S, event: E) => void
+  after?: (folded: Folded, state: S, event: E, logged: EventStore.LoggedEvent) => void
 ): Folder => {
   const decode = Schema.decodeUnknownSync(aggregate.Event)
   return {
     prefix: prefix(aggregate),
     apply: (folded, logged) => {
       const map = states(folded)
+      if (!folded.created.has(logged.streamId)) folded.created.set(logged.streamId, logged.checkpoint)
       const event = decode(logged.data)
       const state = aggregate.evolve(map.get(logged.streamId) ?? aggregate.initialState, event)
       map.set(logged.streamId, state)
-      after?.(folded, state, event)
+      after?.(folded, state, event, logged)
     }
   }
 }
@@ -356,9 +390,14 @@ const folders: ReadonlyArray<Folder> = [
   folder(
     PaymentLink.PaymentLink,
     (f) => f.links,
-    (folded, state, event) => {
+    (folded, state, event, logged) => {
       if (state._tag === "Initial" || !("transactionId" in event)) return
-      const row = linkTransaction(folded.linkPayments.get(event.transactionId), state, event)
+      const row = linkTransaction(
+        folded.linkPayments.get(event.transactionId),
+        state,
+        event,
+        logged.checkpoint
+      )
       if (row !== undefined) folded.linkPayments.set(row.transactionId, row)
     }
   ),
@@ -377,10 +416,17 @@ const folders: ReadonlyArray<Folder> = [
   )
 ]
 
-const existing = <S extends { readonly _tag: string }>(
-  states: Map<string, S>
-): Array<Exclude<S, Aggregate.Initial>> =>
-  Array.from(states.values()).filter((s): s is Exclude<S, Aggregate.Initial> => s._tag !== "Initial")
+/** The rows of the streams of `states` that exist, each built with its stream's first position. */
+const existing = <S extends { readonly _tag: string }, A>(
+  states: Map<string, S>,
+  created: Map<string, EventStore.Checkpoint>,
+  row: (state: Exclude<S, Aggregate.Initial>, position: EventStore.Checkpoint, stream: string) => A
+): Array<A> =>
+  Array.from(states).flatMap(([stream, state]) =>
+    state._tag === "Initial"
+      ? []
+      : [row(state as Exclude<S, Aggregate.Initial>, created.get(stream) ?? EventStore.Start, stream)]
+  )
 
 /**
  * The in-memory adapter of `Listings`, over the event store in context.
@@ -400,7 +446,8 @@ export const layer: Layer.Layer<Listings.Listings, never, EventStore.EventStore>
       refunds: new Map(),
       deliveries: new Map(),
       users: new Map(),
-      usersUpdatedAt: new Map()
+      usersUpdatedAt: new Map(),
+      created: new Map()
     }
     let cursor = EventStore.Start
     const lock = yield* Effect.makeSemaphore(1)
@@ -421,48 +468,31 @@ export const layer: Layer.Layer<Listings.Listings, never, EventStore.EventStore>
 
     const transactionsOf = (merchantId: string): Array<Listings.TransactionRow> =>
       [
-        ...existing(folded.checkouts).map(terminalRow),
+        ...existing(folded.checkouts, folded.created, terminalRow),
         ...folded.linkPayments.values(),
-        ...existing(folded.payments).map(onlineRow)
+        ...existing(folded.payments, folded.created, onlineRow)
       ].filter((row) => row.merchantId === merchantId)
 
     return Listings.Listings.of({
       merchants: (filter, page) =>
         Effect.flatMap(
-          listed(() => existing(folded.merchants).map(merchantRow)),
-          (rows) =>
-            pageOf(
-              rows,
-              (r) => r.merchantId,
-              (r) => r.createdAt,
-              merchantMatches(filter),
-              page
-            )
+          listed(() => existing(folded.merchants, folded.created, merchantRow)),
+          (rows) => pageOf(rows, (r) => r.merchantId, merchantMatches(filter), page)
         ),
       transactions: (merchantId, filter, page) =>
         Effect.flatMap(
           listed(() => transactionsOf(merchantId)),
-          (rows) =>
-            pageOf(
-              rows,
-              (r) => r.transactionId,
-              (r) => r.createdAt,
-              transactionMatches(filter),
-              page
-            )
+          (rows) => pageOf(rows, (r) => r.transactionId, transactionMatches(filter), page)
         ),
       links: (merchantId, filter, page) =>
         Effect.flatMap(
           listed(() =>
-            existing(folded.links)
-              .filter((s) => s.link.merchantId === merchantId)
-              .map(linkRow)
+            existing(folded.links, folded.created, linkRow).filter((r) => r.merchantId === merchantId)
           ),
           (rows) =>
             pageOf(
               rows,
               (r) => r.linkId,
-              (r) => r.createdAt,
               (r) =>
                 (filter.mode === undefined || r.mode === filter.mode) &&
                 (filter.status === undefined || r.status === filter.status),
@@ -472,15 +502,14 @@ export const layer: Layer.Layer<Listings.Listings, never, EventStore.EventStore>
       notifications: (merchantId, filter, page) =>
         Effect.flatMap(
           listed(() =>
-            existing(folded.deliveries)
-              .filter((s) => s.notification.merchantId === merchantId)
-              .map(notificationRow)
+            existing(folded.deliveries, folded.created, notificationRow).filter(
+              (r) => r.merchantId === merchantId
+            )
           ),
           (rows) =>
             pageOf(
               rows,
               (r) => r.notificationId,
-              (r) => r.createdAt,
               (r) =>
                 (filter.mode === undefined || r.mode === filter.mode) &&
                 (filter.delivery === undefined || r.delivery === filter.delivery) &&
@@ -491,24 +520,17 @@ export const layer: Layer.Layer<Listings.Listings, never, EventStore.EventStore>
       refunds: (merchantId, filter, page) =>
         Effect.flatMap(
           listed(() =>
-            existing(folded.refunds)
-              .filter((s) => s.refund.merchantId === merchantId)
-              .map((s) => {
-                const payment = folded.payments.get(
-                  Aggregate.streamId(Payment.Payment, s.refund.transactionId)
-                )
-                const currency =
-                  payment === undefined || payment._tag === "Initial"
-                    ? "COP"
-                    : payment.payment.amount.currency
-                return refundRow(s, currency)
-              })
+            existing(folded.refunds, folded.created, (s, position) => {
+              const payment = folded.payments.get(Aggregate.streamId(Payment.Payment, s.refund.transactionId))
+              const currency =
+                payment === undefined || payment._tag === "Initial" ? "COP" : payment.payment.amount.currency
+              return refundRow(s, currency, position)
+            }).filter((r) => r.merchantId === merchantId)
           ),
           (rows) =>
             pageOf(
               rows,
               (r) => r.refundId,
-              (r) => r.createdAt,
               (r) =>
                 (filter.mode === undefined || r.mode === filter.mode) &&
                 (filter.status === undefined || r.status === filter.status),
@@ -518,17 +540,14 @@ export const layer: Layer.Layer<Listings.Listings, never, EventStore.EventStore>
       users: (merchantId, filter, page) =>
         Effect.flatMap(
           listed(() =>
-            Array.from(folded.users).flatMap(([stream, state]) =>
-              state._tag === "Initial" || state.merchantId !== merchantId
-                ? []
-                : [userRow(state, folded.usersUpdatedAt.get(stream) ?? date(state.createdAt))]
-            )
+            existing(folded.users, folded.created, (state, position, stream) =>
+              userRow(state, folded.usersUpdatedAt.get(stream) ?? date(state.createdAt), position)
+            ).filter((r) => r.merchantId === merchantId)
           ),
           (rows) =>
             pageOf(
               rows,
               (r) => r.userId,
-              (r) => r.createdAt,
               (r) =>
                 (filter.role === undefined || r.role === filter.role) &&
                 (filter.status === undefined || r.status === filter.status),

@@ -3,10 +3,11 @@
  * `limit` 1–100 (default 10), `starting_after` (the rows after a row id, older) or `ending_before`
  * (the rows before it, newer, still newest first), answered as `{data, has_more}`.
  *
- * A cursor is a row's id; its position is the row's sort key (`created`, then id), which no insert
- * changes, so paging through a list never shows a row twice nor misses one that existed when the
- * paging began, whatever is inserted meanwhile. {@link paginate} is the rule over a list already in
- * order: the in-memory adapters use it, and the property tests hold the SQL adapters to it.
+ * A cursor is a row's id; its position is the row's sort key (the log position of the event that
+ * created it, `Listings.Positioned`), which no insert changes and behind which no later commit
+ * lands, so paging through a list never shows a row twice nor misses one between its first and last
+ * rows, whatever is inserted meanwhile. {@link paginate} is the rule over a list already in order:
+ * the in-memory adapters use it, and the property tests hold the SQL adapters to it.
  */
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"

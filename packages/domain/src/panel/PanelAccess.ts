@@ -1,8 +1,13 @@
 /**
  * Who may open the merchant panel (issue 22, "Users and sign-in"): an operator creates its users (the
  * admin API and `cobro user create` call {@link createUser}), a user signs in with email and password
- * ({@link signIn}), and a user's role, password or access changes. Passwords reach the `PasswordHasher`
- * and nothing else; the log keeps only their hashes.
+ * ({@link signIn}), and a user's role, password or access changes: the operator's doing, or, for the
+ * password, the user's own ({@link changeOwnPassword}). Each change is an event with its actor.
+ * Passwords reach the `PasswordHasher` and nothing else; the log keeps only their hashes.
+ *
+ * What a session may do is read from the user's current status and role at every request
+ * (`PanelSessions.find`): the revocations here end sessions that can no longer be used, and keep the
+ * table small, but no right depends on them having run.
  *
  * Sign-in refusals say nothing about the account: an unknown email, a wrong password and a disabled
  * user give the same {@link SignInRefused}, and an unknown email costs the same hash work. Failed
@@ -286,8 +291,9 @@ export const signIn = Effect.fn("PanelAccess.signIn")(function* (attempt: {
 })
 
 /**
- * Changes a user's role; the user's sessions end, since each carries the role it was opened with.
- * The same role again changes nothing and keeps the sessions.
+ * Changes a user's role; its sessions have the new role from their next request, and end (the user
+ * signs in again to a panel that shows what it may now do). The same role again changes nothing
+ * and keeps the sessions.
  *
  * @category commands
  */
@@ -308,8 +314,8 @@ export const changeRole = Effect.fn("PanelAccess.changeRole")(function* (
 })
 
 /**
- * Sets a new password (the same length rule as at creation); the failures in a row are forgiven and
- * the user's sessions end.
+ * An operator sets a new password (the same length rule as at creation): the failures in a row are
+ * forgiven and the user's sessions end. A disabled user is refused (`UserNotInState`): enable it first.
  *
  * @category commands
  */
@@ -334,8 +340,8 @@ export const changePassword = Effect.fn("PanelAccess.changePassword")(function* 
 })
 
 /**
- * Disables a user for good: it never signs in again and its sessions end. Disabling a disabled user
- * changes nothing.
+ * Disables a user: it signs in no more, its sessions stop working at once (the lookup reads the
+ * status) and are deleted. Disabling a disabled user changes nothing but deletes its sessions again.
  *
  * @category commands
  */
@@ -353,4 +359,74 @@ export const disableUser = Effect.fn("PanelAccess.disableUser")(function* (
     })
   )
   yield* Effect.flatMap(PanelSessions, (sessions) => sessions.revokeUser(userId))
+})
+
+/**
+ * Enables a disabled user again, with the role and password it had; enabling an active user changes
+ * nothing. The user's sessions are deleted first: a session left by a disable whose revocation
+ * failed must not come back to life with the user.
+ *
+ * @category commands
+ */
+export const enableUser = Effect.fn("PanelAccess.enableUser")(function* (
+  userId: string,
+  metadata: EventStore.EventMetadata = {}
+) {
+  yield* activeUser(userId)
+  yield* Effect.flatMap(PanelSessions, (sessions) => sessions.revokeUser(userId))
+  const now = yield* DateTime.now
+  yield* handle(userId, new PanelUser.EnablePanelUser({ now }), metadata).pipe(
+    Effect.catchTags({
+      SignInThrottled: unexpected,
+      UserAlreadyExists: unexpected,
+      UserNotInState: unexpected,
+      ConcurrencyConflict: unexpected
+    })
+  )
+})
+
+/**
+ * A signed-in user changes its own password: the current one is checked as a sign-in checks it
+ * (refused alike with `SignInRefused`, counted as a failed sign-in, and refused unchecked while the
+ * account must wait, so that a stolen session cannot guess it faster than the sign-in form), the new
+ * one follows the length rule. The change is recorded with the user as actor; every other session
+ * of the user ends, the one of `keepTokenHash` stays.
+ *
+ * @category commands
+ */
+export const changeOwnPassword = Effect.fn("PanelAccess.changeOwnPassword")(function* (input: {
+  readonly userId: string
+  readonly keepTokenHash: string
+  readonly currentPassword: string
+  readonly newPassword: string
+  readonly address: string
+  readonly now: DateTime.Utc
+}) {
+  yield* validatePassword(input.newPassword)
+  const hasher = yield* PasswordHasher
+  const { state, version } = yield* load(input.userId)
+  if (state._tag !== "ACTIVE") return yield* SignInRefused.wrong()
+  const wait = PanelUser.retryAfterMillis(state, input.now)
+  if (wait > 0) return yield* SignInRefused.waitMillis(wait)
+  const metadata = { actor: actor(state.email) }
+  const refusals = {
+    SignInThrottled: (throttled: PanelUser.SignInThrottled) =>
+      Effect.fail(SignInRefused.waitMillis(throttled.retryAfterMillis)),
+    UserNotInState: () => Effect.fail(SignInRefused.wrong()),
+    ConcurrencyConflict: () => Effect.fail(SignInRefused.waitMillis(1000)),
+    UserNotFound: unexpected,
+    UserAlreadyExists: unexpected
+  }
+  if (
+    !passwordFits(input.currentPassword) ||
+    !(yield* hasher.verify(input.currentPassword, Redacted.value(state.passwordHash)))
+  ) {
+    const failed = new PanelUser.RecordFailedSignIn({ address: addressOf(input.address), now: input.now })
+    yield* handle(state.userId, failed, metadata, { state, version }).pipe(Effect.catchTags(refusals))
+    return yield* SignInRefused.wrong()
+  }
+  const passwordHash = Redacted.make(yield* hasher.hash(input.newPassword))
+  const command = new PanelUser.ChangePassword({ passwordHash, now: input.now })
+  yield* handle(state.userId, command, metadata, { state, version }).pipe(Effect.catchTags(refusals))
+  yield* Effect.flatMap(PanelSessions, (sessions) => sessions.revokeUser(state.userId, input.keepTokenHash))
 })

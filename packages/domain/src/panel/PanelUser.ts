@@ -31,7 +31,7 @@ export const Role = Schema.Literal("full_access", "read_only")
 export type Role = typeof Role.Type
 
 /**
- * A panel user's status: ACTIVE signs in; DISABLED never again.
+ * A panel user's status: ACTIVE signs in; DISABLED does not, until an operator enables it again.
  * @category models
  */
 export const Status = Schema.Literal("ACTIVE", "DISABLED")
@@ -198,10 +198,18 @@ export class ChangePassword extends Schema.TaggedClass<ChangePassword>()("Change
 }) {}
 
 /**
- * The user is disabled for good: it never signs in again (its email stays taken).
+ * The user is disabled: it signs in no more, and its sessions stop working (its email stays taken).
  * @category commands
  */
 export class DisablePanelUser extends Schema.TaggedClass<DisablePanelUser>()("DisablePanelUser", {
+  now: Schema.DateTimeUtc
+}) {}
+
+/**
+ * A disabled user is enabled again, with the role and password it had; an active user is unchanged.
+ * @category commands
+ */
+export class EnablePanelUser extends Schema.TaggedClass<EnablePanelUser>()("EnablePanelUser", {
   now: Schema.DateTimeUtc
 }) {}
 
@@ -215,7 +223,8 @@ export const Command = Schema.Union(
   RecordFailedSignIn,
   ChangeRole,
   ChangePassword,
-  DisablePanelUser
+  DisablePanelUser,
+  EnablePanelUser
 )
 export type Command = typeof Command.Type
 
@@ -269,10 +278,18 @@ export class PasswordChanged extends Schema.TaggedClass<PasswordChanged>()("Pass
 }) {}
 
 /**
- * The user was disabled: DISABLED, for good.
+ * The user was disabled: DISABLED.
  * @category events
  */
 export class PanelUserDisabled extends Schema.TaggedClass<PanelUserDisabled>()("PanelUserDisabled", {
+  at: Schema.DateTimeUtc
+}) {}
+
+/**
+ * A disabled user was enabled again: ACTIVE, with the role and password it had.
+ * @category events
+ */
+export class PanelUserEnabled extends Schema.TaggedClass<PanelUserEnabled>()("PanelUserEnabled", {
   at: Schema.DateTimeUtc
 }) {}
 
@@ -286,7 +303,8 @@ export const Event = Schema.Union(
   SignInFailed,
   RoleChanged,
   PasswordChanged,
-  PanelUserDisabled
+  PanelUserDisabled,
+  PanelUserEnabled
 )
 export type Event = typeof Event.Type
 
@@ -361,7 +379,8 @@ export type State = Initial | Existing
 /**
  * State × command → where it leads, or `"noop"`: accepted, nothing recorded. A sign-in, right or
  * wrong, records an event and stays ACTIVE (refused while throttled); the same role again is a no-op;
- * DISABLED is final and takes nothing but a repeated disable.
+ * DISABLED takes nothing but a repeated disable (a no-op) and the enabling, which leads back to
+ * ACTIVE; enabling an active user is a no-op.
  * @category models
  */
 export const transitions = Transitions.make<State["_tag"], Command["_tag"]>({
@@ -371,9 +390,10 @@ export const transitions = Transitions.make<State["_tag"], Command["_tag"]>({
     RecordFailedSignIn: "ACTIVE",
     ChangeRole: ["ACTIVE", "noop"],
     ChangePassword: "ACTIVE",
-    DisablePanelUser: "DISABLED"
+    DisablePanelUser: "DISABLED",
+    EnablePanelUser: "noop"
   },
-  DISABLED: { DisablePanelUser: "noop" }
+  DISABLED: { DisablePanelUser: "noop", EnablePanelUser: "ACTIVE" }
 })
 
 // ---------------------------------------------------------------------------------------------
@@ -410,7 +430,8 @@ const decideExisting = (
       unlessThrottled(state, c.now, () => new SignInFailed({ at: c.now, address: c.address })),
     ChangeRole: (c) => (c.role === state.role ? none : ok(new RoleChanged({ role: c.role, at: c.now }))),
     ChangePassword: (c) => ok(new PasswordChanged({ passwordHash: c.passwordHash, at: c.now })),
-    DisablePanelUser: (c) => (state._tag === "DISABLED" ? none : ok(new PanelUserDisabled({ at: c.now })))
+    DisablePanelUser: (c) => (state._tag === "DISABLED" ? none : ok(new PanelUserDisabled({ at: c.now }))),
+    EnablePanelUser: (c) => (state._tag === "ACTIVE" ? none : ok(new PanelUserEnabled({ at: c.now })))
   })
 
 // ---------------------------------------------------------------------------------------------
@@ -450,7 +471,8 @@ const evolveExisting = (state: Existing, event: Exclude<Event, PanelUserCreated>
       failures: 0,
       lastFailureAt: Option.none()
     }),
-    PanelUserDisabled: (): Existing => ({ ...state, _tag: "DISABLED" })
+    PanelUserDisabled: (): Existing => ({ ...state, _tag: "DISABLED" }),
+    PanelUserEnabled: (): Existing => ({ ...state, _tag: "ACTIVE" })
   })
 
 /**

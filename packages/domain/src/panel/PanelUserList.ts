@@ -15,11 +15,12 @@ import type * as Listings from "../listings/Listings.js"
 import * as PanelUser from "./PanelUser.js"
 
 /**
- * A panel user as shown: the list's row without when it last changed; never its password hash.
+ * A panel user as shown: the list's row without when it last changed nor its place in the list;
+ * never its password hash.
  *
  * @category models
  */
-export type Row = Omit<Listings.UserRow, "updatedAt">
+export type Row = Omit<Listings.UserRow, "updatedAt" | "position">
 
 const fromStored = CommandHandler.fromStored(PanelUser.PanelUser)
 

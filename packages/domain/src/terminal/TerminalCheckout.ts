@@ -76,6 +76,23 @@ export type Status = typeof Status.Type
 export const HOLD_AFTER_LOCKED_MS = 2 * 60 * 1000
 
 /**
+ * How long a claimed push may go unanswered: its pusher cuts the terminal call at the claim plus
+ * this, and from then on the claim has lapsed and another pusher may claim the checkout again
+ * (spec-decisions A-23). The spec gives no limit for a push; this one keeps a checkout whose pusher
+ * died (a cut request, a crashed node) SENDING for this plus one sweep of the pusher.
+ * @category models
+ */
+export const PUSH_TIMEOUT_MS = 10 * 1000
+
+/**
+ * The failure earlier versions recorded for a terminal too busy to answer (its stream kept
+ * conflicting), reading it as unreachable: no terminal return was coming to push such a checkout
+ * again. The pusher treats it as a lapsed claim (spec-decisions A-23).
+ * @category models
+ */
+export const BUSY_READ_AS_UNREACHABLE = "the terminal is busy with other requests"
+
+/**
  * The `amount` of a checkout as recorded: the tax lines are already computed from the tax form.
  * @category models
  */
@@ -179,8 +196,10 @@ export class CreateCheckout extends Schema.TaggedClass<CreateCheckout>()("Create
 }) {}
 
 /**
- * The push worker claims the checkout before it calls the terminal gateway, so that a concurrent
- * cancel either wins (no push) or loses (R3: the instruction may already be on its way).
+ * A pusher claims the checkout before it calls the terminal gateway, so that a concurrent cancel
+ * either wins (no push) or loses (R3: the instruction may already be on its way). A SENDING
+ * checkout is claimed again only once its claim has lapsed ({@link PUSH_TIMEOUT_MS}): its pusher
+ * was cut or died.
  * @category commands
  */
 export class AttemptPush extends Schema.TaggedClass<AttemptPush>()("AttemptPush", {
@@ -532,6 +551,8 @@ export interface Existing {
   readonly checkout: Checkout
   /** Push attempts claimed so far. */
   readonly pushAttempts: number
+  /** When the last push was claimed (none before the first). */
+  readonly claimedAt: Option.Option<DateTime.Utc>
   /** Why the last push failed (UNREACHABLE). */
   readonly lastFailure: Option.Option<string>
   /** When the terminal was locked, as observed at delivery. */
@@ -562,8 +583,9 @@ export const transitions = Transitions.make<State["_tag"], Command["_tag"]>({
   Initial: { CreateCheckout: "PENDING" },
   PENDING: { AttemptPush: "SENDING", CancelCheckout: "CANCELLED" },
   SENDING: {
-    // A worker that crashed mid-push claims it again: nothing to record, it pushes again.
-    AttemptPush: "noop",
+    // A live claim is its pusher's: nothing to record. A lapsed one (the pusher was cut or died) is
+    // claimed again, with the attempt counted.
+    AttemptPush: ["SENDING", "noop"],
     RecordDelivery: ["SENT", "HELD"],
     RecordUnreachable: "UNREACHABLE",
     ApproveSale: "APPROVED",
@@ -631,6 +653,17 @@ export const holdsPayment = (
     onSome: (since) => DateTime.toEpochMillis(now) - DateTime.toEpochMillis(since) > HOLD_AFTER_LOCKED_MS
   })
 
+/**
+ * Whether the push of a SENDING checkout was claimed at least {@link PUSH_TIMEOUT_MS} before `now`:
+ * its pusher has cut the terminal call by then, so another may claim it again.
+ * @category predicates
+ */
+export const claimLapsed = (state: Existing, now: DateTime.DateTime): boolean =>
+  Option.match(state.claimedAt, {
+    onNone: () => true,
+    onSome: (at) => DateTime.toEpochMillis(now) - DateTime.toEpochMillis(at) >= PUSH_TIMEOUT_MS
+  })
+
 /** R3: the refusal of a cancellation once the payment request was sent to the terminal. */
 const alreadySent = (command: Command, state: Existing): CheckoutAlreadySent | undefined =>
   command._tag === "CancelCheckout" && wasSent(state._tag)
@@ -649,8 +682,10 @@ const decideExisting = (
   const isOwn = (transactionId: TransactionId) => transactionId === state.checkout.transactionId
   return Match.valueTags(command, {
     AttemptPush: (c) =>
-      // A worker that crashed mid-push claims it again: nothing to record, it pushes again.
-      state._tag === "SENDING" ? none : ok(new PushAttempted({ attempt: state.pushAttempts + 1, at: c.now })),
+      // A live claim belongs to its pusher: a second pusher records nothing and does not push.
+      state._tag === "SENDING" && !claimLapsed(state, c.now)
+        ? none
+        : ok(new PushAttempted({ attempt: state.pushAttempts + 1, at: c.now })),
     RecordDelivery: (c) =>
       state._tag !== "SENDING"
         ? none
@@ -771,6 +806,7 @@ const created = (event: CheckoutCreated): Existing => ({
     createdAt: event.createdAt
   },
   pushAttempts: 0,
+  claimedAt: Option.none(),
   lastFailure: Option.none(),
   lockedSince: Option.none(),
   approval: Option.none(),
@@ -784,7 +820,11 @@ type Change = Partial<Existing>
 const evolveExisting = (state: Existing, event: Exclude<Event, CheckoutCreated>): Existing => ({
   ...state,
   ...Match.valueTags(event, {
-    PushAttempted: (e): Change => ({ _tag: "SENDING", pushAttempts: e.attempt }),
+    PushAttempted: (e): Change => ({
+      _tag: "SENDING",
+      pushAttempts: e.attempt,
+      claimedAt: Option.some(e.at)
+    }),
     CheckoutSent: (e): Change => ({ _tag: "SENT", lockedSince: e.lockedSince }),
     CheckoutHeld: (e): Change => ({ _tag: "HELD", lockedSince: Option.some(e.lockedSince) }),
     CheckoutReleased: (): Change => ({ _tag: "SENT", lockedSince: Option.none() }),

@@ -38,6 +38,18 @@ export class TerminalUnreachable extends Schema.TaggedError<TerminalUnreachable>
 }) {}
 
 /**
+ * The terminal did not answer this push: it stayed busy with other requests, or the call was cut at
+ * the push's timeout. Neither delivered nor unreachable as far as Cobro knows: the checkout stays
+ * SENDING and its push is tried again (spec-decisions A-23), never read as unreachable.
+ *
+ * @category errors
+ */
+export class TerminalBusy extends Schema.TaggedError<TerminalBusy>()("TerminalBusy", {
+  terminalSerial: TerminalSerial,
+  reason: Schema.String
+}) {}
+
+/**
  * The instruction reached the terminal. `lockedSince` is when the terminal was locked, if it was:
  * locked for more than 2 minutes, it holds the payment until unlocked (R1).
  *
@@ -61,7 +73,13 @@ export class Delivered extends Schema.Class<Delivered>("Delivered")({
 export class TerminalGateway extends Context.Tag("@cobro/domain/TerminalGateway")<
   TerminalGateway,
   {
-    /** Sends the instruction; once sent it cannot be cancelled remotely (R3). */
-    readonly push: (instruction: ChargeInstruction) => Effect.Effect<Delivered, TerminalUnreachable>
+    /**
+     * Sends the instruction; once sent it cannot be cancelled remotely (R3). At least once: a push
+     * may be sent again for the same `integrationId` (a pusher cut before it recorded the answer),
+     * and the terminal takes one charge per integration id.
+     */
+    readonly push: (
+      instruction: ChargeInstruction
+    ) => Effect.Effect<Delivered, TerminalUnreachable | TerminalBusy>
   }
 >() {}

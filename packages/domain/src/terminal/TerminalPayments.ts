@@ -8,7 +8,9 @@
  * for what the terminal reports (its acknowledgement, an unlock, a sale's or a void's outcome) and
  * for a push again once it is back.
  */
+import * as Cause from "effect/Cause"
 import * as DateTime from "effect/DateTime"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
@@ -25,7 +27,7 @@ import { NotificationLog, type Owner } from "../webhooks/NotificationLog.js"
 import * as Taxes from "./Taxes.js"
 import type * as TerminalApi from "./TerminalApi.js"
 import * as TerminalCheckout from "./TerminalCheckout.js"
-import { ChargeInstruction, TerminalGateway } from "./TerminalGateway.js"
+import { ChargeInstruction, TerminalBusy, TerminalGateway } from "./TerminalGateway.js"
 
 /** Who calls the terminal API: one merchant, with a production (`sandbox: false`) or test key. */
 export interface Caller {
@@ -111,7 +113,10 @@ export const boundTerminals = Effect.fn("TerminalPayments.boundTerminals")(funct
   }))
 })
 
-/** What A3 created: the checkout's ids and its status after the push (SENT, HELD, UNREACHABLE, or an outcome). */
+/**
+ * What A3 created: the checkout's ids and its status after the push (SENT, HELD, UNREACHABLE, or an
+ * outcome; SENDING when the terminal did not answer in time and the pusher will push it again).
+ */
 export interface CheckoutCreated {
   readonly integrationId: IntegrationId
   readonly transactionId: TransactionId
@@ -155,7 +160,10 @@ const unmapped = (reason: string) => new CheckoutErrors.Unmapped({ reason })
  * hold), creates the checkout with fresh `INT_…` and `TRX_…` ids, and pushes it to the terminal.
  *
  * An unreachable terminal does not fail the request: the checkout exists, waits UNREACHABLE and is
- * pushed again when the terminal comes back (spec-decisions TC-6). Any other failure is AP001.
+ * pushed again when the terminal comes back (spec-decisions A-16). The push is a fast path: its
+ * claim commits with the checkout, so a request cut after that commit, or a terminal that does not
+ * answer in time, leaves the push to the pusher ({@link pushAgain}, spec-decisions A-23). Any other
+ * failure is AP001.
  *
  * @category commands
  */
@@ -234,8 +242,21 @@ export const checkout = Effect.fn("TerminalPayments.checkout")(function* (
     Effect.tap((decided) => CommandHandler.commit([decided])),
     Effect.mapError((e) => unmapped(`${e._tag} while creating the checkout`))
   )
+  // The checkout and its claim are committed: a push that fails from here (a connection lost while
+  // the terminal's answer was written) is the pusher's to finish. Answering an error would have the
+  // merchant send the sale again, and both would be charged.
   const status = yield* deliver(integrationId, created.handled, metadata).pipe(
-    Effect.mapError((e) => unmapped(`${e._tag} while pushing the checkout`))
+    Effect.catchAllCause((cause) =>
+      Cause.isInterruptedOnly(cause)
+        ? Effect.interrupt
+        : Effect.as(
+            Effect.logWarning(
+              "A3: the push failed after the checkout was committed; the pusher pushes it",
+              cause
+            ),
+            "SENDING" as const
+          )
+    )
   )
   return { integrationId, transactionId, status } satisfies CheckoutCreated
 })
@@ -244,9 +265,11 @@ export const checkout = Effect.fn("TerminalPayments.checkout")(function* (
  * Pushes a checkout to its terminal: claims the push (`AttemptPush`, so that a cancel cannot race it,
  * R3), calls the gateway, and records the delivery (SENT, or HELD on a terminal locked for more than
  * 2 minutes, R1) or the failure (UNREACHABLE, R5). Used to push an UNREACHABLE checkout again once
- * its terminal is back (A3 writes the checkout and its first claim in one append, then delivers). Returns the checkout's status afterwards. `known`: the checkout as
- * the caller just left it, to claim the push without reading the stream again. `metadata`: who
- * caused the push again; by default the checkout's terminal, whose return causes it.
+ * its terminal is back (A3 writes the checkout and its first claim in one append, then delivers);
+ * a SENDING checkout whose claim is live is left to its pusher. Returns the checkout's status
+ * afterwards. `known`: the checkout as the caller just left it, to claim the push without reading
+ * the stream again. `metadata`: who caused the push again; by default the checkout's terminal, whose
+ * return causes it.
  *
  * @category commands
  */
@@ -262,12 +285,61 @@ export const push = Effect.fn("TerminalPayments.push")(function* (
     reported.metadata,
     reported.known
   )
+  // A live claim is its pusher's (TerminalCheckout.claimLapsed): it pushes, this call does not.
+  if (claimed.events.length === 0) {
+    return claimed.state._tag === "Initial" ? ("PENDING" as const) : claimed.state._tag
+  }
   return yield* deliver(integrationId, claimed, reported.metadata)
+})
+
+/** Who pushes a checkout again when its claim has lapsed: the server's pusher. */
+export const PUSHER: EventStore.EventMetadata = { actor: "pusher" }
+
+/**
+ * The pusher's use case (spec-decisions A-23): claims again the push of a SENDING checkout whose
+ * claim has lapsed (`TerminalCheckout.claimLapsed`: its request was cut, its node died, or its
+ * terminal did not answer in time), or of one an earlier version left UNREACHABLE for a busy
+ * terminal (`TerminalCheckout.BUSY_READ_AS_UNREACHABLE`), and pushes it. The claim is appended at the version read, never
+ * retried: a conflict means another pusher claimed it (or the terminal answered) first, so two
+ * pushers never push one claim. Returns the status after the push, or none when there was nothing
+ * to push (not SENDING, a live claim, or claimed by another).
+ *
+ * @category commands
+ */
+export const pushAgain = Effect.fn("TerminalPayments.pushAgain")(function* (
+  integrationId: IntegrationId,
+  metadata: EventStore.EventMetadata = PUSHER
+) {
+  const current = yield* loadCheckout(integrationId)
+  // Only a push under way is the pusher's: an UNREACHABLE checkout waits for its terminal (A-16),
+  // unless an earlier version recorded a busy terminal as unreachable.
+  const state = current.state
+  const due =
+    state._tag === "SENDING" ||
+    (state._tag === "UNREACHABLE" &&
+      Option.contains(state.lastFailure, TerminalCheckout.BUSY_READ_AS_UNREACHABLE))
+  if (!due) return Option.none<TerminalCheckout.Status>()
+  const claim = yield* decideCheckoutAll(
+    integrationId,
+    [new TerminalCheckout.AttemptPush({ now: yield* now })],
+    current,
+    metadata
+  )
+  if (claim.append === undefined) return Option.none<TerminalCheckout.Status>()
+  const claimed = yield* CommandHandler.commit([claim]).pipe(
+    Effect.as(true),
+    Effect.catchTag("ConcurrencyConflict", () => Effect.succeed(false))
+  )
+  if (!claimed) return Option.none<TerminalCheckout.Status>()
+  return Option.some(yield* deliver(integrationId, claim.handled, metadata))
 })
 
 /**
  * Calls the gateway for a checkout whose push is claimed, and records the delivery (the terminal's
- * acknowledgement: its report) or the failure (with the push's `metadata`).
+ * acknowledgement: its report) or the failure (with the push's `metadata`). The call is cut when the
+ * claim lapses (`TerminalCheckout.PUSH_TIMEOUT_MS` after it), so that no other pusher's claim finds
+ * it still running; a terminal that did not answer (busy, or cut) records nothing: the checkout
+ * stays SENDING for the pusher.
  */
 const deliver = Effect.fnUntraced(function* (
   integrationId: IntegrationId,
@@ -277,6 +349,12 @@ const deliver = Effect.fnUntraced(function* (
   if (claimed.state._tag === "Initial") return yield* new TerminalCheckout.CheckoutNotFound()
   const checkout = claimed.state.checkout
   const gateway = yield* TerminalGateway
+  const started = yield* now
+  const left = Option.match(claimed.state.claimedAt, {
+    onNone: () => TerminalCheckout.PUSH_TIMEOUT_MS,
+    onSome: (at) =>
+      DateTime.toEpochMillis(at) + TerminalCheckout.PUSH_TIMEOUT_MS - DateTime.toEpochMillis(started)
+  })
   const delivered = yield* gateway
     .push(
       new ChargeInstruction({
@@ -292,7 +370,19 @@ const deliver = Effect.fnUntraced(function* (
         sandbox: checkout.sandbox
       })
     )
-    .pipe(Effect.either)
+    .pipe(
+      Effect.timeoutFail({
+        duration: Duration.millis(Math.max(0, left)),
+        onTimeout: () =>
+          new TerminalBusy({
+            terminalSerial: checkout.terminalSerial,
+            reason: "the terminal did not answer within the push timeout"
+          })
+      }),
+      Effect.either
+    )
+  // No answer: neither delivered nor unreachable. The claim lapses and the pusher pushes it again.
+  if (Either.isLeft(delivered) && delivered.left._tag === "TerminalBusy") return "SENDING" as const
   if (Either.isRight(delivered) && delivered.right.recorded) {
     const { state } = yield* loadKnownCheckout(integrationId)
     return state._tag === "Initial" ? ("PENDING" as const) : state._tag

@@ -252,7 +252,9 @@ export const ports: Layer.Layer<
   | TerminalGateway.TerminalGateway
   | Outbox.Outbox
   | PasswordHasher
-  | PanelSessions.PanelSessions
+  | PanelSessions.PanelSessions,
+  never,
+  EventStore.EventStore
 > = Layer.mergeAll(
   Acquirer.layerSandbox,
   vault,

@@ -47,7 +47,7 @@ const testHasher = Layer.effect(
   })
 ).pipe(Layer.provideMerge(Layer.sync(HashWork, () => [])))
 
-const layer = Layer.mergeAll(ports, testHasher, PanelSessions.layerMemory)
+const layer = Layer.mergeAll(testHasher, PanelSessions.layerMemory).pipe(Layer.provideMerge(ports))
 const test = freshly(layer, atT0(Effect.zipRight(givenMerchant(MER_1), givenMerchant(MER_2))))
 
 const createAna = (overrides: Partial<Parameters<typeof PanelAccess.createUser>[0]> = {}) =>
@@ -349,36 +349,159 @@ describe("PanelAccess", () => {
     )
   })
 
+  describe("enabling and the user's own password", () => {
+    const newSession = (userId: string, tokenHash: string): PanelSessions.NewSession => ({
+      tokenHash,
+      userId,
+      merchantId: MER_1,
+      email: "ana@cafe.example",
+      csrfToken: "csrf",
+      createdAt: new Date(T0),
+      expiresAt: new Date(T0 + 3_600_000)
+    })
+    const found = (tokenHash: string) =>
+      Effect.flatMap(PanelSessions.PanelSessions, (s) => s.find(tokenHash, new Date(T0)))
+
+    it.effect(
+      "an operator enables a disabled user: it signs in again with its role and password; its old sessions stay ended",
+      () =>
+        test(function* () {
+          const user = yield* createAna({ role: "read_only" })
+          const sessions = yield* PanelSessions.PanelSessions
+          yield* PanelAccess.disableUser(user.userId, { actor: "admin" })
+          // A session a racing sign-in opened after the disable's revocation.
+          yield* sessions.create(newSession(user.userId, "late"))
+          expect(yield* failure(signIn(PASSWORD))).toEqual(refusal())
+          yield* PanelAccess.enableUser(user.userId, { actor: "admin" })
+          yield* PanelAccess.enableUser(user.userId, { actor: "admin" })
+          expect(yield* found("late")).toEqual(Option.none())
+          expect((yield* signIn(PASSWORD, 1)).role).toBe("read_only")
+          const events = yield* streamOf("ana@cafe.example")
+          expect(events.map((e) => [e.type, e.metadata.actor])).toEqual([
+            ["PanelUserCreated", "admin"],
+            ["PanelUserDisabled", "admin"],
+            ["PanelUserEnabled", "admin"],
+            ["SignedIn", "panel:ana@cafe.example"]
+          ])
+          expect(yield* failure(PanelAccess.enableUser("USR_0"))).toBeInstanceOf(PanelAccess.UserNotFound)
+        })
+    )
+
+    it.effect(
+      "a user changes its own password with the current one: recorded with the user as actor, its other sessions end, this one stays",
+      () =>
+        test(function* () {
+          const user = yield* createAna()
+          const sessions = yield* PanelSessions.PanelSessions
+          yield* sessions.create(newSession(user.userId, "this"))
+          yield* sessions.create(newSession(user.userId, "other"))
+          const change = (currentPassword: string, newPassword: string, millis = 0) =>
+            PanelAccess.changeOwnPassword({
+              userId: user.userId,
+              keepTokenHash: "this",
+              currentPassword,
+              newPassword,
+              address: "10.0.0.1",
+              now: at(millis)
+            })
+          expect(yield* failure(change(PASSWORD, "short"))).toBeInstanceOf(PanelAccess.WeakPassword)
+          expect(yield* failure(change("not the password", "a new long password"))).toEqual(refusal())
+          expect(Option.isSome(yield* found("other"))).toBe(true)
+          yield* change(PASSWORD, "a new long password")
+          expect(Option.isSome(yield* found("this"))).toBe(true)
+          expect(yield* found("other")).toEqual(Option.none())
+          expect(yield* failure(signIn(PASSWORD, 1))).toEqual(refusal())
+          expect((yield* signIn("a new long password", 2)).userId).toBe(user.userId)
+          const events = yield* streamOf("ana@cafe.example")
+          expect(events.map((e) => [e.type, e.metadata.actor])).toEqual([
+            ["PanelUserCreated", "admin"],
+            ["SignInFailed", "panel:ana@cafe.example"],
+            ["PasswordChanged", "panel:ana@cafe.example"],
+            ["SignInFailed", "panel:ana@cafe.example"],
+            ["SignedIn", "panel:ana@cafe.example"]
+          ])
+        })
+    )
+
+    it.effect(
+      "a wrong current password counts as a failed sign-in: after the free failures the change waits as a sign-in would",
+      () =>
+        test(function* () {
+          const user = yield* createAna()
+          const change = (currentPassword: string, millis: number) =>
+            PanelAccess.changeOwnPassword({
+              userId: user.userId,
+              keepTokenHash: "this",
+              currentPassword,
+              newPassword: "a new long password",
+              address: "10.0.0.1",
+              now: at(millis)
+            })
+          for (let i = 0; i < 5; i++) expect(yield* failure(change("wrong password!", 0))).toEqual(refusal())
+          expect(yield* failure(change(PASSWORD, 500))).toEqual(refusal(Option.some(1)))
+          expect(yield* failure(signIn(PASSWORD, 500))).toEqual(refusal(Option.some(1)))
+          yield* change(PASSWORD, 1_000)
+        })
+    )
+  })
+
   describe("the in-memory sessions", () => {
-    const session = (tokenHash: string, userId: string, expiresAt: number): PanelSessions.Session => ({
+    const session = (tokenHash: string, userId: string, expiresAt: number): PanelSessions.NewSession => ({
       tokenHash,
       userId,
       merchantId: MerchantId.make("MER_1"),
-      email: `${userId}@cafe.example`,
-      role: "read_only",
+      email: "ana@cafe.example",
       csrfToken: "csrf",
       createdAt: new Date(T0),
       expiresAt: new Date(expiresAt)
     })
 
     it.effect("a session is found until it expires, and ends when revoked alone or with its user's", () =>
-      Effect.gen(function* () {
+      test(function* () {
+        const u1 = (yield* createAna({ role: "read_only" })).userId
+        const u2 = (yield* createAna({ email: "bob@cafe.example" })).userId
         const sessions = yield* PanelSessions.PanelSessions
-        yield* sessions.create(session("a", "u1", T0 + 1000))
-        yield* sessions.create(session("b", "u1", T0 + 1000))
-        yield* sessions.create(session("c", "u2", T0 + 1000))
+        yield* sessions.create(session("a", u1, T0 + 1000))
+        yield* sessions.create(session("b", u1, T0 + 1000))
+        yield* sessions.create(session("c", u2, T0 + 1000))
+        yield* sessions.create(session("d", u1, T0 + 1000))
         expect(yield* sessions.find("a", new Date(T0 + 999))).toEqual(
-          Option.some(session("a", "u1", T0 + 1000))
+          Option.some({ ...session("a", u1, T0 + 1000), role: "read_only" })
         )
         expect(yield* sessions.find("a", new Date(T0 + 1000))).toEqual(Option.none())
         expect(yield* sessions.find("nope", new Date(T0))).toEqual(Option.none())
         yield* sessions.revoke("a")
         expect(yield* sessions.find("a", new Date(T0))).toEqual(Option.none())
         expect(Option.isSome(yield* sessions.find("b", new Date(T0)))).toBe(true)
-        yield* sessions.revokeUser("u1")
+        yield* sessions.revokeUser(u1, "d")
         expect(yield* sessions.find("b", new Date(T0))).toEqual(Option.none())
+        expect(Option.isSome(yield* sessions.find("d", new Date(T0)))).toBe(true)
         expect(Option.isSome(yield* sessions.find("c", new Date(T0)))).toBe(true)
-      }).pipe(Effect.provide(PanelSessions.layerMemory))
+      })
+    )
+
+    it.effect(
+      "a session has its user's current role and works only while the user is ACTIVE, whatever was revoked",
+      () =>
+        test(function* () {
+          const user = (yield* createAna()).userId
+          const sessions = yield* PanelSessions.PanelSessions
+          const roleOf = (tokenHash: string) =>
+            Effect.map(
+              sessions.find(tokenHash, new Date(T0)),
+              Option.map((s) => s.role)
+            )
+          yield* sessions.create(session("a", user, T0 + 1000))
+          expect(yield* roleOf("a")).toEqual(Option.some("full_access"))
+          // The use cases revoke the sessions; these events are appended without them.
+          const handle = CommandHandler.make(PanelUser.PanelUser)
+          yield* handle(user, new PanelUser.ChangeRole({ role: "read_only", now: at(1) }))
+          expect(yield* roleOf("a")).toEqual(Option.some("read_only"))
+          yield* handle(user, new PanelUser.DisablePanelUser({ now: at(2) }))
+          expect(yield* roleOf("a")).toEqual(Option.none())
+          yield* handle(user, new PanelUser.EnablePanelUser({ now: at(3) }))
+          expect(yield* roleOf("a")).toEqual(Option.some("read_only"))
+        })
     )
   })
 })

@@ -231,7 +231,7 @@ describe("PanelUser", () => {
       expect(hashOf(state)).toBe("test$two")
     })
 
-    it("a disabled user is DISABLED for good: disabling again changes nothing, nothing else is accepted", () => {
+    it("a disabled user takes nothing but a repeated disable (no-op) and the enabling", () => {
       spec
         .given([created])
         .when(new PanelUser.DisablePanelUser({ now: at(1) }))
@@ -249,6 +249,29 @@ describe("PanelUser", () => {
         .given(disabled)
         .when(new PanelUser.ChangePassword({ passwordHash: hash("two"), now: at(2) }))
         .thenFails(PanelUser.UserNotInState, { command: "ChangePassword" })
+    })
+
+    it("enabling a disabled user records PanelUserEnabled and leads back to ACTIVE with its role and password; an active one changes nothing", () => {
+      const disabled = [
+        created,
+        new PanelUser.RoleChanged({ role: "read_only", at: at(1) }),
+        new PanelUser.PanelUserDisabled({ at: at(2) })
+      ]
+      spec
+        .given(disabled)
+        .when(new PanelUser.EnablePanelUser({ now: at(3) }))
+        .then([new PanelUser.PanelUserEnabled({ at: at(3) })])
+      const state = fold(PanelUser.PanelUser, [...disabled, new PanelUser.PanelUserEnabled({ at: at(3) })])
+      expect(state).toMatchObject({ _tag: "ACTIVE", role: "read_only" })
+      expect(hashOf(state)).toBe("test$one")
+      spec
+        .given([created])
+        .when(new PanelUser.EnablePanelUser({ now: at(1) }))
+        .thenNothing()
+      spec
+        .given([...disabled, new PanelUser.PanelUserEnabled({ at: at(3) })])
+        .when(new PanelUser.RecordSignIn({ address: "a", now: at(4) }))
+        .then([new PanelUser.SignedIn({ at: at(4), address: "a" })])
     })
   })
 
@@ -346,7 +369,8 @@ describe("PanelUser", () => {
       FastCheck.record({ h: FastCheck.constantFrom("one", "two"), m: millis }).map(
         ({ h, m }) => new PanelUser.ChangePassword({ passwordHash: hash(h), now: at(m) })
       ),
-      { arbitrary: millis.map((m) => new PanelUser.DisablePanelUser({ now: at(m) })), weight: 1 }
+      { arbitrary: millis.map((m) => new PanelUser.DisablePanelUser({ now: at(m) })), weight: 1 },
+      { arbitrary: millis.map((m) => new PanelUser.EnablePanelUser({ now: at(m) })), weight: 1 }
     )
     const run = runsFrom(FastCheck.constant([create()]), command, 15)
 
@@ -354,7 +378,7 @@ describe("PanelUser", () => {
       aggregate: PanelUser.PanelUser,
       run,
       id: userId,
-      absorbing: { title: "DISABLED is absorbing; ACTIVE is not", states: ["DISABLED"] }
+      absorbing: { title: "no state is absorbing: an operator enables a DISABLED user again", states: [] }
     })
   })
 })

@@ -184,12 +184,32 @@ describe("TerminalCheckout", () => {
         .when(new TerminalCheckout.AttemptPush({ now: at(3) }))
         .then([attempted(2, 3)])
     })
-    it("a push claimed again after a worker crash changes nothing", () => {
+    it("a push claimed again while its claim is live changes nothing: its pusher pushes it", () => {
+      const justBefore = DateTime.unsafeMake(T0 + TerminalCheckout.PUSH_TIMEOUT_MS - 1)
       spec
         .given(sending())
-        .when(new TerminalCheckout.AttemptPush({ now: at(1) }))
+        .when(new TerminalCheckout.AttemptPush({ now: justBefore }))
         .thenNothing()
     })
+    it("a push whose claim has lapsed (its pusher was cut or died) is claimed again, the attempt counted", () => {
+      const lapsed = DateTime.unsafeMake(T0 + TerminalCheckout.PUSH_TIMEOUT_MS)
+      spec
+        .given(sending())
+        .when(new TerminalCheckout.AttemptPush({ now: lapsed }))
+        .then([new TerminalCheckout.PushAttempted({ attempt: 2, at: lapsed })])
+    })
+    it.prop(
+      "a SENDING checkout is claimed again iff its claim is at least the push timeout old",
+      [FastCheck.integer({ min: -60_000, max: 60_000 })],
+      ([elapsed]) => {
+        const now = DateTime.unsafeMake(T0 + elapsed)
+        const decided = TerminalCheckout.decide(
+          new TerminalCheckout.AttemptPush({ now }),
+          Checkout.fold(sending())
+        )
+        expect(Either.getOrThrow(decided).length).toBe(elapsed >= TerminalCheckout.PUSH_TIMEOUT_MS ? 1 : 0)
+      }
+    )
     it("a checkout already on the terminal is not pushed again", () => {
       spec
         .given(sent())

@@ -3,6 +3,7 @@ import * as DateTime from "effect/DateTime"
 import * as Arbitrary from "effect/Arbitrary"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Fiber from "effect/Fiber"
 import * as FastCheck from "effect/FastCheck"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -37,7 +38,10 @@ const body = checkoutBody
 // ---------------------------------------------------------------------------------------------
 
 type Answer =
-  { readonly _tag: "deliver"; readonly lockedSince?: DateTime.Utc } | { readonly _tag: "unreachable" }
+  | { readonly _tag: "deliver"; readonly lockedSince?: DateTime.Utc }
+  | { readonly _tag: "unreachable" }
+  // The terminal never answers: the push hangs until it is cut.
+  | { readonly _tag: "hang" }
 
 class FakeGateway extends Effect.Service<FakeGateway>()("test/FakeGateway", {
   effect: Effect.gen(function* () {
@@ -54,6 +58,7 @@ const gatewayLayer = Layer.effect(
       Effect.gen(function* () {
         yield* Ref.update(pushed, (all) => [...all, instruction])
         const a = yield* Ref.get(answer)
+        if (a._tag === "hang") return yield* Effect.never
         return a._tag === "unreachable"
           ? yield* new TerminalGateway.TerminalUnreachable({
               terminalSerial: instruction.terminalSerial,
@@ -362,6 +367,104 @@ describe("TerminalPayments", () => {
             "PushAttempted",
             "CheckoutSent"
           ])
+        })
+    )
+
+    it.effect(
+      "a request cut after the checkout's commit leaves its push to the pusher: once the claim lapses, the pusher pushes it",
+      () =>
+        withTerminal(function* () {
+          const fake = yield* FakeGateway
+          yield* Ref.set(fake.answer, { _tag: "hang" })
+          // The request's fiber is interrupted while its push is under way (the client went away).
+          const request = yield* Effect.fork(TerminalPayments.checkout(production, body()))
+          const pushed = yield* Effect.repeat(Ref.get(fake.pushed), {
+            until: (all) => all.length === 1
+          })
+          yield* Fiber.interrupt(request)
+          const integrationId = pushed[0]!.integrationId
+          expect(yield* checkoutEvents(integrationId)).toEqual(["CheckoutCreated", "PushAttempted"])
+          // The claim is live: the pusher leaves it to its pusher.
+          yield* TestClock.adjust(TerminalCheckout.PUSH_TIMEOUT_MS - 1)
+          expect(yield* TerminalPayments.pushAgain(integrationId)).toEqual(Option.none())
+          yield* TestClock.adjust(1)
+          yield* Ref.set(fake.answer, { _tag: "deliver" })
+          expect(yield* TerminalPayments.pushAgain(integrationId)).toEqual(Option.some("SENT"))
+          expect(yield* Ref.get(fake.pushed)).toHaveLength(2)
+          const store = yield* EventStore.EventStore
+          const stream = yield* store.readStream(`TerminalCheckout-${integrationId}`)
+          expect(stream.map((e) => [e.type, e.metadata.actor])).toEqual([
+            ["CheckoutCreated", MER_1],
+            ["PushAttempted", MER_1],
+            ["PushAttempted", "pusher"],
+            ["CheckoutSent", "terminal:SN0012345"]
+          ])
+          // Decided: nothing is left for the pusher.
+          expect(yield* TerminalPayments.pushAgain(integrationId)).toEqual(Option.none())
+        })
+    )
+
+    it.effect(
+      "a terminal that does not answer within the push timeout leaves the checkout SENDING for the pusher, never UNREACHABLE",
+      () =>
+        withTerminal(function* () {
+          yield* Ref.set((yield* FakeGateway).answer, { _tag: "hang" })
+          const request = yield* Effect.fork(TerminalPayments.checkout(production, body()))
+          yield* TestClock.adjust(TerminalCheckout.PUSH_TIMEOUT_MS)
+          const created = yield* Fiber.join(request)
+          expect(created.status).toBe("SENDING")
+          expect(yield* checkoutEvents(created.integrationId)).toEqual(["CheckoutCreated", "PushAttempted"])
+        })
+    )
+
+    it.effect(
+      "two pushers that find one lapsed claim: one claims it and pushes, the other's claim conflicts and pushes nothing",
+      () =>
+        withTerminal(function* () {
+          const fake = yield* FakeGateway
+          yield* Ref.set(fake.answer, { _tag: "hang" })
+          const request = yield* Effect.fork(TerminalPayments.checkout(production, body()))
+          yield* TestClock.adjust(TerminalCheckout.PUSH_TIMEOUT_MS)
+          const { integrationId } = yield* Fiber.join(request)
+          yield* Ref.set(fake.answer, { _tag: "deliver" })
+          const results = yield* Effect.all(
+            [TerminalPayments.pushAgain(integrationId), TerminalPayments.pushAgain(integrationId)],
+            { concurrency: 2 }
+          )
+          expect(results.filter(Option.isSome)).toHaveLength(1)
+          expect(yield* Ref.get(fake.pushed)).toHaveLength(2)
+          expect(yield* checkoutEvents(integrationId)).toEqual([
+            "CheckoutCreated",
+            "PushAttempted",
+            "PushAttempted",
+            "CheckoutSent"
+          ])
+        })
+    )
+
+    it.effect(
+      "a checkout an earlier version left UNREACHABLE for a busy terminal is pushed again by the pusher; a truly unreachable one waits for its terminal",
+      () =>
+        withTerminal(function* () {
+          const fake = yield* FakeGateway
+          yield* Ref.set(fake.answer, { _tag: "unreachable" })
+          const waiting = yield* TerminalPayments.checkout(production, body())
+          expect(waiting.status).toBe("UNREACHABLE")
+          // As earlier versions recorded a terminal whose stream kept conflicting.
+          yield* Ref.set(fake.answer, { _tag: "hang" })
+          const request = yield* Effect.fork(TerminalPayments.checkout(production, body()))
+          yield* TestClock.adjust(TerminalCheckout.PUSH_TIMEOUT_MS)
+          const busy = yield* Fiber.join(request)
+          yield* CommandHandler.make(TerminalCheckout.TerminalCheckout)(
+            busy.integrationId,
+            new TerminalCheckout.RecordUnreachable({
+              reason: TerminalCheckout.BUSY_READ_AS_UNREACHABLE,
+              now: yield* DateTime.now
+            })
+          )
+          yield* Ref.set(fake.answer, { _tag: "deliver" })
+          expect(yield* TerminalPayments.pushAgain(waiting.integrationId)).toEqual(Option.none())
+          expect(yield* TerminalPayments.pushAgain(busy.integrationId)).toEqual(Option.some("SENT"))
         })
     )
 

@@ -11,7 +11,9 @@ import { Integration, KeyMode } from "@cobro/domain/SigningKey"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
+import * as FormKey from "./FormKey.js"
 import * as Guard from "./PanelGuard.js"
 import * as Html from "./PanelHtml.js"
 import * as Request from "./PanelRequest.js"
@@ -111,23 +113,42 @@ export const confirmRevoke = Guard.page((_session, context) =>
 
 /**
  * POST: revokes the key and shows the new pair, once: the answer itself is the page (no redirect, so
- * the secret is never stored to be shown again; `no-store` keeps it out of every cache).
+ * the secret is never stored to be shown again; `no-store` keeps it out of every cache). Once per
+ * rendered form (`FormKey`): what the form's key keeps is a 303 to the integrations with a notice
+ * that the keys were shown once, which a re-sent form gets (the pair itself is handed past the key
+ * to the request that revoked, and to no other).
  */
-export const revoke = Guard.action({ changes: true }, (session, context) =>
+export const revoke = Guard.action({ changes: true }, (session, context, form) =>
   Effect.gen(function* () {
     const t = Text.messages[context.locale]
     const found = yield* target
     if (Option.isNone(found)) return Request.respond(Html.messagePage(context, "notFound"), 404)
     const { integration, mode } = found.value
-    const pair = yield* MerchantAdmin.rotateKey(
-      session.merchantId,
-      integration,
-      mode,
-      Guard.metadataOf(session)
-    ).pipe(Effect.either)
-    if (pair._tag === "Left") {
-      return Request.redirect(Html.withNotice(Html.href(context, PATH), "notRevoked"))
-    }
+    const shownOnce = Request.redirect(Html.withNotice(Html.href(context, PATH), "keysShownOnce"))
+    const revoked = yield* Ref.make(
+      Option.none<{ readonly identityKey: string; readonly secretKey: string }>()
+    )
+    const answer = yield* FormKey.once(
+      session,
+      context,
+      form,
+      Effect.gen(function* () {
+        const pair = yield* MerchantAdmin.rotateKey(
+          session.merchantId,
+          integration,
+          mode,
+          Guard.metadataOf(session)
+        ).pipe(Effect.either)
+        if (pair._tag === "Left") {
+          return Request.redirect(Html.withNotice(Html.href(context, PATH), "notRevoked"))
+        }
+        yield* Ref.set(revoked, Option.some(pair.right))
+        return shownOnce
+      }),
+      () => Effect.succeed(shownOnce)
+    )
+    const pair = yield* Ref.get(revoked)
+    if (Option.isNone(pair)) return answer
     return Request.respond(
       Html.layout(
         context,
@@ -136,8 +157,8 @@ export const revoke = Guard.action({ changes: true }, (session, context) =>
         `<div class="card" id="new-keys" data-integration="${integration}" data-mode="${mode}"><h1>${Html.escape(t.integrations.newKeysTitle)}</h1>
 ${Html.notice("warn", "shown-once", t.integrations.shownOnce)}
 <p>${Html.escape(t.integrations.revoked(t.integrations.names[integration], t.modes[mode]))}</p>
-${Html.copyable("new-identity-key", t.integrations.identityKey, pair.right.identityKey, context.locale)}
-${Html.copyable("new-secret-key", t.integrations.secretKey, pair.right.secretKey, context.locale)}
+${Html.copyable("new-identity-key", t.integrations.identityKey, pair.value.identityKey, context.locale)}
+${Html.copyable("new-secret-key", t.integrations.secretKey, pair.value.secretKey, context.locale)}
 <p><a class="button primary" id="keys-done" href="${Html.escape(Html.href(context, PATH))}">${Html.escape(t.integrations.done)}</a></p></div>`
       )
     )

@@ -16,6 +16,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as PublicUrls from "../PublicUrls.js"
+import * as FormKey from "./FormKey.js"
 import * as LinkForm from "./LinkForm.js"
 import * as Guard from "./PanelGuard.js"
 import * as Html from "./PanelHtml.js"
@@ -25,6 +26,9 @@ import * as Text from "./PanelText.js"
 
 /** The list's path. */
 export const PATH = `${Html.PREFIX}/links`
+
+/** The prefix of a link's stream, the first a link's creation writes. */
+const LINK_STREAM = "PaymentLink-"
 
 const cancelPath = (linkId: string) => `${PATH}/${encodeURIComponent(linkId)}/cancel`
 
@@ -225,28 +229,42 @@ const credentialOf = (merchant: Merchant.Existing, mode: Listings.Mode) =>
   )
 
 /** POST: creates the link (303 to the list, which shows its URL), or the form again with its errors (400). */
-export const create = Guard.action({ changes: true }, (session, context, form) =>
-  Effect.gen(function* () {
-    const merchant = yield* merchantOf(session)
-    const values = LinkForm.read(form)
-    const again = (errors: ReadonlyArray<LinkForm.FieldError>, status = 400) =>
-      Request.respond(formPage(context, merchant, values, errors), status)
-    const request = LinkForm.toRequest(values)
-    if (Either.isLeft(request)) return again(request.left)
-    const credential = credentialOf(merchant, context.mode)
-    if (Option.isNone(credential)) return again([{ field: "form", key: "buttonInactive" }], 409)
-    return yield* LinkPayments.create(credential.value, request.right, Guard.metadataOf(session)).pipe(
-      Effect.map(({ linkId }) =>
-        Request.redirect(Html.withNotice(Html.href(context, PATH, { created: linkId }), "linkCreated"))
-      ),
-      Effect.catchTags({
-        InvalidLinkRequest: (e) => Effect.succeed(again(LinkForm.fromInvalidLinkRequest(e))),
-        MerchantNotInState: () => Effect.succeed(again([{ field: "form", key: "merchantDisabled" }], 403))
-      }),
-      // A merchant that vanished, a clash of fresh ids, contention beyond the retries: a defect (500 page).
-      Effect.catchAll((e) => Effect.die(e))
-    )
-  })
+export const create = FormKey.action(
+  { changes: true },
+  // The link the form created: its first stream.
+  (_session, context, _form, resource) =>
+    Effect.succeed(
+      Request.redirect(
+        resource.startsWith(LINK_STREAM)
+          ? Html.withNotice(
+              Html.href(context, PATH, { created: resource.slice(LINK_STREAM.length) }),
+              "linkCreated"
+            )
+          : Html.href(context, PATH)
+      )
+    ),
+  (session, context, form) =>
+    Effect.gen(function* () {
+      const merchant = yield* merchantOf(session)
+      const values = LinkForm.read(form)
+      const again = (errors: ReadonlyArray<LinkForm.FieldError>, status = 400) =>
+        Request.respond(formPage(context, merchant, values, errors), status)
+      const request = LinkForm.toRequest(values)
+      if (Either.isLeft(request)) return again(request.left)
+      const credential = credentialOf(merchant, context.mode)
+      if (Option.isNone(credential)) return again([{ field: "form", key: "buttonInactive" }], 409)
+      return yield* LinkPayments.create(credential.value, request.right, Guard.metadataOf(session)).pipe(
+        Effect.map(({ linkId }) =>
+          Request.redirect(Html.withNotice(Html.href(context, PATH, { created: linkId }), "linkCreated"))
+        ),
+        Effect.catchTags({
+          InvalidLinkRequest: (e) => Effect.succeed(again(LinkForm.fromInvalidLinkRequest(e))),
+          MerchantNotInState: () => Effect.succeed(again([{ field: "form", key: "merchantDisabled" }], 403))
+        }),
+        // A merchant that vanished, a clash of fresh ids, contention beyond the retries: a defect (500 page).
+        Effect.catchAll((e) => Effect.die(e))
+      )
+    })
 )
 
 /** GET: asks before cancelling an ACTIVE link; any other is answered on the list. */
@@ -276,19 +294,24 @@ export const confirmCancel = Guard.page((session, context) =>
  * POST: cancels the link, as the admin API does: only an ACTIVE link (as a reader sees it now), and
  * a payment that starts meanwhile wins. Back to the list with the outcome.
  */
-export const cancel = Guard.action({ changes: true }, (session, context) =>
-  Effect.gen(function* () {
-    const linkId = yield* Request.param("link_id")
-    const found = yield* ownLink(session, linkId)
-    if (Option.isNone(found)) return Request.respond(Html.messagePage(context, "notFound"), 404)
-    const here: Html.Context = { ...context, mode: found.value.state.link.sandbox ? "test" : "production" }
-    const back = (notice: Text.FlashKey) => Request.redirect(Html.withNotice(Html.href(here, PATH), notice))
-    if (found.value.status !== "ACTIVE" && found.value.status !== "CANCELLED") return back("notCancellable")
-    return yield* LinkPayments.cancel(linkId, Guard.metadataOf(session)).pipe(
-      Effect.as(back("linkCancelled")),
-      Effect.catchAll((e) =>
-        e._tag === "LinkNotInState" ? Effect.succeed(back("notCancellable")) : Effect.die(e)
+export const cancel = FormKey.action(
+  { changes: true },
+  // The confirmation's form carries the link's mode.
+  (_session, context) =>
+    Effect.succeed(Request.redirect(Html.withNotice(Html.href(context, PATH), "linkCancelled"))),
+  (session, context) =>
+    Effect.gen(function* () {
+      const linkId = yield* Request.param("link_id")
+      const found = yield* ownLink(session, linkId)
+      if (Option.isNone(found)) return Request.respond(Html.messagePage(context, "notFound"), 404)
+      const here: Html.Context = { ...context, mode: found.value.state.link.sandbox ? "test" : "production" }
+      const back = (notice: Text.FlashKey) => Request.redirect(Html.withNotice(Html.href(here, PATH), notice))
+      if (found.value.status !== "ACTIVE" && found.value.status !== "CANCELLED") return back("notCancellable")
+      return yield* LinkPayments.cancel(linkId, Guard.metadataOf(session)).pipe(
+        Effect.as(back("linkCancelled")),
+        Effect.catchAll((e) =>
+          e._tag === "LinkNotInState" ? Effect.succeed(back("notCancellable")) : Effect.die(e)
+        )
       )
-    )
-  })
+    })
 )

@@ -10,6 +10,7 @@ import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import * as FormKey from "./FormKey.js"
 import * as Guard from "./PanelGuard.js"
 import * as Html from "./PanelHtml.js"
 import * as Request from "./PanelRequest.js"
@@ -105,32 +106,42 @@ export const show = Guard.page((session, context) =>
   })
 )
 
-/** POST: re-sends one notification (W4), then back to the page it was pressed on with the outcome. */
-export const resend = Guard.action({ changes: true }, (session, context, form) =>
-  Effect.gen(function* () {
-    const id = yield* Request.param("notification_id")
-    const found = yield* find(session.merchantId, id)
-    if (Option.isNone(found)) return Request.respond(Html.messagePage(context, "notFound"), 404)
-    const back = Request.returnPath(
-      form.get("return_to"),
-      Html.href(context, pathOf(found.value.notificationId))
-    )
-    const outcome: Text.FlashKey = yield* DeliveryAdmin.resend(
-      found.value.notificationId,
-      Guard.metadataOf(session)
-    ).pipe(
-      Effect.as("resent" as const),
-      Effect.catchAll((error) =>
-        Effect.succeed(
-          error._tag === "DeliveryNotInState"
-            ? ("notResendable" as const)
-            : error._tag === "NoWebhookRegistered"
-              ? ("noWebhook" as const)
-              : // Changed meanwhile (a concurrent attempt or re-send): pressing again decides again.
-                ("changedMeanwhile" as const)
+/** Where a re-send goes back to: the page it was pressed on, else the notification's. */
+const backOf = (context: Html.Context, form: URLSearchParams, notificationId: string) =>
+  Request.returnPath(form.get("return_to"), Html.href(context, pathOf(notificationId)))
+
+/**
+ * POST: re-sends one notification (W4), then back to the page it was pressed on with the outcome;
+ * once per rendered form (`FormKey`).
+ */
+export const resend = FormKey.action(
+  { changes: true },
+  (_session, context, form) =>
+    Effect.map(Request.param("notification_id"), (id) =>
+      Request.redirect(Html.withNotice(backOf(context, form, id.toLowerCase()), "resent"))
+    ),
+  (session, context, form) =>
+    Effect.gen(function* () {
+      const id = yield* Request.param("notification_id")
+      const found = yield* find(session.merchantId, id)
+      if (Option.isNone(found)) return Request.respond(Html.messagePage(context, "notFound"), 404)
+      const back = backOf(context, form, found.value.notificationId)
+      const outcome: Text.FlashKey = yield* DeliveryAdmin.resend(
+        found.value.notificationId,
+        Guard.metadataOf(session)
+      ).pipe(
+        Effect.as("resent" as const),
+        Effect.catchAll((error) =>
+          Effect.succeed(
+            error._tag === "DeliveryNotInState"
+              ? ("notResendable" as const)
+              : error._tag === "NoWebhookRegistered"
+                ? ("noWebhook" as const)
+                : // Changed meanwhile (a concurrent attempt or re-send): pressing again decides again.
+                  ("changedMeanwhile" as const)
+          )
         )
       )
-    )
-    return Request.redirect(Html.withNotice(back, outcome))
-  })
+      return Request.redirect(Html.withNotice(back, outcome))
+    })
 )

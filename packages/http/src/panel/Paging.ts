@@ -1,7 +1,8 @@
 /**
  * The panel's lists paged in Stripe's convention (issue 22): `starting_after` (older) and
  * `ending_before` (newer) in the query, read into a `Pagination.PageRequest`, and the "newer" and
- * "older" links of a page drawn from where the page stands.
+ * "older" links of a page drawn from where the page stands. The pages read `Listings`, so their
+ * order is the operator's: newest first by the log position that created each row.
  */
 import type * as Pagination from "@cobro/domain/Pagination"
 import * as Html from "./PanelHtml.js"

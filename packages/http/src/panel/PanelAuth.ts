@@ -125,17 +125,17 @@ export const signIn = Effect.fn("PanelAuth.signIn")(function* (
   if (Option.isSome(presented)) yield* sessions.revoke(tokenHash(presented.value))
   const token = randomToken()
   const createdAt = DateTime.toDateUtc(now)
-  const session: PanelSessions.Session = {
+  const opened: PanelSessions.NewSession = {
     tokenHash: tokenHash(token),
     userId: user.userId,
     merchantId: user.merchantId,
     email: user.email,
-    role: user.role,
     csrfToken: randomToken(),
     createdAt,
     expiresAt: new Date(createdAt.getTime() + Duration.toMillis(SESSION_LIFETIME))
   }
-  yield* sessions.create(session)
+  yield* sessions.create(opened)
+  const session: PanelSessions.Session = { ...opened, role: user.role }
   const options = { ...cookieOptions(yield* isHttps(request)), maxAge: SESSION_LIFETIME }
   return {
     session,
@@ -144,7 +144,8 @@ export const signIn = Effect.fn("PanelAuth.signIn")(function* (
 })
 
 /**
- * The session of the request's cookie, if it names one that has not expired nor been revoked.
+ * The session of the request's cookie, if it names one that has not expired nor been revoked and its
+ * user is ACTIVE, with the user's current role (`PanelSessions.find`: one lookup).
  * (Untraced: every panel request reads it.)
  *
  * @category sessions
@@ -188,7 +189,8 @@ export const checkCsrf = (session: PanelSessions.Session, formToken: string | nu
 }
 
 /**
- * Whether the session may change anything (`full_access`); a `read_only` one only reads.
+ * Whether the session may change anything: its user's role, as the lookup read it, is `full_access`;
+ * a `read_only` one only reads.
  *
  * @category roles
  */

@@ -10,6 +10,7 @@ import type * as EventStore from "@cobro/domain/EventStore"
 import type * as PanelSessions from "@cobro/domain/PanelSessions"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as MerchantName from "./MerchantName.js"
 import * as PanelAuth from "./PanelAuth.js"
 import * as Html from "./PanelHtml.js"
 import * as Request from "./PanelRequest.js"
@@ -19,11 +20,13 @@ export const metadataOf = (session: PanelSessions.Session): EventStore.EventMeta
   actor: `panel:${session.email}`
 })
 
-const userOf = (session: PanelSessions.Session): Html.User => ({
-  email: session.email,
-  role: session.role,
-  csrf: session.csrfToken
-})
+const userOf = (session: PanelSessions.Session) =>
+  Effect.map(MerchantName.of(session.merchantId), (merchantName): Html.User => ({
+    email: session.email,
+    merchantName,
+    role: session.role,
+    csrf: session.csrfToken
+  }))
 
 /** The sign-in page, coming back to the page asked for (a GET) after signing in. */
 const toSignIn = (request: HttpServerRequest.HttpServerRequest) => {
@@ -48,7 +51,7 @@ export const page = <E, R>(
     const request = yield* HttpServerRequest.HttpServerRequest
     const session = yield* PanelAuth.currentSession(request)
     if (Option.isNone(session)) return toSignIn(request)
-    return yield* handler(session.value, Request.contextOf(request, userOf(session.value)))
+    return yield* handler(session.value, Request.contextOf(request, yield* userOf(session.value)))
   })
 
 /**
@@ -69,7 +72,7 @@ export const action = <E, R>(
     const session = yield* PanelAuth.currentSession(request)
     if (Option.isNone(session)) return toSignIn(request)
     const form = yield* Request.formOf(request)
-    const context = Request.contextOf(request, userOf(session.value), form)
+    const context = Request.contextOf(request, yield* userOf(session.value), form)
     if (!PanelAuth.checkCsrf(session.value, form.get("csrf") ?? "")) {
       return Request.respond(Html.messagePage(context, "csrf"), 403)
     }

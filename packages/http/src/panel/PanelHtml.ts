@@ -5,7 +5,7 @@
  * server-rendered HTML in the checkout page's style that works without JavaScript; a small script
  * only adds "copy" buttons. Everything a merchant, a payer or a receiver wrote is escaped.
  */
-import { createHash } from "node:crypto"
+import { createHash, randomUUID } from "node:crypto"
 import type * as Listings from "@cobro/domain/Listings"
 import type * as PanelSessions from "@cobro/domain/PanelSessions"
 import { escape } from "../CheckoutPageHtml.js"
@@ -26,6 +26,8 @@ export const SECTIONS: ReadonlyArray<Section> = ["payments", "links", "integrati
 /** The signed-in user as the pages show them. */
 export interface User {
   readonly email: string
+  /** The name of the merchant account the user is in: every page says which one (issue 31, item 12). */
+  readonly merchantName: string
   readonly role: PanelSessions.Role
   /** The token every form of the session carries. */
   readonly csrf: string
@@ -63,10 +65,18 @@ export const href = (
   return text === "" ? path : `${path}?${text}`
 }
 
-/** The hidden fields every form carries: the session's CSRF token, the mode and the language. */
+/** The hidden field that makes a rendered form act once (`FormKey`). */
+export const FORM_KEY = "form_key"
+
+/**
+ * The hidden fields every form carries: the session's CSRF token, a one-time key of its own (each
+ * form of each render another one: `FormKey`), the mode and the language.
+ */
 export const hiddenFields = (context: Context): string =>
   [
     context.user ? `<input type="hidden" name="csrf" value="${escape(context.user.csrf)}">` : "",
+    // Minted here, where the form is written: two forms of one page, or two renders, never share one.
+    context.user ? `<input type="hidden" name="${FORM_KEY}" value="${randomUUID()}">` : "",
     `<input type="hidden" name="mode" value="${context.mode}">`,
     context.langChosen ? `<input type="hidden" name="lang" value="${context.locale}">` : ""
   ].join("")
@@ -82,6 +92,7 @@ header.bar{display:flex;flex-wrap:wrap;align-items:center;justify-content:space-
 .brand{font-weight:800;font-size:1.15rem;color:var(--ink);text-decoration:none}
 .who{display:flex;flex-wrap:wrap;align-items:center;gap:.5rem;font-size:.875rem;color:var(--muted)}
 .who form{margin:0}
+#merchant-name{min-width:0;overflow-wrap:anywhere;color:var(--ink)}
 nav.sections{display:flex;gap:.25rem;overflow-x:auto;margin:0 0 .75rem;padding-bottom:.25rem}
 nav.sections a{white-space:nowrap;padding:.5rem .8rem;border-radius:.5rem;text-decoration:none;font-weight:600;color:var(--muted)}
 nav.sections a[aria-current=page]{background:var(--card);color:var(--brand);box-shadow:inset 0 0 0 1px var(--line)}
@@ -230,7 +241,9 @@ export const layout = (context: Context, section: Section, title: string, body: 
       `<a id="nav-${s}" href="${escape(href(context, `${PREFIX}/${s}`))}"${s === section ? ` aria-current="page"` : ""}>${escape(t.nav[s])}</a>`
   ).join("")
   const who = user
-    ? `<span id="user-email">${escape(user.email)}</span> <span class="badge" id="user-role" data-role="${user.role}">${escape(t.roles[user.role])}</span>
+    ? `<span id="merchant-name"><span class="sr-only">${escape(t.merchantLabel)}: </span><strong>${escape(user.merchantName)}</strong></span>
+<span id="user-email">${escape(user.email)}</span> <span class="badge" id="user-role" data-role="${user.role}">${escape(t.roles[user.role])}</span>
+<a id="change-password" href="${escape(href(context, `${PREFIX}/password`))}">${escape(t.changePassword)}</a>
 <form method="post" action="${PREFIX}/logout" id="sign-out-form">${hiddenFields(context)}<button type="submit" class="link" id="sign-out">${escape(t.signOut)}</button></form>`
     : ""
   const testBanner =
@@ -450,8 +463,21 @@ export const confirmPage = (
   )
 }
 
-/** The answers that are not a section's page: refused (403), not found (404), a failure (500), bad input (400). */
-export type Message = "forbidden" | "readOnly" | "csrf" | "notFound" | "error" | "badRequest"
+/**
+ * The answers that are not a section's page: refused (403), not found (404), a method the page does
+ * not take (405), a failure (500), bad input (400), a form still running or sent before with other
+ * values (409, `FormKey`).
+ */
+export type Message =
+  | "forbidden"
+  | "readOnly"
+  | "csrf"
+  | "notFound"
+  | "methodNotAllowed"
+  | "error"
+  | "badRequest"
+  | "formBusy"
+  | "formUsed"
 
 /** A page that says why the request was not done. */
 export const messagePage = (context: Context, kind: Message): string => {

@@ -10,6 +10,7 @@ import type * as HttpRouter from "@effect/platform/HttpRouter"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import type * as EventStore from "@cobro/domain/EventStore"
+import type * as IdempotencyStore from "@cobro/domain/IdempotencyStore"
 import type * as IdGenerator from "@cobro/domain/IdGenerator"
 import type * as KeyVault from "@cobro/domain/KeyVault"
 import type * as Listings from "@cobro/domain/Listings"
@@ -19,11 +20,13 @@ import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import * as IntegrationsPage from "./IntegrationsPage.js"
 import * as LinksPage from "./LinksPage.js"
+import type * as LoginCsrf from "./LoginCsrf.js"
 import * as LoginPage from "./LoginPage.js"
 import * as NotificationsPage from "./NotificationsPage.js"
 import type * as PanelAuth from "./PanelAuth.js"
 import * as Html from "./PanelHtml.js"
 import * as Request from "./PanelRequest.js"
+import * as PasswordPage from "./PasswordPage.js"
 import * as PaymentDetail from "./PaymentDetail.js"
 import * as PaymentsPage from "./PaymentsPage.js"
 import * as TerminalsPage from "./TerminalsPage.js"
@@ -32,11 +35,13 @@ import * as WebhooksPage from "./WebhooksPage.js"
 /** What the panel's handlers use, which the server provides. */
 export type Services =
   | EventStore.EventStore
+  | IdempotencyStore.IdempotencyStore
   | IdGenerator.IdGenerator
   | KeyVault.KeyVault
   | Listings.Listings
   | TerminalSandbox.TerminalSandbox
   | Effect.Effect.Context<ReturnType<typeof PanelAuth.signIn>>
+  | LoginCsrf.Key
 
 type Handler = Effect.Effect<
   HttpServerResponse.HttpServerResponse,
@@ -62,6 +67,8 @@ const table: ReadonlyArray<{
   { method: "GET", path: `${P}/login`, handler: LoginPage.show },
   { method: "POST", path: `${P}/login`, handler: LoginPage.signIn },
   { method: "POST", path: `${P}/logout`, handler: LoginPage.signOut },
+  { method: "GET", path: PasswordPage.PATH, handler: PasswordPage.show },
+  { method: "POST", path: PasswordPage.PATH, handler: PasswordPage.change },
   { method: "GET", path: PaymentsPage.PATH, handler: PaymentsPage.list },
   { method: "GET", path: `${PaymentsPage.PATH}/:transaction_id`, handler: PaymentDetail.show },
   { method: "GET", path: `${P}/notifications/:notification_id`, handler: NotificationsPage.show },
@@ -102,11 +109,13 @@ export const routes: ReadonlyArray<{ readonly method: string; readonly path: str
 )
 
 /**
- * The routes that change something: every POST but signing in and out. Each refuses a `read_only`
- * user (403) and a form without the session's CSRF token (403).
+ * The routes that change something of the merchant: every POST but signing in and out and changing
+ * one's own password (any role may). Each refuses a `read_only` user (403) and a form without the
+ * session's CSRF token (403).
  */
 export const MUTATING_ROUTES = routes.filter(
-  (r) => r.method === "POST" && r.path !== `${P}/login` && r.path !== `${P}/logout`
+  (r) =>
+    r.method === "POST" && r.path !== `${P}/login` && r.path !== `${P}/logout` && r.path !== PasswordPage.PATH
 )
 
 /** Every failure we did not expect is logged and shown as the error page (never a stack, never JSON). */

@@ -10,6 +10,7 @@ import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import type * as Listings from "@cobro/domain/Listings"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as HeaderText from "../HeaderText.js"
 import * as Html from "./PanelHtml.js"
 import * as Text from "./PanelText.js"
 
@@ -65,9 +66,13 @@ export const respond = (body: string, status = 200): HttpServerResponse.HttpServ
     HttpServerResponse.setHeaders(Html.SECURITY_HEADERS)
   )
 
-/** A 303 to another panel page (after a POST, or to the sign-in page). */
+/**
+ * A 303 to another panel page (after a POST, or to the sign-in page). The target is percent-encoded
+ * to what a header can hold (`HeaderText.location`): a `Location` Node refused would answer an empty
+ * 500 after the action had run.
+ */
 export const redirect = (location: string): HttpServerResponse.HttpServerResponse =>
-  HttpServerResponse.redirect(location, { status: 303, headers: Html.SECURITY_HEADERS })
+  HttpServerResponse.redirect(HeaderText.location(location), { status: 303, headers: Html.SECURITY_HEADERS })
 
 /**
  * The form body, at most {@link MAX_BODY_BYTES}: a body that cannot be read, or a longer one, is an
@@ -98,7 +103,9 @@ export const param = (name: string) => Effect.map(HttpRouter.params, (params) =>
 
 /**
  * A panel path a form may send the browser back to: under the panel, not protocol-relative, no
- * backslash (browsers read `\` as `/`), no `..` segment. Anything else is `fallback`: no open redirect.
+ * backslash (browsers read `\` as `/`), no `..` segment, printable ASCII only (the addresses the panel
+ * writes are; anything else was typed or forged, and could not be a `Location` as it is). Anything
+ * else is `fallback`: no open redirect, and checked before the form's action runs.
  */
 export const returnPath = (value: string | null, fallback: string): string =>
   value !== null &&
@@ -106,6 +113,6 @@ export const returnPath = (value: string | null, fallback: string): string =>
   !value.startsWith("//") &&
   !value.includes("\\") &&
   !/(^|\/)(\.|%2e){2}(\/|$|\?)/i.test(value) &&
-  !/[\u0000-\u001f]/.test(value)
+  /^[\x21-\x7e]+$/.test(value)
     ? value
     : fallback

@@ -54,7 +54,9 @@ export const FLASH_TONES = {
   testSent: "ok",
   noTestWebhook: "bad",
   terminalUpdated: "ok",
-  terminalNotFound: "bad"
+  terminalNotFound: "bad",
+  passwordChanged: "ok",
+  keysShownOnce: "bad"
 } as const satisfies Record<string, "ok" | "bad">
 
 /** A one-time notice. */
@@ -82,7 +84,16 @@ export type FactKey =
   | "captureMode"
 
 /** The answers that are not a section's page. */
-type MessageKey = "forbidden" | "readOnly" | "csrf" | "notFound" | "error" | "badRequest"
+type MessageKey =
+  | "forbidden"
+  | "readOnly"
+  | "csrf"
+  | "notFound"
+  | "methodNotAllowed"
+  | "error"
+  | "badRequest"
+  | "formBusy"
+  | "formUsed"
 
 const es = {
   otherLanguage: "English",
@@ -99,6 +110,8 @@ const es = {
   testModeBanner: "Modo de pruebas: ves y creas datos de sandbox, sin dinero real.",
   roles: { full_access: "Acceso completo", read_only: "Solo lectura" },
   signOut: "Cerrar sesión",
+  merchantLabel: "Cuenta",
+  changePassword: "Cambiar contraseña",
   goBack: "Volver",
   backToPanel: "Volver al panel",
   any: "Todos",
@@ -131,7 +144,10 @@ const es = {
     testSent: "Notificación de prueba programada: aquí verás cada intento de entrega.",
     noTestWebhook: "Registra primero un webhook de pruebas (o de producción) para recibir la notificación.",
     terminalUpdated: "Datáfono actualizado.",
-    terminalNotFound: "Ese datáfono no está vinculado a tu cuenta."
+    terminalNotFound: "Ese datáfono no está vinculado a tu cuenta.",
+    passwordChanged: "Contraseña cambiada: tus otras sesiones se cerraron.",
+    keysShownOnce:
+      "Este formulario ya revocó la llave: sus llaves nuevas se mostraron una sola vez. Si no las copiaste, revócala de nuevo."
   } satisfies Record<FlashKey, string>,
   messagesPages: {
     forbidden: { title: "Acceso denegado", text: "No puedes hacer esto." },
@@ -144,11 +160,20 @@ const es = {
       text: "El formulario no es válido o venció. Vuelve a la página y envíalo de nuevo."
     },
     notFound: { title: "No encontrado", text: "Esto no existe o no pertenece a tu cuenta." },
+    methodNotAllowed: { title: "Acción no disponible", text: "Esta página no admite esa acción." },
     error: {
       title: "Algo salió mal",
       text: "No pudimos procesar tu solicitud. Inténtalo de nuevo en un momento."
     },
-    badRequest: { title: "Solicitud no válida", text: "La dirección tiene datos que no entendemos." }
+    badRequest: { title: "Solicitud no válida", text: "La dirección tiene datos que no entendemos." },
+    formBusy: {
+      title: "Formulario en curso",
+      text: "Este formulario ya se está procesando. Espera un momento y vuelve a la página para ver el resultado."
+    },
+    formUsed: {
+      title: "Formulario ya enviado",
+      text: "Este formulario ya se envió con otros datos. Vuelve a la página y llena uno nuevo."
+    }
   } satisfies Record<MessageKey, { title: string; text: string }>,
   login: {
     title: "Iniciar sesión",
@@ -158,6 +183,16 @@ const es = {
     refused: "El correo o la contraseña no son correctos.",
     throttled: (seconds: number) =>
       `Demasiados intentos fallidos. Espera ${seconds} ${seconds === 1 ? "segundo" : "segundos"} e inténtalo de nuevo.`
+  },
+  password: {
+    title: "Cambiar contraseña",
+    current: "Contraseña actual",
+    next: "Contraseña nueva",
+    hint: (min: number, max: number) => `De ${min} a ${max} caracteres. Tus otras sesiones se cerrarán.`,
+    submit: "Cambiar contraseña",
+    back: "Volver al panel",
+    wrong: "La contraseña actual no es correcta.",
+    weak: (min: number, max: number) => `La contraseña nueva debe tener de ${min} a ${max} caracteres.`
   },
   payments: {
     title: "Pagos",
@@ -363,6 +398,8 @@ const en: Messages = {
   testModeBanner: "Test mode: you see and create sandbox data, no real money.",
   roles: { full_access: "Full access", read_only: "Read only" },
   signOut: "Sign out",
+  merchantLabel: "Account",
+  changePassword: "Change password",
   goBack: "Go back",
   backToPanel: "Back to the panel",
   any: "Any",
@@ -395,7 +432,10 @@ const en: Messages = {
     testSent: "Test notification scheduled: every delivery attempt shows here.",
     noTestWebhook: "Register a test (or production) webhook first to receive the notification.",
     terminalUpdated: "Terminal updated.",
-    terminalNotFound: "That terminal is not bound to your account."
+    terminalNotFound: "That terminal is not bound to your account.",
+    passwordChanged: "Password changed: your other sessions were signed out.",
+    keysShownOnce:
+      "This form already revoked the key: its new keys were shown once. If you did not copy them, revoke it again."
   },
   messagesPages: {
     forbidden: { title: "Access denied", text: "You cannot do this." },
@@ -408,11 +448,20 @@ const en: Messages = {
       text: "The form is not valid or has expired. Go back to the page and send it again."
     },
     notFound: { title: "Not found", text: "This does not exist or does not belong to your account." },
+    methodNotAllowed: { title: "Action not available", text: "This page does not take that action." },
     error: {
       title: "Something went wrong",
       text: "We could not process your request. Please try again in a moment."
     },
-    badRequest: { title: "Bad request", text: "The address holds something we do not understand." }
+    badRequest: { title: "Bad request", text: "The address holds something we do not understand." },
+    formBusy: {
+      title: "Form in progress",
+      text: "This form is still being processed. Wait a moment, then go back to the page to see its outcome."
+    },
+    formUsed: {
+      title: "Form already sent",
+      text: "This form was already sent with other values. Go back to the page and fill in a new one."
+    }
   },
   login: {
     title: "Sign in",
@@ -422,6 +471,17 @@ const en: Messages = {
     refused: "The email or the password is not correct.",
     throttled: (seconds: number) =>
       `Too many failed attempts. Wait ${seconds} ${seconds === 1 ? "second" : "seconds"} and try again.`
+  },
+  password: {
+    title: "Change password",
+    current: "Current password",
+    next: "New password",
+    hint: (min: number, max: number) =>
+      `${min} to ${max} characters. Your other sessions will be signed out.`,
+    submit: "Change password",
+    back: "Back to the panel",
+    wrong: "The current password is not correct.",
+    weak: (min: number, max: number) => `The new password must be ${min} to ${max} characters.`
   },
   payments: {
     title: "Payments",

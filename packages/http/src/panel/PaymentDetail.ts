@@ -226,7 +226,7 @@ const dl = (context: Html.Context, facts: ReadonlyArray<readonly [Text.FactKey, 
 
 const historyRow = (context: Html.Context, step: Histories.Step, streams: number): string => {
   const r = step.recorded
-  const state = JSON.stringify(Histories.toJson(step.state), null, 2)
+  const state = JSON.stringify(Histories.redact(Histories.toJson(step.state)), null, 2)
   return `<tr data-testid="history-event" data-type="${Html.escape(r.type)}" data-actor="${Html.escape(r.metadata.actor ?? "")}">
 <td class="nowrap">${Html.time(r.recordedAt, context.locale)}</td>
 ${streams > 1 ? `<td><code>${Html.escape(r.streamId)}</code></td>` : ""}<td><code>${Html.escape(r.type)}</code></td>

@@ -52,12 +52,13 @@ export const startOfDay = (text: string, plusDays = 0): Date | undefined => {
   const match = /^(\d{4})-(\d{2})-(\d{2})$/.exec(text)
   if (match === null) return undefined
   const [year, month, day] = [Number(match[1]), Number(match[2]), Number(match[3])]
-  const utc = Date.UTC(year, month - 1, day)
-  const check = new Date(utc)
+  // Not `Date.UTC`: it reads the years 0 to 99 as 1900 to 1999.
+  const check = new Date(0)
+  check.setUTCFullYear(year, month - 1, day)
   if (check.getUTCFullYear() !== year || check.getUTCMonth() !== month - 1 || check.getUTCDate() !== day) {
     return undefined
   }
-  return new Date(utc + plusDays * 86_400_000 - Bogota.OFFSET_MS)
+  return new Date(check.getTime() + plusDays * 86_400_000 - Bogota.OFFSET_MS)
 }
 
 /** The list's filters as the query holds them (kept as typed, for the form and the pager). */

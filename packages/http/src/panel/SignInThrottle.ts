@@ -5,21 +5,22 @@
  * failure in the window, up to 15 minutes. This stops one address from guessing the passwords of many
  * accounts, which the per-account throttle (`PanelUser.retryAfterMillis`, from the log) cannot.
  *
- * It also keeps, per email, the account throttle's count for the emails the log does not know: an
- * unknown email then answers as a known one would, with a wait after the same failures, and a refusal
- * tells no one whether the address is a user's.
+ * It also applies, per email, the account throttle's rule to every email tried, known to the log or
+ * not, counted in `SignInFailures`, which every node shares (issue 31, item 8): an unknown email
+ * answers as a known one would, with a wait after the same failures on whichever nodes they came,
+ * and a refusal tells no one whether the address is a user's.
  *
- * Both are kept in this process's memory, per node: a restart forgets them, and behind a load balancer
- * each node counts what it sees (an attacker spread over n nodes gets n times the attempts per address;
- * the account's own throttle, in the log, holds across nodes). Each map is bounded
- * ({@link MAX_ENTRIES}): past it the entries touched longest ago are dropped first.
+ * The addresses' failures are kept in this process's memory, per node: a restart forgets them, and
+ * behind a load balancer each node counts what it sees (an attacker spread over n nodes gets n times
+ * the attempts per address; the emails' counts hold across nodes). The map is bounded
+ * ({@link MAX_ENTRIES}): past it the addresses touched longest ago are dropped first.
  */
 import * as PanelUser from "@cobro/domain/PanelUser"
+import { SignInFailures } from "@cobro/domain/SignInFailures"
 import * as Context from "effect/Context"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
 
 /** The failures from one address within the window after which it waits. */
 export const ADDRESS_FAILURES_BEFORE_WAIT = 10
@@ -33,7 +34,7 @@ export const ADDRESS_FIRST_DELAY_MILLIS = 1_000
 /** The longest wait of an address: 15 minutes. */
 export const ADDRESS_MAX_DELAY_MILLIS = 15 * 60_000
 
-/** The most addresses (and emails) remembered at once. */
+/** The most addresses remembered at once. */
 export const MAX_ENTRIES = 10_000
 
 /**
@@ -50,7 +51,7 @@ export const addressDelayMillis = (failures: number): number =>
       )
 
 /**
- * The per-node throttle of panel sign-ins.
+ * The throttle of panel sign-ins: per address on this node, per email on all.
  *
  * @category services
  */
@@ -74,57 +75,53 @@ const touch = <K, V>(map: Map<K, V>, key: K, value: V) => {
 }
 
 /**
- * A throttle of its own, empty.
+ * A throttle with no address's failures yet, over the emails' shared counts.
  *
  * @category constructors
  */
-export const make: Effect.Effect<SignInThrottle["Type"]> = Effect.sync(() => {
-  /** Per address: the instants of its failures within the window, oldest first. */
-  const addresses = new Map<string, Array<number>>()
-  /** Per email: the account throttle's count, as the log would keep it. */
-  const emails = new Map<string, PanelUser.Throttle>()
+export const make: Effect.Effect<SignInThrottle["Type"], never, SignInFailures> = Effect.map(
+  SignInFailures,
+  (emails) => {
+    /** Per address: the instants of its failures within the window, oldest first. */
+    const addresses = new Map<string, Array<number>>()
 
-  const recent = (address: string, now: number): Array<number> => {
-    const failures = (addresses.get(address) ?? []).filter((t) => t > now - ADDRESS_WINDOW_MILLIS)
-    if (failures.length === 0) addresses.delete(address)
-    return failures
+    const recent = (address: string, now: number): Array<number> => {
+      const failures = (addresses.get(address) ?? []).filter((t) => t > now - ADDRESS_WINDOW_MILLIS)
+      if (failures.length === 0) addresses.delete(address)
+      return failures
+    }
+
+    const wait = (address: string, email: string, now: DateTime.Utc) =>
+      Effect.map(emails.throttle(email), (throttle) => {
+        const millis = DateTime.toEpochMillis(now)
+        const failures = recent(address, millis)
+        const last = failures[failures.length - 1]
+        const byAddress =
+          last === undefined ? 0 : Math.max(0, last + addressDelayMillis(failures.length) - millis)
+        return Math.max(byAddress, PanelUser.retryAfterMillis(throttle, now))
+      })
+
+    const failed = (address: string, email: string, now: DateTime.Utc) =>
+      Effect.zipRight(
+        Effect.sync(() => {
+          const millis = DateTime.toEpochMillis(now)
+          const failures = recent(address, millis)
+          failures.push(millis)
+          // A window holds no more failures than it takes to reach the longest wait.
+          touch(addresses, address, failures.slice(-64))
+        }),
+        emails.failed(email, now)
+      )
+
+    const succeeded = (email: string) => emails.succeeded(email)
+
+    return SignInThrottle.of({ wait, failed, succeeded })
   }
-  const key = PanelUser.normalizeEmail
-
-  const wait = (address: string, email: string, now: DateTime.Utc) =>
-    Effect.sync(() => {
-      const millis = DateTime.toEpochMillis(now)
-      const failures = recent(address, millis)
-      const last = failures[failures.length - 1]
-      const byAddress =
-        last === undefined ? 0 : Math.max(0, last + addressDelayMillis(failures.length) - millis)
-      const throttle = emails.get(key(email))
-      const byEmail = throttle === undefined ? 0 : PanelUser.retryAfterMillis(throttle, now)
-      return Math.max(byAddress, byEmail)
-    })
-
-  const failed = (address: string, email: string, now: DateTime.Utc) =>
-    Effect.sync(() => {
-      const millis = DateTime.toEpochMillis(now)
-      const failures = recent(address, millis)
-      failures.push(millis)
-      // A window holds no more failures than it takes to reach the longest wait.
-      touch(addresses, address, failures.slice(-64))
-      const before = emails.get(key(email))
-      touch(emails, key(email), { failures: (before?.failures ?? 0) + 1, lastFailureAt: Option.some(now) })
-    })
-
-  const succeeded = (email: string) =>
-    Effect.sync(() => {
-      emails.delete(key(email))
-    })
-
-  return SignInThrottle.of({ wait, failed, succeeded })
-})
+)
 
 /**
- * The throttle of this node.
+ * The throttle of this node, over the emails' counts in context (the store's, shared by the nodes).
  *
  * @category layers
  */
-export const layer: Layer.Layer<SignInThrottle> = Layer.effect(SignInThrottle, make)
+export const layer: Layer.Layer<SignInThrottle, never, SignInFailures> = Layer.effect(SignInThrottle, make)

@@ -13,6 +13,7 @@ import * as TerminalSandbox from "@cobro/domain/TerminalSandbox"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import * as FormKey from "./FormKey.js"
 import * as Guard from "./PanelGuard.js"
 import * as Html from "./PanelHtml.js"
 import * as Request from "./PanelRequest.js"
@@ -129,52 +130,62 @@ const switchOf = (form: URLSearchParams) => {
     : Option.none()
 }
 
+/** The answer to a terminal's form that took effect. */
+const updated = (context: Html.Context) =>
+  Request.redirect(Html.withNotice(Html.href(context, PATH), "terminalUpdated"))
+
 /** POST: selects a terminal for the API or deselects it. */
-export const setApi = Guard.action({ changes: true }, (session, context, form) =>
-  Effect.gen(function* () {
-    const chosen = switchOf(form)
-    if (Option.isNone(chosen)) return Request.respond(Html.messagePage(context, "badRequest"), 400)
-    const back = (notice: Text.FlashKey) =>
-      Request.redirect(Html.withNotice(Html.href(context, PATH), notice))
-    return yield* MerchantAdmin.setTerminalApiEnabled(
-      session.merchantId,
-      chosen.value.serial,
-      chosen.value.enabled,
-      Guard.metadataOf(session)
-    ).pipe(
-      Effect.as(back("terminalUpdated")),
-      Effect.catchAll((e) =>
-        e._tag === "TerminalNotBound" ? Effect.succeed(back("terminalNotFound")) : Effect.die(e)
+export const setApi = FormKey.action(
+  { changes: true },
+  (_session, context) => Effect.succeed(updated(context)),
+  (session, context, form) =>
+    Effect.gen(function* () {
+      const chosen = switchOf(form)
+      if (Option.isNone(chosen)) return Request.respond(Html.messagePage(context, "badRequest"), 400)
+      const back = (notice: Text.FlashKey) =>
+        Request.redirect(Html.withNotice(Html.href(context, PATH), notice))
+      return yield* MerchantAdmin.setTerminalApiEnabled(
+        session.merchantId,
+        chosen.value.serial,
+        chosen.value.enabled,
+        Guard.metadataOf(session)
+      ).pipe(
+        Effect.as(back("terminalUpdated")),
+        Effect.catchAll((e) =>
+          e._tag === "TerminalNotBound" ? Effect.succeed(back("terminalNotFound")) : Effect.die(e)
+        )
       )
-    )
-  })
+    })
 )
 
 /**
  * POST: turns R6's charge notifications of the terminal's sandbox device on or off, keeping its
  * behaviour; the device's stream records the user as actor.
  */
-export const setChargeNotifications = Guard.action({ changes: true }, (session, context, form) =>
-  Effect.gen(function* () {
-    const chosen = switchOf(form)
-    if (Option.isNone(chosen)) return Request.respond(Html.messagePage(context, "badRequest"), 400)
-    const merchant = yield* MerchantAdmin.getMerchant(session.merchantId).pipe(Effect.orDie)
-    const ref = { merchantId: merchant.merchantId, terminalSerial: chosen.value.serial }
-    const sandbox = yield* TerminalSandbox.TerminalSandbox
-    const changed = yield* sandbox.state(ref).pipe(
-      Effect.flatMap((state) =>
-        sandbox.setBehavior(ref, state.behavior, {
-          chargeNotifications: chosen.value.enabled,
-          metadata: Guard.metadataOf(session)
-        })
-      ),
-      Effect.option
-    )
-    return Request.redirect(
-      Html.withNotice(
-        Html.href(context, PATH),
-        Option.isSome(changed) ? "terminalUpdated" : "terminalNotFound"
+export const setChargeNotifications = FormKey.action(
+  { changes: true },
+  (_session, context) => Effect.succeed(updated(context)),
+  (session, context, form) =>
+    Effect.gen(function* () {
+      const chosen = switchOf(form)
+      if (Option.isNone(chosen)) return Request.respond(Html.messagePage(context, "badRequest"), 400)
+      const merchant = yield* MerchantAdmin.getMerchant(session.merchantId).pipe(Effect.orDie)
+      const ref = { merchantId: merchant.merchantId, terminalSerial: chosen.value.serial }
+      const sandbox = yield* TerminalSandbox.TerminalSandbox
+      const changed = yield* sandbox.state(ref).pipe(
+        Effect.flatMap((state) =>
+          sandbox.setBehavior(ref, state.behavior, {
+            chargeNotifications: chosen.value.enabled,
+            metadata: Guard.metadataOf(session)
+          })
+        ),
+        Effect.option
       )
-    )
-  })
+      return Request.redirect(
+        Html.withNotice(
+          Html.href(context, PATH),
+          Option.isSome(changed) ? "terminalUpdated" : "terminalNotFound"
+        )
+      )
+    })
 )

@@ -13,6 +13,7 @@ import * as TestNotification from "@cobro/domain/TestNotification"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import * as FormKey from "./FormKey.js"
 import * as Guard from "./PanelGuard.js"
 import * as Html from "./PanelHtml.js"
 import * as Notifications from "./NotificationsPage.js"
@@ -147,28 +148,32 @@ export const show = Guard.page((session, context) =>
 )
 
 /** POST: registers one mode's webhook (the admin API's rules), or the page again with the error (400). */
-export const save = Guard.action({ changes: true }, (session, context, form) =>
-  Effect.gen(function* () {
-    const mode = form.get("webhook_mode") ?? ""
-    if (!isMode(mode)) return Request.respond(Html.messagePage(context, "badRequest"), 400)
-    const url = Request.text(form, "url", 2048)
-    const standardWebhooks = form.get("standard_webhooks") === "on"
-    return yield* MerchantAdmin.setWebhook(session.merchantId, mode, url, {
-      metadata: Guard.metadataOf(session),
-      standardWebhooks
-    }).pipe(
-      Effect.as(Request.redirect(Html.withNotice(Html.href(context, PATH), "webhookSaved"))),
-      Effect.catchTag("InvalidWebhookUrl", (error) =>
-        Effect.gen(function* () {
-          const merchant = yield* merchantOf(session.merchantId)
-          const deliveries = yield* recentDeliveries(session.merchantId, context.mode)
-          const refused = { mode, url, standardWebhooks, httpAllowed: Merchant.acceptsHttp(error) }
-          return Request.respond(page(context, merchant, deliveries, refused), 400)
-        })
-      ),
-      Effect.catchAll((e) => Effect.die(e))
-    )
-  })
+export const save = FormKey.action(
+  { changes: true },
+  (_session, context) =>
+    Effect.succeed(Request.redirect(Html.withNotice(Html.href(context, PATH), "webhookSaved"))),
+  (session, context, form) =>
+    Effect.gen(function* () {
+      const mode = form.get("webhook_mode") ?? ""
+      if (!isMode(mode)) return Request.respond(Html.messagePage(context, "badRequest"), 400)
+      const url = Request.text(form, "url", 2048)
+      const standardWebhooks = form.get("standard_webhooks") === "on"
+      return yield* MerchantAdmin.setWebhook(session.merchantId, mode, url, {
+        metadata: Guard.metadataOf(session),
+        standardWebhooks
+      }).pipe(
+        Effect.as(Request.redirect(Html.withNotice(Html.href(context, PATH), "webhookSaved"))),
+        Effect.catchTag("InvalidWebhookUrl", (error) =>
+          Effect.gen(function* () {
+            const merchant = yield* merchantOf(session.merchantId)
+            const deliveries = yield* recentDeliveries(session.merchantId, context.mode)
+            const refused = { mode, url, standardWebhooks, httpAllowed: Merchant.acceptsHttp(error) }
+            return Request.respond(page(context, merchant, deliveries, refused), 400)
+          })
+        ),
+        Effect.catchAll((e) => Effect.die(e))
+      )
+    })
 )
 
 /** GET: asks before deleting one mode's webhook. */
@@ -190,30 +195,47 @@ export const confirmDelete = Guard.page((_session, context) =>
 )
 
 /** POST: deletes one mode's webhook: delivery to it stops. */
-export const remove = Guard.action({ changes: true }, (session, context) =>
-  Effect.gen(function* () {
-    const mode = yield* Request.param("webhook_mode")
-    if (!isMode(mode)) return Request.respond(Html.messagePage(context, "notFound"), 404)
-    yield* MerchantAdmin.deleteWebhook(session.merchantId, mode, Guard.metadataOf(session)).pipe(Effect.orDie)
-    return Request.redirect(Html.withNotice(Html.href(context, PATH), "webhookDeleted"))
-  })
+export const remove = FormKey.action(
+  { changes: true },
+  (_session, context) =>
+    Effect.succeed(Request.redirect(Html.withNotice(Html.href(context, PATH), "webhookDeleted"))),
+  (session, context) =>
+    Effect.gen(function* () {
+      const mode = yield* Request.param("webhook_mode")
+      if (!isMode(mode)) return Request.respond(Html.messagePage(context, "notFound"), 404)
+      yield* MerchantAdmin.deleteWebhook(session.merchantId, mode, Guard.metadataOf(session)).pipe(
+        Effect.orDie
+      )
+      return Request.redirect(Html.withNotice(Html.href(context, PATH), "webhookDeleted"))
+    })
 )
 
-/** POST: sends a test notification, then shows its delivery. */
-export const sendTest = Guard.action({ changes: true }, (session, context) =>
-  TestNotification.send(session.merchantId, Guard.metadataOf(session)).pipe(
-    Effect.map((sent) =>
-      Request.redirect(
-        Html.withNotice(
-          Html.href({ ...context, mode: "test" }, Notifications.pathOf(sent.notificationId)),
-          "testSent"
-        )
-      )
-    ),
-    Effect.catchTags({
-      NoTestWebhook: () =>
-        Effect.succeed(Request.redirect(Html.withNotice(Html.href(context, PATH), "noTestWebhook"))),
-      MerchantNotFound: (e) => Effect.die(e)
-    })
+/** The prefix of a notification's stream, the first a test notification writes. */
+const DELIVERY_STREAM = "WebhookDelivery-"
+
+/** The test notification's page, with the notice that it was scheduled. */
+const testSent = (context: Html.Context, notificationId: string) =>
+  Request.redirect(
+    Html.withNotice(Html.href({ ...context, mode: "test" }, Notifications.pathOf(notificationId)), "testSent")
   )
+
+/** POST: sends a test notification, then shows its delivery. */
+export const sendTest = FormKey.action(
+  { changes: true },
+  // The notification the form scheduled: its first stream.
+  (_session, context, _form, resource) =>
+    Effect.succeed(
+      resource.startsWith(DELIVERY_STREAM)
+        ? testSent(context, resource.slice(DELIVERY_STREAM.length))
+        : Request.redirect(Html.withNotice(Html.href(context, PATH), "testSent"))
+    ),
+  (session, context) =>
+    TestNotification.send(session.merchantId, Guard.metadataOf(session)).pipe(
+      Effect.map((sent) => testSent(context, sent.notificationId)),
+      Effect.catchTags({
+        NoTestWebhook: () =>
+          Effect.succeed(Request.redirect(Html.withNotice(Html.href(context, PATH), "noTestWebhook"))),
+        MerchantNotFound: (e) => Effect.die(e)
+      })
+    )
 )

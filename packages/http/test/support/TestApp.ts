@@ -23,6 +23,7 @@ import * as MerchantDirectory from "@cobro/domain/MerchantDirectory"
 import * as Nanos from "@cobro/domain/Nanos"
 import * as NotificationLog from "@cobro/domain/NotificationLog"
 import * as PanelSessions from "@cobro/domain/PanelSessions"
+import * as SignInFailures from "@cobro/domain/SignInFailures"
 import * as TransparencyLog from "@cobro/domain/TransparencyLog"
 import * as Simulator from "@cobro/terminal-sim/Simulator"
 import * as Effect from "effect/Effect"
@@ -32,6 +33,7 @@ import * as Redacted from "effect/Redacted"
 import type { YieldWrap } from "effect/Utils"
 import * as Authentication from "../../src/Authentication.js"
 import * as Http from "../../src/Http.js"
+import * as LoginCsrf from "../../src/panel/LoginCsrf.js"
 import * as PasswordHashing from "../../src/panel/PasswordHashing.js"
 import * as SignInThrottle from "../../src/panel/SignInThrottle.js"
 import * as Readiness from "../../src/Readiness.js"
@@ -77,7 +79,8 @@ export const TestPorts = (options: Options = {}) =>
     Readiness.layerFromEventStore,
     NotificationLog.layerFromLog,
     ListingsFromLog.layer,
-    Simulator.layer
+    Simulator.layer,
+    PanelSessions.layerMemory
   ).pipe(
     Layer.provideMerge(
       Layer.mergeAll(
@@ -85,9 +88,9 @@ export const TestPorts = (options: Options = {}) =>
         IdGenerator.layerSequential,
         TestKeyVault.layer,
         IdempotencyStore.layerMemory,
-        PanelSessions.layerMemory,
         PasswordHashing.layer(TEST_SEALING_KEY),
-        SignInThrottle.layer,
+        LoginCsrf.layer(TEST_SEALING_KEY),
+        SignInThrottle.layer.pipe(Layer.provide(SignInFailures.layerMemory)),
         Acquirer.layerSandbox,
         Layer.succeed(Authentication.AdminToken, Redacted.make(ADMIN_TOKEN)),
         options.transparencyLog ?? emptyTransparencyLog,

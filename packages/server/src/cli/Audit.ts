@@ -71,8 +71,8 @@ const actorOf = (event: EventStore.RecordedEvent) => event.metadata.actor ?? "-"
 
 /** The fields of `after` that differ from `before`, as `name=value` (the state column of the table). */
 const changes = (before: unknown, after: unknown): string => {
-  const b = (Histories.toJson(before) ?? {}) as Record<string, unknown>
-  const a = (Histories.toJson(after) ?? {}) as Record<string, unknown>
+  const b = (Histories.redact(Histories.toJson(before)) ?? {}) as Record<string, unknown>
+  const a = (Histories.redact(Histories.toJson(after)) ?? {}) as Record<string, unknown>
   const changed = Object.keys(a)
     .filter((key) => key !== "_tag" && JSON.stringify(a[key]) !== JSON.stringify(b[key]))
     .map((key) => `${key}=${Output.truncate(JSON.stringify(a[key]), 40)}`)
@@ -95,8 +95,8 @@ export const history = (id: string, options: { readonly json: boolean }) =>
             type: step.recorded.type,
             actor: step.recorded.metadata.actor ?? null,
             metadata: step.recorded.metadata,
-            data: step.recorded.data,
-            state: Histories.toJson(step.state)
+            data: Histories.redact(step.recorded.data),
+            state: Histories.redact(Histories.toJson(step.state))
           })
         )
       }
@@ -134,7 +134,9 @@ export const stateAt = (id: string, at: string, options: { readonly json: boolea
     const { entry, events, first, streamId } = yield* load(id, asOf)
     const steps = yield* replayed(entry.aggregate, events)
     const last = steps[steps.length - 1]
-    const state = Histories.toJson(last === undefined ? entry.aggregate.initialState : last.state)
+    const state = Histories.redact(
+      Histories.toJson(last === undefined ? entry.aggregate.initialState : last.state)
+    )
     const report = {
       streamId,
       at: asOf.toISOString(),

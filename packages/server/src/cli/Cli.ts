@@ -283,7 +283,20 @@ const userCreate = Command.make(
   )
 )
 
-const user = group("user", "the merchant panel's users", [userCreate])
+const userPassword = Command.make(
+  "password",
+  {
+    email: Options.text("email").pipe(Options.withDescription("the user's email address")),
+    json
+  },
+  ({ json, ...input }) => onAdmin(User.setPassword(input, { json }))
+).pipe(
+  Command.withDescription(
+    `set a panel user's new password and end their sessions; the password comes from ${User.PASSWORD_VARIABLE} or standard input, never an argument`
+  )
+)
+
+const user = group("user", "the merchant panel's users", [userCreate, userPassword])
 
 /** The whole command tree. */
 export const command = group(

@@ -7,6 +7,7 @@
 import * as EventStore from "@cobro/domain/EventStore"
 import * as PasswordHashing from "@cobro/http/panel/PasswordHashing"
 import * as PgEventStore from "@cobro/store-pg/PgEventStore"
+import * as PgPanelSessions from "@cobro/store-pg/PgPanelSessions"
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import * as Effect from "effect/Effect"
@@ -71,13 +72,15 @@ export const layerLog: Layer.Layer<
 /**
  * The admin use cases' services: the server's store (migrated, its tables set up, the sealing key
  * checked against the database's, the sandbox clock when `COBRO_CLOCK=virtual`), its key vault, its
- * id generator and its webhook rules (`COBRO_DEV_WEBHOOKS`).
+ * id generator, its webhook rules (`COBRO_DEV_WEBHOOKS`), and the panel's password hasher and
+ * sessions (a new password ends them).
  */
 export const layerAdmin = Layer.unwrapEffect(
   Effect.map(Server.settings, (settings) =>
     Layer.mergeAll(
       NodeKeyVault.layer(settings.sealingKey.key),
       PasswordHashing.layer(settings.sealingKey.key),
+      PgPanelSessions.layer,
       Ids.layerRandom,
       Server.layerDevWebhooks(settings)
     ).pipe(Layer.provideMerge(Server.layerStore(settings, { poolSize })))

@@ -1,15 +1,17 @@
 /**
  * `cobro user create` (issue 22, "Users and sign-in"): a user of the merchant panel, made by the use
  * case `POST /admin/v1/merchants/{merchant_id}/users` calls (one implementation, two doors), with the
- * actor `cli:<login>`. The password is read from `COBRO_USER_PASSWORD`, else from standard input (a
- * hidden prompt on a terminal, the first line of a pipe), never from the command line, whose
- * arguments any user of the machine can read in `ps`.
+ * actor `cli:<login>`; `cobro user password` (issue 31): a new password set by the operator, as
+ * `PATCH …/users/{user_id}` with `password` sets it, which ends the user's sessions. The password is
+ * read from `COBRO_USER_PASSWORD`, else from standard input (a hidden prompt on a terminal, the first
+ * line of a pipe), never from the command line, whose arguments any user of the machine can read in
+ * `ps`.
  */
 import * as Prompt from "@effect/cli/Prompt"
 import type * as Terminal from "@effect/platform/Terminal"
 import type * as Merchant from "@cobro/domain/Merchant"
 import * as PanelAccess from "@cobro/domain/PanelAccess"
-import type * as PanelUser from "@cobro/domain/PanelUser"
+import * as PanelUser from "@cobro/domain/PanelUser"
 import * as PanelUserEndpoints from "@cobro/http/PanelUserEndpoints"
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
@@ -49,26 +51,33 @@ const noPassword = new UserError({
 })
 
 /**
- * The new user's password: `COBRO_USER_PASSWORD` when set, else a hidden prompt on a terminal, else
+ * A password: `COBRO_USER_PASSWORD` when set, else a hidden prompt (`prompt`) on a terminal, else
  * the first line of standard input (its line ending dropped).
  */
+const readPasswordWith = (
+  prompt: string,
+  cancelled: string
+): Effect.Effect<Redacted.Redacted<string>, UserError, Terminal.Terminal> =>
+  Effect.suspend(() => {
+    const fromEnvironment = process.env[PASSWORD_VARIABLE]
+    if (fromEnvironment !== undefined && fromEnvironment !== "")
+      return Effect.succeed(Redacted.make(fromEnvironment))
+    if (process.stdin.isTTY === true) {
+      return Prompt.password({ message: prompt }).pipe(
+        Effect.mapError(() => new UserError({ message: cancelled }))
+      )
+    }
+    return Effect.flatMap(readFirstLine, (line) =>
+      line === "" ? Effect.fail(noPassword) : Effect.succeed(Redacted.make(line))
+    )
+  })
+
+/** The new user's password (see {@link readPasswordWith}). */
 export const readPassword: Effect.Effect<
   Redacted.Redacted<string>,
   UserError,
   Terminal.Terminal
-> = Effect.suspend(() => {
-  const fromEnvironment = process.env[PASSWORD_VARIABLE]
-  if (fromEnvironment !== undefined && fromEnvironment !== "")
-    return Effect.succeed(Redacted.make(fromEnvironment))
-  if (process.stdin.isTTY === true) {
-    return Prompt.password({ message: "Password of the new panel user" }).pipe(
-      Effect.mapError(() => new UserError({ message: "cancelled: no user was created" }))
-    )
-  }
-  return Effect.flatMap(readFirstLine, (line) =>
-    line === "" ? Effect.fail(noPassword) : Effect.succeed(Redacted.make(line))
-  )
-})
+> = readPasswordWith("Password of the new panel user", "cancelled: no user was created")
 
 /** A refusal in one sentence. */
 export const describeError = (
@@ -111,5 +120,42 @@ export const create = (
       options.json
         ? JSON.stringify(PanelUserEndpoints.userBody(user))
         : `Panel user ${user.userId} (${user.email}, ${user.role}) created for merchant ${user.merchantId}; they sign in at /panel.`
+    )
+  })
+
+/** A refusal of a new password in one sentence. */
+export const describePasswordError = (
+  input: { readonly email: string },
+  error: PanelAccess.WeakPassword | PanelAccess.UserNotFound | PanelUser.UserNotInState
+): string => {
+  switch (error._tag) {
+    case "WeakPassword":
+      return `the password must be ${error.minLength} to ${error.maxLength} characters`
+    case "UserNotFound":
+      return `no panel user has the email '${PanelUser.normalizeEmail(input.email)}'`
+    case "UserNotInState":
+      return `the panel user '${PanelUser.normalizeEmail(input.email)}' is disabled: enable it first (PATCH …/users/{user_id} with "disabled": false)`
+  }
+}
+
+/**
+ * `cobro user password --email …`: sets a new password (`PanelAccess.changePassword`, the use case
+ * of `PATCH …/users/{user_id}` with `password`), with the actor `cli:<login>`; the user's sessions end.
+ */
+export const setPassword = (input: { readonly email: string }, options: { readonly json: boolean }) =>
+  Effect.gen(function* () {
+    const password = yield* readPasswordWith(
+      "New password of the panel user",
+      "cancelled: the password was not changed"
+    )
+    const userId = PanelUser.userIdOf(input.email)
+    yield* PanelAccess.changePassword(userId, Redacted.value(password), { actor: Admin.actor() }).pipe(
+      Effect.mapError((error) => new UserError({ message: describePasswordError(input, error) }))
+    )
+    const email = PanelUser.normalizeEmail(input.email)
+    yield* Output.line(
+      options.json
+        ? JSON.stringify({ user_id: userId, email })
+        : `New password set for panel user ${userId} (${email}); their sessions have ended.`
     )
   })

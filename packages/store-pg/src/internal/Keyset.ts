@@ -1,21 +1,52 @@
 /**
  * Keyset pagination over a listing read model (`Listings`' Stripe-style pages): rows newest first
- * by `(created_at, <id>)`, both descending, ids in collation "C", each query one index range scan of
- * `limit + 1` rows (the extra one tells `hasMore`).
+ * by their log position, `(created_xid, created_position)` descending, the transaction id and global
+ * position of the event that created the row (each event creates at most one row of a list, so the
+ * position is the row's key); each query one index range scan of `limit + 1` rows (the extra one
+ * tells `hasMore`).
+ *
+ * The order is one a later commit cannot land behind (brief, "Exactly once at the edge" 4): a page
+ * holds only rows below the snapshot's xmin ({@link visible}, the log's own rule in
+ * `Read.committedInOrder`), and every transaction below it has ended, so no row can still appear
+ * among the positions a page has passed. A walk with `starting_after` misses no row between the
+ * first and the last it returned, whenever that row committed; a reader polling with
+ * `ending_before` receives every row, once. (`created_at`, the command's instant, is not such an
+ * order: a command decided earlier may commit later.)
  *
  * A cursor is a row of the list's scope (one merchant's rows, whatever the filters): the page is the
- * rows past its `(created_at, id)` that pass the filters. Its lookup and the page are one statement,
+ * rows past its position that pass the filters. Its lookup and the page are one statement,
  * `LATERAL` on the cursor's row, so the page's bound is an index condition and no round trip is
  * added; no row at all means an unknown cursor. `ending_before` reads ascending from the cursor and
- * reverses. An insert never moves a row's key, so a walk shows no row twice and misses none that
- * existed when it began.
+ * reverses.
  * @internal
  */
+import type * as EventStore from "@cobro/domain/EventStore"
 import type * as Pagination from "@cobro/domain/Pagination"
 import { UnknownCursor } from "@cobro/domain/Pagination"
 import * as SqlClient from "@effect/sql/SqlClient"
 import type * as Statement from "@effect/sql/Statement"
 import * as Effect from "effect/Effect"
+
+/** The index columns of a keyset, after the scope's: newest first. */
+export const newest = "created_xid DESC, created_position DESC"
+
+/** The rows a reader may see: those of transactions below the snapshot's xmin, which have all ended. */
+export const visible = "created_xid < pg_snapshot_xmin(pg_current_snapshot())"
+
+/**
+ * A listing row's place, as its read model's function writes it from the event that created the row
+ * (`e.transaction_id`, `e.global_position`) and as the driver returns it (text or number).
+ */
+export interface Placed {
+  readonly created_xid: string | number | bigint
+  readonly created_position: string | number | bigint
+}
+
+/** A row's position in the log, from its columns. */
+export const positionOf = (row: Placed): EventStore.Checkpoint => ({
+  transactionId: BigInt(row.created_xid),
+  globalPosition: BigInt(row.created_position)
+})
 
 /**
  * One page of one list: the table and the column that identifies a row (the cursor), the rows of
@@ -39,22 +70,23 @@ export const statement = <Row extends object>(
   const table = sql(query.table)
   const id = sql(query.id)
   const take = request.limit + 1
-  const where = (extra: ReadonlyArray<Statement.Fragment>) => {
-    const all = [...scope, ...query.filters, ...extra]
-    return all.length === 0 ? sql`TRUE` : sql.and(all)
-  }
+  const where = (extra: ReadonlyArray<Statement.Fragment>) =>
+    sql.and([...scope, ...query.filters, sql.literal(visible), ...extra])
   const cursor = request.startingAfter ?? request.endingBefore
   if (cursor === undefined) {
-    return sql<Row>`SELECT * FROM ${table} WHERE ${where([])} ORDER BY created_at DESC, ${id} DESC LIMIT ${take}`
+    return sql<Row>`SELECT * FROM ${table} WHERE ${where([])} ORDER BY ${sql.literal(newest)} LIMIT ${take}`
   }
   const after = request.startingAfter !== undefined
   const bound = after
-    ? sql`(created_at, ${id}) < (pivot.cursor_created_at, pivot.cursor_id)`
-    : sql`(created_at, ${id}) > (pivot.cursor_created_at, pivot.cursor_id)`
-  const order = after ? sql`ORDER BY created_at DESC, ${id} DESC` : sql`ORDER BY created_at ASC, ${id} ASC`
+    ? sql`(created_xid, created_position) < (pivot.cursor_xid, pivot.cursor_position)`
+    : sql`(created_xid, created_position) > (pivot.cursor_xid, pivot.cursor_position)`
+  const order = after
+    ? sql`ORDER BY ${sql.literal(newest)}`
+    : sql`ORDER BY created_xid ASC, created_position ASC`
+  // The cursor's row need not be visible yet: it only places the page, whose rows are.
   const lookup = sql.and([sql`${id} = ${cursor}`, ...scope])
   return sql<Row>`SELECT listed.*
-    FROM (SELECT created_at AS cursor_created_at, ${id} AS cursor_id FROM ${table} WHERE ${lookup}) pivot
+    FROM (SELECT created_xid AS cursor_xid, created_position AS cursor_position FROM ${table} WHERE ${lookup}) pivot
     LEFT JOIN LATERAL (SELECT * FROM ${table} WHERE ${where([bound])} ${order} LIMIT ${take}) listed ON TRUE`
 }
 

@@ -2,12 +2,13 @@
  * The list of a merchant's payment links (`Listings.links`): one row per `PaymentLink` stream, its
  * status the link's recorded state (an ACTIVE link past its expiry stays ACTIVE until the sweeper
  * records `LinkExpired`). Table `cobro_rm_links`, written by the store with the link's events
- * (`InlineReadModels`, migration 10); a row keeps the stream version it last applied, so a replay
+ * (`InlineReadModels`, migration 10, reinstalled by 14); a row keeps the stream version it last applied, so a replay
  * applies nothing twice. An OPEN link has no amount (`amount` NULL; the port says 0) and is charged
  * in COP.
  *
- * Indexes: the two keysets the list reads, `(merchant_id, created_at, link_id)` and with `sandbox`
- * after the merchant for a mode.
+ * Indexes: the two keysets the list reads, `(merchant_id, created_xid,
+ * created_position)` (the log position of the row's first event, `Keyset`) and with `sandbox` after
+ * the merchant for a mode.
  */
 import type * as Listings from "@cobro/domain/Listings"
 import type * as Pagination from "@cobro/domain/Pagination"
@@ -17,7 +18,7 @@ import * as InlineReadModels from "../InlineReadModels.js"
 import * as Keyset from "../internal/Keyset.js"
 import * as Projection from "../Projection.js"
 
-/** The read model as migration 10 installs it (`InlineReadModels`). */
+/** The read model as migration 14 installs it (`InlineReadModels.reinstall`). */
 export const model: InlineReadModels.InlineReadModel = InlineReadModels.make({
   name: "links",
   types: [
@@ -41,11 +42,13 @@ export const model: InlineReadModels.InlineReadModel = InlineReadModels.make({
     description text,
     reference text COLLATE "C",
     created_at timestamptz NOT NULL,
+    created_xid xid8 NOT NULL,
+    created_position bigint NOT NULL,
     expires_at timestamptz,
     updated_at timestamptz NOT NULL,
     version integer NOT NULL)`,
-    `CREATE INDEX cobro_rm_links_newest ON cobro_rm_links (merchant_id, created_at DESC, link_id DESC)`,
-    `CREATE INDEX cobro_rm_links_mode_newest ON cobro_rm_links (merchant_id, sandbox, created_at DESC, link_id DESC)`
+    `CREATE INDEX cobro_rm_links_newest ON cobro_rm_links (merchant_id, created_xid DESC, created_position DESC)`,
+    `CREATE INDEX cobro_rm_links_mode_newest ON cobro_rm_links (merchant_id, sandbox, created_xid DESC, created_position DESC)`
   ],
   createFunction: `CREATE FUNCTION cobro_rm_links(e cobro_events) RETURNS void LANGUAGE plpgsql AS $$
   DECLARE
@@ -55,13 +58,13 @@ export const model: InlineReadModels.InlineReadModel = InlineReadModels.make({
     IF e.type = 'LinkCreated' THEN
       -- expiresAt: exact nanoseconds as a string; the instant kept to the millisecond, as a JS Date.
       INSERT INTO cobro_rm_links (link_id, merchant_id, sandbox, status, amount_type, amount, currency,
-        description, reference, created_at, expires_at, updated_at, version)
+        description, reference, created_at, expires_at, updated_at, version, created_xid, created_position)
       VALUES (e.data->>'linkId', e.data->>'merchantId', (e.data->>'sandbox')::boolean, 'ACTIVE',
         e.data->>'amountType', (e.data->'amount'->>'total')::numeric,
         coalesce(e.data->'amount'->>'currency', 'COP'), e.data->>'description', e.data->>'reference',
         (e.data->>'createdAt')::timestamptz,
         to_timestamp(div((e.data->>'expiresAt')::numeric, 1000000) / 1000.0),
-        (e.data->>'createdAt')::timestamptz, e.stream_version)
+        (e.data->>'createdAt')::timestamptz, e.stream_version, e.transaction_id, e.global_position)
       ON CONFLICT (link_id) DO NOTHING;
       RETURN;
     END IF;
@@ -79,7 +82,7 @@ export const model: InlineReadModels.InlineReadModel = InlineReadModels.make({
 /** The read model as a projection, for `Projection.rebuildAll`. */
 export const projection: Projection.Projection = Projection.inline(model)
 
-interface Row {
+interface Row extends Keyset.Placed {
   readonly link_id: string
   readonly merchant_id: string
   readonly sandbox: boolean
@@ -95,6 +98,7 @@ interface Row {
 }
 
 const toRow = (row: Row): Listings.LinkRow => ({
+  position: Keyset.positionOf(row),
   linkId: row.link_id,
   merchantId: row.merchant_id,
   mode: row.sandbox ? "test" : "production",

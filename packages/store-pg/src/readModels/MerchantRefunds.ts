@@ -2,12 +2,13 @@
  * The list of a merchant's refunds (`Listings.refunds`): one row per `Refund` stream (C8), its
  * status the refund's state, its currency its payment's (looked up in the log, in the payment's
  * first event, when the refund is requested). Table `cobro_rm_merchant_refunds`, written by the
- * store with the refund's events (`InlineReadModels`, migration 10); a row keeps the stream version
+ * store with the refund's events (`InlineReadModels`, migration 10, reinstalled by 14); a row keeps the stream version
  * it last applied, so a replay applies nothing twice. (`RefundsByTransaction` finds a payment's
  * refunds; this one lists a merchant's.)
  *
- * Indexes: the two keysets the list reads, `(merchant_id, created_at, refund_id)` and with
- * `sandbox` after the merchant for a mode.
+ * Indexes: the two keysets the list reads, `(merchant_id, created_xid,
+ * created_position)` (the log position of the row's first event, `Keyset`) and with `sandbox` after
+ * the merchant for a mode.
  */
 import type * as Listings from "@cobro/domain/Listings"
 import type * as Pagination from "@cobro/domain/Pagination"
@@ -17,7 +18,7 @@ import * as InlineReadModels from "../InlineReadModels.js"
 import * as Keyset from "../internal/Keyset.js"
 import * as Projection from "../Projection.js"
 
-/** The read model as migration 10 installs it (`InlineReadModels`). */
+/** The read model as migration 14 installs it (`InlineReadModels.reinstall`). */
 export const model: InlineReadModels.InlineReadModel = InlineReadModels.make({
   name: "merchant_refunds",
   types: ["RefundRequested", "RefundApproved", "RefundRejected"],
@@ -31,24 +32,26 @@ export const model: InlineReadModels.InlineReadModel = InlineReadModels.make({
     amount numeric NOT NULL,
     currency text NOT NULL,
     created_at timestamptz NOT NULL,
+    created_xid xid8 NOT NULL,
+    created_position bigint NOT NULL,
     updated_at timestamptz NOT NULL,
     version integer NOT NULL)`,
     `CREATE INDEX cobro_rm_merchant_refunds_newest
-    ON cobro_rm_merchant_refunds (merchant_id, created_at DESC, refund_id DESC)`,
+    ON cobro_rm_merchant_refunds (merchant_id, created_xid DESC, created_position DESC)`,
     `CREATE INDEX cobro_rm_merchant_refunds_mode_newest
-    ON cobro_rm_merchant_refunds (merchant_id, sandbox, created_at DESC, refund_id DESC)`
+    ON cobro_rm_merchant_refunds (merchant_id, sandbox, created_xid DESC, created_position DESC)`
   ],
   createFunction: `CREATE FUNCTION cobro_rm_merchant_refunds(e cobro_events) RETURNS void LANGUAGE plpgsql AS $$
   BEGIN
     IF NOT starts_with(e.stream_id, 'Refund-') THEN RETURN; END IF;
     IF e.type = 'RefundRequested' THEN
       INSERT INTO cobro_rm_merchant_refunds (refund_id, transaction_id, merchant_id, sandbox, status, amount,
-        currency, created_at, updated_at, version)
+        currency, created_at, updated_at, version, created_xid, created_position)
       VALUES (e.data->>'refundId', e.data->>'transactionId', e.data->>'merchantId', (e.data->>'sandbox')::boolean,
         'PROCESSING', (e.data->>'amount')::numeric,
         coalesce((SELECT p.data->'amount'->>'currency' FROM cobro_events p
           WHERE p.stream_id = 'Payment-' || (e.data->>'transactionId') AND p.stream_version = 1), 'COP'),
-        (e.data->>'requestedAt')::timestamptz, (e.data->>'requestedAt')::timestamptz, e.stream_version)
+        (e.data->>'requestedAt')::timestamptz, (e.data->>'requestedAt')::timestamptz, e.stream_version, e.transaction_id, e.global_position)
       ON CONFLICT (refund_id) DO NOTHING;
       RETURN;
     END IF;
@@ -62,7 +65,7 @@ export const model: InlineReadModels.InlineReadModel = InlineReadModels.make({
 /** The read model as a projection, for `Projection.rebuildAll`. */
 export const projection: Projection.Projection = Projection.inline(model)
 
-interface Row {
+interface Row extends Keyset.Placed {
   readonly refund_id: string
   readonly transaction_id: string
   readonly merchant_id: string
@@ -75,6 +78,7 @@ interface Row {
 }
 
 const toRow = (row: Row): Listings.RefundRow => ({
+  position: Keyset.positionOf(row),
   refundId: row.refund_id,
   transactionId: row.transaction_id,
   merchantId: row.merchant_id,

@@ -1,12 +1,12 @@
 /**
  * The operator's list of merchants (`Listings.merchants`): one row per `Merchant` stream, its name
  * and its state (ENABLED, DISABLED). Table `cobro_rm_merchants`, written by the store with the
- * account's creation and its enabling and disabling (`InlineReadModels`, migration 10); a row keeps
+ * account's creation and its enabling and disabling (`InlineReadModels`, migration 10, reinstalled by 14); a row keeps
  * the stream version it last applied, so a replay applies nothing twice.
  *
  * The name filter matches a part of the name whatever the case of its ASCII letters (`lower` under
- * collation "C", as `ListingsFromLog.asciiLower`), reading the keyset index `(created_at,
- * merchant_id)` and filtering: an operator's list of accounts is short.
+ * collation "C", as `ListingsFromLog.asciiLower`), reading the keyset index `(created_xid,
+ * created_position)` (`Keyset`) and filtering: an operator's list of accounts is short.
  */
 import type * as Listings from "@cobro/domain/Listings"
 import type * as Pagination from "@cobro/domain/Pagination"
@@ -16,7 +16,7 @@ import * as InlineReadModels from "../InlineReadModels.js"
 import * as Keyset from "../internal/Keyset.js"
 import * as Projection from "../Projection.js"
 
-/** The read model as migration 10 installs it (`InlineReadModels`). */
+/** The read model as migration 14 installs it (`InlineReadModels.reinstall`). */
 export const model: InlineReadModels.InlineReadModel = InlineReadModels.make({
   name: "merchants",
   types: ["MerchantCreated", "MerchantEnabled", "MerchantDisabled"],
@@ -26,16 +26,18 @@ export const model: InlineReadModels.InlineReadModel = InlineReadModels.make({
     name text COLLATE "C" NOT NULL,
     status text NOT NULL,
     created_at timestamptz NOT NULL,
+    created_xid xid8 NOT NULL,
+    created_position bigint NOT NULL,
     version integer NOT NULL)`,
-    `CREATE INDEX cobro_rm_merchants_newest ON cobro_rm_merchants (created_at DESC, merchant_id DESC)`
+    `CREATE INDEX cobro_rm_merchants_newest ON cobro_rm_merchants (created_xid DESC, created_position DESC)`
   ],
   createFunction: `CREATE FUNCTION cobro_rm_merchants(e cobro_events) RETURNS void LANGUAGE plpgsql AS $$
   BEGIN
     IF NOT starts_with(e.stream_id, 'Merchant-') THEN RETURN; END IF;
     IF e.type = 'MerchantCreated' THEN
-      INSERT INTO cobro_rm_merchants (merchant_id, name, status, created_at, version)
+      INSERT INTO cobro_rm_merchants (merchant_id, name, status, created_at, version, created_xid, created_position)
       VALUES (e.data->>'merchantId', e.data->>'name', 'ENABLED', (e.data->>'createdAt')::timestamptz,
-        e.stream_version)
+        e.stream_version, e.transaction_id, e.global_position)
       ON CONFLICT (merchant_id) DO NOTHING;
       RETURN;
     END IF;
@@ -49,7 +51,7 @@ export const model: InlineReadModels.InlineReadModel = InlineReadModels.make({
 /** The read model as a projection, for `Projection.rebuildAll`. */
 export const projection: Projection.Projection = Projection.inline(model)
 
-interface Row {
+interface Row extends Keyset.Placed {
   readonly merchant_id: string
   readonly name: string
   readonly status: "ENABLED" | "DISABLED"
@@ -57,6 +59,7 @@ interface Row {
 }
 
 const toRow = (row: Row): Listings.MerchantRow => ({
+  position: Keyset.positionOf(row),
   merchantId: row.merchant_id,
   name: row.name,
   status: row.status,

@@ -3,12 +3,13 @@
  * stream, with its state, whether an attempt ever got a 200, and where its delivery stands as the
  * port says it (`pending` while PENDING, `delivered` once a 200 came, `failed` when EXHAUSTED or
  * CANCELLED without one), its attempts and the last status code. Table `cobro_rm_notifications`,
- * written by the store with the delivery's events (`InlineReadModels`, migration 10); a row keeps
- * the stream version it last applied, so a replay applies nothing twice.
+ * written by the store with the delivery's events (`InlineReadModels`, migration 10, reinstalled
+ * by 14); a row keeps the stream version it last applied, so a replay applies nothing twice.
  *
- * Indexes: the two keysets the list reads, `(merchant_id, created_at, notification_id)` and with
- * `sandbox` after the merchant for a mode; `(merchant_id, delivery, …)` for "the deliveries that
- * failed" without reading the rest; `(merchant_id, subject)` for one payment's notifications.
+ * Indexes: the two keysets the list reads, `(merchant_id, created_xid, created_position)` (the log
+ * position of the row's first event, `Keyset`) and with `sandbox` after the merchant for a mode;
+ * `(merchant_id, delivery, …)` for "the deliveries that failed" without reading the rest;
+ * `(merchant_id, subject)` for one payment's notifications.
  */
 import type * as Listings from "@cobro/domain/Listings"
 import type * as Pagination from "@cobro/domain/Pagination"
@@ -18,7 +19,7 @@ import * as InlineReadModels from "../InlineReadModels.js"
 import * as Keyset from "../internal/Keyset.js"
 import * as Projection from "../Projection.js"
 
-/** The read model as migration 10 installs it (`InlineReadModels`). */
+/** The read model as migration 14 installs it (`InlineReadModels.reinstall`). */
 export const model: InlineReadModels.InlineReadModel = InlineReadModels.make({
   name: "notifications",
   types: [
@@ -42,14 +43,16 @@ export const model: InlineReadModels.InlineReadModel = InlineReadModels.make({
     attempts integer NOT NULL,
     last_status_code integer,
     created_at timestamptz NOT NULL,
+    created_xid xid8 NOT NULL,
+    created_position bigint NOT NULL,
     updated_at timestamptz NOT NULL,
     version integer NOT NULL)`,
     `CREATE INDEX cobro_rm_notifications_newest
-    ON cobro_rm_notifications (merchant_id, created_at DESC, notification_id DESC)`,
+    ON cobro_rm_notifications (merchant_id, created_xid DESC, created_position DESC)`,
     `CREATE INDEX cobro_rm_notifications_mode_newest
-    ON cobro_rm_notifications (merchant_id, sandbox, created_at DESC, notification_id DESC)`,
+    ON cobro_rm_notifications (merchant_id, sandbox, created_xid DESC, created_position DESC)`,
     `CREATE INDEX cobro_rm_notifications_delivery_newest
-    ON cobro_rm_notifications (merchant_id, delivery, created_at DESC, notification_id DESC)`,
+    ON cobro_rm_notifications (merchant_id, delivery, created_xid DESC, created_position DESC)`,
     `CREATE INDEX cobro_rm_notifications_subject ON cobro_rm_notifications (merchant_id, subject)`
   ],
   createFunction: `CREATE FUNCTION cobro_rm_notifications(e cobro_events) RETURNS void LANGUAGE plpgsql AS $$
@@ -59,10 +62,10 @@ export const model: InlineReadModels.InlineReadModel = InlineReadModels.make({
     IF NOT starts_with(e.stream_id, 'WebhookDelivery-') THEN RETURN; END IF;
     IF e.type = 'DeliveryScheduled' THEN
       INSERT INTO cobro_rm_notifications (notification_id, merchant_id, sandbox, subject, type, status,
-        succeeded, delivery, attempts, last_status_code, created_at, updated_at, version)
+        succeeded, delivery, attempts, last_status_code, created_at, updated_at, version, created_xid, created_position)
       VALUES (e.data->>'notificationId', e.data->>'merchantId', (e.data->>'sandbox')::boolean,
         e.data->>'subject', e.data->>'type', 'PENDING', false, 'pending', 0, NULL,
-        (e.data->>'createdAt')::timestamptz, (e.data->>'createdAt')::timestamptz, e.stream_version)
+        (e.data->>'createdAt')::timestamptz, (e.data->>'createdAt')::timestamptz, e.stream_version, e.transaction_id, e.global_position)
       ON CONFLICT (notification_id) DO NOTHING;
       RETURN;
     END IF;
@@ -98,7 +101,7 @@ export const model: InlineReadModels.InlineReadModel = InlineReadModels.make({
 /** The read model as a projection, for `Projection.rebuildAll`. */
 export const projection: Projection.Projection = Projection.inline(model)
 
-interface Row {
+interface Row extends Keyset.Placed {
   readonly notification_id: string
   readonly merchant_id: string
   readonly sandbox: boolean
@@ -112,6 +115,7 @@ interface Row {
 }
 
 const toRow = (row: Row): Listings.NotificationRow => ({
+  position: Keyset.positionOf(row),
   notificationId: row.notification_id,
   merchantId: row.merchant_id,
   mode: row.sandbox ? "test" : "production",

@@ -4,7 +4,7 @@
  * `LinkPaymentStarted` of a `PaymentLink` stream) and per online payment (`Payment` stream), keyed
  * by its `TRX_…` id, with the state its events lead to as `ListingsFromLog` folds it (that module
  * says what each kind of row is). Table `cobro_rm_transactions`, written by the store with the
- * events (`InlineReadModels`, migration 10).
+ * events (`InlineReadModels`, migration 10, reinstalled by 14).
  *
  * Every event of these streams moves `updated_at` (as the aggregates' `evolve` does), and most the
  * status; a row keeps the stream version it last applied, so a replay applies nothing twice. A
@@ -12,20 +12,23 @@
  * up in the log by `(stream_id, stream_version)`; a link's payment takes its mode, reference and
  * currency from the link's first event the same way.
  *
- * Indexes: one per keyset the list reads, `(merchant_id, created_at, transaction_id)` and with
- * `sandbox` after the merchant for a mode, and `(merchant_id, reference)` ("C" collation) for a
- * reference prefix. A status or kind filter reads the keyset range and filters it: an index on a
- * status would make every status change a non-HOT update.
+ * Indexes: one per keyset the list reads, `(merchant_id, created_xid, created_position)` (the log
+ * position of the row's first event, `Keyset`) and with `sandbox` after the merchant for a mode,
+ * and `(merchant_id, reference)` ("C" collation) for a reference prefix. A status, kind or created
+ * range filter reads the keyset range and filters it: an index on a status would make every status
+ * change a non-HOT update, and one on `created_at` would cost every insert for a filter that pages
+ * in log order anyway.
  */
 import type * as Listings from "@cobro/domain/Listings"
 import type * as Pagination from "@cobro/domain/Pagination"
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import * as InlineReadModels from "../InlineReadModels.js"
+import * as Instant from "../internal/Instant.js"
 import * as Keyset from "../internal/Keyset.js"
 import * as Projection from "../Projection.js"
 
-/** The read model as migration 10 installs it (`InlineReadModels`). */
+/** The read model as migration 14 installs it (`InlineReadModels.reinstall`). */
 export const model: InlineReadModels.InlineReadModel = InlineReadModels.make({
   name: "transactions",
   types: [
@@ -65,12 +68,14 @@ export const model: InlineReadModels.InlineReadModel = InlineReadModels.make({
     currency text NOT NULL,
     reference text COLLATE "C",
     created_at timestamptz NOT NULL,
+    created_xid xid8 NOT NULL,
+    created_position bigint NOT NULL,
     updated_at timestamptz NOT NULL,
     version integer NOT NULL)`,
     `CREATE INDEX cobro_rm_transactions_newest
-    ON cobro_rm_transactions (merchant_id, created_at DESC, transaction_id DESC)`,
+    ON cobro_rm_transactions (merchant_id, created_xid DESC, created_position DESC)`,
     `CREATE INDEX cobro_rm_transactions_mode_newest
-    ON cobro_rm_transactions (merchant_id, sandbox, created_at DESC, transaction_id DESC)`,
+    ON cobro_rm_transactions (merchant_id, sandbox, created_xid DESC, created_position DESC)`,
     `CREATE INDEX cobro_rm_transactions_reference
     ON cobro_rm_transactions (merchant_id, reference)`
   ],
@@ -83,11 +88,11 @@ export const model: InlineReadModels.InlineReadModel = InlineReadModels.make({
     IF starts_with(e.stream_id, 'TerminalCheckout-') THEN
       IF e.type = 'CheckoutCreated' THEN
         INSERT INTO cobro_rm_transactions (transaction_id, kind, resource_id, merchant_id, sandbox, status,
-          amount, currency, reference, created_at, updated_at, version)
+          amount, currency, reference, created_at, updated_at, version, created_xid, created_position)
         VALUES (e.data->>'transactionId', 'terminal', e.data->>'integrationId', e.data->>'merchantId',
           (e.data->>'sandbox')::boolean, 'PENDING', (e.data->'amount'->>'total')::numeric,
           e.data->'amount'->>'currency', e.data->>'reference', (e.data->>'createdAt')::timestamptz,
-          (e.data->>'createdAt')::timestamptz, e.stream_version)
+          (e.data->>'createdAt')::timestamptz, e.stream_version, e.transaction_id, e.global_position)
         ON CONFLICT (transaction_id) DO NOTHING;
         RETURN;
       END IF;
@@ -102,11 +107,11 @@ export const model: InlineReadModels.InlineReadModel = InlineReadModels.make({
     ELSIF starts_with(e.stream_id, 'Payment-') THEN
       IF e.type = 'PaymentStarted' THEN
         INSERT INTO cobro_rm_transactions (transaction_id, kind, resource_id, merchant_id, sandbox, status,
-          amount, currency, reference, created_at, updated_at, version)
+          amount, currency, reference, created_at, updated_at, version, created_xid, created_position)
         VALUES (e.data->>'transactionId', 'online', e.data->>'transactionId', e.data->>'merchantId',
           (e.data->>'sandbox')::boolean, 'RUNNING', (e.data->'amount'->>'total')::numeric,
           e.data->'amount'->>'currency', e.data->>'referenceId', (e.data->>'attemptedAt')::timestamptz,
-          (e.data->>'attemptedAt')::timestamptz, e.stream_version)
+          (e.data->>'attemptedAt')::timestamptz, e.stream_version, e.transaction_id, e.global_position)
         ON CONFLICT (transaction_id) DO NOTHING;
         RETURN;
       END IF;
@@ -120,11 +125,11 @@ export const model: InlineReadModels.InlineReadModel = InlineReadModels.make({
       IF e.type = 'LinkPaymentStarted' THEN
         SELECT f.data INTO v_first FROM cobro_events f WHERE f.stream_id = e.stream_id AND f.stream_version = 1;
         INSERT INTO cobro_rm_transactions (transaction_id, kind, resource_id, merchant_id, sandbox, status,
-          amount, currency, reference, created_at, updated_at, version)
+          amount, currency, reference, created_at, updated_at, version, created_xid, created_position)
         VALUES (e.data->>'transactionId', 'link', v_first->>'linkId', v_first->>'merchantId',
           (v_first->>'sandbox')::boolean, 'PROCESSING', (e.data->>'amount')::numeric,
           coalesce(v_first->'amount'->>'currency', 'COP'), v_first->>'reference', (e.data->>'at')::timestamptz,
-          (e.data->>'at')::timestamptz, e.stream_version)
+          (e.data->>'at')::timestamptz, e.stream_version, e.transaction_id, e.global_position)
         ON CONFLICT (transaction_id) DO NOTHING;
         RETURN;
       END IF;
@@ -146,7 +151,7 @@ export const model: InlineReadModels.InlineReadModel = InlineReadModels.make({
 /** The read model as a projection, for `Projection.rebuildAll`. */
 export const projection: Projection.Projection = Projection.inline(model)
 
-interface Row {
+interface Row extends Keyset.Placed {
   readonly transaction_id: string
   readonly kind: Listings.TransactionKind
   readonly resource_id: string
@@ -161,6 +166,7 @@ interface Row {
 }
 
 const toRow = (row: Row): Listings.TransactionRow => ({
+  position: Keyset.positionOf(row),
   transactionId: row.transaction_id,
   kind: row.kind,
   resourceId: row.resource_id,
@@ -190,10 +196,10 @@ const query = (
     ...(filter.status === undefined ? [] : [sql`status = ${filter.status}`]),
     ...(filter.createdGte === undefined
       ? []
-      : [sql`created_at >= ${filter.createdGte.toISOString()}::timestamptz`]),
+      : [sql`created_at >= ${Instant.timestamptz(sql, filter.createdGte)}`]),
     ...(filter.createdLt === undefined
       ? []
-      : [sql`created_at < ${filter.createdLt.toISOString()}::timestamptz`]),
+      : [sql`created_at < ${Instant.timestamptz(sql, filter.createdLt)}`]),
     // Collation "C": a prefix is a range of the reference index.
     ...(filter.reference === undefined ? [] : [sql`starts_with(reference, ${filter.reference})`])
   ],
