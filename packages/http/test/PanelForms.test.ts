@@ -309,4 +309,53 @@ describe("the panel's forms act once (issue 31, item 1)", { timeout: 120_000 }, 
       expect(yield* eventsOfType("LinkCreated")).toHaveLength(1)
     })
   )
+
+  it.live(
+    "a refused link form sent again shows the same page of errors, with the session's token, which its key does not keep",
+    TestApp.fresh(function* () {
+      const m = yield* TestApp.createMerchantWithTerminal()
+      const browser = yield* signedIn(m.merchantId, "ana@cafe.example")
+      const form: Record<string, string> = { ...(yield* linkForm(browser)), total_amount: "1" }
+      const first = yield* post(browser, "/panel/links", form)
+      TestApp.expectPage(first, 400)
+      expect(first.text).toContain('data-testid="field-error"')
+      const again = yield* post(browser, "/panel/links", form)
+      expect(again.status).toBe(400)
+      expect(again.headers["idempotent-replayed"]).toBe("true")
+      expect(again.text).toBe(first.text)
+      expect(again.text).toContain(`name="csrf" value="${form.csrf}"`)
+      // What the key keeps of the answer: the page without the session's token.
+      const store = yield* IdempotencyStore.IdempotencyStore
+      const print = yield* Idempotency.fingerprint(
+        "POST",
+        "/panel/links",
+        FormKey.fingerprintedForm(new URLSearchParams(form))
+      )
+      const kept = yield* store.reserve(
+        FormKey.scopeOf({ merchantId: m.merchantId, userId: browser.userId }, form.form_key!),
+        print,
+        yield* DateTime.now,
+        "probe"
+      )
+      expect(kept._tag).toBe("Replay")
+      const body = (kept as { readonly response: IdempotencyStore.StoredResponse }).response.body
+      expect(body).toContain("field-error")
+      expect(body).not.toContain(form.csrf!)
+      expect(yield* eventsOfType("LinkCreated")).toHaveLength(0)
+    })
+  )
+
+  it.live(
+    "one rendered form sent again with other values is refused with the panel's 409 page and does nothing",
+    TestApp.fresh(function* () {
+      const m = yield* TestApp.createMerchantWithTerminal()
+      const browser = yield* signedIn(m.merchantId, "ana@cafe.example")
+      const form = yield* linkForm(browser)
+      expectLinkCreated(yield* post(browser, "/panel/links", form))
+      const changed = yield* post(browser, "/panel/links", { ...form, reference: "pedido-8" })
+      TestApp.expectPage(changed, 409)
+      expect(changed.text).toContain("Formulario ya enviado")
+      expect(yield* eventsOfType("LinkCreated")).toHaveLength(1)
+    })
+  )
 })

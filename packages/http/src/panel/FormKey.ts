@@ -57,6 +57,9 @@ export const scopeOf = (
 /**
  * The content type a panel answer is kept under: the answer as JSON with its headers (a 303's
  * `Location`, a 429's `Retry-After`, the security headers), which the store alone would not keep.
+ * A page's forms carry the session's CSRF token: it is kept as {@link CSRF_PLACEHOLDER} and given back
+ * as the session's token of the request answered, so the store holds no token and a replayed page's
+ * forms work with the session's token as it is then.
  */
 const KEPT = "application/x-cobro-panel-answer"
 
@@ -68,14 +71,28 @@ interface Kept {
 
 const decoder = new TextDecoder()
 
+/**
+ * What a kept page holds in place of the session's CSRF token: markup no page writes, and no text
+ * written into a page can be (its `<` is escaped).
+ */
+const CSRF_PLACEHOLDER = "<cobro-csrf>"
+
 /** A panel answer as the key keeps it; one whose body is a stream stays as it is (never kept). */
-const toKept = (response: HttpServerResponse.HttpServerResponse): HttpServerResponse.HttpServerResponse => {
+const toKept = (
+  csrf: string,
+  response: HttpServerResponse.HttpServerResponse
+): HttpServerResponse.HttpServerResponse => {
   const body = response.body
   if (body._tag !== "Empty" && body._tag !== "Uint8Array") return response
   const kept: Kept = {
     headers: response.headers,
     contentType: body._tag === "Uint8Array" ? body.contentType : undefined,
-    body: body._tag === "Uint8Array" ? decoder.decode(body.body) : ""
+    body:
+      body._tag !== "Uint8Array"
+        ? ""
+        : csrf === ""
+          ? decoder.decode(body.body)
+          : decoder.decode(body.body).replaceAll(csrf, CSRF_PLACEHOLDER)
   }
   return HttpServerResponse.text(JSON.stringify(kept), { status: response.status, contentType: KEPT })
 }
@@ -94,6 +111,7 @@ const isBusy = (response: HttpServerResponse.HttpServerResponse): boolean =>
  * is given again); `Idempotency.once`'s own refusals, in the API's JSON, as the panel's pages.
  */
 const toBrowser = (
+  csrf: string,
   context: Html.Context,
   response: HttpServerResponse.HttpServerResponse
 ): HttpServerResponse.HttpServerResponse => {
@@ -103,7 +121,7 @@ const toBrowser = (
     const base =
       kept.body === "" && kept.contentType === undefined
         ? HttpServerResponse.empty({ status: response.status })
-        : HttpServerResponse.text(kept.body, {
+        : HttpServerResponse.text(kept.body.replaceAll(CSRF_PLACEHOLDER, csrf), {
             status: response.status,
             ...(kept.contentType === undefined ? {} : { contentType: kept.contentType })
           })
@@ -155,8 +173,9 @@ export const once = <E, R, R2>(
     const request = yield* HttpServerRequest.HttpServerRequest
     const path = Request.pathOf(request.url)
     const print = yield* Idempotency.fingerprint(request.method, path, fingerprintedForm(form))
-    const run = Idempotency.once(scopeOf(session, formKey), print, Effect.map(app, toKept), (resource) =>
-      Effect.map(recover(resource), toKept)
+    const keep = (response: HttpServerResponse.HttpServerResponse) => toKept(session.csrfToken, response)
+    const run = Idempotency.once(scopeOf(session, formKey), print, Effect.map(app, keep), (resource) =>
+      Effect.map(recover(resource), keep)
     )
     // A double click's second request waits for the first, then gets its answer: the browser shows
     // the second one's, and the first may still be running.
@@ -165,7 +184,7 @@ export const once = <E, R, R2>(
       yield* Effect.sleep(WAIT_STEP_MS)
       answer = yield* run
     }
-    return toBrowser(context, answer)
+    return toBrowser(session.csrfToken, context, answer)
   })
 
 /**
