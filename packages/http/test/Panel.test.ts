@@ -8,7 +8,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as CommandHandler from "@cobro/domain/CommandHandler"
 import * as EventStore from "@cobro/domain/EventStore"
-import { MerchantId, NotificationId, TransactionId } from "@cobro/domain/Ids"
+import { NotificationId } from "@cobro/domain/Ids"
 import * as PanelUser from "@cobro/domain/PanelUser"
 import * as TestNotification from "@cobro/domain/TestNotification"
 import * as WebhookDelivery from "@cobro/domain/WebhookDelivery"
@@ -18,6 +18,7 @@ import * as Html from "../src/panel/PanelHtml.js"
 import * as PanelPage from "../src/panel/PanelPage.js"
 import * as Bodies from "./support/Bodies.js"
 import * as Calls from "./support/Calls.js"
+import * as Notifications from "./support/Notifications.js"
 import * as TestApp from "./support/TestApp.js"
 import * as TestClock from "./support/TestClock.js"
 
@@ -145,37 +146,8 @@ const sale = (key: string, serial: string, overrides: Record<string, unknown> = 
   })
 
 const deliveries = CommandHandler.make(WebhookDelivery.WebhookDelivery)
-const T0 = DateTime.unsafeMake("2026-11-21T15:00:00Z")
 
-/** A sandbox notification of the transaction, scheduled, then attempted once with `statusCode`. */
-const notified = (merchantId: string, subject: string, id: string, statusCode: number, snippet = "ok") =>
-  Effect.gen(function* () {
-    const notificationId = NotificationId.make(id)
-    yield* deliveries(
-      notificationId,
-      new WebhookDelivery.ScheduleDelivery({
-        notificationId,
-        merchantId: MerchantId.make(merchantId),
-        url: "https://merchant.example/hooks",
-        type: "SALE_APPROVED",
-        subject: TransactionId.make(subject),
-        body: `{"id":"${id}"}`,
-        signingKey: "EMPTY",
-        sandbox: true,
-        now: T0
-      })
-    )
-    yield* deliveries(
-      notificationId,
-      new WebhookDelivery.RecordAttempt({
-        attempt: 1,
-        result: { _tag: "Answered", statusCode, snippet },
-        latencyMs: 87,
-        now: DateTime.unsafeMake("2026-11-21T15:00:01Z")
-      })
-    )
-    return notificationId
-  })
+const notified = Notifications.notified
 
 const NOTIFICATION = "0b6f3c1e-6d1a-4c1f-9a53-2f1c8a0e7d41"
 

@@ -4,14 +4,11 @@
  * unknown panel paths answer the panel's own pages, and every page names the merchant account.
  */
 import { describe, expect, it } from "@effect/vitest"
-import * as CommandHandler from "@cobro/domain/CommandHandler"
 import * as EventStore from "@cobro/domain/EventStore"
-import { MerchantId, NotificationId, TransactionId } from "@cobro/domain/Ids"
-import * as WebhookDelivery from "@cobro/domain/WebhookDelivery"
-import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Html from "../src/panel/PanelHtml.js"
 import * as Calls from "./support/Calls.js"
+import * as Notifications from "./support/Notifications.js"
 import * as TestApp from "./support/TestApp.js"
 
 const PASSWORD = "correct horse battery"
@@ -75,37 +72,10 @@ const get = (path: string, browser?: Browser) =>
 
 const streamOf = (id: string) => Effect.flatMap(EventStore.EventStore, (store) => store.readStream(id))
 
-const deliveries = CommandHandler.make(WebhookDelivery.WebhookDelivery)
 const NOTIFICATION = "0b6f3c1e-6d1a-4c1f-9a53-2f1c8a0e7d41"
 
 /** A sandbox notification of the merchant, delivered once (200): one that can be re-sent. */
-const delivered = (merchantId: string) =>
-  Effect.gen(function* () {
-    const notificationId = NotificationId.make(NOTIFICATION)
-    yield* deliveries(
-      notificationId,
-      new WebhookDelivery.ScheduleDelivery({
-        notificationId,
-        merchantId: MerchantId.make(merchantId),
-        url: "https://merchant.example/hooks",
-        type: "SALE_APPROVED",
-        subject: TransactionId.make("TRX_1"),
-        body: `{"id":"${NOTIFICATION}"}`,
-        signingKey: "EMPTY",
-        sandbox: true,
-        now: DateTime.unsafeMake("2026-11-21T15:00:00Z")
-      })
-    )
-    yield* deliveries(
-      notificationId,
-      new WebhookDelivery.RecordAttempt({
-        attempt: 1,
-        result: { _tag: "Answered", statusCode: 200, snippet: "ok" },
-        latencyMs: 87,
-        now: DateTime.unsafeMake("2026-11-21T15:00:01Z")
-      })
-    )
-  })
+const delivered = (merchantId: string) => Notifications.notified(merchantId, "TRX_1", NOTIFICATION, 200)
 
 /** The panel's page of a refusal: its status, HTML, and the panel's security headers. */
 const expectPanelPage = (reply: TestApp.Reply, status: number) => {

@@ -5,20 +5,18 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as AppendFence from "@cobro/domain/AppendFence"
-import * as CommandHandler from "@cobro/domain/CommandHandler"
 import * as EventStore from "@cobro/domain/EventStore"
 import * as IdempotencyStore from "@cobro/domain/IdempotencyStore"
-import { MerchantId, NotificationId, TransactionId } from "@cobro/domain/Ids"
 import * as LinkApi from "@cobro/domain/LinkApi"
 import * as LinkPayments from "@cobro/domain/LinkPayments"
 import * as MerchantDirectory from "@cobro/domain/MerchantDirectory"
-import * as WebhookDelivery from "@cobro/domain/WebhookDelivery"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import * as Idempotency from "../src/Idempotency.js"
 import * as FormKey from "../src/panel/FormKey.js"
 import * as Calls from "./support/Calls.js"
+import * as Notifications from "./support/Notifications.js"
 import * as TestApp from "./support/TestApp.js"
 import * as TestClock from "./support/TestClock.js"
 
@@ -111,37 +109,10 @@ const eventsOfType = (type: string) =>
 
 const streamOf = (id: string) => Effect.flatMap(EventStore.EventStore, (store) => store.readStream(id))
 
-const deliveries = CommandHandler.make(WebhookDelivery.WebhookDelivery)
 const NOTIFICATION = "0b6f3c1e-6d1a-4c1f-9a53-2f1c8a0e7d41"
 
 /** A sandbox notification of the merchant, delivered once (200): one that can be re-sent. */
-const delivered = (merchantId: string) =>
-  Effect.gen(function* () {
-    const notificationId = NotificationId.make(NOTIFICATION)
-    yield* deliveries(
-      notificationId,
-      new WebhookDelivery.ScheduleDelivery({
-        notificationId,
-        merchantId: MerchantId.make(merchantId),
-        url: "https://merchant.example/hooks",
-        type: "SALE_APPROVED",
-        subject: TransactionId.make("TRX_1"),
-        body: `{"id":"${NOTIFICATION}"}`,
-        signingKey: "EMPTY",
-        sandbox: true,
-        now: DateTime.unsafeMake("2026-11-21T15:00:00Z")
-      })
-    )
-    yield* deliveries(
-      notificationId,
-      new WebhookDelivery.RecordAttempt({
-        attempt: 1,
-        result: { _tag: "Answered", statusCode: 200, snippet: "ok" },
-        latencyMs: 87,
-        now: DateTime.unsafeMake("2026-11-21T15:00:01Z")
-      })
-    )
-  })
+const delivered = (merchantId: string) => Notifications.notified(merchantId, "TRX_1", NOTIFICATION, 200)
 
 /** What a merchant types into the link form. */
 const LINK = {

@@ -2,6 +2,7 @@
  * Terminal notifications in the log, as the webhooks notifier schedules them (the notifier does not
  * run in the HTTP test app): what A4 reads back.
  */
+import * as CommandHandler from "@cobro/domain/CommandHandler"
 import * as EventStore from "@cobro/domain/EventStore"
 import * as IdGenerator from "@cobro/domain/IdGenerator"
 import { MerchantId, NotificationId, TransactionId } from "@cobro/domain/Ids"
@@ -80,3 +81,44 @@ export const seedMany = (merchantId: string, sandbox: boolean, count: number, pr
     Array.from({ length: count }, (_, i) => `${prefix}${i}`),
     (subject) => seed(merchantId, sandbox, subject)
   )
+
+const deliveries = CommandHandler.make(WebhookDelivery.WebhookDelivery)
+
+/**
+ * A sandbox notification `id` of the merchant about `subject`, scheduled, then attempted once and
+ * answered `statusCode`: one the panel lists and can re-send.
+ */
+export const notified = (
+  merchantId: string,
+  subject: string,
+  id: string,
+  statusCode: number,
+  snippet = "ok"
+) =>
+  Effect.gen(function* () {
+    const notificationId = NotificationId.make(id)
+    yield* deliveries(
+      notificationId,
+      new WebhookDelivery.ScheduleDelivery({
+        notificationId,
+        merchantId: MerchantId.make(merchantId),
+        url: "https://merchant.example/hooks",
+        type: "SALE_APPROVED",
+        subject: TransactionId.make(subject),
+        body: `{"id":"${id}"}`,
+        signingKey: "EMPTY",
+        sandbox: true,
+        now: DateTime.unsafeMake("2026-11-21T15:00:00Z")
+      })
+    )
+    yield* deliveries(
+      notificationId,
+      new WebhookDelivery.RecordAttempt({
+        attempt: 1,
+        result: { _tag: "Answered", statusCode, snippet },
+        latencyMs: 87,
+        now: DateTime.unsafeMake("2026-11-21T15:00:01Z")
+      })
+    )
+    return notificationId
+  })
