@@ -22,7 +22,7 @@ import * as Notifications from "./support/Notifications.js"
 import * as TestApp from "./support/TestApp.js"
 import * as TestClock from "./support/TestClock.js"
 
-const PASSWORD = "correct horse battery"
+const PASSWORD = TestApp.PANEL_PASSWORD
 
 /** A signed-in browser: its cookie and the session's CSRF token. */
 interface Browser {
@@ -103,14 +103,7 @@ const page = (reply: TestApp.Reply, status = 200) => {
 
 /** A panel user of the merchant, created through the admin API. */
 const givenUser = (merchantId: string, email = "ana@cafe.example") =>
-  Effect.gen(function* () {
-    const created = yield* TestApp.admin("POST", `/admin/v1/merchants/${merchantId}/users`, {
-      email,
-      password: PASSWORD,
-      role: "full_access"
-    })
-    expect(created.status, created.text).toBe(201)
-  })
+  Effect.asVoid(TestApp.createPanelUser(merchantId, email))
 
 /** A sign-in post refused for its missing, wrong or foreign token: 403, the form's message, no session. */
 const expectForged = (reply: TestApp.Reply, what: string) => {

@@ -11,7 +11,7 @@ import * as Calls from "./support/Calls.js"
 import * as Notifications from "./support/Notifications.js"
 import * as TestApp from "./support/TestApp.js"
 
-const PASSWORD = "correct horse battery"
+const PASSWORD = TestApp.PANEL_PASSWORD
 /** U+2028 LINE SEPARATOR: valid UTF-8 in a URL, outside Latin-1, so never a header's value as it is. */
 const FORBIDDEN = "/panel/\u2028"
 
@@ -28,16 +28,7 @@ const loginForm = Effect.gen(function* () {
   return { cookie: `cobro_panel_login=${token}`, csrf: /name="csrf" value="([^"]+)"/.exec(reply.text)![1]! }
 })
 
-const createUser = (merchantId: string, email: string) =>
-  Effect.gen(function* () {
-    const created = yield* TestApp.admin("POST", `/admin/v1/merchants/${merchantId}/users`, {
-      email,
-      password: PASSWORD,
-      role: "full_access"
-    })
-    expect(created.status, created.text).toBe(201)
-    return created.json.user_id as string
-  })
+const createUser = (merchantId: string, email: string) => TestApp.createPanelUser(merchantId, email)
 
 const signIn = (email: string, next?: string) =>
   Effect.gen(function* () {

@@ -20,7 +20,7 @@ import * as Notifications from "./support/Notifications.js"
 import * as TestApp from "./support/TestApp.js"
 import * as TestClock from "./support/TestClock.js"
 
-const PASSWORD = "correct horse battery"
+const PASSWORD = TestApp.PANEL_PASSWORD
 
 interface Browser {
   readonly userId: string
@@ -30,12 +30,7 @@ interface Browser {
 /** Creates a full-access panel user of the merchant and signs it in through the sign-in form. */
 const signedIn = (merchantId: string, email: string) =>
   Effect.gen(function* () {
-    const created = yield* TestApp.admin("POST", `/admin/v1/merchants/${merchantId}/users`, {
-      email,
-      password: PASSWORD,
-      role: "full_access"
-    })
-    expect(created.status, created.text).toBe(201)
+    const userId = yield* TestApp.createPanelUser(merchantId, email)
     const login = yield* TestApp.send("GET", "/panel/login")
     const loginCookie = /cobro_panel_login=([^;]+)/.exec(login.headers["set-cookie"] ?? "")![1]!
     const reply = yield* Calls.postForm(
@@ -45,7 +40,7 @@ const signedIn = (merchantId: string, email: string) =>
     )
     expect(reply.status, reply.text).toBe(303)
     return {
-      userId: created.json.user_id as string,
+      userId,
       cookie: `cobro_panel=${/cobro_panel=([^;]+)/.exec(reply.headers["set-cookie"] ?? "")![1]!}`
     }
   })

@@ -468,16 +468,7 @@ export const confirmPage = (
  * not take (405), a failure (500), bad input (400), a form still running or sent before with other
  * values (409, `FormKey`).
  */
-export type Message =
-  | "forbidden"
-  | "readOnly"
-  | "csrf"
-  | "notFound"
-  | "methodNotAllowed"
-  | "error"
-  | "badRequest"
-  | "formBusy"
-  | "formUsed"
+export type Message = Text.MessageKey
 
 /** A page that says why the request was not done. */
 export const messagePage = (context: Context, kind: Message): string => {

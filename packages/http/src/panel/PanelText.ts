@@ -83,8 +83,8 @@ export type FactKey =
   | "installments"
   | "captureMode"
 
-/** The answers that are not a section's page. */
-type MessageKey =
+/** The answers that are not a section's page (`PanelHtml.messagePage`). */
+export type MessageKey =
   | "forbidden"
   | "readOnly"
   | "csrf"

@@ -193,6 +193,25 @@ export const send = (
 export const admin = (method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE", path: string, body?: unknown) =>
   send(method, path, body === undefined ? { admin: true } : { admin: true, body })
 
+/** The password of the panel users the tests create. */
+export const PANEL_PASSWORD = "correct horse battery"
+
+/** A panel user of the merchant, created through the admin API (201 checked); its id. */
+export const createPanelUser = (
+  merchantId: string,
+  email: string,
+  role: "full_access" | "read_only" = "full_access"
+) =>
+  Effect.gen(function* () {
+    const created = yield* admin("POST", `/admin/v1/merchants/${merchantId}/users`, {
+      email,
+      password: PANEL_PASSWORD,
+      role
+    })
+    expect(created.status, created.text).toBe(201)
+    return created.json.user_id as string
+  })
+
 /** The keys of a merchant created through the admin API. */
 export interface MerchantKeys {
   readonly merchantId: string
