@@ -107,7 +107,8 @@ export const used = (before: Snapshot, after: Snapshot): Used => {
  * live sum, but the postmaster, which reaps it, adds it to its children's: the difference of two
  * readings counts it exactly once, whenever it started and ended. The exited part is the whole
  * server's (autovacuum workers count, as work the writes caused): for phases during which no other
- * database is busy.
+ * database is busy. Prefer {@link databaseBackends}: on a shared server the reaped part picks up
+ * other databases' sessions too (and has read negative).
  */
 export const backendsUs = (database: string): number => {
   let total = 0
@@ -121,4 +122,36 @@ export const backendsUs = (database: string): number => {
     }
   }
   return total
+}
+
+/** Nanoseconds on CPU of the backends serving one database, by pid ({@link databaseBackends}). */
+export type Backends = ReadonlyMap<string, number>
+
+/**
+ * The backends serving `database` and the ns each has spent on CPU (`/proc/<pid>/schedstat`'s first
+ * field, exact where `stat`'s ticks are 10 ms): that database's sessions only, not the server's
+ * background processes nor other databases' sessions.
+ */
+export const databaseBackends = (database: string): Backends => {
+  const backends = new Map<string, number>()
+  for (const { pid, title } of postgresProcesses()) {
+    if (!isBackend(title) || !serves(title, database)) continue
+    try {
+      backends.set(pid, Number(Fs.readFileSync(`/proc/${pid}/schedstat`, "utf8").split(" ")[0]))
+    } catch {
+      // the process ended meanwhile
+    }
+  }
+  return backends
+}
+
+/**
+ * The µs the backends of `after` spent on CPU since `before`: a backend that started in between
+ * counts from 0; one that ended in between is lost with its last phase's CPU (no live process to
+ * read): measure with pools that keep their idle connections open.
+ */
+export const backendsUsBetween = (before: Backends, after: Backends): number => {
+  let ns = 0
+  for (const [pid, spent] of after) ns += spent - (before.get(pid) ?? 0)
+  return ns / 1000
 }

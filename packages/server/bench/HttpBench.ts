@@ -1,16 +1,31 @@
 /**
  * `npm run bench -- http` (issue 4, "Tests and the benchmark"): A3 `POST /payments/app-checkout`, B2
  * `POST /online/link/v1` and B3 `GET /online/link/v1/{id}` loaded for a fixed time with a fixed
- * number of keep-alive connections, against Cobro as `Server.ts` composes it on PostgreSQL and
- * against the floor, a raw `node:http` + `pg` handler doing the same validation and an equivalent
- * insert or select in plain tables. Prints JSON lines and writes them to `bench/results/http.json`.
+ * number of keep-alive connections (closed loops), then at fixed offered rates (open loops), against
+ * three targets, each on a fresh database of its own:
+ * - `floor`: a raw `node:http` + `pg` handler doing the same validation and the equivalent
+ *   statements in plain tables (A3 in A3's shape: three round trips, `EffectFloor`);
+ * - `effect-floor`: the same work on Effect's own stack as Cobro configures it (`EffectFloor.ts`:
+ *   HttpApi, `@effect/sql-pg`, tracing off), so that what the stack costs and what Cobro costs apart;
+ * - `cobro`: Cobro as `Server.ts` composes it on PostgreSQL.
+ * Prints JSON lines and writes them to `bench/results/http.json` (closed loops) and
+ * `bench/results/http-rate.json` (fixed rates).
+ *
+ * The load generator runs in a process of its own (`bench/LoadGenerator.ts`), so that this
+ * process's CPU is the servers': every target lives here, the one under load and the idle ones,
+ * whose background timers (Cobro's workers) are counted too. PostgreSQL's CPU is that of the
+ * backends serving the loaded target's database (`Cpu.databaseBackends`), and its statements are
+ * those sent to that database (`DatabaseStatements`).
  *
  * Environment: `DATABASE_URL` (the server to create throwaway databases on; default
  * postgres://postgres@127.0.0.1:5432/postgres), `BENCH_SECONDS` (per round, default 10),
  * `BENCH_WARMUP` (seconds before a target's first round of an endpoint, default 2), `BENCH_ROUNDS`
  * (default 1; targets alternate their order by round), `BENCH_CONNECTIONS` (default 16),
- * `BENCH_ENDPOINTS` (comma-separated subset of A3,B2,B3), `BENCH_TARGETS` (subset of floor,cobro;
- * `cobro` alone for profiling), `BENCH_SETTLE_MS` (pause around each measured phase, default 1000),
+ * `BENCH_ENDPOINTS` (comma-separated subset of A3,B2,B3), `BENCH_TARGETS` (subset of
+ * floor,effect-floor,cobro, the default, and `cobro-pool<N>`; `cobro` alone for profiling),
+ * `BENCH_RATES` and `BENCH_RATE_SECONDS` (the open loops, below), `BENCH_SETTLE_MS` (pause around
+ * each measured phase, default 1000), `BENCH_TRACE=1` (Cobro's spans timed), `BENCH_STATEMENTS=1`
+ * (statements counted by text), `BENCH_TRACING=on` (Cobro with Effect's tracer on),
  * `BENCH_MERCHANT_EVENTS` (events added to Cobro's merchant before the rounds, default 0: an old
  * account's history), `BENCH_STATE_CACHE` (`off`: Cobro without its cache of known states, every
  * merchant read a replay).
@@ -27,28 +42,31 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as HttpServer from "@effect/platform/HttpServer"
-import { createHash, randomBytes, randomUUID } from "node:crypto"
+import { randomBytes } from "node:crypto"
 import * as NodeHttp from "node:http"
 import type * as Net from "node:net"
 import { performance } from "node:perf_hooks"
 import { setTimeout as sleep } from "node:timers/promises"
 import * as Pg from "pg"
-import { Pool } from "undici"
 import * as Cpu from "../../../bench/Cpu.js"
 import * as Database from "../../../bench/Database.js"
+import * as DatabaseStatements from "../../../bench/DatabaseStatements.js"
+import { serial, type EndpointName, type Target } from "../../../bench/HttpRequests.js"
 import * as JsonLines from "../../../bench/JsonLines.js"
+import * as LoadGenerator from "../../../bench/LoadGenerator.js"
 import * as Ratio from "../../../bench/Ratio.js"
 import * as Rounds from "../../../bench/Rounds.js"
 import * as Settings from "../../../bench/Settings.js"
 import * as SpanClock from "../../../bench/SpanClock.js"
 import * as Statements from "../../../bench/Statements.js"
+import * as EffectFloor from "./EffectFloor.js"
 
 const seconds = Settings.number("BENCH_SECONDS", 10)
 const warmup = Settings.number("BENCH_WARMUP", 2)
 const rounds = Settings.number("BENCH_ROUNDS", 1)
 const connections = Settings.number("BENCH_CONNECTIONS", 16)
 const endpointsWanted = Settings.list("BENCH_ENDPOINTS", "A3,B2,B3")
-const targetsWanted = Settings.list("BENCH_TARGETS", "floor,cobro")
+const targetsWanted = Settings.list("BENCH_TARGETS", "floor,effect-floor,cobro")
 /** `BENCH_TRACE=1`: Cobro's spans timed (wall clock, summed by name) and printed per endpoint. */
 const spans = process.env["BENCH_TRACE"] === "1" ? SpanClock.make() : undefined
 /** After each measured phase: time for background work (simulator, projections, notifier) to settle. */
@@ -70,90 +88,27 @@ const fixedRates = new Map(
 const rateSeconds = Settings.number("BENCH_RATE_SECONDS", 5)
 /**
  * What every target and its background workers send to PostgreSQL; `BENCH_STATEMENTS=1`: each
- * statement's text counted, printed per target and endpoint (on stderr).
+ * statement's text counted, printed per target and endpoint (on stderr; every target's, the idle
+ * ones' background workers included).
  */
 const sent = Statements.count({ byText: process.env["BENCH_STATEMENTS"] === "1" })
+/** {@link sent} by database: a phase's figures are its target's alone. */
+const sentTo = DatabaseStatements.byDatabase(sent)
 
 // ---------------------------------------------------------------------------------------------
-// The requests
+// The endpoints (their requests: `bench/HttpRequests.ts`, built in the load generator)
 // ---------------------------------------------------------------------------------------------
-
-/** One terminal per connection: a terminal takes one sale at a time, as a shop's till does. */
-const serial = (worker: number) => `SN-BENCH-${worker}`
-
-const checkoutBody = (i: number, worker: number) =>
-  JSON.stringify({
-    amount: {
-      currency: "COP",
-      total_amount: 11900,
-      taxes: [{ type: "VAT", base: 10000, value: 1900 }],
-      tip_amount: 0
-    },
-    user_email: "seller@shop.co",
-    payment_method: "POS",
-    terminal_model: "SMART_PRO",
-    terminal_serial: serial(worker),
-    reference: `order-${i}`
-  })
-
-const linkBody = (i: number) =>
-  JSON.stringify({
-    amount_type: "CLOSE",
-    amount: { total_amount: 50_000 },
-    reference: `bench-${i}`,
-    description: "a bench link"
-  })
-
-/** A target under load: its base URL, keys, links to read, and how it stops. */
-interface Target {
-  readonly name: string
-  readonly url: string
-  readonly terminalKey: string
-  readonly buttonKey: string
-  /** Links created for B3, read round robin. */
-  readonly links: Array<string>
-  close(): Promise<void>
-}
 
 interface Endpoint {
-  readonly name: "A3" | "B2" | "B3"
+  readonly name: EndpointName
   readonly label: string
   readonly expect: number
-  request(
-    target: Target,
-    i: number,
-    worker: number
-  ): { method: string; path: string; key: string; body?: string }
 }
 
 const endpoints: ReadonlyArray<Endpoint> = [
-  {
-    name: "A3",
-    label: "POST /payments/app-checkout",
-    expect: 201,
-    request: (t, i, worker) => ({
-      method: "POST",
-      path: "/payments/app-checkout",
-      key: t.terminalKey,
-      body: checkoutBody(i, worker)
-    })
-  },
-  {
-    name: "B2",
-    label: "POST /online/link/v1",
-    expect: 201,
-    request: (t, i) => ({ method: "POST", path: "/online/link/v1", key: t.buttonKey, body: linkBody(i) })
-  },
-  {
-    name: "B3",
-    label: "GET /online/link/v1/{id}",
-    expect: 200,
-    request: (t, i) => ({
-      method: "GET",
-      path: `/online/link/v1/${t.links[i % t.links.length]}`,
-      key: t.buttonKey
-    })
-  }
+  { name: "A3", label: "POST /payments/app-checkout", expect: 201 },
+  { name: "B2", label: "POST /online/link/v1", expect: 201 },
+  { name: "B3", label: "GET /online/link/v1/{id}", expect: 200 }
 ]
 
 // ---------------------------------------------------------------------------------------------
@@ -199,8 +154,8 @@ const cobro = async (databaseUrl: string, poolSize?: number): Promise<Target> =>
     Server.layerPorts(settings),
     stateCache ? Layer.empty : Layer.succeed(KnownStates.KnownStates, KnownStates.none)
   ).pipe(
-    // Idle connections stay open: a backend that exits during another target's phase would add its
-    // whole life's CPU to that phase (the postmaster's reaped children, `databaseCpu`).
+    // Idle connections stay open: a backend that exits during a phase takes its CPU in that phase
+    // with it (`Cpu.backendsUsBetween` reads live backends only).
     Layer.provideMerge(
       Server.layerStore(settings, {
         idleTimeout: Duration.infinity,
@@ -383,34 +338,10 @@ const checkLink = (body: unknown): string | undefined => {
 }
 
 const floor = async (databaseUrl: string): Promise<Target> => {
-  // Idle connections stay open (0: never closed), as Cobro's do in the bench: see `databaseCpu`.
+  // Idle connections stay open (0: never closed), as Cobro's do in the bench: see `Cpu.backendsUsBetween`.
   const pool = new Pg.Pool({ connectionString: databaseUrl, max: 10, idleTimeoutMillis: 0 })
   pool.on("error", () => {})
-  await pool.query(`
-    CREATE TABLE api_keys (hash text PRIMARY KEY, merchant_id text NOT NULL, integration text NOT NULL, sandbox boolean NOT NULL);
-    CREATE TABLE merchants (id text PRIMARY KEY, enabled boolean NOT NULL, terminal_methods text[] NOT NULL,
-      link_min numeric NOT NULL, link_max numeric NOT NULL);
-    CREATE TABLE terminals (merchant_id text NOT NULL, serial text NOT NULL, model text NOT NULL, api_enabled boolean NOT NULL,
-      PRIMARY KEY (merchant_id, serial));
-    CREATE TABLE checkouts (integration_id text PRIMARY KEY, transaction_id text NOT NULL UNIQUE, merchant_id text NOT NULL,
-      sandbox boolean NOT NULL, terminal_serial text NOT NULL, terminal_model text NOT NULL, payment_method text NOT NULL,
-      total numeric NOT NULL, request jsonb NOT NULL, status text NOT NULL, created_at timestamptz NOT NULL DEFAULT now());
-    CREATE TABLE links (id text PRIMARY KEY, merchant_id text NOT NULL, sandbox boolean NOT NULL, amount_type text NOT NULL,
-      total numeric, reference text NOT NULL, description text, expiration_date bigint, status text NOT NULL,
-      creation_date bigint NOT NULL);`)
-  const merchantId = `MER_${randomBytes(8).toString("hex")}`
-  const terminalKey = `id_test_term_${randomBytes(16).toString("hex")}`
-  const buttonKey = `id_test_btn_${randomBytes(16).toString("hex")}`
-  const hash = (key: string) => createHash("sha256").update(key, "utf8").digest("hex")
-  await pool.query(
-    `INSERT INTO api_keys VALUES ($1, $3, 'terminal_api', true), ($2, $3, 'payment_button', true);
-     `.trim(),
-    [hash(terminalKey), hash(buttonKey), merchantId]
-  )
-  await pool.query(`INSERT INTO merchants VALUES ($1, true, '{POS}', 1000, 5000000)`, [merchantId])
-  for (let w = 0; w < connections; w++) {
-    await pool.query(`INSERT INTO terminals VALUES ($1, $2, 'SMART_PRO', true)`, [merchantId, serial(w)])
-  }
+  const { terminalKey, buttonKey } = await EffectFloor.setUp(pool, connections)
 
   const send = (res: NodeHttp.ServerResponse, status: number, body: unknown) => {
     const text = JSON.stringify(body)
@@ -427,11 +358,11 @@ const floor = async (databaseUrl: string): Promise<Target> => {
     send(res, status, { payload: {}, errors: [{ code, message, ...(field === undefined ? {} : { field }) }] })
 
   const authenticate = async (req: NodeHttp.IncomingMessage, integration: string) => {
-    const match = /^x-api-key[ \t]+(\S+)[ \t]*$/i.exec(req.headers.authorization ?? "")
-    if (match === null) return { status: 401 as const }
+    const key = EffectFloor.keyOf(req.headers.authorization ?? "")
+    if (key === undefined) return { status: 401 as const }
     const { rows } = await pool.query(
       "SELECT merchant_id, integration, sandbox FROM api_keys WHERE hash = $1",
-      [hash(match[1]!)]
+      [EffectFloor.hashKey(key)]
     )
     const row = rows[0]
     if (row === undefined) return { status: 401 as const }
@@ -473,41 +404,61 @@ const floor = async (databaseUrl: string): Promise<Target> => {
   const handle = async (req: NodeHttp.IncomingMessage, res: NodeHttp.ServerResponse) => {
     const url = req.url ?? "/"
     if (req.method === "POST" && url === "/payments/app-checkout") {
-      const who = await authenticate(req, "terminal_api")
-      if (who.status !== 200) return unauthorized(res, who.status)
+      // A3's shape (`EffectFloor`): the body first, then the key with the merchant and the terminal
+      // it names in one statement, the checkout with its claim, the approval, the answer.
       const body = await jsonBody(req, res)
       if (body === undefined) return
       const field = checkCheckout(body.value)
       if (field !== undefined) return fail(res, 400, "AP002", "invalid request", field)
       const request = body.value as any
+      const key = EffectFloor.keyOf(req.headers.authorization ?? "")
+      if (key === undefined) return unauthorized(res, 401)
       const { rows } = await pool.query(
-        `SELECT m.enabled, m.terminal_methods, t.model, t.api_enabled FROM merchants m
-         LEFT JOIN terminals t ON t.merchant_id = m.id AND t.serial = $2 WHERE m.id = $1`,
-        [who.merchantId, request.terminal_serial]
+        `SELECT k.merchant_id, k.integration, k.sandbox, m.enabled, m.terminal_methods, t.model, t.api_enabled
+         FROM api_keys k
+         LEFT JOIN merchants m ON m.id = k.merchant_id
+         LEFT JOIN terminals t ON t.merchant_id = k.merchant_id AND t.serial = $2
+         WHERE k.hash = $1`,
+        [EffectFloor.hashKey(key), request.terminal_serial]
       )
-      const merchant = rows[0]
-      if (merchant === undefined) return fail(res, 500, "AP001", "unknown merchant")
-      if (!merchant.terminal_methods.includes(request.payment_method))
+      const found = rows[0]
+      if (found === undefined) return unauthorized(res, 401)
+      if (found.integration !== "terminal_api") return unauthorized(res, 403)
+      if (found.enabled === null || found.terminal_methods === null)
+        return fail(res, 500, "AP001", "unknown merchant")
+      if (!found.terminal_methods.includes(request.payment_method))
         return fail(res, 400, "AP003", "method not active", "payment_method")
-      if (!merchant.enabled || merchant.model !== request.terminal_model || merchant.api_enabled !== true)
+      if (!found.enabled || found.model !== request.terminal_model || found.api_enabled !== true)
         return fail(res, 400, "AP004", "terminal not bound", "terminal_serial")
-      const integrationId = `INT_${randomUUID().replaceAll("-", "")}`
+      const checkout = {
+        integrationId: EffectFloor.newId("INT"),
+        transactionId: EffectFloor.newId("TRX"),
+        total: request.amount.total_amount as number
+      }
       await pool.query(
         `INSERT INTO checkouts (integration_id, transaction_id, merchant_id, sandbox, terminal_serial, terminal_model,
-          payment_method, total, request, status) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'SENT')`,
+          payment_method, total, request, status, claimed_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'SENDING', now())`,
         [
-          integrationId,
-          `TRX_${randomUUID().replaceAll("-", "")}`,
-          who.merchantId,
-          who.sandbox,
+          checkout.integrationId,
+          checkout.transactionId,
+          found.merchant_id,
+          found.sandbox,
           request.terminal_serial,
           request.terminal_model,
           request.payment_method,
-          request.amount.total_amount,
+          checkout.total,
           JSON.stringify(request)
         ]
       )
-      return send(res, 201, { payload: { integration_id: integrationId }, errors: [] })
+      const answer = EffectFloor.approve(checkout)
+      await pool.query(
+        `WITH answered AS (
+           UPDATE checkouts SET status = $2, answered_at = now() WHERE integration_id = $1 RETURNING integration_id
+         )
+         INSERT INTO notifications (checkout_id, body) SELECT integration_id, $3 FROM answered`,
+        [checkout.integrationId, answer.status, JSON.stringify(EffectFloor.notification(checkout, answer))]
+      )
+      return send(res, 201, { payload: { integration_id: checkout.integrationId }, errors: [] })
     }
     if (req.method === "POST" && url === "/online/link/v1") {
       const who = await authenticate(req, "payment_button")
@@ -525,7 +476,7 @@ const floor = async (databaseUrl: string): Promise<Target> => {
       const total = request.amount?.total_amount
       if (total !== undefined && (total < Number(merchant.link_min) || total > Number(merchant.link_max)))
         return fail(res, 400, "ValidationError", "amount out of range", "amount.total_amount")
-      const id = `LNK_${randomUUID().replaceAll("-", "")}`
+      const id = EffectFloor.newId("LNK")
       await pool.query(
         `INSERT INTO links (id, merchant_id, sandbox, amount_type, total, reference, description, expiration_date, status,
           creation_date) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'ACTIVE', $9)`,
@@ -601,30 +552,71 @@ const floor = async (databaseUrl: string): Promise<Target> => {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The load generator: undici, `connections` keep-alive connections, one request in flight on each
+// The measured phases: the load from the load generator's process, the CPU and statements here
 // ---------------------------------------------------------------------------------------------
 
-/** Sends one of an endpoint's requests with its merchant's key; its status and body. */
-const send = async (
-  pool: Pool,
-  request: {
-    readonly method: string
-    readonly path: string
-    readonly key: string
-    readonly body?: string | undefined
-  }
-): Promise<{ readonly status: number; readonly text: string }> => {
-  const { body, key, method, path } = request
-  const response = await pool.request({
-    method: method as "GET" | "POST",
-    path,
-    headers:
-      body === undefined
-        ? { authorization: `x-api-key ${key}` }
-        : { authorization: `x-api-key ${key}`, "content-type": "application/json" },
-    ...(body === undefined ? {} : { body })
+/** A target with its database's name. */
+interface Run {
+  readonly target: Target
+  readonly database: string
+}
+
+/** What one phase of load measured: the load generator's outcome, and what it cost here and in PostgreSQL. */
+interface Phase {
+  readonly outcome: LoadGenerator.Outcome
+  readonly nodeUs: number
+  readonly postgresUs: number
+  readonly statements: number
+  readonly transactions: number
+}
+
+/**
+ * Loads `run`'s target with `endpoint` (closed loops of `connections` connections, or `rate`
+ * requests/s); B2's created links go to the target's `links` (up to 1000) for B3.
+ */
+const phase = async (
+  generator: LoadGenerator.LoadGenerator,
+  { database, target }: Run,
+  endpoint: Endpoint,
+  duration: number,
+  rate?: number
+): Promise<Phase> => {
+  sent.byText?.clear()
+  const sent0 = DatabaseStatements.of(sentTo, database)
+  const backends0 = Cpu.databaseBackends(database)
+  // This process's CPU is the servers': the target under load, and the idle targets' background
+  // timers (Cobro's workers, pools) counted with it.
+  const node0 = process.cpuUsage()
+  const outcome = await generator.run({
+    url: target.url,
+    endpoint: endpoint.name,
+    keys: { terminalKey: target.terminalKey, buttonKey: target.buttonKey, links: target.links },
+    expect: endpoint.expect,
+    connections,
+    seconds: duration,
+    rate,
+    collectLinks: Math.max(0, 1000 - target.links.length)
   })
-  return { status: response.statusCode, text: await response.body.text() }
+  const node = process.cpuUsage(node0)
+  const postgresUs = Cpu.backendsUsBetween(backends0, Cpu.databaseBackends(database))
+  const sent1 = DatabaseStatements.of(sentTo, database)
+  target.links.push(...outcome.links)
+  return {
+    outcome,
+    nodeUs: node.user + node.system,
+    postgresUs,
+    statements: sent1.statements - sent0.statements,
+    transactions: sent1.transactions - sent0.transactions
+  }
+}
+
+/** Each statement text's count per request of a phase (`BENCH_STATEMENTS=1`), on stderr. */
+const printStatements = (title: string, requests: number) => {
+  if (sent.byText === undefined) return
+  const top = [...sent.byText].sort((a, b) => b[1].count - a[1].count).slice(0, 25)
+  console.error(`${title}: statements per request`)
+  for (const [text, { count }] of top)
+    console.error(`  ${(count / Math.max(1, requests)).toFixed(2)}  ${text}`)
 }
 
 /** One target's rounds of an endpoint: rate, latencies and CPU, and what PostgreSQL was sent. */
@@ -636,64 +628,13 @@ interface Tally {
   firstFailure: string | undefined
 }
 
-let counter = 0
-
-/** Runs `connections` closed loops for `duration` seconds; adds to `tally` when given. */
-const load = async (
-  target: Target,
-  endpoint: Endpoint,
-  duration: number,
-  tally?: Tally,
-  database?: string
-) => {
-  const pool = new Pool(target.url, { connections, pipelining: 1, keepAliveTimeout: 60_000 })
-  const node0 = process.cpuUsage()
-  const database0 = database === undefined ? 0 : Cpu.backendsUs(database)
-  const sent0 = { ...sent }
-  if (tally !== undefined) sent.byText?.clear()
-  const latencies: Array<number> = []
-  let done = 0
-  const start = performance.now()
-  const end = start + duration * 1000
-  try {
-    await Promise.all(
-      Array.from({ length: connections }, async (_, worker) => {
-        while (performance.now() < end) {
-          const t = performance.now()
-          const { status, text } = await send(pool, endpoint.request(target, counter++, worker))
-          latencies.push(performance.now() - t)
-          done++
-          if (status !== endpoint.expect) {
-            if (tally !== undefined) {
-              tally.failures++
-              tally.firstFailure ??= `${status} ${text}`
-            }
-          } else if (endpoint.name === "B2" && target.links.length < 1000) {
-            target.links.push(JSON.parse(text).payload.payment_link)
-          }
-        }
-      })
-    )
-  } finally {
-    await pool.close()
-  }
-  const elapsed = (performance.now() - start) / 1000
-  if (tally !== undefined) {
-    const node = process.cpuUsage(node0)
-    tally.rounds.add(done, elapsed, {
-      nodeUs: node.user + node.system,
-      postgresUs: database === undefined ? 0 : Cpu.backendsUs(database) - database0
-    })
-    tally.rounds.latencies.push(...latencies)
-    tally.statements += sent.statements - sent0.statements
-    tally.transactions += sent.transactions - sent0.transactions
-    if (sent.byText !== undefined) {
-      const top = [...sent.byText].sort((a, b) => b[1].count - a[1].count).slice(0, 25)
-      console.error(`${target.name} ${endpoint.name}: statements per request`)
-      for (const [text, { count }] of top)
-        console.error(`  ${(count / Math.max(1, done)).toFixed(2)}  ${text}`)
-    }
-  }
+const addPhase = (tally: Tally, { outcome, ...used }: Phase) => {
+  tally.rounds.add(outcome.requests, outcome.seconds, used)
+  for (const latency of outcome.latencies) tally.rounds.latencies.push(latency)
+  tally.statements += used.statements
+  tally.transactions += used.transactions
+  tally.failures += outcome.failures
+  tally.firstFailure ??= outcome.firstFailure
 }
 
 /** What an open-loop phase at a fixed offered rate measured. */
@@ -704,7 +645,13 @@ interface AtRate {
   readonly completed_per_s: number
   readonly p50_ms: number
   readonly p99_ms: number
+  /** The effect floor's at the same rate, for comparison. */
+  readonly effect_floor_p50_ms: number | null
+  readonly effect_floor_p99_ms: number | null
   readonly node_cpu_us_per_request: number
+  /** Of `node_cpu_us_per_request`, about this much is the idle targets' background work (`idle` over the rate). */
+  readonly idle_node_cpu_us_per_request: number
+  readonly node_cpu_ratio_to_effect_floor: number | null
   readonly db_cpu_us_per_request: number
   readonly statements_per_request: number
 }
@@ -716,55 +663,26 @@ interface AtRate {
  * _i_ mod `BENCH_CONNECTIONS`.
  */
 const atRate = async (
-  target: Target,
+  generator: LoadGenerator.LoadGenerator,
+  run: Run,
   endpoint: Endpoint,
   rate: number,
-  duration: number,
-  database: string
-): Promise<AtRate> => {
-  const pool = new Pool(target.url, { connections: 256, pipelining: 1, keepAliveTimeout: 60_000 })
-  const node0 = process.cpuUsage()
-  const database0 = Cpu.backendsUs(database)
-  const sent0 = { ...sent }
-  const tally = new Rounds.Tally()
-  const total = Math.max(1, Math.round(rate * duration))
-  const start = performance.now()
-  let failures = 0
-  let firstFailure: string | undefined
-  try {
-    const inFlight: Array<Promise<void>> = []
-    for (let i = 0; i < total; i++) {
-      const due = start + (i * 1000) / rate
-      const wait = due - performance.now()
-      if (wait > 0) await sleep(wait)
-      inFlight.push(
-        send(pool, endpoint.request(target, counter++, i % connections)).then(({ status, text }) => {
-          tally.latencies.push(performance.now() - due)
-          if (status !== endpoint.expect) {
-            failures++
-            firstFailure ??= `${status} ${text}`
-          }
-        })
-      )
-    }
-    await Promise.all(inFlight)
-  } finally {
-    await pool.close()
-  }
-  const node = process.cpuUsage(node0)
-  tally.add(total, (performance.now() - start) / 1000, {
-    nodeUs: node.user + node.system,
-    postgresUs: Cpu.backendsUs(database) - database0
-  })
-  if (failures > 0) {
+  duration: number
+) => {
+  const measured = await phase(generator, run, endpoint, duration, rate)
+  const { outcome } = measured
+  if (outcome.failures > 0) {
     process.exitCode = 1
     console.error(
-      `${target.name} ${endpoint.name} at ${rate}/s: ${failures} failures; first: ${firstFailure}`
+      `${run.target.name} ${endpoint.name} at ${rate}/s: ${outcome.failures} failures; first: ${outcome.firstFailure}`
     )
   }
+  const tally = new Rounds.Tally()
+  tally.add(outcome.requests, outcome.seconds, measured)
+  for (const latency of outcome.latencies) tally.latencies.push(latency)
   const cpu = tally.cpuPerOperation()
   return {
-    target: target.name,
+    target: run.target.name,
     endpoint: `${endpoint.name} ${endpoint.label}`,
     offered_per_s: rate,
     completed_per_s: Math.round(tally.rate()),
@@ -772,7 +690,7 @@ const atRate = async (
     p99_ms: tally.latencyMs(99),
     node_cpu_us_per_request: cpu.node,
     db_cpu_us_per_request: cpu.postgres,
-    statements_per_request: Number(((sent.statements - sent0.statements) / total).toFixed(2))
+    statements_per_request: Number((measured.statements / Math.max(1, outcome.requests)).toFixed(2))
   }
 }
 
@@ -783,25 +701,37 @@ interface Result {
   readonly requests_per_s: number
   readonly p50_ms: number
   readonly p99_ms: number
+  /** Requests per second over the floor's, and over the effect floor's. */
   readonly ratio_to_floor: number | null
-  /** CPU per request, µs: this process (server and load generator) and the database's backends. */
+  readonly ratio_to_effect_floor: number | null
+  /** CPU per request, µs: the servers' process (not the load generator) and the database's backends. */
   readonly node_cpu_us_per_request: number
+  /** Of `node_cpu_us_per_request`, about this much is the idle targets' background work (`idle` over the rate). */
+  readonly idle_node_cpu_us_per_request: number
+  /** Node µs per request over the effect floor's. */
+  readonly node_cpu_ratio_to_effect_floor: number | null
   readonly db_cpu_us_per_request: number
-  /** Sent to PostgreSQL per request, on the request path and by the background workers (counted). */
+  /** Sent to the target's database per request, on the request path and by its background workers. */
   readonly statements_per_request: number
   readonly transactions_per_request: number
 }
+
+/** `mine / theirs`, or null without theirs. */
+const ratioTo = (mine: number, theirs: number | undefined) =>
+  theirs === undefined || theirs === 0 ? null : Ratio.of(mine, theirs)
 
 const main = async () => {
   // `cobro-pool<N>`: Cobro with a pool of N connections instead of `Server.defaultPoolSize`.
   const makers = targetsWanted.map((name): [string, (url: string) => Promise<Target>] => {
     if (name === "floor") return [name, floor]
+    if (name === "effect-floor") return [name, (url) => EffectFloor.make(url, connections)]
     if (name === "cobro") return [name, (url) => cobro(url)]
     const pool = /^cobro-pool(\d+)$/.exec(name)
     if (pool !== null) return [name, async (url) => ({ ...(await cobro(url, Number(pool[1]))), name })]
-    throw new Error(`unknown target ${name}: floor, cobro or cobro-pool<N>`)
+    throw new Error(`unknown target ${name}: floor, effect-floor, cobro or cobro-pool<N>`)
   })
-  const targets: Array<{ target: Target; database: string }> = []
+  const targets: Array<Run> = []
+  const generator = LoadGenerator.start()
   let failed = false
   try {
     for (const [name, make] of makers) {
@@ -814,10 +744,18 @@ const main = async () => {
       }
     }
     // B3 reads links made by B2; when B2 is not measured, make some.
-    for (const { target } of targets) {
-      const b2 = endpoints.find((e) => e.name === "B2")!
-      await load(target, b2, 0.5)
-    }
+    const b2 = endpoints.find((e) => e.name === "B2")!
+    for (const run of targets) await phase(generator, run, b2, 0.5)
+    await sleep(settleMillis)
+    // Every phase counts the idle targets' background work with the loaded one's: what it comes to.
+    const idle0 = process.cpuUsage()
+    const idleSince = performance.now()
+    await sleep(1000)
+    const idle = process.cpuUsage(idle0)
+    const idlePerSecond = (idle.user + idle.system) / ((performance.now() - idleSince) / 1000)
+    console.log(
+      `every target idle: the servers' process uses ${Math.round(idlePerSecond)} µs of CPU per second`
+    )
     const results = JsonLines.make<Result>("http")
     const atRates = JsonLines.make<AtRate>("http-rate")
     const perRound = new Map<string, ReadonlyArray<number>>()
@@ -830,24 +768,45 @@ const main = async () => {
           transactions: 0,
           failures: 0,
           firstFailure: undefined
-        }
+        } as Tally
       }))
-      await Rounds.run(rounds, runs, async ({ target, database, tally }, round) => {
-        if (round < targets.length) await load(target, endpoint, warmup)
+      await Rounds.run(rounds, runs, async (run, round) => {
+        if (round < targets.length) await phase(generator, run, endpoint, warmup)
         await sleep(settleMillis)
         spans?.reset()
-        await load(target, endpoint, seconds, tally, database)
-        if (target.name !== "floor") spans?.print(`${endpoint.name} round ${round}`)
+        const measured = await phase(generator, run, endpoint, seconds)
+        addPhase(run.tally, measured)
+        printStatements(`${run.target.name} ${endpoint.name}`, measured.outcome.requests)
+        if (run.target.name.startsWith("cobro")) spans?.print(`${endpoint.name} round ${round}`)
         await sleep(settleMillis)
       })
       const rate = fixedRates.get(endpoint.name) ?? 0
       if (rate > 0) {
-        for (const { target, database } of targets) {
+        const measured = []
+        for (const run of targets) {
           await sleep(settleMillis)
-          atRates.emit(await atRate(target, endpoint, rate, rateSeconds, database))
+          measured.push(await atRate(generator, run, endpoint, rate, rateSeconds))
+        }
+        const effectFloor = measured.find((m) => m.target === "effect-floor")
+        for (const m of measured) {
+          atRates.emit({
+            ...m,
+            effect_floor_p50_ms: effectFloor?.p50_ms ?? null,
+            effect_floor_p99_ms: effectFloor?.p99_ms ?? null,
+            idle_node_cpu_us_per_request: Math.round(idlePerSecond / m.offered_per_s),
+            node_cpu_ratio_to_effect_floor: ratioTo(
+              m.node_cpu_us_per_request,
+              effectFloor?.node_cpu_us_per_request
+            )
+          })
         }
       }
-      const floorRate = runs.find(({ target }) => target.name === "floor")?.tally.rounds.rate()
+      const rateOf = (name: string) => runs.find(({ target }) => target.name === name)?.tally.rounds.rate()
+      const floorRate = rateOf("floor")
+      const effectFloorRate = rateOf("effect-floor")
+      const effectFloorNodeUs = runs
+        .find(({ target }) => target.name === "effect-floor")
+        ?.tally.rounds.cpuPerOperation().node
       for (const { target, tally } of runs) {
         if (tally.failures > 0) {
           failed = true
@@ -865,8 +824,11 @@ const main = async () => {
           requests_per_s: Math.round(rate),
           p50_ms: tally.rounds.latencyMs(50),
           p99_ms: tally.rounds.latencyMs(99),
-          ratio_to_floor: floorRate === undefined ? null : Ratio.of(rate, floorRate),
+          ratio_to_floor: ratioTo(rate, floorRate),
+          ratio_to_effect_floor: ratioTo(rate, effectFloorRate),
           node_cpu_us_per_request: cpu.node,
+          idle_node_cpu_us_per_request: Math.round(idlePerSecond / rate),
+          node_cpu_ratio_to_effect_floor: ratioTo(cpu.node, effectFloorNodeUs),
           db_cpu_us_per_request: cpu.postgres,
           statements_per_request: per(tally.statements),
           transactions_per_request: per(tally.transactions)
@@ -875,27 +837,35 @@ const main = async () => {
       }
     }
     results.write()
+    const show = (ratio: number | null) => (ratio === null ? "n/a" : String(ratio))
     console.log(
-      `\nratios to the floor (requests/s, ${connections} connections, ${rounds} round(s) of ${seconds} s; per round in brackets):`
+      `\nratios to the floor and to the effect floor (requests/s, ${connections} connections, ${rounds} round(s) of ${seconds} s; per round in brackets):`
     )
     for (const r of results.lines.filter((r) => r.target !== "floor")) {
-      const mine = perRound.get(`${r.target} ${r.endpoint.slice(0, 2)}`) ?? []
-      const theirs = perRound.get(`floor ${r.endpoint.slice(0, 2)}`) ?? []
-      console.log(`${r.target} ${r.endpoint}: ${Ratio.describe(r.ratio_to_floor ?? "n/a", mine, theirs)}`)
+      const rounds = (target: string) => perRound.get(`${target} ${r.endpoint.slice(0, 2)}`) ?? []
+      const toFloor = Ratio.describe(show(r.ratio_to_floor), rounds(r.target), rounds("floor"))
+      const toEffectFloor =
+        r.target === "effect-floor"
+          ? ""
+          : `; to the effect floor ${Ratio.describe(show(r.ratio_to_effect_floor), rounds(r.target), rounds("effect-floor"))}`
+      console.log(`${r.target} ${r.endpoint}: to the floor ${toFloor}${toEffectFloor}`)
     }
-    console.log("\nCPU per request, µs (this process + the database's backends), and its ratio floor/cobro:")
+    console.log(
+      "\nCPU per request, µs (the servers' process, of which the idle targets' background work, + the database's backends), the floor's total over this one's, and Node's over the effect floor's:"
+    )
     for (const r of results.lines) {
       const floor = results.lines.find((f) => f.target === "floor" && f.endpoint === r.endpoint)
       const total = r.node_cpu_us_per_request + r.db_cpu_us_per_request
       const ratio =
         floor === undefined
           ? ""
-          : ` (${((floor.node_cpu_us_per_request + floor.db_cpu_us_per_request) / total).toFixed(3)})`
+          : ` (floor/this ${((floor.node_cpu_us_per_request + floor.db_cpu_us_per_request) / total).toFixed(3)})`
       console.log(
-        `${r.target} ${r.endpoint}: ${r.node_cpu_us_per_request} + ${r.db_cpu_us_per_request} = ${total}${ratio}`
+        `${r.target} ${r.endpoint}: ${r.node_cpu_us_per_request} (idle ${r.idle_node_cpu_us_per_request}) + ${r.db_cpu_us_per_request} = ${total}${ratio}, ` +
+          `node ÷ effect floor's ${show(r.node_cpu_ratio_to_effect_floor)}`
       )
     }
-    console.log("\nSent to PostgreSQL per request (request path and background workers, counted):")
+    console.log("\nSent to the target's database per request (request path and background workers, counted):")
     for (const r of results.lines) {
       console.log(
         `${r.target} ${r.endpoint}: ${r.statements_per_request} statements, ${r.transactions_per_request} transactions`
@@ -903,17 +873,20 @@ const main = async () => {
     }
     if (atRates.lines.length > 0) {
       console.log(
-        "\nAt a fixed offered rate (open loop, latency from when each request was due; CPU µs per request, node + db):"
+        "\nAt a fixed offered rate (open loop, latency from when each request was due; the effect floor's in brackets; CPU µs per request, node (of which idle) + db):"
       )
       for (const r of atRates.lines) {
         console.log(
-          `${r.target} ${r.endpoint} at ${r.offered_per_s}/s (${r.completed_per_s}/s done): p50 ${r.p50_ms} ms, p99 ${r.p99_ms} ms, ` +
-            `CPU ${r.node_cpu_us_per_request} + ${r.db_cpu_us_per_request}, ${r.statements_per_request} statements`
+          `${r.target} ${r.endpoint} at ${r.offered_per_s}/s (${r.completed_per_s}/s done): ` +
+            `p50 ${r.p50_ms} ms (${r.effect_floor_p50_ms ?? "n/a"}), p99 ${r.p99_ms} ms (${r.effect_floor_p99_ms ?? "n/a"}), ` +
+            `CPU ${r.node_cpu_us_per_request} (idle ${r.idle_node_cpu_us_per_request}) + ${r.db_cpu_us_per_request} (node ÷ effect floor's ${show(r.node_cpu_ratio_to_effect_floor)}), ` +
+            `${r.statements_per_request} statements`
         )
       }
       atRates.write()
     }
   } finally {
+    await generator.close()
     for (const { target, database } of targets) {
       await target.close().catch(() => {})
       await Database.drop(database)
