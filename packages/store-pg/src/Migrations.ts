@@ -251,7 +251,7 @@ const createAppendNewFunction = Ddl.run([
 export const batchConflictCode = "CB409"
 
 /**
- * The head of `cobro_append_batch`, the same in migrations 5 and 6: per item the stream id, the
+ * The head of `cobro_append_batch`, the same in migrations 5, 6 and 16: per item the stream id, the
  * expected tag and version and the number of events, then per event what `cobro_append` takes.
  */
 const createAppendBatch = `CREATE OR REPLACE FUNCTION cobro_append_batch(
@@ -410,6 +410,129 @@ const createSetBasedAppendBatchFunction = Ddl.run([
 ])
 
 /**
+ * `cobro_append_batch` again (same signature, same hash recipe), for the outbox's guards
+ * (`Outbox.guard`): an item of no events is a check of its stream's version that writes nothing,
+ * in the same statement as the writes, instead of sending the whole batch down the item-by-item
+ * transaction (three round trips at least). A sale's outcome then schedules its webhook on the
+ * merchant this process knows, guarded at that version, in the one round trip of its append.
+ *
+ * A guard takes no lock: only the heads the batch writes are locked (`FOR UPDATE`); a guarded head
+ * is read plainly, after those locks are held. A lock on it would serialise every commit that
+ * guards it (every sale of a merchant). Under READ COMMITTED the plain read sees the head as last
+ * committed when the statement starts, so a change committed after it is not seen: the decision is
+ * the one a read of the merchant just before the append would have made, which is what the outbox
+ * did before guards (a read, then the append), with a shorter window. A guard's item returns the
+ * stream's version and positions 0, as an append of no events does. Its conflict raises
+ * `batchConflictCode` like a version mismatch, in item order (the writes come first), and the
+ * writer's item-by-item replay reports it on the guard's stream.
+ */
+const createAppendBatchWithGuardsFunction = Ddl.run([
+  `${createAppendBatch}
+    DECLARE
+      n_items integer := coalesce(cardinality(p_stream_ids), 0);
+      v_written text[];
+      v_versions integer[];
+      v_hashes text[];
+      v_exists boolean[];
+      v_guard_versions integer[];
+      v_guard_exists boolean[];
+      v_last text[] := '{}';
+      e_streams text[] := '{}';
+      e_versions integer[] := '{}';
+      e_prev text[] := '{}';
+      e_hashes text[] := '{}';
+      v_link text;
+      v_from integer := 1;
+      v_new integer := 0;
+      v_created integer;
+      e integer;
+    BEGIN
+      IF n_items = 0 THEN
+        RETURN;
+      END IF;
+      v_written := ARRAY(SELECT w.stream_id FROM unnest(p_stream_ids, p_counts) AS w(stream_id, n) WHERE w.n > 0);
+      -- The heads of the streams written that exist, locked in stream id order: two batches over the
+      -- same streams wait for each other instead of deadlocking, whatever their items' order.
+      WITH locked AS (
+        SELECT s.stream_id, s.version, s.last_hash FROM cobro_streams s
+        WHERE s.stream_id = ANY (v_written) ORDER BY s.stream_id FOR UPDATE
+      )
+      SELECT array_agg(coalesce(l.version, 0) ORDER BY i.ord), array_agg(coalesce(l.last_hash, '') ORDER BY i.ord),
+        array_agg(l.stream_id IS NOT NULL ORDER BY i.ord)
+      INTO v_versions, v_hashes, v_exists
+      FROM unnest(p_stream_ids) WITH ORDINALITY AS i(stream_id, ord)
+      LEFT JOIN locked l ON l.stream_id = i.stream_id;
+      -- The guarded heads, read without a lock once the written ones are held (see above).
+      IF cardinality(v_written) < n_items THEN
+        SELECT array_agg(coalesce(g.version, 0) ORDER BY i.ord), array_agg(g.stream_id IS NOT NULL ORDER BY i.ord)
+        INTO v_guard_versions, v_guard_exists
+        FROM unnest(p_stream_ids, p_counts) WITH ORDINALITY AS i(stream_id, n, ord)
+        LEFT JOIN cobro_streams g ON i.n = 0 AND g.stream_id = i.stream_id;
+      END IF;
+      FOR i IN 1 .. n_items LOOP
+        IF p_counts[i] = 0 THEN
+          v_versions[i] := v_guard_versions[i];
+          v_exists[i] := v_guard_exists[i];
+        END IF;
+        IF (p_expected[i] = 'NoStream' AND v_exists[i])
+          OR (p_expected[i] = 'Exact' AND (NOT v_exists[i] OR v_versions[i] <> p_expected_versions[i])) THEN
+          RAISE EXCEPTION 'cobro_append_batch: item % (stream %) is not at its expected version (actual %)',
+            i, p_stream_ids[i], v_versions[i]
+            USING ERRCODE = '${batchConflictCode}';
+        END IF;
+        IF NOT v_exists[i] AND p_counts[i] > 0 THEN
+          v_new := v_new + 1;
+        END IF;
+        v_link := v_hashes[i];
+        FOR k IN 1 .. p_counts[i] LOOP
+          e := v_from + k - 1;
+          e_streams[e] := p_stream_ids[i];
+          e_versions[e] := v_versions[i] + k;
+          e_prev[e] := v_link;
+          v_link := encode(sha256(convert_to(v_link || p_before[e] || (v_versions[i] + k)::text || p_after[e], 'UTF8')), 'hex');
+          e_hashes[e] := v_link;
+        END LOOP;
+        v_last[i] := v_link;
+        v_from := v_from + p_counts[i];
+      END LOOP;
+      -- New heads in stream id order (see above). A head created meanwhile by another writer is a conflict.
+      INSERT INTO cobro_streams (stream_id, version, last_hash)
+      SELECT i.stream_id, v_versions[i.ord] + p_counts[i.ord], v_last[i.ord]
+      FROM unnest(p_stream_ids) WITH ORDINALITY AS i(stream_id, ord)
+      WHERE NOT v_exists[i.ord] AND p_counts[i.ord] > 0
+      ORDER BY i.stream_id
+      ON CONFLICT (stream_id) DO NOTHING;
+      GET DIAGNOSTICS v_created = ROW_COUNT;
+      IF v_created <> v_new THEN
+        RAISE EXCEPTION 'cobro_append_batch: a stream of the batch was created meanwhile by another writer'
+          USING ERRCODE = '${batchConflictCode}';
+      END IF;
+      UPDATE cobro_streams s SET version = v_versions[i.ord] + p_counts[i.ord], last_hash = v_last[i.ord]
+      FROM unnest(p_stream_ids) WITH ORDINALITY AS i(stream_id, ord)
+      WHERE v_exists[i.ord] AND p_counts[i.ord] > 0 AND s.stream_id = i.stream_id;
+      RETURN QUERY
+        WITH inserted AS (
+          INSERT INTO cobro_events (stream_id, stream_version, event_id, type, schema_version, data, metadata,
+            recorded_at, prev_hash, hash)
+          SELECT e.stream_id, e.version, e.event_id, e.type, e.schema_version, e.data, e.metadata,
+            p_recorded_at, e.prev_hash, e.hash
+          FROM unnest(e_streams, e_versions, p_event_ids, p_types, p_schema_versions, p_data, p_metadata, e_prev, e_hashes)
+            WITH ORDINALITY AS e(stream_id, version, event_id, type, schema_version, data, metadata, prev_hash, hash, ord)
+          ORDER BY e.ord
+          RETURNING cobro_events.stream_id, global_position
+        )
+        SELECT v_versions[i.ord] + p_counts[i.ord], coalesce(w.first_position, 0), coalesce(w.last_position, 0)
+        FROM unnest(p_stream_ids) WITH ORDINALITY AS i(stream_id, ord)
+        LEFT JOIN (SELECT x.stream_id, min(x.global_position) AS first_position, max(x.global_position) AS last_position
+              FROM inserted x GROUP BY x.stream_id) w ON w.stream_id = i.stream_id
+        ORDER BY i.ord;
+      IF p_notify AND cardinality(v_written) > 0 THEN
+        PERFORM pg_notify('${LogNotifications.channel}', v_written[1]);
+      END IF;
+    END $$;`
+])
+
+/**
  * Leases of running `Idempotency-Key`s (S-8): `owner` names the reservation (one request),
  * `lease_expires_at` is when an unrenewed reservation stops holding its key. Rows written before this
  * migration have neither, and hold their key until `expires_at`, as they did.
@@ -482,7 +605,9 @@ export const migrations: Record<string, Effect.Effect<void, SqlError, SqlClient.
   ]),
   // Issue 31: the terminal pushes under way, backfilled from the log (the SENDING checkouts an
   // earlier version left are the pusher's first work).
-  "15_terminal_pushes": InlineReadModels.migration([TerminalPushes.model], { replayFunction: false })
+  "15_terminal_pushes": InlineReadModels.migration([TerminalPushes.model], { replayFunction: false }),
+  // The outbox's guards: an item of no events is checked, unlocked, in the batch's one statement.
+  "16_append_batch_guards": createAppendBatchWithGuardsFunction
 }
 
 const runMigrator = Migrator.make({})

@@ -172,8 +172,9 @@ export const loadCurrent = <C extends Tagged, E extends Tagged, S extends Tagged
  * without reading when this process knows the stream's state already (`KnownStates`: it wrote or read
  * it last); else as {@link loadCurrent}. A state another writer has moved on makes the commit conflict;
  * the commit then forgets it, so the retry ({@link retryOnConflict}) reads. For streams this process
- * writes in a row (a checkout it has just created, then records the terminal's answer on), never for
- * a decision that writes nothing or that commits without the stream.
+ * writes in a row (a checkout it has just created, then records the terminal's answer on), or that
+ * a commit guards (`Outbox.guard`: the merchant a sale's webhook is decided on); never for a decision
+ * that writes nothing or that commits without the stream.
  */
 export const loadKnown = <C extends Tagged, E extends Tagged, S extends Tagged, Err>(
   aggregate: Aggregate<C, E, S, Err>
@@ -258,7 +259,10 @@ interface Write {
   readonly events: ReadonlyArray<Tagged>
 }
 
-/** The appends of one commit: the writes' own, then those the `Outbox` makes them cause. */
+/**
+ * The appends of one commit: the writes' own, then those the `Outbox` makes them cause, with the
+ * guards of the states it decided them on (`Outbox.guard`).
+ */
 const withCaused = (writes: ReadonlyArray<Write>) =>
   Effect.flatMap(Outbox.Outbox, (outbox) =>
     Effect.map(
@@ -273,6 +277,50 @@ const withCaused = (writes: ReadonlyArray<Write>) =>
       (caused) => [...writes.map((w) => w.append), ...caused]
     )
   )
+
+/** Whether a conflict is on a guard only: a stream the `Outbox` decided on, not one the commit writes. */
+const onGuard = (appends: ReadonlyArray<EventStore.BatchAppend>, conflict: EventStore.ConcurrencyConflict) =>
+  appends.some((append) => append.streamId === conflict.streamId && Outbox.isGuard(append))
+
+/**
+ * Writes a commit: the writes with what they cause ({@link withCaused}), in one `appendBatch` (for
+ * {@link make}, one `append` when it is one write and nothing is caused); results in item order. A
+ * conflict forgets the conflicting stream's kept state (`KnownStates`), so that the next decision on
+ * it reads. A conflict on a guard means only what the `Outbox` caused was decided on a stale state
+ * (the store checks the items in order, the writes first, so they held): it is decided again on the
+ * stream as read now, at most {@link MAX_RETRIES} more times, without deciding the writes again. So a
+ * guard's conflict never reaches a caller that did not write the guarded stream (the terminal's
+ * answers, online payments, links), unless that stream keeps moving.
+ */
+const appendWithCaused = (
+  writes: ReadonlyArray<Write>,
+  options: { readonly single: boolean }
+): Effect.Effect<
+  ReadonlyArray<EventStore.AppendResult>,
+  EventStore.ConcurrencyConflict | EventStore.EventIdReused,
+  EventStore.EventStore
+> =>
+  Effect.gen(function* () {
+    const store = yield* EventStore.EventStore
+    const cache = yield* KnownStates.KnownStates
+    for (let retries = 0; ; retries++) {
+      const appends = yield* withCaused(writes)
+      const only = appends[0]!
+      const appended = yield* Effect.either(
+        // Nothing caused: the one append needs no batch.
+        options.single && appends.length === 1
+          ? Effect.map(store.append(only.streamId, only.events, only.expected), (result) => [result])
+          : store.appendBatch(appends)
+      )
+      if (Either.isRight(appended)) return appended.right
+      const error = appended.left
+      if (error._tag === "ConcurrencyConflict") {
+        cache.forget(error.streamId)
+        if (retries < MAX_RETRIES && onGuard(appends, error)) continue
+      }
+      return yield* Effect.fail(error)
+    }
+  })
 
 /**
  * Makes the handler of one aggregate: `handle(id, command, metadata, known)`. The first decision uses
@@ -289,7 +337,6 @@ export const make = <C extends Tagged, E extends Tagged, S extends Tagged, Err>(
     metadata: EventStore.EventMetadata = {},
     known?: Known<S>
   ) {
-    const store = yield* EventStore.EventStore
     let seed = known
     const attempt = Effect.gen(function* () {
       const { state, version } = seed ?? (yield* loadState(id))
@@ -298,17 +345,13 @@ export const make = <C extends Tagged, E extends Tagged, S extends Tagged, Err>(
       const events = yield* aggregate.decide(command, state)
       if (events.length === 0) return { events, state, version } satisfies Handled<E, S>
       const write = yield* toAppend(id, events, metadata, version)
-      const writes = yield* withCaused([{ append: write, before: state, events }])
-      // Nothing caused: the one append needs no batch.
-      const result = yield* dieOnReusedId(
-        writes.length === 1
-          ? store.append(write.streamId, write.events, write.expected)
-          : Effect.map(store.appendBatch(writes), (results) => results[0]!)
+      const [result] = yield* dieOnReusedId(
+        appendWithCaused([{ append: write, before: state, events }], { single: true })
       )
       return {
         events,
         state: fold(aggregate, events, state),
-        version: result.nextVersion
+        version: result!.nextVersion
       } satisfies Handled<E, S>
     })
     return yield* retryOnConflict(attempt)
@@ -374,9 +417,11 @@ export const decider = <C extends Tagged, E extends Tagged, S extends Tagged, Er
 
 /**
  * Writes the decisions of one use case on several aggregates with one `appendBatch`: all of them or
- * none. A `ConcurrencyConflict` on any stream fails the whole commit; nothing was written, and the
- * conflicting stream's kept state (`KnownStates`) is forgotten, so that a retry reads it. Once
- * written, each stream's new state is kept ({@link loadKnown} then decides on it without a read).
+ * none. A `ConcurrencyConflict` on any stream they write fails the whole commit; nothing was
+ * written, and the conflicting stream's kept state (`KnownStates`) is forgotten, so that a retry
+ * reads it. A conflict on a stream the `Outbox` only guards is retried here (see
+ * {@link appendWithCaused}). Once written, each stream's new state is kept ({@link loadKnown} then
+ * decides on it without a read).
  */
 export const commit = (
   decisions: ReadonlyArray<Decided<unknown, unknown>>
@@ -384,25 +429,20 @@ export const commit = (
   const written = decisions.filter((d) => d.append !== undefined)
   if (written.length === 0) return Effect.void
   return Effect.gen(function* () {
-    const store = yield* EventStore.EventStore
     const cache = yield* KnownStates.KnownStates
-    const writes = yield* withCaused(
-      written.map((d) => ({
-        append: d.append!,
-        before: d.before,
-        events: d.handled.events as ReadonlyArray<Tagged>
-      }))
-    )
-    return yield* dieOnReusedId(store.appendBatch(writes)).pipe(
-      Effect.tapError((conflict) => Effect.sync(() => cache.forget(conflict.streamId))),
-      Effect.zipRight(
-        Effect.sync(() => {
-          for (const d of written) {
-            cache.set(d.append!.streamId, { state: d.handled.state, version: d.handled.version })
-          }
-        })
+    yield* dieOnReusedId(
+      appendWithCaused(
+        written.map((d) => ({
+          append: d.append!,
+          before: d.before,
+          events: d.handled.events as ReadonlyArray<Tagged>
+        })),
+        { single: false }
       )
     )
+    for (const d of written) {
+      cache.set(d.append!.streamId, { state: d.handled.state, version: d.handled.version })
+    }
   })
 }
 
@@ -435,7 +475,6 @@ export const makeBatch = <C extends Tagged, E extends Tagged, S extends Tagged, 
   const handle = make(aggregate)
   const toAppend = appendOf(aggregate)
   return Effect.fnUntraced(function* (items: ReadonlyArray<BatchItem<C, S>>) {
-    const store = yield* EventStore.EventStore
     const results: Array<BatchResult<E, S, Err> | undefined> = items.map(() => undefined)
     const seen = new Set<string>()
     const later: Array<number> = []
@@ -473,7 +512,7 @@ export const makeBatch = <C extends Tagged, E extends Tagged, S extends Tagged, 
       })
     }
     if (pending.length > 0) {
-      const written = yield* Effect.either(store.appendBatch(yield* withCaused(pending)))
+      const written = yield* Effect.either(appendWithCaused(pending, { single: false }))
       if (Either.isRight(written)) {
         for (const [i, { before, events, index }] of pending.entries()) {
           results[index] = Either.right({

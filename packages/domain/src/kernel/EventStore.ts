@@ -146,6 +146,9 @@ export class EventStore extends Context.Tag("@cobro/domain/EventStore")<
      * every item is written or none, and the first item that fails gives the error. Results in
      * item order. For writers with many streams to extend at once (the notifier, the dispatcher):
      * one round trip and one commit instead of one per stream. A stream appears at most once.
+     * An item of no events checks its stream's version only (a guard, `Outbox.guard`): it writes
+     * nothing, takes no lock that would hold off the stream's writers, and fails the batch with
+     * `ConcurrencyConflict` on its stream when the stream is not at `expected`.
      */
     readonly appendBatch: (
       items: ReadonlyArray<BatchAppend>

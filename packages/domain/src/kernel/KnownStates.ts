@@ -3,8 +3,9 @@
  * a hot path reads and folds only the events appended since (`CommandHandler.loadCurrent`) instead of
  * replaying the whole stream (the merchant, read by nearly every request), or, for a decision that
  * is written with an expected version, does not read at all (`CommandHandler.loadKnown`: a stale
- * state costs a conflict and a retry that reads, never a wrong decision). `CommandHandler.commit`
- * keeps the states it writes and forgets a stream whose append conflicted. The default keeps
+ * state costs a conflict and a retry that reads, never a wrong decision); an `Outbox` decides on
+ * them the same way, guarding the stream at the kept version (`Outbox.guard`). `CommandHandler.commit`
+ * keeps the states it writes, and every commit forgets a stream whose append or guard conflicted. The default keeps
  * nothing; the server provides a bounded cache.
  */
 import * as Context from "effect/Context"

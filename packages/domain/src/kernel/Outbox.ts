@@ -5,10 +5,16 @@
  * context, and appends what it returns with the write, all or nothing; no consumer then re-reads the
  * log to find the work. The default follows nothing; the server provides the notifications' policy
  * (`Notifications.outbox`: a sale's outcome schedules its webhook delivery).
+ *
+ * A policy may decide on another stream's state without reading it (a state `KnownStates` holds):
+ * it then returns a {@link guard} of that stream at the version it decided on, which the commit's
+ * `appendBatch` checks with the writes. A stale state costs a conflict on the guarded stream, which
+ * the command handler forgets and decides again on; never a decision made on a state that was not
+ * the stream's when the commit was written.
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import type * as EventStore from "./EventStore.js"
+import * as EventStore from "./EventStore.js"
 
 /** What a command writes on one stream: the state it decided on, its events, and them as appended. */
 export interface Written {
@@ -21,7 +27,10 @@ export interface Written {
   readonly appended: ReadonlyArray<EventStore.NewEvent>
 }
 
-/** Turns a commit's writes into the appends they cause (on other streams, each at most once). */
+/**
+ * Turns a commit's writes into the appends they cause (on other streams, each at most once) and the
+ * guards of the streams those were decided on ({@link guard}), all appended with the writes.
+ */
 export interface Policy {
   readonly follow: (
     written: ReadonlyArray<Written>
@@ -30,6 +39,23 @@ export interface Policy {
 
 /** A policy that causes nothing. */
 export const none: Policy = { follow: () => Effect.succeed([]) }
+
+/**
+ * "Decided on `streamId` at `version`: commit only if it is still there." A batch item of no events,
+ * which the port's `appendBatch` treats as a check of the stream's version that writes nothing (and
+ * that the stores check without locking the stream: a lock on a merchant's head would serialise
+ * every sale of the merchant). An item of the batch like the others, so that every store checks it
+ * in the same atomic write, and it fails as they do: `ConcurrencyConflict` on its stream.
+ */
+export const guard = (streamId: string, version: number): EventStore.BatchAppend => ({
+  streamId,
+  events: [],
+  expected:
+    version === 0 ? EventStore.ExpectedVersion.NoStream() : EventStore.ExpectedVersion.Exact({ version })
+})
+
+/** Whether a batch item only checks its stream's version (a {@link guard}). */
+export const isGuard = (append: EventStore.BatchAppend): boolean => append.events.length === 0
 
 /**
  * The outbox's policy; by default {@link none}.

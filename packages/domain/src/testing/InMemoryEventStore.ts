@@ -116,6 +116,7 @@ export const make: Effect.Effect<EventStore.EventStore["Type"]> = Effect.sync(()
   }
 
   // One "transaction": every item decided in order on what the previous ones wrote, then kept or undone.
+  // An item of no events (a guard) is `decide`'s version check alone: it writes nothing.
   const appendBatch: EventStore.EventStore["Type"]["appendBatch"] = (items) =>
     items.length === 0
       ? Effect.succeed([])

@@ -23,7 +23,7 @@ import * as Merchant from "../merchants/Merchant.js"
 import * as Money from "../shared/Money.js"
 import * as Nanos from "../shared/Nanos.js"
 import * as Notification from "./NotificationApi.js"
-import type * as Outbox from "../kernel/Outbox.js"
+import * as Outbox from "../kernel/Outbox.js"
 import * as Payment from "../online/Payment.js"
 import * as PaymentLink from "../links/PaymentLink.js"
 import * as SigningKey from "../merchants/SigningKey.js"
@@ -625,15 +625,19 @@ export const scheduleAppend = (
 // With the outcome that raises them (the outbox)
 // ---------------------------------------------------------------------------------------------
 
-const loadCurrentMerchant = CommandHandler.loadCurrent(Merchant.Merchant)
+const loadKnownMerchant = CommandHandler.loadKnown(Merchant.Merchant)
 
 /**
  * The notifications' outbox policy: every event a command writes that raises a notification
  * schedules its delivery in the same commit — the same stream, id, body, key and URL that the log's
  * notifier plans ({@link schedule}), from the stream's state after the event (the state the command
- * decided on, with its events folded) and the merchant as it is now (read, as fresh as a replay, when
- * the outcome is decided). A sale's outcome and its notification are then recorded together or not
- * at all, and no consumer re-reads the log to find them.
+ * decided on, with its events folded) and the merchant as it is when the commit is written. The
+ * merchant is the state this process knows (`KnownStates`: the request read it), else read (and then
+ * known); either way the commit guards the merchant's stream at that version (`Outbox.guard`), so a
+ * merchant changed meanwhile (on another node) makes the commit conflict, and the command handler
+ * decides the delivery again on the merchant as read then: never a delivery to a webhook the merchant
+ * had replaced. A sale's outcome and its notification are then recorded together or not at all, and
+ * no consumer re-reads the log to find them.
  */
 export const outbox: Outbox.Policy = {
   follow: (written) => {
@@ -642,6 +646,8 @@ export const outbox: Outbox.Policy = {
     }
     return Effect.gen(function* () {
       const appends: Array<EventStore.BatchAppend> = []
+      // Each merchant decided on, at the version decided on: one guard per merchant.
+      const decidedOn = new Map<string, number>()
       for (const w of written) {
         const raiser = raiserOf(aggregateOf(w))
         if (raiser === undefined) continue
@@ -652,13 +658,19 @@ export const outbox: Outbox.Policy = {
           const notice = raiser.notice(state, event)
           if (Option.isNone(notice)) continue
           const source = w.appended[i]!
-          const { state: merchant } = yield* loadCurrentMerchant(notice.value.merchantId)
+          const merchant = yield* loadKnownMerchant(notice.value.merchantId)
+          decidedOn.set(merchantStreamOf(notice.value.merchantId), merchant.version)
           const command = yield* toSchedule(
             source,
-            Option.some(deliveryOf(source.eventId, notice.value, merchant))
+            Option.some(deliveryOf(source.eventId, notice.value, merchant.state))
           )
           if (Option.isSome(command)) appends.push(scheduleAppend(source, command.value))
         }
+      }
+      // A merchant the commit writes itself is checked by its own expected version (and a stream
+      // appears once in a batch).
+      for (const [stream, version] of decidedOn) {
+        if (!written.some((w) => w.streamId === stream)) appends.push(Outbox.guard(stream, version))
       }
       return appends
     })

@@ -161,14 +161,16 @@ export const make = (
    * savepoint inside one, as `appendAny`. Any failure (a version mismatch, a reused event id, a
    * retry of stored events) rolls it back whole and replays the batch on the reference path, whose
    * appends tell a no-op from a conflict and give the first failing item's error: failures cost two
-   * round trips, successes one. Items of no events take the reference path (a version check only).
+   * round trips, successes one. An item of no events (an outbox's guard) is a version check in the
+   * same statement, without a lock (migration `16_append_batch_guards`); on the reference path it
+   * is `append`'s check of no events, unlocked too, so a guard that does not hold stays a conflict
+   * on its stream there: it has no events that a retry could have stored.
    */
   const appendBatch = (
     items: ReadonlyArray<EventStore.BatchAppend>
   ): Effect.Effect<ReadonlyArray<EventStore.AppendResult>, Refusals.AppendError> => {
     if (items.length === 0) return Effect.succeed([])
-    if (items.some((item) => item.events.length === 0))
-      return fenced(items[0]!.streamId, appendBatchReference(items))
+    const writes = items.some((item) => item.events.length > 0)
     return fenced(
       items[0]!.streamId,
       Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (transaction) =>
@@ -182,7 +184,7 @@ export const make = (
               params
             ),
             (rows) => {
-              if (!inTransaction) signal(items[0]!.streamId)
+              if (!inTransaction && writes) signal(items[0]!.streamId)
               return rows.map((row): EventStore.AppendResult => ({
                 nextVersion: row.next_version,
                 firstPosition: BigInt(row.first_position!),

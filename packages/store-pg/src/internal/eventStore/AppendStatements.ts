@@ -42,8 +42,9 @@ export const appendNewPrepared = {
 } as const
 
 /**
- * The call of `cobro_append_batch` (migration `6_append_batch_set_based`): a whole `appendBatch` in
- * one statement, the items flattened into arrays.
+ * The call of `cobro_append_batch` (migration `16_append_batch_guards`, set-based since migration 6):
+ * a whole `appendBatch` in one statement, the items flattened into arrays, guards (items of no
+ * events) included.
  */
 export const appendBatchStatement =
   "SELECT next_version, first_position, last_position FROM cobro_append_batch(" +
