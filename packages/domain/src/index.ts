@@ -16,6 +16,7 @@ export * as IdGenerator from "./kernel/IdGenerator.js"
 export * as KnownStates from "./kernel/KnownStates.js"
 export * as Outbox from "./kernel/Outbox.js"
 export * as Transitions from "./kernel/Transitions.js"
+export * as Unchecked from "./kernel/Unchecked.js"
 
 // Values every family uses: ids, money, time, text, the response envelope
 export * as Bogota from "./shared/Bogota.js"

@@ -148,10 +148,19 @@ const internalError = (
  * An answer as Node will write it: one with a header Node refuses (text from a request that reached
  * a header unchecked) is logged, naming the headers, and answered 500 instead of an empty one.
  */
-const writable = (response: HttpServerResponse.HttpServerResponse) =>
+const writable = (
+  response: HttpServerResponse.HttpServerResponse
+): Effect.Effect<HttpServerResponse.HttpServerResponse, never, HttpServerRequest.HttpServerRequest> => {
+  // Every response passes here: the common case builds no generator.
+  const refused = HeaderText.unwritable(response)
+  return refused.length === 0 ? Effect.succeed(response) : unwritable(response, refused)
+}
+
+const unwritable = (
+  response: HttpServerResponse.HttpServerResponse,
+  refused: ReturnType<typeof HeaderText.unwritable>
+) =>
   Effect.gen(function* () {
-    const refused = HeaderText.unwritable(response)
-    if (refused.length === 0) return response
     const request = yield* HttpServerRequest.HttpServerRequest
     yield* Effect.logError("an answer's header cannot be written").pipe(
       Effect.annotateLogs({

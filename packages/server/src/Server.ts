@@ -321,11 +321,12 @@ export const layerApp = HttpApiBuilder.serve().pipe(Layer.provide(Http.layer))
  * Tracing off: the server exports spans nowhere, so the spans of `Effect.fn` and of the HTTP tracer
  * middleware would be built for nothing on every request. Provided beneath the server's layers (its
  * requests and its workers inherit it); a program that embeds the layers with a tracer of its own
- * leaves it out.
+ * leaves it out. The middleware's switch is set for the rest of the scope (`locallyScoped`):
+ * `HttpMiddleware.withTracerDisabledWhen(layer, …)` holds only while its own layer is built.
  */
 export const layerTracingOff = Layer.mergeAll(
   Layer.setTracerEnabled(false),
-  HttpMiddleware.withTracerDisabledWhen(Layer.empty, () => true)
+  Layer.locallyScoped(HttpMiddleware.currentTracerDisabledWhen, () => true)
 )
 
 /** The whole server for `Layer.launch`: listens, serves, prints the banner, shuts down gracefully. */

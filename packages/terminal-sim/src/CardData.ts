@@ -7,6 +7,7 @@
 import * as Option from "effect/Option"
 import * as TerminalCheckout from "@cobro/domain/TerminalCheckout"
 import type * as Notification from "@cobro/domain/Notification"
+import { unchecked } from "@cobro/domain/Unchecked"
 
 /** One card product: its brand, a BIN of that brand, the card number's length and type. */
 interface Product {
@@ -64,15 +65,18 @@ const digits = (seed: string, salt: number, count: number): string =>
 export const cardFor = (transactionId: string, terminalSerial: string): TerminalCheckout.Card => {
   const product = pick(PRODUCTS, transactionId, 1)
   const installments = product.cardType === "CREDIT" ? pick([1, 1, 1, 3, 6, 12, 24, 36], transactionId, 2) : 1
-  return new TerminalCheckout.Card({
-    maskedPan: `${product.bin}${"*".repeat(product.length - 10)}${digits(transactionId, 3, 4)}`,
-    brand: product.brand,
-    captureMode: pick(["CHIP", "CONTACTLESS_CHIP"] as const, transactionId, 4),
-    cardType: product.cardType,
-    cardholderName: pick(CARDHOLDERS, transactionId, 5),
-    installments,
-    terminalId: terminalSerial
-  })
+  return new TerminalCheckout.Card(
+    {
+      maskedPan: `${product.bin}${"*".repeat(product.length - 10)}${digits(transactionId, 3, 4)}`,
+      brand: product.brand,
+      captureMode: pick(["CHIP", "CONTACTLESS_CHIP"] as const, transactionId, 4),
+      cardType: product.cardType,
+      cardholderName: pick(CARDHOLDERS, transactionId, 5),
+      installments,
+      terminalId: terminalSerial
+    },
+    unchecked
+  )
 }
 
 /** A 6-digit approval number from the network. */
@@ -110,15 +114,18 @@ export const saleFor = (input: {
   readonly payerEmail: Option.Option<string>
 }): TerminalCheckout.Sale => {
   const paymentMethod = salePaymentMethodFor(input.checkoutMethod)
-  return new TerminalCheckout.Sale({
-    paymentMethod,
-    serviceCode: serviceCodeFor(input.transactionId, input.terminalSerial),
-    approvalNumber: Option.some(approvalNumberFor(input.transactionId)),
-    payerEmail: input.payerEmail,
-    card: isCard(paymentMethod)
-      ? Option.some(cardFor(input.transactionId, input.terminalSerial))
-      : Option.none()
-  })
+  return new TerminalCheckout.Sale(
+    {
+      paymentMethod,
+      serviceCode: serviceCodeFor(input.transactionId, input.terminalSerial),
+      approvalNumber: Option.some(approvalNumberFor(input.transactionId)),
+      payerEmail: input.payerEmail,
+      card: isCard(paymentMethod)
+        ? Option.some(cardFor(input.transactionId, input.terminalSerial))
+        : Option.none()
+    },
+    unchecked
+  )
 }
 
 /** Why a transaction is declined, and the card read if it was a card payment. */

@@ -17,6 +17,7 @@ import * as TerminalCheckout from "@cobro/domain/TerminalCheckout"
 import * as TerminalSandbox from "@cobro/domain/TerminalSandbox"
 import type { Section } from "@cobro/domain/StateMachinesDoc"
 import * as Transitions from "@cobro/domain/Transitions"
+import { unchecked } from "@cobro/domain/Unchecked"
 
 // ---------------------------------------------------------------------------------------------
 // Commands
@@ -416,17 +417,18 @@ const decideAllowed = (command: Command, state: State): Result =>
       const chargeNotifications = Option.getOrElse(c.chargeNotifications, () => state.chargeNotifications)
       return c.behavior === state.behavior && chargeNotifications === state.chargeNotifications
         ? none
-        : ok(new BehaviorSet({ behavior: c.behavior, chargeNotifications, at: c.now }))
+        : ok(new BehaviorSet({ behavior: c.behavior, chargeNotifications, at: c.now }, unchecked))
     },
     // Locking a locked terminal keeps the original lock instant: R1 counts from it.
-    Lock: (c) => (Option.isSome(state.lockedSince) ? none : ok(new Locked({ at: c.now }))),
+    Lock: (c) => (Option.isSome(state.lockedSince) ? none : ok(new Locked({ at: c.now }, unchecked))),
     Unlock: (c) =>
       Option.isNone(state.lockedSince)
         ? none
-        : ok(new Unlocked({ sessionRenewed: state.session === "expired", at: c.now })),
-    PowerOff: (c) => (state._tag === "OFF" ? none : ok(new PoweredOff({ at: c.now }))),
-    PowerOn: (c) => (state._tag === "ON" ? none : ok(new PoweredOn({ at: c.now }))),
-    ExpireSession: (c) => (state.session === "expired" ? none : ok(new SessionExpired({ at: c.now }))),
+        : ok(new Unlocked({ sessionRenewed: state.session === "expired", at: c.now }, unchecked)),
+    PowerOff: (c) => (state._tag === "OFF" ? none : ok(new PoweredOff({ at: c.now }, unchecked))),
+    PowerOn: (c) => (state._tag === "ON" ? none : ok(new PoweredOn({ at: c.now }, unchecked))),
+    ExpireSession: (c) =>
+      state.session === "expired" ? none : ok(new SessionExpired({ at: c.now }, unchecked)),
     OpenNotification: (c) => {
       const newest = state.notifications[state.notifications.length - 1]
       return newest === undefined
@@ -436,7 +438,7 @@ const decideAllowed = (command: Command, state: State): Result =>
               reason: "there is no notification on the terminal"
             })
           )
-        : ok(new NotificationOpened({ notificationId: newest.id, at: c.now }))
+        : ok(new NotificationOpened({ notificationId: newest.id, at: c.now }, unchecked))
     },
     Deliver: (c) => {
       if (state.pending.some((p) => p.integrationId === c.integrationId)) return none
@@ -444,37 +446,42 @@ const decideAllowed = (command: Command, state: State): Result =>
         onSome: (reason) =>
           state.missed.includes(c.integrationId)
             ? none
-            : ok(new RequestMissed({ integrationId: c.integrationId, reason, at: c.now })),
+            : ok(new RequestMissed({ integrationId: c.integrationId, reason, at: c.now }, unchecked)),
         onNone: () => {
           const held = TerminalCheckout.holdsPayment(state.lockedSince, c.now)
           return ok(
-            new RequestReceived({
-              integrationId: c.integrationId,
-              transactionId: c.transactionId,
-              reference: c.reference,
-              paymentMethod: c.paymentMethod,
-              currency: c.currency,
-              total: c.total,
-              stage: held ? "held" : state.chargeNotifications ? "notified" : "charging",
-              notified: state.chargeNotifications,
-              lockedSince: state.lockedSince,
-              at: c.now
-            })
+            new RequestReceived(
+              {
+                integrationId: c.integrationId,
+                transactionId: c.transactionId,
+                reference: c.reference,
+                paymentMethod: c.paymentMethod,
+                currency: c.currency,
+                total: c.total,
+                stage: held ? "held" : state.chargeNotifications ? "notified" : "charging",
+                notified: state.chargeNotifications,
+                lockedSince: state.lockedSince,
+                at: c.now
+              },
+              unchecked
+            )
           )
         }
       })
     },
     Release: (c) =>
       state.pending.some((p) => p.integrationId === c.integrationId && p.stage === "held")
-        ? ok(new RequestReleased({ integrationId: c.integrationId, at: c.now }))
+        ? ok(new RequestReleased({ integrationId: c.integrationId, at: c.now }, unchecked))
         : none,
     RecordOutcome: (c) =>
       state.pending.some((p) => p.integrationId === c.integrationId)
-        ? ok(new OutcomeRecorded({ integrationId: c.integrationId, outcome: c.outcome, at: c.now }))
+        ? ok(
+            new OutcomeRecorded({ integrationId: c.integrationId, outcome: c.outcome, at: c.now }, unchecked)
+          )
         : none,
     DropMissed: (c) =>
       state.missed.includes(c.integrationId)
-        ? ok(new MissedDropped({ integrationId: c.integrationId, at: c.now }))
+        ? ok(new MissedDropped({ integrationId: c.integrationId, at: c.now }, unchecked))
         : none
   })
 

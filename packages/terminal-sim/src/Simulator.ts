@@ -21,6 +21,7 @@ import * as TerminalPayments from "@cobro/domain/TerminalPayments"
 import * as TerminalSandbox from "@cobro/domain/TerminalSandbox"
 import * as CardData from "./CardData.js"
 import * as SimTerminal from "./SimTerminal.js"
+import { unchecked } from "@cobro/domain/Unchecked"
 
 /**
  * Up to 60 more tries, jittered from 2 ms and doubling up to 100 ms apart: about 5 seconds in all,
@@ -209,7 +210,10 @@ export const make = Effect.gen(function* () {
       const now = yield* DateTime.now
       yield* handle(
         terminalKey(ref, mode),
-        new SimTerminal.RecordOutcome({ integrationId: pending.integrationId, outcome: settled, now }),
+        new SimTerminal.RecordOutcome(
+          { integrationId: pending.integrationId, outcome: settled, now },
+          unchecked
+        ),
         {},
         known?.terminal
       )
@@ -262,15 +266,18 @@ export const make = Effect.gen(function* () {
         }
       }
       const now = yield* DateTime.now
-      const deliver = new SimTerminal.Deliver({
-        integrationId: instruction.integrationId,
-        transactionId: instruction.transactionId,
-        reference: instruction.reference,
-        paymentMethod: instruction.paymentMethod,
-        currency: instruction.currency,
-        total: instruction.total,
-        now
-      })
+      const deliver = new SimTerminal.Deliver(
+        {
+          integrationId: instruction.integrationId,
+          transactionId: instruction.transactionId,
+          reference: instruction.reference,
+          paymentMethod: instruction.paymentMethod,
+          currency: instruction.currency,
+          total: instruction.total,
+          now
+        },
+        unchecked
+      )
       const delivered = yield* decideTerminal(key, [deliver], terminal)
       const state = delivered.handled.state
       const pending = state.pending.find((p) => p.integrationId === instruction.integrationId)
@@ -283,7 +290,6 @@ export const make = Effect.gen(function* () {
             terminalSerial: ref.terminalSerial,
             checkoutMethod: pending.paymentMethod
           }
-          const decline = CardData.declineFor(input)
           const answered = yield* Effect.either(
             TerminalPayments.decideAnswer(
               pending.integrationId,
@@ -297,7 +303,7 @@ export const make = Effect.gen(function* () {
                       payerEmail: Option.flatMap(checkout.state.checkout.payer, (p) => p.email)
                     })
                   }
-                : { _tag: "Reject", reason: decline.reason, card: decline.card },
+                : { _tag: "Reject", ...CardData.declineFor(input) },
               checkout,
               TerminalPayments.reportedBy(ref.terminalSerial)
             )
@@ -307,11 +313,14 @@ export const make = Effect.gen(function* () {
               key,
               [
                 deliver,
-                new SimTerminal.RecordOutcome({
-                  integrationId: pending.integrationId,
-                  outcome: auto.value,
-                  now
-                })
+                new SimTerminal.RecordOutcome(
+                  {
+                    integrationId: pending.integrationId,
+                    outcome: auto.value,
+                    now
+                  },
+                  unchecked
+                )
               ],
               terminal
             )
@@ -359,7 +368,7 @@ export const make = Effect.gen(function* () {
         )
         const { auto, pending, state } = taken
         if (taken.recorded) {
-          return new TerminalGateway.Delivered({ lockedSince: state.lockedSince, recorded: true })
+          return new TerminalGateway.Delivered({ lockedSince: state.lockedSince, recorded: true }, unchecked)
         }
         if (pending === undefined) {
           return yield* new TerminalGateway.TerminalUnreachable({
@@ -387,7 +396,7 @@ export const make = Effect.gen(function* () {
             Effect.catchAll((e) => Effect.logWarning("terminal-sim: automatic outcome not recorded", e))
           )
         }
-        return new TerminalGateway.Delivered({ lockedSince: state.lockedSince })
+        return new TerminalGateway.Delivered({ lockedSince: state.lockedSince }, unchecked)
       }).pipe(Effect.provide(context))
   }
 

@@ -23,6 +23,7 @@ import { Amount } from "../shared/Money.js"
 import * as Nanos from "../shared/Nanos.js"
 import * as Payment from "../online/Payment.js"
 import * as PaymentLink from "./PaymentLink.js"
+import { unchecked } from "../kernel/Unchecked.js"
 
 // ---------------------------------------------------------------------------------------------
 // Errors
@@ -93,9 +94,12 @@ export class LinkPaymentExpired extends Schema.TaggedError<LinkPaymentExpired>()
 // Loading
 // ---------------------------------------------------------------------------------------------
 
-// The merchant is read by nearly every request: only the events since the state last read are folded.
+// The merchant is read by nearly every request, a link by every B3 and checkout page: only the
+// events since the state last read are decoded and folded (`KnownStates`).
 const loadMerchant = CommandHandler.loadCurrent(Merchant.Merchant)
-const loadLink = CommandHandler.load(PaymentLink.PaymentLink)
+const loadLink = CommandHandler.loadCurrent(PaymentLink.PaymentLink)
+/** A link with its events: the checkout page's view of one transaction reads its history. */
+const loadLinkHistory = CommandHandler.load(PaymentLink.PaymentLink)
 const handleLink = CommandHandler.make(PaymentLink.PaymentLink)
 
 const existingMerchant = Effect.fnUntraced(function* (merchantId: string) {
@@ -195,12 +199,15 @@ export const create = Effect.fn("LinkPayments.create")(function* (
   const amount: Option.Option<PaymentLink.LinkAmount> =
     request.amount_type === "CLOSE" && request.amount?.total_amount !== undefined
       ? Option.some(
-          new PaymentLink.LinkAmount({
-            currency: request.amount.currency ?? "COP",
-            total: request.amount.total_amount,
-            tip: request.amount.tip_amount ?? Amount.make(0),
-            taxes: request.amount.taxes ?? []
-          })
+          new PaymentLink.LinkAmount(
+            {
+              currency: request.amount.currency ?? "COP",
+              total: request.amount.total_amount,
+              tip: request.amount.tip_amount ?? Amount.make(0),
+              taxes: request.amount.taxes ?? []
+            },
+            unchecked
+          )
         )
       : Option.none()
   if (Option.isSome(amount)) {
@@ -223,23 +230,27 @@ export const create = Effect.fn("LinkPayments.create")(function* (
   if (issues.length > 0) return yield* new InvalidLinkRequest({ issues: [issues[0]!, ...issues.slice(1)] })
 
   const linkId = PaymentLinkId.make(yield* nextId("LNK_"))
+  // The command's values come from the decoded request and the checks above: built unchecked.
   const handled = yield* handleLink(
     linkId,
-    new PaymentLink.CreateLink({
-      linkId,
-      merchantId: merchant.merchantId,
-      sandbox: credential.sandbox,
-      amountType: request.amount_type,
-      amount,
-      reference: request.reference ?? linkId,
-      description: Option.fromNullable(request.description),
-      expiresAt: Option.fromNullable(request.expiration_date),
-      callbackUrl: Option.fromNullable(request.callback_url),
-      paymentMethods: [methods[0]!, ...methods.slice(1)],
-      payerEmail: Option.fromNullable(request.payer_email),
-      imageUrl: Option.fromNullable(request.image_url),
-      now
-    }),
+    new PaymentLink.CreateLink(
+      {
+        linkId,
+        merchantId: merchant.merchantId,
+        sandbox: credential.sandbox,
+        amountType: request.amount_type,
+        amount,
+        reference: request.reference ?? linkId,
+        description: Option.fromNullable(request.description),
+        expiresAt: Option.fromNullable(request.expiration_date),
+        callbackUrl: Option.fromNullable(request.callback_url),
+        paymentMethods: [methods[0]!, ...methods.slice(1)],
+        payerEmail: Option.fromNullable(request.payer_email),
+        imageUrl: Option.fromNullable(request.image_url),
+        now
+      },
+      unchecked
+    ),
     metadata,
     CommandHandler.fresh(PaymentLink.PaymentLink)
   )
@@ -624,7 +635,7 @@ export const transaction = Effect.fn("LinkPayments.transaction")(function* (
   linkId: string,
   transactionId: string
 ) {
-  const { events, state } = yield* loadLink(linkId)
+  const { events, state } = yield* loadLinkHistory(linkId)
   if (state._tag === "Initial") return yield* new PaymentLink.LinkNotFound()
   const view = yield* viewOf(state)
   const outcome = outcomeOf(events, state, transactionId)

@@ -14,6 +14,7 @@ import { Aggregate, type Decision, type Initial, none, ok } from "../kernel/Aggr
 import { MerchantId, PaymentLinkId, TransactionId } from "../shared/Ids.js"
 import { Amount, Currency, TaxLine } from "../shared/Money.js"
 import * as Transitions from "../kernel/Transitions.js"
+import { unchecked } from "../kernel/Unchecked.js"
 
 export type { Initial } from "../kernel/Aggregate.js"
 
@@ -481,15 +482,15 @@ const decideExisting = (command: Exclude<Command, CreateLink>, state: Existing):
         ? Either.left(new UnknownLinkTransaction({ linkId, transactionId: c.transactionId }))
         : state._tag === "PAID"
           ? none
-          : ok(new LinkPaid({ transactionId: c.transactionId, at: c.now })),
+          : ok(new LinkPaid({ transactionId: c.transactionId, at: c.now }, unchecked)),
     FailPayment: (c) =>
       !sameTransaction(state, c.transactionId)
         ? Either.left(new UnknownLinkTransaction({ linkId, transactionId: c.transactionId }))
         : state._tag === "REJECTED"
           ? none
           : isOverdue(state.link, c.now)
-            ? ok(new LinkRejected({ transactionId: c.transactionId, at: c.now }))
-            : ok(new LinkPaymentFailed({ transactionId: c.transactionId, at: c.now })),
+            ? ok(new LinkRejected({ transactionId: c.transactionId, at: c.now }, unchecked))
+            : ok(new LinkPaymentFailed({ transactionId: c.transactionId, at: c.now }, unchecked)),
     ExpirePayment: (c) =>
       !sameTransaction(state, c.transactionId)
         ? Either.left(new UnknownLinkTransaction({ linkId, transactionId: c.transactionId }))
@@ -497,14 +498,16 @@ const decideExisting = (command: Exclude<Command, CreateLink>, state: Existing):
           ? Either.left(new LinkPaymentNotOverdue({ linkId, transactionId: c.transactionId }))
           : // As a declined payment: ACTIVE again, or REJECTED when the link expired meanwhile.
             isOverdue(state.link, c.now)
-            ? ok(new LinkRejected({ transactionId: c.transactionId, at: c.now, expired: true }))
-            : ok(new LinkPaymentFailed({ transactionId: c.transactionId, at: c.now, expired: true })),
-    CancelLink: (c) => (state._tag === "CANCELLED" ? none : ok(new LinkCancelled({ at: c.now }))),
+            ? ok(new LinkRejected({ transactionId: c.transactionId, at: c.now, expired: true }, unchecked))
+            : ok(
+                new LinkPaymentFailed({ transactionId: c.transactionId, at: c.now, expired: true }, unchecked)
+              ),
+    CancelLink: (c) => (state._tag === "CANCELLED" ? none : ok(new LinkCancelled({ at: c.now }, unchecked))),
     ExpireLink: (c) =>
       state._tag === "EXPIRED"
         ? none
         : isOverdue(state.link, c.now)
-          ? ok(new LinkExpired({ at: c.now }))
+          ? ok(new LinkExpired({ at: c.now }, unchecked))
           : Either.left(new LinkNotOverdue({ linkId }))
   })
 }
@@ -516,21 +519,24 @@ const create = (c: CreateLink): Decision<Event, Error> =>
   (c.amountType === "CLOSE") !== Option.isSome(c.amount)
     ? Either.left(new InvalidLinkAmount({ amountType: c.amountType }))
     : ok(
-        new LinkCreated({
-          linkId: c.linkId,
-          merchantId: c.merchantId,
-          sandbox: c.sandbox,
-          amountType: c.amountType,
-          amount: c.amount,
-          reference: c.reference,
-          description: c.description,
-          expiresAt: c.expiresAt,
-          callbackUrl: c.callbackUrl,
-          paymentMethods: c.paymentMethods,
-          payerEmail: c.payerEmail,
-          imageUrl: c.imageUrl,
-          createdAt: c.now
-        })
+        new LinkCreated(
+          {
+            linkId: c.linkId,
+            merchantId: c.merchantId,
+            sandbox: c.sandbox,
+            amountType: c.amountType,
+            amount: c.amount,
+            reference: c.reference,
+            description: c.description,
+            expiresAt: c.expiresAt,
+            callbackUrl: c.callbackUrl,
+            paymentMethods: c.paymentMethods,
+            payerEmail: c.payerEmail,
+            imageUrl: c.imageUrl,
+            createdAt: c.now
+          },
+          unchecked
+        )
       )
 
 const startPayment = (c: StartPayment, state: Existing): Decision<Event, Error> => {
@@ -552,12 +558,15 @@ const startPayment = (c: StartPayment, state: Existing): Decision<Event, Error> 
     return Either.left(new InvalidPaymentAmount({ linkId: link.linkId, amount: c.amount, min, max }))
   }
   return ok(
-    new LinkPaymentStarted({
-      transactionId: c.transactionId,
-      paymentMethod: c.paymentMethod,
-      amount: c.amount,
-      at: c.now
-    })
+    new LinkPaymentStarted(
+      {
+        transactionId: c.transactionId,
+        paymentMethod: c.paymentMethod,
+        amount: c.amount,
+        at: c.now
+      },
+      unchecked
+    )
   )
 }
 

@@ -21,6 +21,7 @@ import {
 } from "../shared/Cards.js"
 import { DocumentNumber, DocumentType } from "../shared/Documents.js"
 import * as Transitions from "../kernel/Transitions.js"
+import { unchecked } from "../kernel/Unchecked.js"
 
 export type { Initial } from "../kernel/Aggregate.js"
 
@@ -685,18 +686,20 @@ const decideExisting = (
       // A live claim belongs to its pusher: a second pusher records nothing and does not push.
       state._tag === "SENDING" && !claimLapsed(state, c.now)
         ? none
-        : ok(new PushAttempted({ attempt: state.pushAttempts + 1, at: c.now })),
+        : ok(new PushAttempted({ attempt: state.pushAttempts + 1, at: c.now }, unchecked)),
     RecordDelivery: (c) =>
       state._tag !== "SENDING"
         ? none
         : holdsPayment(c.lockedSince, c.now)
-          ? ok(new CheckoutHeld({ lockedSince: Option.getOrThrow(c.lockedSince), at: c.now }))
-          : ok(new CheckoutSent({ lockedSince: c.lockedSince, at: c.now })),
+          ? ok(new CheckoutHeld({ lockedSince: Option.getOrThrow(c.lockedSince), at: c.now }, unchecked))
+          : ok(new CheckoutSent({ lockedSince: c.lockedSince, at: c.now }, unchecked)),
     RecordUnreachable: (c) =>
       // After an outcome the terminal evidently got the instruction: the report is stale.
-      state._tag !== "SENDING" ? none : ok(new DeliveryFailed({ reason: c.reason, at: c.now })),
-    UnlockTerminal: (c) => (state._tag === "HELD" ? ok(new CheckoutReleased({ at: c.now })) : none),
-    CancelCheckout: (c) => (state._tag === "CANCELLED" ? none : ok(new CheckoutCancelled({ at: c.now }))),
+      state._tag !== "SENDING" ? none : ok(new DeliveryFailed({ reason: c.reason, at: c.now }, unchecked)),
+    UnlockTerminal: (c) =>
+      state._tag === "HELD" ? ok(new CheckoutReleased({ at: c.now }, unchecked)) : none,
+    CancelCheckout: (c) =>
+      state._tag === "CANCELLED" ? none : ok(new CheckoutCancelled({ at: c.now }, unchecked)),
     ApproveSale: (c) =>
       !isOwn(c.transactionId)
         ? unknown(c.transactionId)
@@ -709,7 +712,10 @@ const decideExisting = (
         : state._tag === "REJECTED"
           ? none
           : ok(
-              new SaleRejected({ transactionId: c.transactionId, reason: c.reason, card: c.card, at: c.now })
+              new SaleRejected(
+                { transactionId: c.transactionId, reason: c.reason, card: c.card, at: c.now },
+                unchecked
+              )
             ),
     ApproveVoid: (c) =>
       !isOwn(c.transactionId)
@@ -717,34 +723,37 @@ const decideExisting = (
         : state._tag === "VOIDED"
           ? none
           : Either.map(voidable(state, c.now), () => [
-              new SaleVoided({ transactionId: c.transactionId, at: c.now })
+              new SaleVoided({ transactionId: c.transactionId, at: c.now }, unchecked)
             ]),
     RejectVoid: (c) =>
       !isOwn(c.transactionId)
         ? unknown(c.transactionId)
         : Either.map(voidable(state, c.now), () => [
-            new VoidRejected({ transactionId: c.transactionId, reason: c.reason, at: c.now })
+            new VoidRejected({ transactionId: c.transactionId, reason: c.reason, at: c.now }, unchecked)
           ])
   })
 }
 
 const create = (c: CreateCheckout): Decision<Event, Error> =>
   ok(
-    new CheckoutCreated({
-      integrationId: c.integrationId,
-      transactionId: c.transactionId,
-      merchantId: c.merchantId,
-      sandbox: c.sandbox,
-      terminalSerial: c.terminalSerial,
-      terminalModel: c.terminalModel,
-      reference: c.reference,
-      amount: c.amount,
-      paymentMethod: c.paymentMethod,
-      userEmail: c.userEmail,
-      description: c.description,
-      payer: c.payer,
-      createdAt: c.now
-    })
+    new CheckoutCreated(
+      {
+        integrationId: c.integrationId,
+        transactionId: c.transactionId,
+        merchantId: c.merchantId,
+        sandbox: c.sandbox,
+        terminalSerial: c.terminalSerial,
+        terminalModel: c.terminalModel,
+        reference: c.reference,
+        amount: c.amount,
+        paymentMethod: c.paymentMethod,
+        userEmail: c.userEmail,
+        description: c.description,
+        payer: c.payer,
+        createdAt: c.now
+      },
+      unchecked
+    )
   )
 
 const approve = (c: ApproveSale, integrationId: IntegrationId): Decision<Event, Error> => {
@@ -761,7 +770,7 @@ const approve = (c: ApproveSale, integrationId: IntegrationId): Decision<Event, 
   } else if (Option.isSome(c.sale.card)) {
     return Either.left(new InvalidSaleDetails({ integrationId, reason: "only card sales carry card data" }))
   }
-  return ok(new SaleApproved({ transactionId: c.transactionId, sale: c.sale, at: c.now }))
+  return ok(new SaleApproved({ transactionId: c.transactionId, sale: c.sale, at: c.now }, unchecked))
 }
 
 /** The void preconditions: an APPROVED card sale, within its Bogotá void window at `now`. */

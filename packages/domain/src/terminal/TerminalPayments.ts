@@ -27,6 +27,7 @@ import { NotificationLog, type Owner } from "../webhooks/NotificationLog.js"
 import * as Taxes from "./Taxes.js"
 import type * as TerminalApi from "./TerminalApi.js"
 import * as TerminalCheckout from "./TerminalCheckout.js"
+import { unchecked } from "../kernel/Unchecked.js"
 import { ChargeInstruction, TerminalBusy, TerminalGateway } from "./TerminalGateway.js"
 
 /** Who calls the terminal API: one merchant, with a production (`sandbox: false`) or test key. */
@@ -194,47 +195,60 @@ export const checkout = Effect.fn("TerminalPayments.checkout")(function* (
   const payer = Option.fromNullable(request.payer).pipe(
     Option.map(
       (p) =>
-        new TerminalCheckout.Payer({
-          email: Option.fromNullable(p.email),
-          phoneNumber: Option.fromNullable(p.phone_number),
-          document: Option.fromNullable(p.document).pipe(
-            Option.map(
-              (d) =>
-                new TerminalCheckout.PayerDocument({
-                  documentType: Option.fromNullable(d.document_type),
-                  documentNumber: Option.fromNullable(d.document_number)
-                })
+        new TerminalCheckout.Payer(
+          {
+            email: Option.fromNullable(p.email),
+            phoneNumber: Option.fromNullable(p.phone_number),
+            document: Option.fromNullable(p.document).pipe(
+              Option.map(
+                (d) =>
+                  new TerminalCheckout.PayerDocument(
+                    {
+                      documentType: Option.fromNullable(d.document_type),
+                      documentNumber: Option.fromNullable(d.document_number)
+                    },
+                    unchecked
+                  )
+              )
             )
-          )
-        })
+          },
+          unchecked
+        )
     )
   )
   const at = yield* now
   // The checkout and the claim of its first push are one append: the terminal is called after it.
+  // Its commands hold the decoded request's values and those computed above: built unchecked.
   const created = yield* decideCheckoutAll(
     integrationId,
     [
-      new TerminalCheckout.CreateCheckout({
-        integrationId,
-        transactionId,
-        merchantId: caller.merchantId,
-        sandbox: caller.sandbox,
-        terminalSerial: request.terminal_serial,
-        terminalModel: request.terminal_model,
-        reference: request.reference,
-        amount: new TerminalCheckout.CheckoutAmount({
-          currency: request.amount.currency,
-          total: request.amount.total_amount,
-          tip: request.amount.tip_amount,
-          taxes
-        }),
-        paymentMethod: request.payment_method,
-        userEmail: request.user_email,
-        description: Option.fromNullable(request.description),
-        payer,
-        now: at
-      }),
-      new TerminalCheckout.AttemptPush({ now: at })
+      new TerminalCheckout.CreateCheckout(
+        {
+          integrationId,
+          transactionId,
+          merchantId: caller.merchantId,
+          sandbox: caller.sandbox,
+          terminalSerial: request.terminal_serial,
+          terminalModel: request.terminal_model,
+          reference: request.reference,
+          amount: new TerminalCheckout.CheckoutAmount(
+            {
+              currency: request.amount.currency,
+              total: request.amount.total_amount,
+              tip: request.amount.tip_amount,
+              taxes
+            },
+            unchecked
+          ),
+          paymentMethod: request.payment_method,
+          userEmail: request.user_email,
+          description: Option.fromNullable(request.description),
+          payer,
+          now: at
+        },
+        unchecked
+      ),
+      new TerminalCheckout.AttemptPush({ now: at }, unchecked)
     ],
     CommandHandler.fresh(TerminalCheckout.TerminalCheckout),
     metadata
@@ -357,18 +371,21 @@ const deliver = Effect.fnUntraced(function* (
   })
   const delivered = yield* gateway
     .push(
-      new ChargeInstruction({
-        integrationId,
-        transactionId: checkout.transactionId,
-        merchantId: checkout.merchantId,
-        terminalSerial: checkout.terminalSerial,
-        terminalModel: checkout.terminalModel,
-        paymentMethod: checkout.paymentMethod,
-        currency: checkout.amount.currency,
-        total: checkout.amount.total,
-        reference: checkout.reference,
-        sandbox: checkout.sandbox
-      })
+      new ChargeInstruction(
+        {
+          integrationId,
+          transactionId: checkout.transactionId,
+          merchantId: checkout.merchantId,
+          terminalSerial: checkout.terminalSerial,
+          terminalModel: checkout.terminalModel,
+          paymentMethod: checkout.paymentMethod,
+          currency: checkout.amount.currency,
+          total: checkout.amount.total,
+          reference: checkout.reference,
+          sandbox: checkout.sandbox
+        },
+        unchecked
+      )
     )
     .pipe(
       Effect.timeoutFail({
@@ -392,7 +409,7 @@ const deliver = Effect.fnUntraced(function* (
       Effect.flatMap(now, (at) =>
         handleCheckout(
           integrationId,
-          new TerminalCheckout.RecordUnreachable({ reason: unreachable.reason, now: at }),
+          new TerminalCheckout.RecordUnreachable({ reason: unreachable.reason, now: at }, unchecked),
           metadata
         )
       ),
@@ -400,7 +417,7 @@ const deliver = Effect.fnUntraced(function* (
       Effect.flatMap(now, (at) =>
         handleCheckout(
           integrationId,
-          new TerminalCheckout.RecordDelivery({ lockedSince: d.lockedSince, now: at }),
+          new TerminalCheckout.RecordDelivery({ lockedSince: d.lockedSince, now: at }, unchecked),
           reportedBy(checkout.terminalSerial)
         )
       )
@@ -511,15 +528,18 @@ export const decideAnswer = Effect.fnUntraced(function* (
   return yield* decideCheckoutAll(
     integrationId,
     [
-      new TerminalCheckout.RecordDelivery({ lockedSince, now: at }),
+      new TerminalCheckout.RecordDelivery({ lockedSince, now: at }, unchecked),
       outcome._tag === "Approve"
-        ? new TerminalCheckout.ApproveSale({ transactionId, sale: outcome.sale, now: at })
-        : new TerminalCheckout.RejectSale({
-            transactionId,
-            reason: outcome.reason,
-            card: outcome.card,
-            now: at
-          })
+        ? new TerminalCheckout.ApproveSale({ transactionId, sale: outcome.sale, now: at }, unchecked)
+        : new TerminalCheckout.RejectSale(
+            {
+              transactionId,
+              reason: outcome.reason,
+              card: outcome.card,
+              now: at
+            },
+            unchecked
+          )
     ],
     known,
     metadata

@@ -3,8 +3,11 @@ import * as DateTime from "effect/DateTime"
 import * as Duration from "effect/Duration"
 import * as FastCheck from "effect/FastCheck"
 import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 import { MerchantId, PaymentLinkId, TransactionId } from "@cobro/domain/Ids"
 import { amount } from "@cobro/domain/Money"
+import * as LinkApi from "@cobro/domain/LinkApi"
+import * as LinkPayments from "@cobro/domain/LinkPayments"
 import * as PaymentLink from "@cobro/domain/PaymentLink"
 import { DeciderSpec } from "../support/DeciderSpec.js"
 import { runsFrom, transitionProperties } from "../support/TransitionProperties.js"
@@ -296,6 +299,22 @@ describe("PaymentLink", () => {
     )
     // Starting from a created link makes most runs exercise more than creation.
     const run = runsFrom(FastCheck.constant([create()]), command, 25)
+
+    // B3 writes the record as built, without encoding it through its schema again: every state a
+    // run reaches must give a record the schema accepts, at any instant.
+    it.prop("every reachable state's B3 record is a valid LinkRecord", [run, minute], ([commands, m]) => {
+      let state: PaymentLink.State = PaymentLink.initialState
+      for (const command of commands) {
+        const decided = PaymentLink.decide(command, state)
+        if (decided._tag === "Right") state = decided.right.reduce(PaymentLink.evolve, state)
+        if (state._tag === "Initial") continue
+        const record = LinkPayments.toRecord(state, at(m))
+        expect(
+          Schema.is(LinkApi.LinkRecord)(record),
+          JSON.stringify(record, (_, v) => (typeof v === "bigint" ? `${v}n` : v))
+        ).toBe(true)
+      }
+    })
 
     transitionProperties({
       aggregate: PaymentLink.PaymentLink,
