@@ -544,9 +544,13 @@ const claimDue = (config: Config, limit: number) =>
     return { claimed, startBy }
   })
 
+/** The outcomes whose claims a batch gives back: nothing recorded moved their streams on. */
+const releasable: ReadonlySet<Outcome["_tag"]> = new Set(["LeaseEnding", "ReportRefused"])
+
 /**
- * Attempts a claimed batch to its end, then gives back the claims it did not attempt; if
- * interrupted, gives back every claim (the recorded ones' leases have ended already).
+ * Attempts a claimed batch to its end, then gives back the claims it did not attempt or could not
+ * record; if interrupted or if it dies, gives back every claim at once rather than holding them
+ * for the lease (the recorded ones' leases have ended already).
  */
 const dispatchBatch = (
   claimed: ReadonlyArray<DeliveryQueue.Claim>,
@@ -559,11 +563,12 @@ const dispatchBatch = (
     attemptBatch(claimed, startBy, sender, onSettled).pipe(
       Effect.flatMap((outcomes) =>
         queue.releaseAll(
-          claimed.flatMap((c, i) => (outcomes[i]!._tag === "LeaseEnding" ? [c.notificationId] : [])),
+          // Not attempted, or attempted and not recorded (the database lost): due again now.
+          claimed.flatMap((c, i) => (releasable.has(outcomes[i]!._tag) ? [c.notificationId] : [])),
           config.owner
         )
       ),
-      Effect.onInterrupt(() =>
+      Effect.onError(() =>
         queue.releaseAll(
           claimed.map((c) => c.notificationId),
           config.owner

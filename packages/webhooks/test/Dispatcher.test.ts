@@ -786,6 +786,47 @@ describe("Dispatcher", () => {
       )
     )
 
+    it.scoped("a round whose batch dies gives its claims back: another dispatcher takes them at once", () => {
+      // The database goes away once the POSTs are sent: no attempt can be recorded.
+      let down = false
+      const layer = servicesOver(
+        Layer.effect(
+          EventStore.EventStore,
+          Effect.map(InMemoryEventStore.make, (inner) => {
+            const lost = Effect.suspend(() =>
+              down ? Effect.dieMessage("the database connection was lost") : Effect.void
+            )
+            return EventStore.EventStore.of({
+              ...inner,
+              append: (streamId, events, expected) =>
+                Effect.zipRight(lost, inner.append(streamId, events, expected)),
+              appendBatch: (items) => Effect.zipRight(lost, inner.appendBatch(items))
+            })
+          })
+        )
+      )
+      return Effect.gen(function* () {
+        const rx = yield* R.receiver({ tls: true })
+        rx.answer = () => {
+          down = true
+          return { status: 200 }
+        }
+        yield* sales(rx.url, 3)
+        yield* Dispatcher.runOnce(config)
+        expect(rx.received).toHaveLength(3)
+        down = false
+        const queue = yield* DeliveryQueue.DeliveryQueue
+        const claimed = yield* queue.claim({
+          now: yield* DateTime.now,
+          limit: 10,
+          lease: Duration.seconds(30),
+          owner: "dispatcher-2"
+        })
+        // Nothing was recorded: the three are due again, not held for the dead batch's lease.
+        expect(claimed).toHaveLength(3)
+      }).pipe(Effect.provide(layer))
+    })
+
     it.scoped("releaseAll gives back the owner's claims, and only its own", () =>
       withReceiver((rx) =>
         Effect.gen(function* () {
