@@ -196,26 +196,15 @@ const ErrorItem = Schema.Struct({
 const envelope = { payload: Schema.Struct({}), errors: Schema.Array(ErrorItem) }
 
 /** The floors' error responses: the envelope with one item, by status. */
-class BadRequest extends Schema.Class<BadRequest>("BadRequest")(
-  envelope,
-  HttpApiSchema.annotations({ status: 400 })
-) {}
-class Unauthorized extends Schema.Class<Unauthorized>("Unauthorized")(
-  envelope,
-  HttpApiSchema.annotations({ status: 401 })
-) {}
-class Forbidden extends Schema.Class<Forbidden>("Forbidden")(
-  envelope,
-  HttpApiSchema.annotations({ status: 403 })
-) {}
-class NotFound extends Schema.Class<NotFound>("NotFound")(
-  envelope,
-  HttpApiSchema.annotations({ status: 404 })
-) {}
-class InternalError extends Schema.Class<InternalError>("InternalError")(
-  envelope,
-  HttpApiSchema.annotations({ status: 500 })
-) {}
+const errorEnvelope =
+  <Self>() =>
+  <Tag extends string>(identifier: Tag, status: number) =>
+    Schema.Class<Self>(identifier)(envelope, HttpApiSchema.annotations({ status }))
+class BadRequest extends errorEnvelope<BadRequest>()("BadRequest", 400) {}
+class Unauthorized extends errorEnvelope<Unauthorized>()("Unauthorized", 401) {}
+class Forbidden extends errorEnvelope<Forbidden>()("Forbidden", 403) {}
+class NotFound extends errorEnvelope<NotFound>()("NotFound", 404) {}
+class InternalError extends errorEnvelope<InternalError>()("InternalError", 500) {}
 
 const failure =
   <A>(make: new (fields: Schema.Struct.Type<typeof envelope>) => A) =>
