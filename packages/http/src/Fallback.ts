@@ -3,6 +3,8 @@
  * path and query errors (400), and typed errors answer in the envelope; a defect is logged and
  * answered 500 in the envelope (AP001 on the terminal API's paths), never with a stack. Under
  * `/panel` the same answers are the panel's own pages with its security headers (issue 31, item 9).
+ * A failure of the database that cannot take requests now (`Unavailability`) is answered so that a
+ * client retries: with `Retry-After`, 503 where the spec leaves the status free (issue 33).
  *
  * Every 5xx is logged with its cause, and every answer's headers are checked before Node writes
  * them (`HeaderText`): one Node refuses would otherwise end as an empty 500, logged nowhere.
@@ -18,6 +20,7 @@ import * as Errors from "./Errors.js"
 import * as HeaderText from "./HeaderText.js"
 import * as PanelHtml from "./panel/PanelHtml.js"
 import * as PanelRequest from "./panel/PanelRequest.js"
+import * as Unavailability from "./Unavailability.js"
 
 /** A route: its method and a pattern of its path. */
 export interface Route {
@@ -186,32 +189,78 @@ const logged = (response: HttpServerResponse.HttpServerResponse, cause: Cause.Ca
         )
       )
 
-/** Wraps an app so that it always answers, in the envelope (the panel's pages under `/panel`). */
-export const middleware =
+const RETRY_AFTER = String(Unavailability.RETRY_AFTER_SECONDS)
+
+/**
+ * The answer while the database cannot take requests (a failover, `Unavailability`), with
+ * `Retry-After`: 503 `Unavailable` in the envelope; on the terminal API's paths AP001, whose status
+ * the spec fixes at 500; under `/panel` the panel's error page, 503. `Idempotency` answers a key
+ * it cannot reserve with it too.
+ */
+export const unavailableResponse = (
+  request: HttpServerRequest.HttpServerRequest
+): HttpServerResponse.HttpServerResponse => {
+  const path = pathOf(request.url)
+  const response = isPanelPath(path)
+    ? panelMessage(request, "error", 503)
+    : Errors.toResponse(
+        isTerminalPath(path)
+          ? Errors.InternalServerError.of(Errors.Codes.AP001)
+          : new Errors.ServiceUnavailable({
+              errors: [
+                Errors.item(Errors.Codes.Unavailable, "the service cannot take this request now; retry")
+              ]
+            })
+      )
+  return HttpServerResponse.setHeader(response, "retry-after", RETRY_AFTER)
+}
+
+/** The answer to a request that failed with `cause`, logged once when it is a 5xx. */
+const answerOf =
   (routes: ReadonlyArray<Route>) =>
-  <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<never, R> =>
-    Effect.catchAllCause(app, (cause) =>
-      Effect.gen(function* () {
-        const request = yield* HttpServerRequest.HttpServerRequest
-        const failure = Cause.failureOption(cause)
-        if (failure._tag === "Some") {
-          const response = failureResponse(failure.value, request, routes)
-          if (response !== undefined) return yield* logged(response, cause)
-        } else if (Cause.isInterruptedOnly(cause)) {
-          return yield* Effect.failCause(cause as Cause.Cause<never>)
-        } else {
-          // HttpApi's own body reading (an endpoint served with `.handle` and a payload) dies on a
-          // body it cannot parse: that is the client's mistake, not ours.
-          const defect = Cause.dieOption(cause)
-          if (defect._tag === "Some" && Predicate.isTagged(defect.value, "RequestError")) {
-            return Errors.toResponse(
-              Errors.BadRequest.of(Errors.Codes.MalformedJson, "the request body could not be read")
-            )
-          }
+  (
+    cause: Cause.Cause<unknown>
+  ): Effect.Effect<HttpServerResponse.HttpServerResponse, never, HttpServerRequest.HttpServerRequest> =>
+    Effect.gen(function* () {
+      const request = yield* HttpServerRequest.HttpServerRequest
+      if (Cause.isInterruptedOnly(cause)) return yield* Effect.failCause(cause as Cause.Cause<never>)
+      if (Unavailability.isUnavailableCause(yield* Unavailability.Unavailability, cause)) {
+        return yield* logged(unavailableResponse(request), cause)
+      }
+      const failure = Cause.failureOption(cause)
+      if (failure._tag === "Some") {
+        const response = failureResponse(failure.value, request, routes)
+        if (response !== undefined) return yield* logged(response, cause)
+      } else {
+        // HttpApi's own body reading (an endpoint served with `.handle` and a payload) dies on a
+        // body it cannot parse: that is the client's mistake, not ours.
+        const defect = Cause.dieOption(cause)
+        if (defect._tag === "Some" && Predicate.isTagged(defect.value, "RequestError")) {
+          return Errors.toResponse(
+            Errors.BadRequest.of(Errors.Codes.MalformedJson, "the request body could not be read")
+          )
         }
-        yield* Effect.logError("unexpected failure", cause).pipe(
-          Effect.annotateLogs({ method: request.method, url: request.url })
-        )
-        return internalError(request)
-      })
-    ).pipe(Effect.flatMap(writable)) as HttpApp.Default<never, R>
+      }
+      yield* Effect.logError("unexpected failure", cause).pipe(
+        Effect.annotateLogs({ method: request.method, url: request.url })
+      )
+      return internalError(request)
+    })
+
+/** Wraps an app so that it always answers, in the envelope (the panel's pages under `/panel`). */
+export const middleware = (routes: ReadonlyArray<Route>) => {
+  const answer = answerOf(routes)
+  return <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<never, R> =>
+    Effect.catchAllCause(app, answer).pipe(Effect.flatMap(writable)) as HttpApp.Default<never, R>
+}
+
+/**
+ * {@link middleware}'s answers to failures, without its check of every answer's headers: for what
+ * runs around the app that `middleware` wraps (`Idempotency`, whose own reads of the database may
+ * fail). A failure is answered, and logged, by the one of the two that catches it.
+ */
+export const guard = (routes: ReadonlyArray<Route>) => {
+  const answer = answerOf(routes)
+  return <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<never, R> =>
+    Effect.catchAllCause(app, answer) as HttpApp.Default<never, R>
+}

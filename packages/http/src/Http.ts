@@ -54,13 +54,17 @@ const EXTRA_ROUTES = [
 /**
  * Path and query text checked first (`PathParams`), then unknown paths and methods, errors and
  * defects in the envelope, and idempotent POSTs, around every route of an API (exported for tests
- * that serve an API of their own).
+ * that serve an API of their own). The idempotency middleware's own failures (its reads of the
+ * database) are answered in the envelope too, by `Fallback.guard` around it.
  */
 export const middlewareFor = (api: HttpApi.HttpApi.Any) => {
   const routes = Fallback.routesOf(api, EXTRA_ROUTES)
   const templates = PathParams.templatesOf(api, EXTRA_ROUTES)
   return HttpApiBuilder.middleware(
-    (app) => PathParams.middleware(templates)(Idempotency.middleware(Fallback.middleware(routes)(app))),
+    (app) =>
+      PathParams.middleware(templates)(
+        Fallback.guard(routes)(Idempotency.middleware(Fallback.middleware(routes)(app)))
+      ),
     { withContext: true }
   )
 }

@@ -8,9 +8,11 @@
  * A key is a record with a recovery point (brief, "Exactly once at the edge";
  * `IdempotencyStore`): the request runs under the key's fence, so its first effect commits with
  * the key marked committed, and from then on no retry runs it again. The request runs to its end
- * even if its client goes away, and its answer is recorded whatever its status; a retry after its
- * node died answers from what it wrote (`IdempotencyRecovery`). While it runs it renews its lease
- * every `RENEW_EVERY_MS`; a key whose request died before any effect is free once the lease lapses.
+ * even if its client goes away, and its answer is recorded whatever its status, but for a refusal
+ * for now (a 5xx with `Retry-After`: the database was away), after which the retry runs the request
+ * or, once an effect committed, recovers it at once; a retry after its node died answers from what
+ * it wrote (`IdempotencyRecovery`). While it runs it renews its lease every `RENEW_EVERY_MS`; a key
+ * whose request died before any effect is free once the lease lapses.
  *
  * A fingerprint is an unsalted SHA-256 kept 24 hours, so a body member that is a secret is left out
  * of it ({@link UNFINGERPRINTED}): the store then never holds a fast, guessable hash of a password.
@@ -33,8 +35,10 @@ import * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
 import * as Authentication from "./Authentication.js"
 import * as Errors from "./Errors.js"
+import * as Fallback from "./Fallback.js"
 import * as IdempotencyRecovery from "./IdempotencyRecovery.js"
 import * as RequestBody from "./RequestBody.js"
+import * as Unavailability from "./Unavailability.js"
 
 /** The request header. */
 export const HEADER = "idempotency-key"
@@ -177,21 +181,12 @@ const recordable = (response: HttpServerResponse.HttpServerResponse): Option.Opt
 export const METHODS: ReadonlySet<string> = new Set(["POST", "PUT", "PATCH", "DELETE"])
 
 /** How long a client waits before retrying a key in use, or while the database is away: seconds. */
-export const RETRY_AFTER_SECONDS = 1
+export const RETRY_AFTER_SECONDS = Unavailability.RETRY_AFTER_SECONDS
 
 const withRetryAfter = (response: HttpServerResponse.HttpServerResponse) =>
   HttpServerResponse.setHeader(response, "retry-after", String(RETRY_AFTER_SECONDS))
 
 const inUse = (message: string) => withRetryAfter(conflict(Errors.Codes.IdempotencyKeyInUse, message))
-
-const unavailable = () =>
-  withRetryAfter(
-    Errors.toResponse(
-      new Errors.ServiceUnavailable({
-        errors: [Errors.item(Errors.Codes.Unavailable, "the service cannot take this request now; retry")]
-      })
-    )
-  )
 
 /**
  * How an answer's recording is retried while the database is away: backing off to every 5 seconds,
@@ -202,19 +197,33 @@ const recordingSchedule = Schedule.exponential("100 millis").pipe(
   Schedule.upTo("2 minutes")
 )
 
-/** What to record of an answer: the response as text, or nothing (a stream cannot be replayed). */
+/**
+ * A refusal for now: a 5xx that says when to retry (`Retry-After`: the database was away). It is
+ * not the request's answer, so it is never kept: the retry runs the request, or recovers it from
+ * its resource when an effect of it committed.
+ */
+const isTransient = (response: HttpServerResponse.HttpServerResponse): boolean =>
+  response.status >= 500 && response.headers["retry-after"] !== undefined
+
+/**
+ * What to record of an answer: the response as text, or nothing (a stream cannot be replayed, a
+ * transient refusal is not an answer).
+ */
 const toStored = (
   response: HttpServerResponse.HttpServerResponse
 ): Option.Option<IdempotencyStore.StoredResponse> =>
-  Option.map(recordable(response), (body) => ({
-    status: response.status,
-    contentType: response.headers["content-type"] ?? contentTypeOf(response),
-    body
-  }))
+  isTransient(response)
+    ? Option.none()
+    : Option.map(recordable(response), (body) => ({
+        status: response.status,
+        contentType: response.headers["content-type"] ?? contentTypeOf(response),
+        body
+      }))
 
 /**
  * Records the end of the owner's request: its answer, or, with none to record (a failure, an
- * interruption, a stream), the key's release (which keeps a key whose request committed an effect).
+ * interruption, a stream, a transient refusal), the key's release (which keeps a key whose request
+ * committed an effect, for the next retry to recover at once).
  */
 const settle = (
   store: IdempotencyStore.IdempotencyStore["Type"],
@@ -330,7 +339,11 @@ export const once = <E, R, R2>(
   print: string,
   app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>,
   recover: (resource: string) => Effect.Effect<HttpServerResponse.HttpServerResponse, never, R2>
-): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R | R2 | IdempotencyStore.IdempotencyStore> =>
+): Effect.Effect<
+  HttpServerResponse.HttpServerResponse,
+  E,
+  R | R2 | IdempotencyStore.IdempotencyStore | HttpServerRequest.HttpServerRequest
+> =>
   Effect.gen(function* () {
     const store = yield* IdempotencyStore.IdempotencyStore
     // This request's claim on the key: only it may renew, fence, complete or release the reservation.
@@ -338,7 +351,7 @@ export const once = <E, R, R2>(
     const reserved = yield* Effect.exit(store.reserve(scope, print, yield* DateTime.now, reservationOwner))
     if (Exit.isFailure(reserved)) {
       yield* Effect.logError("Idempotency-Key: the key could not be reserved", reserved.cause)
-      return unavailable()
+      return Fallback.unavailableResponse(yield* HttpServerRequest.HttpServerRequest)
     }
     const reservation = reserved.value
     switch (reservation._tag) {
@@ -352,7 +365,14 @@ export const once = <E, R, R2>(
       case "InProgress":
         return inUse("a request with this Idempotency-Key is still running")
       case "Recover": {
-        const response = yield* recover(reservation.resource)
+        // A recovery that fails (the database away again) hands the key back at once, for the next
+        // retry to recover; `Fallback.guard` answers and logs the failure. A release that fails too
+        // leaves the key to its lease.
+        const response = yield* recover(reservation.resource).pipe(
+          Effect.onError(() =>
+            Effect.catchAllCause(store.release(scope, reservationOwner), () => Effect.void)
+          )
+        )
         yield* settle(store, scope, reservationOwner, toStored(response)).pipe(
           Effect.catchAllCause((cause) =>
             Effect.logError("Idempotency-Key: the recovered answer could not be recorded", cause)

@@ -3,6 +3,7 @@
  * it"): where it listens, which database, the admin token, the sandbox clock, the sealing key.
  */
 import * as Config from "effect/Config"
+import * as Duration from "effect/Duration"
 import * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
 
@@ -12,7 +13,19 @@ export type ClockMode = "real" | "virtual"
 /** Where the event log lives. */
 export type Database =
   | { readonly _tag: "Pglite"; readonly dataDir: string }
-  | { readonly _tag: "Postgres"; readonly url: Redacted.Redacted<string>; readonly dataDir: string }
+  | {
+      readonly _tag: "Postgres"
+      readonly url: Redacted.Redacted<string>
+      readonly dataDir: string
+      /** `DATABASE_LISTEN_URL`: where LISTEN connects, directly (not through a transaction-mode pooler); `url` when unset. */
+      readonly listenUrl?: Redacted.Redacted<string> | undefined
+      /** `DATABASE_POOL_MODE`: `transaction` behind a transaction-mode pooler (pgbouncer); default `session`. */
+      readonly poolMode?: "session" | "transaction" | undefined
+      /** `DATABASE_STATEMENT_TIMEOUT`: how long a statement may run (default 30 seconds). */
+      readonly statementTimeout?: Duration.Duration | undefined
+      /** `DATABASE_CONNECT_TIMEOUT`: how long opening a connection, or waiting for a pooled one, may take (default 5 seconds). */
+      readonly connectTimeout?: Duration.Duration | undefined
+    }
 
 /** Everything the environment says, before anything is generated or opened. */
 export interface ServerConfig {
@@ -53,6 +66,12 @@ export const defaultPort = 8080
 /** The default listen address: loopback, so that a development sandbox is not on the network by accident. */
 export const defaultHost = "127.0.0.1"
 
+/** How long a statement may run on PostgreSQL before its connection is given up (`DATABASE_STATEMENT_TIMEOUT`). */
+export const defaultStatementTimeout: Duration.Duration = Duration.seconds(30)
+
+/** How long opening a connection, or waiting for one of the pool's, may take (`DATABASE_CONNECT_TIMEOUT`). */
+export const defaultConnectTimeout: Duration.Duration = Duration.seconds(5)
+
 /** The default PGlite folder, relative to the working directory (`npm start` runs at the repository root). */
 export const defaultDataDir = "./.data"
 
@@ -72,12 +91,31 @@ export const config: Config.Config<ServerConfig> = Config.all({
   host: Config.nonEmptyString("HOST").pipe(Config.withDefault(defaultHost)),
   database: Config.all({
     url: Config.option(Config.redacted(Config.nonEmptyString("DATABASE_URL"))),
-    dataDir: Config.nonEmptyString("DATA_DIR").pipe(Config.withDefault(defaultDataDir))
+    dataDir: Config.nonEmptyString("DATA_DIR").pipe(Config.withDefault(defaultDataDir)),
+    listenUrl: Config.option(Config.redacted(Config.nonEmptyString("DATABASE_LISTEN_URL"))),
+    poolMode: Config.literal(
+      "session",
+      "transaction"
+    )("DATABASE_POOL_MODE").pipe(Config.withDefault("session" as const)),
+    statementTimeout: Config.duration("DATABASE_STATEMENT_TIMEOUT").pipe(
+      Config.withDefault(defaultStatementTimeout)
+    ),
+    connectTimeout: Config.duration("DATABASE_CONNECT_TIMEOUT").pipe(
+      Config.withDefault(defaultConnectTimeout)
+    )
   }).pipe(
-    Config.map(({ dataDir, url }): Database =>
+    Config.map(({ connectTimeout, dataDir, listenUrl, poolMode, statementTimeout, url }): Database =>
       Option.match(url, {
         onNone: () => ({ _tag: "Pglite", dataDir }),
-        onSome: (url) => ({ _tag: "Postgres", url, dataDir })
+        onSome: (url) => ({
+          _tag: "Postgres",
+          url,
+          dataDir,
+          listenUrl: Option.getOrUndefined(listenUrl),
+          poolMode,
+          statementTimeout,
+          connectTimeout
+        })
       })
     )
   ),

@@ -13,6 +13,7 @@ import * as PasswordHashing from "@cobro/http/panel/PasswordHashing"
 import * as SignInThrottle from "@cobro/http/panel/SignInThrottle"
 import * as PublicUrls from "@cobro/http/PublicUrls"
 import * as Readiness from "@cobro/http/Readiness"
+import * as Unavailability from "@cobro/http/Unavailability"
 import * as Checkpoint from "@cobro/store-pg/Checkpoint"
 import * as LogNotifications from "@cobro/store-pg/LogNotifications"
 import * as PgDeliveryQueue from "@cobro/store-pg/PgDeliveryQueue"
@@ -20,7 +21,9 @@ import * as PgIdempotencyStore from "@cobro/store-pg/PgIdempotencyStore"
 import * as PgListings from "@cobro/store-pg/PgListings"
 import * as PgMerchantDirectory from "@cobro/store-pg/PgMerchantDirectory"
 import * as PgNotificationLog from "@cobro/store-pg/PgNotificationLog"
+import * as PgErrors from "@cobro/store-pg/PgErrors"
 import * as PgPanelSessions from "@cobro/store-pg/PgPanelSessions"
+import * as PgPool from "@cobro/store-pg/PgPool"
 import * as PgSignInFailures from "@cobro/store-pg/PgSignInFailures"
 import * as PgTransparencyLog from "@cobro/store-pg/PgTransparencyLog"
 import * as PostgresClient from "@cobro/store-pg/PostgresClient"
@@ -133,9 +136,13 @@ export const layerDatabase = (
   database._tag === "Postgres"
     ? PostgresClient.layer({
         url: database.url,
+        listenUrl: database.listenUrl,
         applicationName: "cobro",
         maxConnections: poolSize,
-        idleTimeout
+        idleTimeout,
+        poolMode: database.poolMode,
+        statementTimeout: database.statementTimeout,
+        connectTimeout: database.connectTimeout
       })
     : Store.layerDatabase(database)
 
@@ -174,9 +181,26 @@ export const layerReadiness = Layer.effect(
   Effect.gen(function* () {
     const store = yield* Readiness.eventStore
     const supervisor = yield* Supervisor.Supervisor
-    return { check: Readiness.all([store, supervisor.readiness]) }
+    const pool = yield* Effect.serviceOption(PgPool.PgPool)
+    const writes = Option.match(pool, {
+      onNone: () => [],
+      onSome: (pool) => [databaseWritable(pool)]
+    })
+    return { check: Readiness.all([store, ...writes, supervisor.readiness]) }
   })
 )
+
+/** The reason `/ready` gives while PostgreSQL takes no writes. */
+export const READ_ONLY = "the database takes no writes (it is read-only or does not answer)"
+
+/** Ready when a pooled connection can write now, within `Readiness.TIMEOUT` (issue 33). */
+const databaseWritable = (pool: PgPool.PgPool["Type"]) =>
+  PgPool.writable(pool).pipe(
+    Effect.sandbox,
+    Effect.timeoutFail({ duration: Readiness.TIMEOUT, onTimeout: () => undefined }),
+    Effect.flatMap((writable) => (writable ? Effect.void : Effect.fail(undefined))),
+    Effect.mapError(() => new Readiness.NotReady({ reasons: [READ_ONLY] }))
+  )
 
 /**
  * The adapters of the domain's ports and what the HTTP layer needs beside them (`Http.HttpRequirements`),
@@ -202,6 +226,8 @@ export const layerPorts = (settings: Settings) =>
     PgTransparencyLog.layer(settings.checkpointKey.signer),
     HttpTransport.layer({ dev: settings.config.devWebhooks }),
     layerReadiness,
+    // A request that fails because PostgreSQL cannot take it now answers 503 with Retry-After.
+    Unavailability.layer(PgErrors.isUnavailable),
     Simulator.layer,
     Layer.succeed(Authentication.AdminToken, settings.adminToken),
     layerDevWebhooks(settings),

@@ -24,7 +24,11 @@ import type * as Scope from "effect/Scope"
 export interface Options {
   /** The first restart delay; it doubles with each failure in a row. Default 200 ms. */
   readonly minBackoff?: Duration.DurationInput
-  /** The longest restart delay. Default 10 seconds. */
+  /**
+   * The longest restart delay. Default 1 second: a worker that failed because the database was away
+   * runs again within a second of its return, and `/ready`, which counts a worker that is not
+   * running, turns with it (issue 33).
+   */
   readonly maxBackoff?: Duration.DurationInput
   /**
    * How long a restarted worker must run without failing to count as up again (and a later failure
@@ -97,7 +101,7 @@ export const make = (options: Options = {}) =>
     const stableAfter = Duration.toMillis(options.stableAfter ?? Duration.seconds(5))
     const downBound = Duration.toMillis(options.downBound ?? DEFAULT_DOWN_BOUND)
     const backoff = Schedule.exponential(options.minBackoff ?? Duration.millis(200)).pipe(
-      Schedule.union(Schedule.spaced(options.maxBackoff ?? Duration.seconds(10)))
+      Schedule.union(Schedule.spaced(options.maxBackoff ?? Duration.seconds(1)))
     )
     const states: Array<State> = []
 
@@ -152,10 +156,12 @@ export const make = (options: Options = {}) =>
       })
     })
 
+    // Ready as soon as a worker runs again: its stability shows in `health`, not in `/ready`, which
+    // must turn within a second of the database's return (issue 33).
     const readiness = Effect.suspend(() => {
       const now = clock.unsafeCurrentTimeMillis()
       const reasons = states.flatMap((state) => {
-        const since = downSince(state, now)
+        const since = state.running ? undefined : state.downSince
         return since === undefined || now - since <= downBound
           ? []
           : [

@@ -32,7 +32,14 @@ export const layerNone: Layer.Layer<LogNotifications> = Layer.succeed(LogNotific
 /** How often the listening connection is checked (a connection that died without a word, half open). */
 export const PING_INTERVAL: Duration.Duration = Duration.seconds(5)
 
-/** How long a check of the listening connection may take before it counts as lost. */
+/**
+ * The channel of the listening connection's own check: a NOTIFY sent through the pool must come back
+ * to it. A LISTEN through a transaction-mode pooler (pgbouncer) succeeds and then receives nothing,
+ * while its connection still answers a `SELECT 1`: only a notification that arrives proves it works.
+ */
+export const probeChannel = "cobro_listen_probe"
+
+/** How long a check of the listening connection (its own NOTIFY back) may take before it counts as lost. */
 export const PING_TIMEOUT: Duration.Duration = Duration.seconds(5)
 
 /** The pauses between attempts to listen again after the connection is lost: 100 ms doubling, at most 5 s. */
@@ -55,14 +62,35 @@ const lost = (cause: unknown) =>
  * waits for ever on a dead connection, which left consumers on their slow poll until a restart
  * (issue 17).
  */
-const listenOnce = (config: Pg.ClientConfig): Stream.Stream<string, SqlError> =>
+const listenOnce = (config: Pg.ClientConfig, pool: Pg.Pool): Stream.Stream<string, SqlError> =>
   Stream.asyncScoped<string, SqlError>((emit) =>
     Effect.gen(function* () {
       const onError = (error: Error) => void emit.fail(lost(error))
       const onEnd = () => void emit.fail(lost(new Error("the connection ended")))
+      // This process's checks: each sends a fresh token and waits for it on the listening connection.
+      const probes = new Map<string, () => void>()
       const onNotification = (message: Pg.Notification) => {
         if (message.channel === channel) void emit.single(message.payload ?? "")
+        else if (message.channel === probeChannel) probes.get(message.payload ?? "")?.()
       }
+      const probe = Effect.async<void, SqlError>((resume) => {
+        const token = globalThis.crypto.randomUUID()
+        probes.set(token, () => resume(Effect.void))
+        pool
+          .query("SELECT pg_notify($1, $2)", [probeChannel, token])
+          .catch((cause: unknown) => resume(Effect.fail(lost(cause))))
+        return Effect.sync(() => probes.delete(token))
+      }).pipe(
+        Effect.timeoutFail({
+          duration: PING_TIMEOUT,
+          onTimeout: () =>
+            lost(
+              new Error(
+                "its own NOTIFY did not come back: LISTEN receives nothing (behind a transaction-mode pooler, set DATABASE_LISTEN_URL to a direct connection)"
+              )
+            )
+        })
+      )
       const client = yield* Effect.acquireRelease(
         Effect.tryPromise({
           try: async () => {
@@ -86,12 +114,14 @@ const listenOnce = (config: Pg.ClientConfig): Stream.Stream<string, SqlError> =>
       client.on("end", onEnd)
       client.on("notification", onNotification)
       yield* Effect.tryPromise({
-        try: () => client.query(`LISTEN ${Pg.escapeIdentifier(channel)}`),
+        try: () =>
+          client.query(`LISTEN ${Pg.escapeIdentifier(channel)}; LISTEN ${Pg.escapeIdentifier(probeChannel)}`),
         catch: lost
       })
+      // Listening for real before consumers are told to catch up.
+      yield* probe
       yield* Effect.promise(() => emit.single(""))
-      yield* Effect.tryPromise({ try: () => client.query("SELECT 1"), catch: lost }).pipe(
-        Effect.timeoutFail({ duration: PING_TIMEOUT, onTimeout: () => lost(new Error("no answer")) }),
+      yield* probe.pipe(
         Effect.zipRight(Effect.sleep(PING_INTERVAL)),
         Effect.forever,
         Effect.catchAll((error) => Effect.promise(() => emit.fail(error))),
@@ -113,7 +143,7 @@ export const layerListen: Layer.Layer<LogNotifications, never, PgPool.PgPool> = 
   Effect.gen(function* () {
     const pool = yield* PgPool.PgPool
     // Shared: the LISTEN starts with the first consumer and ends with the last one.
-    const appended = yield* listenOnce(pool.options as Pg.ClientConfig).pipe(
+    const appended = yield* listenOnce(PgPool.listenConfig(pool), pool).pipe(
       Stream.tapErrorCause((cause) =>
         Effect.logWarning("LISTEN cobro_events lost; polling until it listens again", cause)
       ),

@@ -555,6 +555,22 @@ const addIdempotencyRecoveryPoints = Ddl.run([
      ADD CONSTRAINT cobro_idempotency_resource CHECK ((recovery_point = 'committed') = (resource IS NOT NULL))`
 ])
 
+/**
+ * The database's own settings for every session Cobro opens (issue 33): `jit = off`, which the pool
+ * used to send as a startup parameter (`options`) that pgbouncer refuses. Every statement Cobro sends
+ * is a short OLTP one; without fresh statistics the planner's estimates pass `jit_above_cost` and
+ * each execution then spends 50–150 ms compiling a plan that runs in a few (`docs/benchmarks.md`,
+ * Webhooks). A role that may not alter the database leaves it to its operator (docs/deployment.md).
+ */
+const setDatabaseSettings = Ddl.run([
+  `DO $$
+  BEGIN
+    EXECUTE format('ALTER DATABASE %I SET jit = off', current_database());
+  EXCEPTION WHEN insufficient_privilege OR feature_not_supported OR undefined_object THEN
+    RAISE NOTICE 'cobro: could not set jit = off on this database (%); set it as its owner', SQLERRM;
+  END $$`
+])
+
 /** Every migration, by `<id>_<name>`, in the form `Migrator.fromRecord` reads. */
 export const migrations: Record<string, Effect.Effect<void, SqlError, SqlClient.SqlClient>> = {
   "1_create_event_log": createEvents,
@@ -607,7 +623,9 @@ export const migrations: Record<string, Effect.Effect<void, SqlError, SqlClient.
   // earlier version left are the pusher's first work).
   "15_terminal_pushes": InlineReadModels.migration([TerminalPushes.model], { replayFunction: false }),
   // The outbox's guards: an item of no events is checked, unlocked, in the batch's one statement.
-  "16_append_batch_guards": createAppendBatchWithGuardsFunction
+  "16_append_batch_guards": createAppendBatchWithGuardsFunction,
+  // Session settings as the database's own: no startup parameter for a pooler to refuse.
+  "17_database_settings": setDatabaseSettings
 }
 
 const runMigrator = Migrator.make({})

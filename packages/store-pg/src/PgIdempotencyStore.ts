@@ -180,8 +180,15 @@ export const make = Effect.gen(function* () {
       Effect.orDie
     )
 
+  /**
+   * Deletes the owner's key if nothing of its request committed; else ends its lease now, so that
+   * the next reservation recovers it. '-infinity', not the database's now: a reservation compares
+   * the lease with its caller's clock (`reserveOnce`), which may be behind the database's.
+   */
   const release = (scope: IdempotencyStore.Scope, owner: string) =>
-    Effect.asVoid(releaseStarted(scope, owner))
+    Effect.flatMap(releaseStarted(scope, owner), (deleted) =>
+      deleted ? Effect.void : Effect.asVoid(updateHeld(scope, owner, sql`lease_expires_at = '-infinity'`))
+    )
 
   return IdempotencyStore.IdempotencyStore.of({ reserve, renew, fence, complete, release })
 })

@@ -13,18 +13,142 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Pg from "pg"
+import * as PgErrors from "./PgErrors.js"
 
 /** The pool, when the database is a PostgreSQL server (PGlite's single session has none). */
 export class PgPool extends Context.Tag("@cobro/store-pg/PgPool")<PgPool, Pg.Pool>() {}
 
+/**
+ * How the database's connections are pooled in front of it: `session` (directly, or a pooler in
+ * session mode) or `transaction` (pgbouncer's transaction pooling, where a server connection serves
+ * one transaction of one client at a time: no named prepared statement can outlive it).
+ */
+export type PoolMode = "session" | "transaction"
+
 /** Where and how to connect: the subset of `PgClient.PgClientConfig` that Cobro sets. */
 export interface PgPoolConfig {
   readonly url?: Redacted.Redacted | undefined
+  /** Where LISTEN connects (a transaction-mode pooler cannot carry it); `url` when unset. */
+  readonly listenUrl?: Redacted.Redacted | undefined
   readonly maxConnections?: number | undefined
   readonly applicationName?: string | undefined
+  /** How long a connection may take to open, and a request may wait for one: 5 s by default. */
   readonly connectTimeout?: Duration.DurationInput | undefined
+  /** How long a statement may run before its connection is given up: unbounded when unset. */
+  readonly statementTimeout?: Duration.DurationInput | undefined
   /** How long an idle connection stays open; `pg`'s default (10 s) when unset, for ever when infinite. */
   readonly idleTimeout?: Duration.DurationInput | undefined
+  /** `session` by default. */
+  readonly poolMode?: PoolMode | undefined
+}
+
+/**
+ * A pool that never hands out a connection known to be of no more use (issue 33). A connection is
+ * of no more use when it answered an error that `PgErrors.isConnectionBroken` names (the server is a
+ * replica now, shutting down or starting) or its statement timed out; and when one connection
+ * says the server changed, every connection opened before it is suspect, since they all went to the
+ * same server: they are discarded as they come out of the pool, so that a retry gets a fresh one.
+ * Without this, connections to a primary that became a replica stay pooled and answer `25006`
+ * until they idle out (19.6 s in the issue's failover).
+ */
+class FailoverAwarePool extends Pg.Pool {
+  /** Bumped each time a connection shows that the server it went to changed. */
+  private generation = 0
+  private readonly generations = new WeakMap<Pg.PoolClient, number>()
+  private readonly broken = new WeakSet<Pg.PoolClient>()
+
+  private readonly configured = new WeakSet<Pg.PoolClient>()
+
+  constructor(
+    config: Pg.PoolConfig,
+    private readonly namedStatements: boolean
+  ) {
+    super(config)
+    this.on("connect", (client) => {
+      this.generations.set(client, this.generation)
+      // `pg` passes every ErrorResponse of the server here before the statement's caller sees it.
+      ;(client as unknown as { connection: NodeJS.EventEmitter }).connection.on(
+        "errorMessage",
+        (message: unknown) => {
+          if (PgErrors.isConnectionBroken(message)) this.markBroken(client, true)
+        }
+      )
+      if (!namedStatements) stripStatementNames(client)
+    })
+  }
+
+  /** A connection found read-only where writes are expected: the server it went to is a replica now. */
+  readOnlyFound(client: Pg.PoolClient): void {
+    this.markBroken(client, true)
+  }
+
+  private markBroken(client: Pg.PoolClient, serverChanged: boolean): void {
+    this.broken.add(client)
+    if (serverChanged && (this.generations.get(client) ?? 0) >= this.generation) this.generation++
+  }
+
+  private stale(client: Pg.PoolClient): boolean {
+    return this.broken.has(client) || (this.generations.get(client) ?? 0) < this.generation
+  }
+
+  override connect(): Promise<Pg.PoolClient>
+  override connect(
+    callback: (
+      error: Error | undefined,
+      client: Pg.PoolClient | undefined,
+      done: (release?: unknown) => void
+    ) => void
+  ): void
+  override connect(
+    callback?: (
+      error: Error | undefined,
+      client: Pg.PoolClient | undefined,
+      done: (release?: unknown) => void
+    ) => void
+  ): Promise<Pg.PoolClient> | void {
+    if (callback === undefined) {
+      return new Promise((resolve, reject) =>
+        this.connect((error, client) =>
+          error === undefined || error === null ? resolve(client!) : reject(error)
+        )
+      )
+    }
+    super.connect((error, client, done) => {
+      if (error || client === undefined) return callback(error ?? undefined, client, done)
+      if (this.stale(client)) {
+        // Released with an error: the pool removes it; a fresh one is made in its place.
+        done(true)
+        return this.connect(callback)
+      }
+      // Released with an error when it broke meanwhile, so that the pool removes it too.
+      const release = (failure?: unknown) => {
+        if (failure !== undefined && failure !== false && PgErrors.isTimeout(failure)) this.broken.add(client)
+        done(failure || (this.broken.has(client) ? true : undefined))
+      }
+      client.release = release
+      if (!this.namedStatements || this.configured.has(client)) return callback(undefined, client, release)
+      // The database's own setting (migration `17_database_settings`) reaches the sessions opened
+      // after it; this one may be older (a new database's first start). A failure costs the setting only.
+      this.configured.add(client)
+      client.query("SET jit = off", () => callback(undefined, client, release))
+    })
+  }
+}
+
+/**
+ * A client whose named statements run unnamed: behind a transaction-mode pooler a statement
+ * prepared on one server connection is unknown on the next (`cobro_append_new_1 does not exist`).
+ */
+const stripStatementNames = (client: Pg.PoolClient): void => {
+  const query = client.query.bind(client) as (...args: Array<unknown>) => unknown
+  ;(client as unknown as { query: (...args: Array<unknown>) => unknown }).query = (...args) => {
+    const [config] = args
+    if (typeof config === "object" && config !== null && "name" in config && !("submit" in config)) {
+      const { name: _name, ...unnamed } = config as { name?: string }
+      return query(unnamed, ...args.slice(1))
+    }
+    return query(...args)
+  }
 }
 
 /** Opens the pool and checks that it connects (within `connectTimeout`, 5 s by default); ends it with the scope. */
@@ -33,27 +157,36 @@ export const make = (config: PgPoolConfig) =>
     const connectTimeout = config.connectTimeout ?? Duration.seconds(5)
     const pool = yield* Effect.acquireRelease(
       Effect.sync(() => {
-        const pool = new Pg.Pool({
-          connectionString: config.url === undefined ? undefined : Redacted.value(config.url),
-          max: config.maxConnections,
-          application_name: config.applicationName ?? "cobro",
-          // Every statement Cobro sends is a short OLTP one. Without fresh statistics (a table that
-          // grew since its last ANALYZE, or a server without autovacuum) the planner's estimates
-          // pass `jit_above_cost`, and each execution then spends 50–150 ms compiling a plan that
-          // runs in a few (measured on the dispatcher's queue, `docs/benchmarks.md`, Webhooks).
-          options: "-c jit=off",
-          connectionTimeoutMillis: Duration.toMillis(connectTimeout),
-          // `pg-pool` reads 0 as "never close".
-          idleTimeoutMillis:
-            config.idleTimeout === undefined
-              ? undefined
-              : Duration.isFinite(Duration.decode(config.idleTimeout))
-                ? Math.max(1, Duration.toMillis(config.idleTimeout))
-                : 0
-        })
+        const pool = new FailoverAwarePool(
+          {
+            connectionString: config.url === undefined ? undefined : Redacted.value(config.url),
+            max: config.maxConnections,
+            application_name: config.applicationName ?? "cobro",
+            // No other startup parameter: pgbouncer refuses the ones it does not know (`options`,
+            // `statement_timeout`). `jit = off` is the database's setting (migration
+            // `17_database_settings`) and the statement timeout is kept by the client.
+            connectionTimeoutMillis: Duration.toMillis(connectTimeout),
+            ...(config.statementTimeout === undefined
+              ? {}
+              : { query_timeout: Math.max(1, Duration.toMillis(config.statementTimeout)) }),
+            // A connection whose server vanished without a word (a failover's old primary behind a
+            // proxy) is found by the kernel within about a minute instead of the default two hours.
+            keepAlive: true,
+            keepAliveInitialDelayMillis: 10_000,
+            // `pg-pool` reads 0 as "never close".
+            idleTimeoutMillis:
+              config.idleTimeout === undefined
+                ? undefined
+                : Duration.isFinite(Duration.decode(config.idleTimeout))
+                  ? Math.max(1, Duration.toMillis(config.idleTimeout))
+                  : 0
+          },
+          (config.poolMode ?? "session") === "session"
+        )
         // An idle connection that the server drops emits `error` on the pool; the next query
         // reconnects. Without a listener it would end the process.
         pool.on("error", () => {})
+        listenUrls.set(pool, config.listenUrl ?? config.url)
         return pool
       }),
       (pool) => Effect.promise(() => pool.end()).pipe(Effect.timeoutOption(1000), Effect.ignore)
@@ -68,8 +201,17 @@ export const make = (config: PgPoolConfig) =>
           new SqlError({ cause: new Error("timed out"), message: "PgPool: connection timed out" })
       })
     )
-    return pool
+    return pool as Pg.Pool
   })
+
+const listenUrls = new WeakMap<Pg.Pool, Redacted.Redacted | undefined>()
+
+/** The connection settings for LISTEN: the pool's, at the listen URL when one was given. */
+export const listenConfig = (pool: Pg.Pool): Pg.ClientConfig => {
+  const { query_timeout: _timeout, ...options } = pool.options as Pg.ClientConfig
+  const url = listenUrls.get(pool)
+  return url === undefined ? options : { ...options, connectionString: Redacted.value(url) }
+}
 
 /** The pool as a service. */
 export const layer = (config: PgPoolConfig): Layer.Layer<PgPool, SqlError> =>
@@ -120,3 +262,28 @@ export const statement: Effect.Effect<Statement, never, SqlClient.SqlClient> = E
       Option.isSome(transaction) ? sql.unsafe(text, params) : query(pool, text, params)
     )
 })
+
+/**
+ * Whether the database takes writes now: `transaction_read_only` is off on a pooled connection (a
+ * proxy that still sends connections to a primary turned replica shows here, issue 33). A connection
+ * found read-only is discarded with every connection opened before it, as one that answered `25006`
+ * is: the next check sees a fresh one, so the answer turns as soon as the proxy does.
+ */
+export const writable = (pool: Pg.Pool): Effect.Effect<boolean, SqlError> =>
+  Effect.tryPromise({
+    try: async () => {
+      const client = await pool.connect()
+      let readOnly: boolean
+      try {
+        const result = await client.query<{ transaction_read_only: string }>("SHOW transaction_read_only")
+        readOnly = result.rows[0]?.transaction_read_only !== "off"
+      } catch (error) {
+        client.release(error as Error)
+        throw error
+      }
+      if (readOnly && pool instanceof FailoverAwarePool) pool.readOnlyFound(client)
+      client.release()
+      return !readOnly
+    },
+    catch: (cause) => new SqlError({ cause, message: "PgPool: statement failed" })
+  })

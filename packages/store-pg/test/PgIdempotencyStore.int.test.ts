@@ -383,8 +383,7 @@ const idempotencySuite = (
           expect(yield* reserve(scope, "fp", t0, "first")).toEqual(Reservation.Reserved())
           expect(yield* effect(scope, "first", "TerminalCheckout-INT_1")).toBe(true)
           expect(yield* effect(scope, "first", "Merchant-MER_1")).toBe(true)
-          // The request fails now (a 5xx, an interruption): the key is not forgotten.
-          yield* release(scope, "first")
+          // Its process dies now (a released key: the next test).
           expect(yield* reserve(scope, "fp", later(LEASE_MS - 1), "retry")).toEqual(Reservation.InProgress())
           // Its process died: past the lease, a retry holds the key to answer from the first resource.
           expect(yield* reserve(scope, "fp", later(LEASE_MS), "retry")).toEqual(
@@ -404,6 +403,38 @@ const idempotencySuite = (
             "TerminalCheckout-INT_1",
             "Merchant-MER_1"
           ])
+        })
+    )
+
+    it.effect(
+      "a released key whose request committed an effect is recovered by the next reservation at once, whatever its clock; one whose request committed nothing is forgotten",
+      () =>
+        Effect.gen(function* () {
+          yield* effectsTable
+          const scope = freshScope()
+          expect(yield* reserve(scope, "fp", t0, "first")).toEqual(Reservation.Reserved())
+          expect(yield* effect(scope, "first", "PaymentLink-LNK_1")).toBe(true)
+          // Its answer was a refusal for now (a 503 with Retry-After): the key is released, not forgotten.
+          yield* release(scope, "first")
+          expect(yield* reserve(scope, "other", later(1), "retry")).toEqual(Reservation.Mismatch())
+          // The retry's clock may be behind the first request's (another node): it recovers all the same.
+          expect(yield* reserve(scope, "fp", DateTime.subtract(t0, { seconds: 5 }), "retry")).toEqual(
+            Reservation.Recover({ resource: "PaymentLink-LNK_1" })
+          )
+          expect(yield* reserve(scope, "fp", later(2), "third")).toEqual(Reservation.InProgress())
+          // The first request's late steps change nothing.
+          yield* release(scope, "first")
+          expect(yield* renew(scope, later(3), "first")).toBe(false)
+          expect(yield* effect(scope, "first", "PaymentLink-LNK_2")).toBe(false)
+          expect(yield* complete(scope, created, "first")).toBe("Lost")
+          expect(yield* complete(scope, created, "retry")).toBe("Recorded")
+          expect(yield* reserve(scope, "fp", later(4), "fourth")).toEqual(
+            Reservation.Replay({ response: created })
+          )
+          const untouched = freshScope()
+          expect(yield* reserve(untouched, "fp", t0, "first")).toEqual(Reservation.Reserved())
+          yield* release(untouched, "first")
+          expect(yield* reserve(untouched, "other", t0, "retry")).toEqual(Reservation.Reserved())
         })
     )
 
@@ -579,7 +610,13 @@ const idempotencySuite = (
               case "release": {
                 const owner = step.stale ? "stale" : current
                 yield* release(scope, owner)
-                if (running(owner) && model!.resource === undefined) model = undefined
+                // Nothing committed: forgotten; else its lease ends now, for a retry to recover it.
+                if (running(owner)) {
+                  model =
+                    model!.resource === undefined
+                      ? undefined
+                      : { ...model!, leaseUntil: Number.NEGATIVE_INFINITY }
+                }
                 break
               }
               case "renew": {

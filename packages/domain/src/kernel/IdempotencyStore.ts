@@ -109,7 +109,8 @@ export class IdempotencyStore extends Context.Tag("@cobro/domain/IdempotencyStor
     readonly complete: (scope: Scope, owner: string, response: StoredResponse) => Effect.Effect<Completion>
     /**
      * Forgets the owner's key whose request ended without an answer, if nothing of it committed; a
-     * key whose request committed an effect stays, to be recovered once its lease lapses.
+     * key whose request committed an effect stays, and its lease ends now: the next reservation, at
+     * any `now`, recovers it (`Recover`) rather than waiting out the lease.
      */
     readonly release: (scope: Scope, owner: string) => Effect.Effect<void>
   }
@@ -217,7 +218,9 @@ export const layerMemory: Layer.Layer<IdempotencyStore> = Layer.sync(Idempotency
     release: (scope, owner) =>
       Effect.sync(() => {
         const entry = running(scope, owner)
-        if (entry !== undefined && entry.resource === undefined) entries.delete(scopeKey(scope))
+        if (entry === undefined) return
+        if (entry.resource === undefined) entries.delete(scopeKey(scope))
+        else entries.set(scopeKey(scope), { ...entry, leaseUntil: Number.NEGATIVE_INFINITY })
       })
   }
 })

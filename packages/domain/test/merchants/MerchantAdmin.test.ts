@@ -304,6 +304,24 @@ describe("IdempotencyStore.layerMemory", () => {
   )
 
   it.effect(
+    "a released key whose request committed an effect is recovered by the next reservation at once, whatever its clock",
+    () =>
+      idempotency(function* () {
+        const store = yield* IdempotencyStore.IdempotencyStore
+        yield* store.reserve(scope, "f1", at(0), "o1")
+        // An effect of its request commits under the key's fence.
+        yield* store.fence(scope, "o1").around("PaymentLink-LNK_1", Effect.void)
+        // Its answer was a refusal for now (a 503 with Retry-After): released, not forgotten.
+        yield* store.release(scope, "o1")
+        expect((yield* store.reserve(scope, "f2", at(1), "o2"))._tag).toBe("Mismatch")
+        expect(yield* store.reserve(scope, "f1", at(-5_000), "o2")).toEqual(
+          IdempotencyStore.Reservation.Recover({ resource: "PaymentLink-LNK_1" })
+        )
+        expect((yield* store.reserve(scope, "f1", at(2), "o3"))._tag).toBe("InProgress")
+      })
+  )
+
+  it.effect(
     "a running key's lease lapses 30 seconds after its last renewal, then the key is new; a stale owner records nothing",
     () =>
       idempotency(function* () {

@@ -222,7 +222,12 @@ export const call = (
     } catch {
       json = undefined
     }
-    return { status: response.status, text, json: json as any }
+    return {
+      status: response.status,
+      text,
+      json: json as any,
+      headers: Object.fromEntries(response.headers.entries()) as Record<string, string>
+    }
   })
 
 /** A call with the server's admin token. */

@@ -16,8 +16,10 @@ import * as AppendFence from "@cobro/domain/AppendFence"
 import * as EventStore from "@cobro/domain/EventStore"
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
+import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as PgErrors from "../../PgErrors.js"
 import * as PgPool from "../../PgPool.js"
 import * as AppendStatements from "./AppendStatements.js"
 import type { Connection } from "./Connection.js"
@@ -136,8 +138,23 @@ export const make = (
           : appendAny(streamId, events, normalized, recordedAt, Option.isSome(transaction))
       })
     )
-    return fenced(streamId, written)
+    return retriedOnce(fenced(streamId, written))
   }
+
+  /**
+   * An append once more when its connection broke under it (issue 33: the server became a replica,
+   * shut down, or the connection was cut), on a fresh connection (`PgPool` discards the broken
+   * one): safe, since its event ids are fixed, so a first attempt that did commit makes the second
+   * a no-op. Not inside a caller's transaction, which the broken connection took with it.
+   */
+  const retriedOnce = <A, E, R>(append: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+    Effect.catchAllCause(append, (cause) =>
+      Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (transaction) =>
+        Option.isNone(transaction) && PgErrors.isConnectionBroken(Cause.squash(cause))
+          ? append
+          : Effect.failCause(cause)
+      )
+    )
 
   /**
    * An append under the fiber's fence (an Idempotency-Key's, which then opens the transaction the
@@ -171,31 +188,33 @@ export const make = (
   ): Effect.Effect<ReadonlyArray<EventStore.AppendResult>, Refusals.AppendError> => {
     if (items.length === 0) return Effect.succeed([])
     const writes = items.some((item) => item.events.length > 0)
-    return fenced(
-      items[0]!.streamId,
-      Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (transaction) =>
-        Effect.clockWith((clock) => {
-          const inTransaction = Option.isSome(transaction)
-          const recordedAt = new Date(clock.unsafeCurrentTimeMillis())
-          const params = AppendStatements.appendBatchParams(items, recordedAt, inTransaction)
-          const call = Effect.map(
-            (inTransaction ? statement : autocommit)<AppendStatements.AppendRow>(
-              AppendStatements.appendBatchStatement,
-              params
-            ),
-            (rows) => {
-              if (!inTransaction && writes) signal(items[0]!.streamId)
-              return rows.map((row): EventStore.AppendResult => ({
-                nextVersion: row.next_version,
-                firstPosition: BigInt(row.first_position!),
-                lastPosition: BigInt(row.last_position!)
-              }))
-            }
-          )
-          return (inTransaction ? sql.withTransaction(call) : call).pipe(
-            Effect.catchTag("SqlError", () => appendBatchReference(items))
-          )
-        })
+    return retriedOnce(
+      fenced(
+        items[0]!.streamId,
+        Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (transaction) =>
+          Effect.clockWith((clock) => {
+            const inTransaction = Option.isSome(transaction)
+            const recordedAt = new Date(clock.unsafeCurrentTimeMillis())
+            const params = AppendStatements.appendBatchParams(items, recordedAt, inTransaction)
+            const call = Effect.map(
+              (inTransaction ? statement : autocommit)<AppendStatements.AppendRow>(
+                AppendStatements.appendBatchStatement,
+                params
+              ),
+              (rows) => {
+                if (!inTransaction && writes) signal(items[0]!.streamId)
+                return rows.map((row): EventStore.AppendResult => ({
+                  nextVersion: row.next_version,
+                  firstPosition: BigInt(row.first_position!),
+                  lastPosition: BigInt(row.last_position!)
+                }))
+              }
+            )
+            return (inTransaction ? sql.withTransaction(call) : call).pipe(
+              Effect.catchTag("SqlError", () => appendBatchReference(items))
+            )
+          })
+        )
       )
     )
   }
