@@ -674,10 +674,13 @@ export const storeContract = (
           expect(yield* Subscription.checkpoint(choosy.name)).toEqual(start)
           const wantedEvent = event("Wanted")
           yield* store.append(id, [wantedEvent], Exact({ version: 2 }))
+          // Its handler runs inside the transaction that saves the checkpoint: wait for that commit.
           yield* Eventually.eventually(
-            "the choosy consumer has its event",
-            Effect.sync(() => wanted.length),
-            (n) => n === 1
+            "the choosy consumer has its event, its checkpoint saved with it",
+            Effect.map(Subscription.checkpoint(choosy.name), (saved) => ({ saved, applied: wanted.length })),
+            ({ applied, saved }) =>
+              applied === 1 &&
+              (saved.transactionId !== start.transactionId || saved.globalPosition !== start.globalPosition)
           )
           yield* Fiber.interrupt(fiber)
           expect(wanted).toEqual([wantedEvent.eventId])
