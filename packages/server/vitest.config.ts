@@ -4,6 +4,8 @@ export default defineProject({
   test: {
     name: "server",
     include: ["test/**/*.test.ts"],
+    // The failover suite needs a Patroni cluster: `npm run test:ha` runs it (vitest.ha.config.ts).
+    exclude: ["test/ha/**"],
     // The integration suites start real server processes (tsx, PGlite's first start takes seconds).
     testTimeout: 120_000,
     hookTimeout: 120_000

@@ -26,7 +26,7 @@ export class Readiness extends Context.Tag("@cobro/http/Readiness")<
 export class NotReady extends Data.TaggedError("NotReady")<{ readonly reasons: ReadonlyArray<string> }> {}
 
 /** How long `/ready` waits for the event store before answering that the service is not ready. */
-export const TIMEOUT = Duration.seconds(1)
+export const TIMEOUT = Duration.millis(700)
 
 /** The reason given when the event store does not answer. */
 export const STORE_DOWN = "the event store does not answer"

@@ -66,6 +66,11 @@ class FailoverAwarePool extends Pg.Pool {
     super(config)
     this.on("connect", (client) => {
       this.generations.set(client, this.generation)
+      // A connection's error with no statement running (a FATAL `57P01` as the server stops, on a
+      // connection being ended or between two statements) is emitted on the client; `pg-pool`
+      // listens only while it is idle, and its listener removes itself at the first error. Without
+      // a listener of its own the process would end (seen in a switchover under load).
+      client.on("error", (error) => this.markBroken(client, PgErrors.isConnectionBroken(error)))
       // `pg` passes every ErrorResponse of the server here before the statement's caller sees it.
       ;(client as unknown as { connection: NodeJS.EventEmitter }).connection.on(
         "errorMessage",

@@ -100,6 +100,33 @@ describe("the pool when its server turns into a replica", () => {
   )
 })
 
+describe("a connection the server ends while it is checked out and idle", () => {
+  it.scopedLive(
+    "does not end the process (its error has a listener), and is discarded when it is given back",
+    () =>
+      Effect.gen(function* () {
+        const url = yield* Databases.postgresDatabase
+        const pool = yield* PgPool.make({ url: Redacted.make(url), maxConnections: 2 })
+        const admin = yield* Databases.databaseClient(url)
+        const client = yield* Effect.promise(() => pool.connect())
+        const pid = (yield* Effect.promise(() => client.query("SELECT pg_backend_pid() AS pid"))).rows[0].pid
+        const errors: Array<unknown> = []
+        client.on("error", (error) => errors.push(error))
+        // No statement runs on it: the FATAL 57P01 is emitted on the client, as in a switchover.
+        yield* Effect.promise(() => admin.query("SELECT pg_terminate_backend($1)", [pid]))
+        const deadline = Date.now() + 5_000
+        while (errors.length === 0 && Date.now() < deadline) yield* Effect.sleep("50 millis")
+        expect(errors.length).toBeGreaterThan(0)
+        // The pool's own listener is there beside the test's: without it, this emit would have thrown.
+        expect(client.listenerCount("error")).toBeGreaterThanOrEqual(2)
+        client.release()
+        const fresh = yield* Effect.promise(() => pool.query("SELECT pg_backend_pid() AS pid"))
+        expect(fresh.rows[0].pid).not.toBe(pid)
+      }),
+    30_000
+  )
+})
+
 describe("the pool behind a transaction-mode pooler", () => {
   const preparedAfterNamedStatement = (poolMode: PgPool.PoolMode) =>
     Effect.gen(function* () {
