@@ -122,26 +122,29 @@ describe("a use case's commit when its connection dies mid-commit", () => {
       yield* installKiller(db)
 
       /**
-       * Sends `request` with every try of its commit armed to die at `killAt` (the first, and the
-       * whole-batch retry of a multi-stream one): nothing of `commit` may be stored, and the answer
-       * is an error in the envelope. Then sends it again: it succeeds with `ok`, and each of
-       * `commit` is stored once.
+       * Sends `request` with every try of its commit armed to die at `killAt` (the first, the
+       * whole-batch retry of a multi-stream one, and both again on a fresh connection, SV-34):
+       * nothing of `commit` may be stored, and the answer is the envelope of a database that cannot
+       * take the request (AP001 with `Retry-After` on the terminal API, else 503). Then sends it
+       * again: it succeeds with `ok`, and each of `commit` is stored once.
        */
       const case_ = (
         name: string,
         killAt: string,
         commit: ReadonlyArray<string>,
-        request: Effect.Effect<{ status: number; text: string; json: any }>,
+        request: Effect.Effect<{ status: number; text: string; json: any; headers: Record<string, string> }>,
         ok: number
       ) =>
         Effect.gen(function* () {
-          const { firings, mark, reply: cut } = yield* armed(db, killAt, 2, request)
+          const { firings, mark, reply: cut } = yield* armed(db, killAt, 4, request)
           expect(firings, `${name}: the trigger fired`).toBeGreaterThan(0)
           expect(yield* appendedSince(db, mark, commit), `${name}: nothing of the commit stays`).toEqual(
             none(commit)
           )
-          expect(cut.status, `${name}: ${cut.text}`).toBe(500)
-          expect(cut.json?.errors?.length ?? cut.json?.message, `${name}: ${cut.text}`).toBeTruthy()
+          const terminal = name.startsWith("A3")
+          expect(cut.status, `${name}: ${cut.text}`).toBe(terminal ? 500 : 503)
+          expect(cut.json?.errors?.[0]?.code, `${name}: ${cut.text}`).toBe(terminal ? "AP001" : "Unavailable")
+          expect(cut.headers["retry-after"], `${name}: Retry-After`).toBe("1")
           const again = yield* request
           expect(again.status, `${name}: ${again.text}`).toBe(ok)
           expect(yield* appendedSince(db, mark, commit), `${name}: each once`).toEqual(once(commit))
@@ -188,7 +191,7 @@ describe("a use case's commit when its connection dies mid-commit", () => {
       const answered = yield* armed(
         db,
         "DeliveryScheduled",
-        2,
+        4,
         withKey(
           server,
           terminalKey,
@@ -243,6 +246,20 @@ describe("a use case's commit when its connection dies mid-commit", () => {
       const [recovered, mark] = [retried.reply, retried.mark]
       expect(recovered.status, recovered.text).toBe(201)
       expect(yield* appendedSince(db, mark, ["PaymentStarted", "IntentPaymentStarted"])).toEqual(
+        once(["PaymentStarted", "IntentPaymentStarted"])
+      )
+
+      // Both tries on its connection die: the append is tried once more, on a fresh connection (SV-34).
+      yield* openIntent("atom-fresh")
+      const fresh = yield* armed(
+        db,
+        "IntentPaymentStarted",
+        2,
+        withKey(server, buttonKey, "POST", "/v1/payment", ServerProcess.cardAttempt("atom-fresh"))
+      )
+      expect(fresh.firings).toBe(3)
+      expect(fresh.reply.status, fresh.reply.text).toBe(201)
+      expect(yield* appendedSince(db, fresh.mark, ["PaymentStarted", "IntentPaymentStarted"])).toEqual(
         once(["PaymentStarted", "IntentPaymentStarted"])
       )
 
