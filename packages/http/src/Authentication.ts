@@ -16,6 +16,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
+import * as Tracer from "effect/Tracer"
 import * as Errors from "./Errors.js"
 
 /** The credential of the request's key: merchant, integration and mode (test keys see sandbox data only). */
@@ -55,6 +56,17 @@ const MISSING = "missing Authorization header: send `x-api-key <identity key>`"
 const MALFORMED = "malformed Authorization header: send `x-api-key <identity key>`"
 const UNKNOWN = "unknown or revoked API key"
 
+/** The request's span (when tracing is on) names the merchant and the mode of the key. */
+const annotated = (credential: MerchantDirectory.Credential) =>
+  Effect.withFiberRuntime<MerchantDirectory.Credential>((fiber) => {
+    const span = Context.getOption(fiber.currentContext, Tracer.ParentSpan)
+    if (span._tag === "Some" && span.value._tag === "Span") {
+      span.value.attribute("cobro.merchant_id", credential.merchantId)
+      span.value.attribute("cobro.mode", credential.mode)
+    }
+    return Effect.succeed(credential)
+  })
+
 /**
  * {@link authenticate} over a given vault and directory: what the middlewares call per request, so
  * that a request costs the directory lookup and no context to build (`npm run bench -- http`).
@@ -75,7 +87,7 @@ export const authenticateWith =
           ? unauthorized(UNKNOWN)
           : integration !== undefined && credential.value.integration !== integration
             ? forbidden(integration)
-            : Effect.succeed(credential.value)
+            : annotated(credential.value)
     )
   }
 

@@ -17,11 +17,14 @@ import * as Fallback from "./Fallback.js"
 import * as HealthHandlers from "./HealthHandlers.js"
 import * as Idempotency from "./Idempotency.js"
 import * as LinkHandlers from "./LinkHandlers.js"
+import * as MetricsEndpoint from "./MetricsEndpoint.js"
 import * as OnlineHandlers from "./OnlineHandlers.js"
 import * as PanelPage from "./panel/PanelPage.js"
 import * as PanelUserHandlers from "./PanelUserHandlers.js"
 import * as PathParams from "./PathParams.js"
 import * as PublicUrls from "./PublicUrls.js"
+import * as RequestId from "./RequestId.js"
+import * as RequestTelemetry from "./RequestTelemetry.js"
 import * as SandboxHandlers from "./SandboxHandlers.js"
 import * as TerminalHandlers from "./TerminalHandlers.js"
 
@@ -55,15 +58,24 @@ const EXTRA_ROUTES = [
  * Path and query text checked first (`PathParams`), then unknown paths and methods, errors and
  * defects in the envelope, and idempotent POSTs, around every route of an API (exported for tests
  * that serve an API of their own). The idempotency middleware's own failures (its reads of the
- * database) are answered in the envelope too, by `Fallback.guard` around it.
+ * database) are answered in the envelope too, by `Fallback.guard` around it. Outside them all, each
+ * request's span and duration (`RequestTelemetry`), so that they see the answer the client gets, and
+ * outermost the request id (`RequestId`): on every answer and every log line of the request.
  */
 export const middlewareFor = (api: HttpApi.HttpApi.Any) => {
   const routes = Fallback.routesOf(api, EXTRA_ROUTES)
   const templates = PathParams.templatesOf(api, EXTRA_ROUTES)
+  const telemetry = RequestTelemetry.middleware(
+    RequestTelemetry.routesOf(api, [...EXTRA_ROUTES, { method: "GET", path: MetricsEndpoint.PATH }])
+  )
   return HttpApiBuilder.middleware(
     (app) =>
-      PathParams.middleware(templates)(
-        Fallback.guard(routes)(Idempotency.middleware(Fallback.middleware(routes)(app)))
+      RequestId.middleware(
+        telemetry(
+          PathParams.middleware(templates)(
+            Fallback.guard(routes)(Idempotency.middleware(Fallback.middleware(routes)(app)))
+          )
+        )
       ),
     { withContext: true }
   )
@@ -75,6 +87,7 @@ const Middleware = middlewareFor(CobroApi)
 export const layer = Layer.mergeAll(
   HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" }),
   HttpApiScalar.layer({ path: "/docs" }),
+  MetricsEndpoint.layer,
   CheckoutPage.layer,
   PanelPage.layer,
   Middleware,

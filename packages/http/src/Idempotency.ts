@@ -30,6 +30,7 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
+import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
@@ -163,7 +164,27 @@ const renewLease = (
     }
   })
 
-const conflict = (code: string, message: string) => Errors.toResponse(Errors.Conflict.of(code, message))
+/** `cobro.idempotency.conflicts`: the 409s of an Idempotency-Key, by their code (reused, in use…). */
+export const conflicts = Metric.counter("cobro.idempotency.conflicts", {
+  description: "Requests answered 409 because of their Idempotency-Key, by code.",
+  incremental: true
+})
+
+const conflictsByCode = new Map<string, Metric.Metric.Counter<number>>()
+
+const countConflict = (code: string) => {
+  let counter = conflictsByCode.get(code)
+  if (counter === undefined) {
+    counter = Metric.tagged(conflicts, "code", code)
+    conflictsByCode.set(code, counter)
+  }
+  counter.unsafeUpdate(1, [])
+}
+
+const conflict = (code: string, message: string) => {
+  countConflict(code)
+  return Errors.toResponse(Errors.Conflict.of(code, message))
+}
 
 /** The body of a response when it can be recorded (text or bytes), else none. */
 const recordable = (response: HttpServerResponse.HttpServerResponse): Option.Option<string> => {

@@ -34,7 +34,9 @@ import * as CommandHandler from "@cobro/domain/CommandHandler"
 import * as KnownStates from "@cobro/domain/KnownStates"
 import * as Merchant from "@cobro/domain/Merchant"
 import { amount } from "@cobro/domain/Money"
+import * as OperationalGauges from "@cobro/server/OperationalGauges"
 import * as Server from "@cobro/server/Server"
+import * as Telemetry from "@cobro/server/Telemetry"
 import * as DateTime from "effect/DateTime"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Duration from "effect/Duration"
@@ -73,7 +75,7 @@ const spans = process.env["BENCH_TRACE"] === "1" ? SpanClock.make() : undefined
 const settleMillis = Settings.number("BENCH_SETTLE_MS", 1000)
 const merchantEvents = Settings.number("BENCH_MERCHANT_EVENTS", 0)
 const stateCache = process.env["BENCH_STATE_CACHE"] !== "off"
-/** `BENCH_TRACING=on`: Cobro with Effect's default tracer on (the server turns tracing off, `Server.layerTracingOff`). */
+/** `BENCH_TRACING=on`: Cobro with Effect's default tracer on (the server turns tracing off, `Telemetry.layerTracingOff`). */
 const tracingOn = process.env["BENCH_TRACING"] === "on"
 /**
  * `BENCH_RATES` (`A3:50,B2:50,B3:50`): after the closed loops, each target gets each endpoint at this
@@ -166,6 +168,7 @@ const cobro = async (databaseUrl: string, poolSize?: number): Promise<Target> =>
   const layer = Server.layerApp.pipe(
     Layer.provideMerge(Server.layerHttpServer(settings.config)),
     Layer.provide(Layer.merge(Server.layerBackground, Server.layerTransparencyLog(settings))),
+    Layer.provide(Telemetry.layerMetrics(Telemetry.defaults, "127.0.0.1", OperationalGauges.sample)),
     Layer.provideMerge(ports)
   )
   const runtime = ManagedRuntime.make(
@@ -173,7 +176,7 @@ const cobro = async (databaseUrl: string, poolSize?: number): Promise<Target> =>
       ? layer.pipe(Layer.provide(Layer.setTracer(spans.tracer)))
       : tracingOn
         ? layer
-        : layer.pipe(Layer.provide(Server.layerTracingOff))
+        : layer.pipe(Layer.provide(Telemetry.layerTracingOff))
   )
   const server = await runtime.runPromise(HttpServer.HttpServer)
   const address = server.address

@@ -33,7 +33,6 @@ import * as Dispatcher from "@cobro/webhooks/Dispatcher"
 import * as HttpTransport from "@cobro/webhooks/HttpTransport"
 import * as Notifier from "@cobro/webhooks/Notifier"
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
-import * as HttpMiddleware from "@effect/platform/HttpMiddleware"
 import * as HttpServer from "@effect/platform/HttpServer"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import type * as ConfigError from "effect/ConfigError"
@@ -53,7 +52,10 @@ import * as Ids from "./Ids.js"
 import * as LinkExpiry from "./LinkExpiry.js"
 import * as PaymentTimeouts from "./PaymentTimeouts.js"
 import * as NodeKeyVault from "./NodeKeyVault.js"
+import * as OperationalGauges from "./OperationalGauges.js"
+import * as OutcomeMetrics from "./OutcomeMetrics.js"
 import * as SealingKey from "./SealingKey.js"
+import * as Telemetry from "./Telemetry.js"
 import * as TerminalPusher from "./TerminalPusher.js"
 import * as StateCache from "./StateCache.js"
 import * as Store from "./Store.js"
@@ -68,6 +70,8 @@ export interface Settings {
   readonly adminTokenGenerated: boolean
   readonly sealingKey: SealingKey.SealingKey
   readonly checkpointKey: CheckpointKey.CheckpointKey
+  /** Traces and metrics (OpenTelemetry's variables, `COBRO_METRICS*`); default `Telemetry.defaults`. */
+  readonly telemetry?: Telemetry.TelemetryConfig
 }
 
 /**
@@ -81,8 +85,10 @@ export const settings: Effect.Effect<
   const config = yield* Config.config
   const sealingKey = yield* SealingKey.resolve(config)
   const checkpointKey = yield* CheckpointKey.resolve(config)
+  const telemetry = yield* Telemetry.config
   return {
     config,
+    telemetry,
     sealingKey,
     checkpointKey,
     adminToken: Option.getOrElse(config.adminToken, () =>
@@ -163,7 +169,8 @@ export const layerStore = (
         Checkpoint.verifierKeyOf(settings.checkpointKey.signer)
       )
     ),
-    Layer.provideMerge(Store.layerEventStore),
+    // Sales, links and payments counted by outcome as they are appended.
+    Layer.provideMerge(OutcomeMetrics.layer.pipe(Layer.provide(Store.layerEventStore))),
     Layer.provideMerge(layerDatabase(settings.config.database, options.poolSize, options.idleTimeout))
   )
 }
@@ -343,27 +350,17 @@ const layerBanner = (settings: Settings) =>
 /** The HTTP application: every endpoint of `@cobro/http`, its OpenAPI document and docs. */
 export const layerApp = HttpApiBuilder.serve().pipe(Layer.provide(Http.layer))
 
-/**
- * Tracing off: the server exports spans nowhere, so the spans of `Effect.fn` and of the HTTP tracer
- * middleware would be built for nothing on every request. Provided beneath the server's layers (its
- * requests and its workers inherit it); a program that embeds the layers with a tracer of its own
- * leaves it out. The middleware's switch is set for the rest of the scope (`locallyScoped`):
- * `HttpMiddleware.withTracerDisabledWhen(layer, …)` holds only while its own layer is built.
- */
-export const layerTracingOff = Layer.mergeAll(
-  Layer.setTracerEnabled(false),
-  Layer.locallyScoped(HttpMiddleware.currentTracerDisabledWhen, () => true)
-)
-
 /** The whole server for `Layer.launch`: listens, serves, prints the banner, shuts down gracefully. */
 export const layer = (settings: Settings) => {
+  const telemetry = settings.telemetry ?? Telemetry.defaults
   const store = layerStore(settings)
   const ports = layerPorts(settings).pipe(Layer.provideMerge(store))
   return layerBanner(settings).pipe(
     Layer.provide(layerApp),
     Layer.provide(layerHttpServer(settings.config)),
     Layer.provide(Layer.merge(layerBackground, layerTransparencyLog(settings))),
+    Layer.provide(Telemetry.layerMetrics(telemetry, settings.config.host, OperationalGauges.sample)),
     Layer.provide(ports),
-    Layer.provide(layerTracingOff)
+    Layer.provide(Telemetry.layerTracing(telemetry))
   )
 }

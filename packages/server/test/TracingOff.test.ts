@@ -7,7 +7,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as NodeHttp from "node:http"
-import * as Server from "../src/Server.js"
+import * as Telemetry from "../src/Telemetry.js"
 
 /** Answers whether the request's handler runs inside a span (the HTTP tracer middleware's). */
 const app = HttpRouter.empty.pipe(
@@ -39,12 +39,12 @@ const served = (tracing: Layer.Layer<never>) =>
     )
   )
 
-describe("Server.layerTracingOff", () => {
+describe("Telemetry.layerTracingOff", () => {
   it.scoped("a request's handler runs without the HTTP tracer middleware's span", () =>
     Effect.gen(function* () {
       // The same server without the layer does make the span: the check below can fail.
       expect(yield* served(Layer.empty)).toBe("span")
-      expect(yield* served(Server.layerTracingOff)).toBe("none")
+      expect(yield* served(Telemetry.layerTracingOff)).toBe("none")
     })
   )
 })

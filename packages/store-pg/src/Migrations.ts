@@ -571,6 +571,28 @@ const setDatabaseSettings = Ddl.run([
   END $$`
 ])
 
+/**
+ * Trace context with the durable intents (issue 34): `cobro_traced(value, traceparent)` sets
+ * `cobro.traceparent` for the rest of the transaction and returns `value`, so that a traced append
+ * (`AppendStatements.traced`) sets it in the same statement, before its events' triggers run; the
+ * webhook deliveries' and terminal pushes' functions keep it in a new nullable column. Not a
+ * reinstall: the column has nothing to backfill from the log (it is not in the events), so it is
+ * added in place, and the functions replaced, with no replay. A database created after this
+ * migration has both already (migrations 8 and 15 install the models as they are now).
+ */
+const addTraceContext = Ddl.run([
+  `CREATE OR REPLACE FUNCTION cobro_traced(p_value text, p_traceparent text) RETURNS text
+    LANGUAGE plpgsql AS $$
+  BEGIN
+    PERFORM set_config('cobro.traceparent', coalesce(p_traceparent, ''), true);
+    RETURN p_value;
+  END $$`,
+  `ALTER TABLE cobro_rm_webhook_deliveries ADD COLUMN IF NOT EXISTS traceparent text`,
+  `ALTER TABLE cobro_rm_terminal_pushes ADD COLUMN IF NOT EXISTS traceparent text`,
+  WebhookDeliveries.model.createFunction.replace("CREATE FUNCTION", "CREATE OR REPLACE FUNCTION"),
+  TerminalPushes.model.createFunction.replace("CREATE FUNCTION", "CREATE OR REPLACE FUNCTION")
+])
+
 /** Every migration, by `<id>_<name>`, in the form `Migrator.fromRecord` reads. */
 export const migrations: Record<string, Effect.Effect<void, SqlError, SqlClient.SqlClient>> = {
   "1_create_event_log": createEvents,
@@ -625,7 +647,9 @@ export const migrations: Record<string, Effect.Effect<void, SqlError, SqlClient.
   // The outbox's guards: an item of no events is checked, unlocked, in the batch's one statement.
   "16_append_batch_guards": createAppendBatchWithGuardsFunction,
   // Session settings as the database's own: no startup parameter for a pooler to refuse.
-  "17_database_settings": setDatabaseSettings
+  "17_database_settings": setDatabaseSettings,
+  // Issue 34: the traceparent of what scheduled a delivery or claimed a push, beside its row.
+  "18_trace_context": addTraceContext
 }
 
 const runMigrator = Migrator.make({})

@@ -4,6 +4,8 @@
  * claim leases them in `cobro_webhook_leases` in one statement. `FOR UPDATE SKIP LOCKED` keeps
  * concurrent claims off each other's rows, and the lease's conflict guard keeps a live lease from
  * being taken: one dispatcher at a time attempts a notification, and a dead dispatcher's lease expires.
+ * Each claim carries the traceparent stored with the delivery's schedule (issue 34), and `backlog`
+ * measures the queue for the gauges of `/metrics`.
  */
 import * as CommandHandler from "@cobro/domain/CommandHandler"
 import * as DeliveryQueue from "@cobro/domain/DeliveryQueue"
@@ -11,6 +13,8 @@ import type { NotificationId } from "@cobro/domain/Ids"
 import * as Notifications from "@cobro/domain/Notifications"
 import * as WebhookDelivery from "@cobro/domain/WebhookDelivery"
 import * as SqlClient from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
+import * as Clock from "effect/Clock"
 import * as DateTime from "effect/DateTime"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -82,9 +86,14 @@ export const make = Effect.gen(function* () {
     // its index: the state the dispatcher decides on, and the version its record is appended at. The
     // version is the events' own, as this statement's snapshot shows them: a row locked after a
     // concurrent commit may be newer, and then the record conflicts and is decided again on a re-read.
-    const take = sql<{ notification_id: string; version: number; events: ReadonlyArray<unknown> }>`
+    const take = sql<{
+      notification_id: string
+      version: number
+      events: ReadonlyArray<unknown>
+      traceparent: string | null
+    }>`
       WITH due AS (
-        SELECT d.stream_id, d.notification_id, d.due_at, d.version
+        SELECT d.stream_id, d.notification_id, d.due_at, d.version, d.traceparent
         FROM cobro_rm_webhook_deliveries d
         WHERE d.due_at IS NOT NULL AND d.due_at <= ${now}::timestamptz
           AND NOT EXISTS (
@@ -103,7 +112,7 @@ export const make = Effect.gen(function* () {
             OR cobro_webhook_leases.claimed_version <> EXCLUDED.claimed_version
         RETURNING stream_id
       )
-      SELECT due.notification_id::text AS notification_id, s.version, s.events
+      SELECT due.notification_id::text AS notification_id, s.version, s.events, due.traceparent
       FROM due JOIN claimed ON claimed.stream_id = due.stream_id
       CROSS JOIN LATERAL (
         SELECT max(e.stream_version) AS version, json_agg(e.data ORDER BY e.stream_version) AS events
@@ -113,7 +122,8 @@ export const make = Effect.gen(function* () {
       Effect.map((rows) =>
         rows.map((r): DeliveryQueue.Claim => ({
           notificationId: r.notification_id as NotificationId,
-          known: decodeDelivery(r.events, r.version)
+          known: decodeDelivery(r.events, r.version),
+          traceparent: r.traceparent ?? undefined
         }))
       ),
       Effect.orDie,
@@ -140,3 +150,36 @@ export const layer: Layer.Layer<DeliveryQueue.DeliveryQueue, never, SqlClient.Sq
 
 /** The lease length a dispatcher should use by default: far longer than an attempt (2 s). */
 export const defaultLease = Duration.seconds(30)
+
+/** How the queue stands, for the gauges of `/metrics`. */
+export interface Backlog {
+  /** Deliveries neither delivered nor abandoned (nor cancelled): due, scheduled for a retry, or leased. */
+  readonly depth: number
+  /** How long the oldest delivery due now has been due, in seconds (by the clock); 0 when none is. */
+  readonly oldestDueAgeSeconds: number
+}
+
+/**
+ * The queue's {@link Backlog}, test and production alike, in one statement over the due-time index
+ * (`cobro_rm_webhook_deliveries_due`, partial on `due_at IS NOT NULL`: exactly the deliveries still
+ * to attempt). A retry scheduled later counts in the depth; its due time does not count in the age
+ * until it comes. The clock is the clock in context (a virtual one moves the age).
+ */
+export const backlog: Effect.Effect<Backlog, SqlError, SqlClient.SqlClient> = Effect.flatMap(
+  SqlClient.SqlClient,
+  (sql) =>
+    Effect.zipWith(
+      sql<{ depth: number | string; oldest: number | string | null }>`
+        SELECT count(*)::integer AS depth, (extract(epoch FROM min(due_at)) * 1000)::float8 AS oldest
+        FROM cobro_rm_webhook_deliveries WHERE due_at IS NOT NULL`,
+      Clock.currentTimeMillis,
+      (rows, now): Backlog => {
+        const row = rows[0]
+        const oldest = row?.oldest === null || row?.oldest === undefined ? undefined : Number(row.oldest)
+        return {
+          depth: Number(row?.depth ?? 0),
+          oldestDueAgeSeconds: oldest !== undefined && oldest <= now ? (now - oldest) / 1000 : 0
+        }
+      }
+    )
+)

@@ -9,6 +9,7 @@ import { SqlError } from "@effect/sql/SqlError"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as FiberRef from "effect/FiberRef"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
@@ -234,17 +235,42 @@ export const query = <A extends object>(
   params: ReadonlyArray<unknown>,
   name?: string
 ): Effect.Effect<ReadonlyArray<A>, SqlError> =>
-  Effect.tryPromise({
-    try: () =>
-      pool
-        .query(
-          name === undefined
-            ? { text, values: params as Array<unknown> }
-            : { name, text, values: params as Array<unknown> }
-        )
-        .then((result) => result.rows as ReadonlyArray<A>),
-    catch: (cause) => new SqlError({ cause, message: "PgPool: statement failed" })
-  })
+  traced(
+    text,
+    Effect.tryPromise({
+      try: () =>
+        pool
+          .query(
+            name === undefined
+              ? { text, values: params as Array<unknown> }
+              : { name, text, values: params as Array<unknown> }
+          )
+          .then((result) => result.rows as ReadonlyArray<A>),
+      catch: (cause) => new SqlError({ cause, message: "PgPool: statement failed" })
+    })
+  )
+
+/** A statement's first keyword (`SELECT`, `INSERT`…): its operation, for its span. */
+const operationOf = (text: string): string => /^\s*([A-Za-z]+)/.exec(text)?.[1]?.toUpperCase() ?? "QUERY"
+
+/**
+ * A statement's span, as `@effect/sql` gives its own (`sql.execute`): its operation and its text
+ * with `$n` placeholders, never its values. Nothing is built while tracing is off.
+ */
+const traced = <A, E>(text: string, statement: Effect.Effect<A, E>): Effect.Effect<A, E> =>
+  Effect.withFiberRuntime((fiber) =>
+    fiber.getFiberRef(FiberRef.currentTracerEnabled)
+      ? Effect.withSpan(statement, "sql.execute", {
+          kind: "client",
+          captureStackTrace: false,
+          attributes: {
+            "db.system.name": "postgresql",
+            "db.operation.name": operationOf(text),
+            "db.query.text": text
+          }
+        })
+      : statement
+  )
 
 /** Runs one statement (`$1`-style parameters) and returns its rows. */
 export type Statement = <A extends object>(

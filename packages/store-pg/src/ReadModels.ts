@@ -51,7 +51,13 @@ export {
 } from "./readModels/PaymentsInFlight.js"
 export { projection as refundsByTransaction } from "./readModels/RefundsByTransaction.js"
 export { projection as terminalCheckouts } from "./readModels/TerminalCheckouts.js"
-export { duePushes, projection as terminalPushes } from "./readModels/TerminalPushes.js"
+export {
+  type DuePush,
+  duePushClaims,
+  duePushes,
+  pendingPushes,
+  projection as terminalPushes
+} from "./readModels/TerminalPushes.js"
 export { projection as webhookDeliveries } from "./readModels/WebhookDeliveries.js"
 export { projection as links } from "./readModels/Links.js"
 export { projection as merchantRefunds } from "./readModels/MerchantRefunds.js"

@@ -6,6 +6,9 @@
  * Attempts answered together are recorded with one append. `run` claims again while earlier claims
  * are in flight, and caps the requests in flight per endpoint, so that a slow endpoint holds back
  * only its own deliveries. Time comes from `Clock`, so a virtual clock drives the retry schedule.
+ * With tracing on, each attempt has a span (`Dispatcher.attempt`) linked to the span that scheduled
+ * the delivery, and its POST carries the attempt's `traceparent`; each recorded attempt is counted
+ * (`DeliveryMetrics`).
  */
 import * as CommandHandler from "@cobro/domain/CommandHandler"
 import * as DeliveryQueue from "@cobro/domain/DeliveryQueue"
@@ -20,15 +23,21 @@ import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as DateTime from "effect/DateTime"
+import * as DefaultServices from "effect/DefaultServices"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
+import * as FiberRef from "effect/FiberRef"
+import * as FiberRefs from "effect/FiberRefs"
 import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import * as Runtime from "effect/Runtime"
 import * as Stream from "effect/Stream"
+import * as Tracer from "effect/Tracer"
+import * as DeliveryMetrics from "./DeliveryMetrics.js"
 import * as Signature from "./Signature.js"
+import * as TraceContext from "./TraceContext.js"
 
 /** How a dispatcher works. */
 export interface Config {
@@ -138,6 +147,8 @@ interface Planned {
   readonly standardWebhooks: boolean
   /** The last instant (epoch ms) the POST may start: the claim's lease covers it until then. */
   readonly startBy: number | undefined
+  /** The traceparent of the span that scheduled the delivery, which the attempt's span links to. */
+  readonly traceparent: string | undefined
 }
 
 /** What the plan of a batch found for each claim. */
@@ -172,7 +183,7 @@ const planBatch = Effect.fnUntraced(function* (
   const secrets = new Map<string, string>()
   const vault = yield* KeyVault.KeyVault
   const plans: Array<Plan> = []
-  for (const { notificationId, known } of claimed) {
+  for (const { known, notificationId, traceparent } of claimed) {
     const state = known.state
     if (startBy !== undefined && DateTime.toEpochMillis(now) > startBy) {
       plans.push({ _tag: "Done", outcome: { _tag: "LeaseEnding" } })
@@ -208,7 +219,8 @@ const planBatch = Effect.fnUntraced(function* (
         state,
         secret,
         standardWebhooks: registered.value.standardWebhooks,
-        startBy
+        startBy,
+        traceparent
       }
     })
   }
@@ -259,12 +271,16 @@ const recordedOutcome = (
   result: CommandHandler.BatchResult<WebhookDelivery.Event, WebhookDelivery.State, WebhookDelivery.Error>
 ): Effect.Effect<Outcome> =>
   Either.match(result, {
-    onRight: (handled) =>
-      Effect.succeed<Outcome>({
-        _tag: "Attempted",
-        attempt: sent.command.attempt,
-        status: (handled.state as WebhookDelivery.Existing)._tag
-      }),
+    onRight: (handled) => {
+      const status = (handled.state as WebhookDelivery.Existing)._tag
+      return Effect.as(
+        DeliveryMetrics.recordAttempt(
+          DeliveryMetrics.outcomeOf(status, sent.command.result),
+          sent.command.attempt
+        ),
+        { _tag: "Attempted", attempt: sent.command.attempt, status } as Outcome
+      )
+    },
     onLeft: (error) =>
       Effect.as(
         Effect.logWarning("dispatcher: attempt report refused", error).pipe(
@@ -295,6 +311,30 @@ const recordBatch = (sents: ReadonlyArray<Sent>) =>
 interface Job {
   readonly planned: Planned
   readonly done: (outcome: Outcome) => void
+  /**
+   * The attempt's span when the caller made it (`attempt`'s own, `Effect.fn`): the sender annotates
+   * it and leaves it to its maker to end. Without it, and with tracing on, the sender makes one.
+   */
+  readonly span?: Tracer.Span | undefined
+}
+
+/** The name of an attempt's span. */
+export const ATTEMPT_SPAN = "Dispatcher.attempt"
+
+/** Annotates an attempt's span: what it attempts, and the link to the span that scheduled it. */
+const annotateAttempt = (span: Tracer.Span, planned: Planned) => {
+  span.attribute("cobro.delivery_id", planned.notificationId)
+  span.attribute("cobro.notification_type", planned.state.notification.type)
+  span.attribute("cobro.attempt", planned.state.attempts.length + 1)
+  span.attribute("http.request.method", "POST")
+  const link = TraceContext.linkTo(planned.traceparent)
+  if (link !== undefined) span.addLinks([link])
+}
+
+/** Records an attempt's answer on its span. */
+const annotateResponse = (span: Tracer.Span, response: WebhookTransport.WebhookResponse) => {
+  if (response._tag === "Answered") span.attribute("http.response.status_code", response.status)
+  else span.attribute("cobro.failure_reason", response.reason)
 }
 
 /**
@@ -316,6 +356,9 @@ class Sender {
   private readonly perEndpoint: number
   private readonly recordMax: number
   private readonly transport: WebhookTransport.WebhookTransport["Type"]
+  /** The runtime's tracer when tracing is on (else no span is made, nor any header sent). */
+  private readonly tracer: Tracer.Tracer | undefined
+  private readonly timing: boolean
   constructor(
     private readonly runtime: Runtime.Runtime<DispatchServices>,
     /** The dispatcher's clock (a virtual one in tests): when each POST is sent. */
@@ -326,6 +369,35 @@ class Sender {
     this.concurrency = config.concurrency ?? 32
     this.perEndpoint = config.perEndpoint ?? 8
     this.recordMax = config.concurrency ?? 32
+    const refs = runtime.fiberRefs
+    this.tracer = FiberRefs.getOrDefault(refs, FiberRef.currentTracerEnabled)
+      ? Context.get(FiberRefs.getOrDefault(refs, DefaultServices.currentServices), Tracer.Tracer)
+      : undefined
+    this.timing = FiberRefs.getOrDefault(refs, FiberRef.currentTracerTimingEnabled)
+  }
+
+  /**
+   * The span of a job's attempt, with tracing on: the job's own, or one made here as Effect makes a
+   * span (plain code: no fiber per attempt), a child of the span of the runtime's context if any.
+   * `owned`: made here, so ended here when the answer comes.
+   */
+  private spanOf(job: Job): { readonly span: Tracer.Span; readonly owned: boolean } | undefined {
+    if (this.tracer === undefined) return undefined
+    if (job.span !== undefined) {
+      annotateAttempt(job.span, job.planned)
+      return { span: job.span, owned: false }
+    }
+    const parent = Context.getOption(this.runtime.context, Tracer.ParentSpan)
+    const span = this.tracer.span(
+      ATTEMPT_SPAN,
+      parent,
+      Context.empty(),
+      [],
+      this.timing ? this.clock.unsafeCurrentTimeNanos() : BigInt(0),
+      "client"
+    )
+    annotateAttempt(span, job.planned)
+    return { span, owned: true }
   }
 
   submit(jobs: ReadonlyArray<Job>) {
@@ -365,7 +437,17 @@ class Sender {
     }
     this.inFlight++
     this.perUrl.set(url, (this.perUrl.get(url) ?? 0) + 1)
+    const traced = this.spanOf(job)
     const finish = (response: WebhookTransport.WebhookResponse) => {
+      if (traced !== undefined) {
+        annotateResponse(traced.span, response)
+        if (traced.owned) {
+          traced.span.end(
+            this.timing ? this.clock.unsafeCurrentTimeNanos() : BigInt(0),
+            response._tag === "Answered" ? Exit.void : Exit.fail(response.reason)
+          )
+        }
+      }
       this.inFlight--
       const left = this.perUrl.get(url)! - 1
       if (left === 0) this.perUrl.delete(url)
@@ -379,16 +461,21 @@ class Sender {
       return
     }
     const bytes = textEncoder.encode(planned.state.notification.body)
+    const headers = headersFor(
+      planned.state.notification,
+      bytes,
+      planned.secret.value,
+      sentAt,
+      planned.standardWebhooks
+    )
+    // The attempt's own trace context, for the merchant's tracing (W3C Trace Context); none with
+    // tracing off. Not signed: the signatures cover the body (and Standard Webhooks' id and time).
+    const traceparent = traced === undefined ? undefined : TraceContext.traceparentOf(traced.span)
+    if (traceparent !== undefined) headers[TraceContext.HEADER] = traceparent
     const request: WebhookTransport.WebhookRequest = {
       url,
       body: bytes,
-      headers: headersFor(
-        planned.state.notification,
-        bytes,
-        planned.secret.value,
-        sentAt,
-        planned.standardWebhooks
-      ),
+      headers,
       timeoutMs: this.config.timeoutMs ?? 2000
     }
     if (this.transport.postCallback !== undefined) {
@@ -456,7 +543,9 @@ const attemptBatch = (
   startBy: number | undefined,
   sender: Sender,
   /** Told of each claim settled (attempted and recorded, or not to be attempted), as it settles. */
-  onSettled: (count: number) => void = () => {}
+  onSettled: (count: number) => void = () => {},
+  /** The span of the attempt, when the batch is one attempt that has its own (see {@link Job}). */
+  span?: Tracer.Span
 ) =>
   Effect.gen(function* () {
     const plans = yield* planBatch(claimed, startBy)
@@ -494,7 +583,8 @@ const attemptBatch = (
               outcomes[i] = outcome
               onSettled(1)
               if (--left === 0) resume(Effect.void)
-            }
+            },
+            span
           })
         }
         sender.submit([...jobs])
@@ -511,18 +601,24 @@ const attemptBatch = (
  * still has a webhook for its mode (else cancels, W5), signs the exact body with the current key,
  * POSTs it and records the attempt (its instant is when the POST was sent). With `startBy` (epoch
  * ms, see {@link startDeadline}), nothing is sent after that instant: the claim's lease may end first.
+ * Its span is the attempt's: linked to `traceparent` (the span that scheduled the delivery, as the
+ * queue stored it), and the POST carries its own traceparent when tracing is on.
  */
-export const attempt = Effect.fn("Dispatcher.attempt")(function* (
+export const attempt = Effect.fn("Dispatcher.attempt", { kind: "client" })(function* (
   notificationId: NotificationId,
   config: Config,
-  startBy?: number
+  startBy?: number,
+  traceparent?: string
 ) {
   const loaded = yield* loadDelivery(notificationId)
   const sender = yield* makeSender(config)
+  const span = yield* Effect.option(Effect.currentSpan)
   const [outcome] = yield* attemptBatch(
-    [{ notificationId, known: { state: loaded.state, version: loaded.version } }],
+    [{ notificationId, known: { state: loaded.state, version: loaded.version }, traceparent }],
     startBy,
-    sender
+    sender,
+    undefined,
+    Option.getOrUndefined(span)
   )
   return outcome!
 })

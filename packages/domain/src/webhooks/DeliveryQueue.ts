@@ -38,6 +38,11 @@ export interface ClaimOptions {
 export interface Claim {
   readonly notificationId: NotificationId
   readonly known: CommandHandler.Known<WebhookDelivery.State>
+  /**
+   * The W3C `traceparent` of the span that scheduled the delivery, where the queue keeps one (trace
+   * metadata beside the queue row, never in the events): the attempt's span links to it.
+   */
+  readonly traceparent?: string | undefined
 }
 
 /**

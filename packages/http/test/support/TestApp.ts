@@ -30,6 +30,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
+import type * as Tracer from "effect/Tracer"
 import type { YieldWrap } from "effect/Utils"
 import * as Authentication from "../../src/Authentication.js"
 import * as Http from "../../src/Http.js"
@@ -37,6 +38,7 @@ import * as LoginCsrf from "../../src/panel/LoginCsrf.js"
 import * as PasswordHashing from "../../src/panel/PasswordHashing.js"
 import * as SignInThrottle from "../../src/panel/SignInThrottle.js"
 import * as Readiness from "../../src/Readiness.js"
+import * as RequestTelemetry from "../../src/RequestTelemetry.js"
 import * as TestClock from "./TestClock.js"
 import * as TestKeyVault from "./TestKeyVault.js"
 
@@ -68,6 +70,8 @@ export const emptyTransparencyLog = Layer.succeed(
 export interface Options {
   readonly clock?: Layer.Layer<any>
   readonly transparencyLog?: Layer.Layer<TransparencyLog.TransparencyLog>
+  /** The tracer the app's spans are made by (Effect's own by default). */
+  readonly tracer?: Tracer.Tracer
 }
 
 /**
@@ -107,7 +111,9 @@ export const layer = (options: Options = {}) =>
   HttpApiBuilder.serve().pipe(
     Layer.provide(Http.layer),
     Layer.provideMerge(TestPorts(options)),
-    Layer.provideMerge(NodeHttpServer.layerTest)
+    Layer.provideMerge(NodeHttpServer.layerTest),
+    Layer.provide(options.tracer === undefined ? Layer.empty : Layer.setTracer(options.tracer)),
+    Layer.provide(RequestTelemetry.layerPlatformTracerOff)
   )
 
 /** Runs a test's effect on a fresh app of its own (`options` as in {@link layer}). */

@@ -74,7 +74,8 @@ export const startProcess = async (env: Record<string, string>): Promise<Running
       reject(new Error(`The server did not start within ${startTimeoutMillis} ms. Output:\n${output}`))
     }, startTimeoutMillis)
     const onData = () => {
-      const match = /Cobro is listening on (\S+)/.exec(output)
+      // Plain, or inside a JSON log line (`COBRO_LOG_FORMAT=json`), where a newline is `\n`.
+      const match = /Cobro is listening on (https?:\/\/[^\s"\\]+)/.exec(output)
       if (match !== null) {
         clearTimeout(timer)
         child.stdout!.off("data", onData)

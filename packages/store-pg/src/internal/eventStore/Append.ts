@@ -17,16 +17,28 @@ import * as EventStore from "@cobro/domain/EventStore"
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import * as Cause from "effect/Cause"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as PgErrors from "../../PgErrors.js"
 import * as PgPool from "../../PgPool.js"
+import * as TraceContext from "../../TraceContext.js"
 import * as AppendStatements from "./AppendStatements.js"
 import type { Connection } from "./Connection.js"
 import * as Refusals from "./Refusals.js"
 import type { Signal } from "./WakeUp.js"
 
 type AppendResult<E = Refusals.AppendError> = Effect.Effect<EventStore.AppendResult, E>
+
+/**
+ * A statement's parameters and, when a recorded span appends a durable intent (a delivery's schedule
+ * or a push's claim, `TraceContext.intentTypes`), its traceparent last: the parameter of the traced
+ * statements (`AppendStatements.traced`), whose triggers keep it beside the intent's row (issue 34).
+ * Every other append sends the statements it always sent. Within a caller's transaction the setting
+ * lasts until its commit: an intent appended later in it with no span active keeps the earlier one's.
+ */
+const withTraceparent = (params: ReadonlyArray<unknown>, traceparent: string | undefined) =>
+  traceparent === undefined ? params : [...params, traceparent]
 
 /** The port's appends over `connection`, signalling each autocommit append to the wake-up path. */
 export const make = (
@@ -35,20 +47,30 @@ export const make = (
 ): Pick<EventStore.EventStore["Type"], "append" | "appendBatch"> => {
   const { autocommit, sql, statement } = connection
 
-  // One event to a new stream, outside a transaction: the prepared statement on a pool, else the function.
+  // One event to a new stream, outside a transaction: the prepared statement on a pool, else the
+  // function; with a traceparent, their traced forms (`AppendStatements.traced`).
   const appendNewStatement = Option.match(connection.pool, {
-    onNone: () => (streamId: string, event: EventStore.NewEvent, recordedAt: Date) =>
-      statement<AppendStatements.AppendNewRow>(
-        AppendStatements.appendNewStatement,
-        AppendStatements.appendNewParams(streamId, event, recordedAt, false)
-      ),
-    onSome: (pool) => (streamId: string, event: EventStore.NewEvent, recordedAt: Date) =>
-      PgPool.query<AppendStatements.AppendNewRow>(
-        pool,
-        AppendStatements.appendNewPrepared.text,
-        AppendStatements.appendNewParams(streamId, event, recordedAt, true),
-        AppendStatements.appendNewPrepared.name
-      )
+    onNone:
+      () =>
+      (streamId: string, event: EventStore.NewEvent, recordedAt: Date, traceparent: string | undefined) =>
+        statement<AppendStatements.AppendNewRow>(
+          traceparent === undefined ? AppendStatements.appendNewStatement : AppendStatements.traced.appendNew,
+          withTraceparent(AppendStatements.appendNewParams(streamId, event, recordedAt, false), traceparent)
+        ),
+    onSome:
+      (pool) =>
+      (streamId: string, event: EventStore.NewEvent, recordedAt: Date, traceparent: string | undefined) => {
+        const prepared =
+          traceparent === undefined
+            ? AppendStatements.appendNewPrepared
+            : AppendStatements.traced.appendNewPrepared
+        return PgPool.query<AppendStatements.AppendNewRow>(
+          pool,
+          prepared.text,
+          withTraceparent(AppendStatements.appendNewParams(streamId, event, recordedAt, true), traceparent),
+          prepared.name
+        )
+      }
   })
 
   /**
@@ -59,9 +81,10 @@ export const make = (
     streamId: string,
     events: ReadonlyArray<EventStore.NewEvent>,
     expected: EventStore.ExpectedVersion,
-    recordedAt: Date
+    recordedAt: Date,
+    traceparent: string | undefined
   ): AppendResult =>
-    appendNewStatement(streamId, events[0]!, recordedAt).pipe(
+    appendNewStatement(streamId, events[0]!, recordedAt, traceparent).pipe(
       Effect.flatMap((rows): AppendResult<Refusals.AppendError | SqlError> => {
         const position = rows[0]?.position
         if (position === null || position === undefined) {
@@ -83,7 +106,8 @@ export const make = (
     events: ReadonlyArray<EventStore.NewEvent>,
     expected: EventStore.ExpectedVersion,
     recordedAt: Date,
-    inTransaction: boolean
+    inTransaction: boolean,
+    traceparent: string | undefined
   ): AppendResult => {
     // Inside a caller's transaction, a savepoint keeps a failed append (a reused event id) from
     // aborting it, as the nested transaction of the multi-statement append did; and the NOTIFY
@@ -91,8 +115,8 @@ export const make = (
     const params = AppendStatements.appendParams(streamId, events, expected, recordedAt, inTransaction)
     const call = Effect.flatMap(
       (inTransaction ? statement : autocommit)<AppendStatements.AppendRow>(
-        AppendStatements.appendStatement,
-        params
+        traceparent === undefined ? AppendStatements.appendStatement : AppendStatements.traced.append,
+        withTraceparent(params, traceparent)
       ),
       (rows): AppendResult<Refusals.AppendError | SqlError> => {
         const row = rows[0]!
@@ -130,12 +154,16 @@ export const make = (
     const normalized =
       expected._tag === "Exact" && expected.version === 0 ? EventStore.ExpectedVersion.NoStream() : expected
     if (events.length === 0) return appendNothing(streamId, expected)
-    const written = Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (transaction) =>
+    const written = Effect.flatMap(Effect.context<never>(), (context) =>
       Effect.clockWith((clock) => {
+        const transaction = Context.getOption(context, SqlClient.TransactionConnection)
+        const traceparent = TraceContext.carriesIntent(events)
+          ? TraceContext.traceparentIn(context)
+          : undefined
         const recordedAt = new Date(clock.unsafeCurrentTimeMillis())
         return Option.isNone(transaction) && normalized._tag === "NoStream" && events.length === 1
-          ? appendNew(streamId, events, normalized, recordedAt)
-          : appendAny(streamId, events, normalized, recordedAt, Option.isSome(transaction))
+          ? appendNew(streamId, events, normalized, recordedAt, traceparent)
+          : appendAny(streamId, events, normalized, recordedAt, Option.isSome(transaction), traceparent)
       })
     )
     return retriedOnce(fenced(streamId, written))
@@ -191,15 +219,20 @@ export const make = (
     return retriedOnce(
       fenced(
         items[0]!.streamId,
-        Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (transaction) =>
+        Effect.flatMap(Effect.context<never>(), (context) =>
           Effect.clockWith((clock) => {
-            const inTransaction = Option.isSome(transaction)
+            const inTransaction = Option.isSome(Context.getOption(context, SqlClient.TransactionConnection))
+            const traceparent = items.some((item) => TraceContext.carriesIntent(item.events))
+              ? TraceContext.traceparentIn(context)
+              : undefined
             const recordedAt = new Date(clock.unsafeCurrentTimeMillis())
             const params = AppendStatements.appendBatchParams(items, recordedAt, inTransaction)
             const call = Effect.map(
               (inTransaction ? statement : autocommit)<AppendStatements.AppendRow>(
-                AppendStatements.appendBatchStatement,
-                params
+                traceparent === undefined
+                  ? AppendStatements.appendBatchStatement
+                  : AppendStatements.traced.appendBatch,
+                withTraceparent(params, traceparent)
               ),
               (rows) => {
                 if (!inTransaction && writes) signal(items[0]!.streamId)

@@ -51,6 +51,23 @@ export const appendBatchStatement =
   "$1::text[], $2::text[], $3::integer[], $4::integer[], $5::timestamptz, $6::uuid[], $7::text[], " +
   "$8::integer[], $9::jsonb[], $10::jsonb[], $11::text[], $12::text[], $13)"
 
+/**
+ * The statements above with a `traceparent` (issue 34): the recording instant passes through
+ * `cobro_traced` (migration `18_trace_context`), which sets `cobro.traceparent` for the rest of the
+ * transaction before the append runs, so that the read models' triggers keep it beside a delivery's
+ * schedule or a push's claim (never in the events). Its last parameter is the traceparent. Sent only
+ * when a recorded span appends: with tracing off, the appends are the statements above.
+ */
+export const traced = {
+  append: appendStatement.replace("$4::timestamptz", "cobro_traced($4, $13)::timestamptz"),
+  appendNew: appendNewStatement.replace("$7::timestamptz", "cobro_traced($7, $10)::timestamptz"),
+  appendNewPrepared: {
+    name: "cobro_append_new_traced_1",
+    text: appendNewPrepared.text.replace("$7::timestamptz", "cobro_traced($7, $9)::timestamptz")
+  },
+  appendBatch: appendBatchStatement.replace("$5::timestamptz", "cobro_traced($5, $14)::timestamptz")
+} as const
+
 /** What `cobro_append` returns: null positions when the stream is not at the expected version. */
 export interface AppendRow {
   readonly next_version: number

@@ -1,0 +1,68 @@
+/**
+ * W3C trace context (`traceparent`) kept with a durable intent (issue 34): the store writes the
+ * traceparent of the span that appends a delivery's schedule or a terminal push's claim beside the
+ * queue row (never in the events), so that the worker that finishes the intent later can link its
+ * span to the request that caused it. Trace metadata, not domain data: NULL when no span was active
+ * or tracing was off. `@cobro/webhooks` has the same few lines (`TraceContext`): adapters do not
+ * import each other.
+ */
+import * as Context from "effect/Context"
+import * as Tracer from "effect/Tracer"
+
+const TRACE_ID = /^[0-9a-f]{32}$/
+const SPAN_ID = /^[0-9a-f]{16}$/
+const ZERO_TRACE_ID = "0".repeat(32)
+const ZERO_SPAN_ID = "0".repeat(16)
+const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/
+
+const valid = (traceId: string, spanId: string) =>
+  TRACE_ID.test(traceId) && SPAN_ID.test(spanId) && traceId !== ZERO_TRACE_ID && spanId !== ZERO_SPAN_ID
+
+/**
+ * The `traceparent` of a span (`00-<trace id>-<span id>-01`), or `undefined` when it is not recorded:
+ * a noop span (tracing off: `sampled` false, ids `"noop"`), an unsampled one, or ids that are not W3C's.
+ */
+export const traceparentOf = (span: Tracer.AnySpan): string | undefined =>
+  span.sampled && valid(span.traceId, span.spanId) ? `00-${span.traceId}-${span.spanId}-01` : undefined
+
+/** The `traceparent` of the span active in `context` (see {@link traceparentOf}); `undefined` without one. */
+export const traceparentIn = (context: Context.Context<never>): string | undefined => {
+  const span = Context.getOption(context, Tracer.ParentSpan)
+  return span._tag === "Some" ? traceparentOf(span.value) : undefined
+}
+
+/**
+ * The events whose read-model rows keep the appending span's traceparent: a delivery's schedule and
+ * its resend (`readModels/WebhookDeliveries`), a push's claim (`readModels/TerminalPushes`). Only an
+ * append that carries one of them sends its traceparent (`AppendStatements.traced`).
+ */
+export const intentTypes: ReadonlySet<string> = new Set([
+  "DeliveryScheduled",
+  "ResendRequested",
+  "PushAttempted"
+])
+
+/**
+ * The SQL of the traceparent the appending transaction set (`cobro_traced`, migration 18), for the
+ * read models' functions; NULL when none: a setting never set in the session reads as NULL, one set
+ * in an earlier transaction as ''.
+ */
+export const currentTraceparentSql = "nullif(current_setting('cobro.traceparent', true), '')"
+
+/** Whether `events` hold an event of {@link intentTypes}. */
+export const carriesIntent = (events: ReadonlyArray<{ readonly type: string }>): boolean => {
+  for (const event of events) if (intentTypes.has(event.type)) return true
+  return false
+}
+
+/** The span a stored `traceparent` names, to link to; `undefined` for none or an unreadable one. */
+export const spanOf = (traceparent: string | null | undefined): Tracer.ExternalSpan | undefined => {
+  if (traceparent === null || traceparent === undefined) return undefined
+  const match = TRACEPARENT.exec(traceparent)
+  if (match === null || !valid(match[1]!, match[2]!)) return undefined
+  return Tracer.externalSpan({
+    traceId: match[1]!,
+    spanId: match[2]!,
+    sampled: (parseInt(match[3]!, 16) & 1) === 1
+  })
+}
