@@ -1,6 +1,6 @@
 /**
- * What a request tells an operator (issue 34; spec-decisions SV-40): its duration by route template,
- * method and status in `http.server.request.duration`, and, while tracing is on, a server span named
+ * What a request tells an operator (issue 34; spec-decisions SV-40, SV-42): its duration by route
+ * template, method and status in `http.server.request.duration`, and, while tracing is on, a server span named
  * by its route that continues a `traceparent` sent in and names the merchant and the mode; never
  * the raw path with its ids. `GET /metrics` answers the exposition the server gives, or 404.
  */
@@ -14,6 +14,8 @@ import * as MetricState from "effect/MetricState"
 import * as Option from "effect/Option"
 import * as Tracer from "effect/Tracer"
 import { CobroApi } from "../src/Api.js"
+import * as Errors from "../src/Errors.js"
+import * as Idempotency from "../src/Idempotency.js"
 import * as MetricsEndpoint from "../src/MetricsEndpoint.js"
 import * as RequestTelemetry from "../src/RequestTelemetry.js"
 import * as Bodies from "./support/Bodies.js"
@@ -165,6 +167,29 @@ describe("RequestTelemetry.middleware", () => {
         expect(yield* countOf("/health", "GET", 200)).toBe(before + 1)
       })
     ).pipe(Effect.provide(Layer.setTracerEnabled(false)))
+  )
+})
+
+describe("Idempotency.conflicts", () => {
+  it.live(
+    "counts a key reused with another request under its code",
+    TestApp.fresh(function* () {
+      const merchant = yield* TestApp.createMerchantWithTerminal()
+      const reused = Metric.tagged(Idempotency.conflicts, "code", Errors.Codes.IdempotencyKeyReused)
+      const before = (yield* Metric.value(reused)).count
+      const send = (reference: string) =>
+        TestApp.send("POST", "/payments/app-checkout", {
+          key: merchant.terminal.test,
+          idempotencyKey: "conflicting-key-1",
+          body: Bodies.terminalSale(merchant.serial, { reference })
+        })
+      expect((yield* send("first")).status).toBe(201)
+      expect((yield* send("first")).status).toBe(201)
+      expect((yield* Metric.value(reused)).count).toBe(before)
+      const conflict = yield* send("second")
+      expect(conflict.status).toBe(409)
+      expect((yield* Metric.value(reused)).count).toBe(before + 1)
+    })
   )
 })
 

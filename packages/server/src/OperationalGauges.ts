@@ -43,18 +43,22 @@ export const unsignedEvents = Metric.gauge("cobro.log.unsigned_events", {
   description: "Events of the log not yet covered by a signed checkpoint."
 })
 
-/** OpenTelemetry's `db.client.connection.count`, by state (`used`, `idle`). */
-export const poolConnections = Metric.gauge("db.client.connection.count", {
+/**
+ * The pool's connections by `state` (`used`, `idle`): OpenTelemetry's `db.client.connections.usage`
+ * (its earlier name: the current `db.client.connection.count` reads in Prometheus as a histogram's
+ * `_count`, which `promtool check metrics` refuses).
+ */
+export const poolConnections = Metric.gauge("db.client.connections.usage", {
   description: "Connections of the database pool, by state."
 })
 
-/** OpenTelemetry's `db.client.connection.pending_requests`: requests waiting for a connection. */
-export const poolPending = Metric.gauge("db.client.connection.pending_requests", {
+/** OpenTelemetry's `db.client.connections.pending_requests`: requests waiting for a connection. */
+export const poolPending = Metric.gauge("db.client.connections.pending_requests", {
   description: "Requests waiting for a connection of the database pool."
 })
 
-const usedConnections = Metric.tagged(poolConnections, "db.client.connection.state", "used")
-const idleConnections = Metric.tagged(poolConnections, "db.client.connection.state", "idle")
+const usedConnections = Metric.tagged(poolConnections, "state", "used")
+const idleConnections = Metric.tagged(poolConnections, "state", "idle")
 
 /** The Merkle tree's worker, named as the supervisor names it. */
 export const TREE_WORKER = "Log checkpoints"
@@ -108,11 +112,20 @@ const unsigned = Effect.flatMap(
 const sampled = <E, R>(name: string, effect: Effect.Effect<unknown, E, R>) =>
   Effect.catchAllCause(effect, (cause) => Effect.logWarning(`metrics: ${name} could not be sampled`, cause))
 
+/** The pool's connections, read before the sampling's own statements take any. */
+const samplePool = (pool: Option.Option<PgPool.PgPool["Type"]>) =>
+  Effect.sync(() => {
+    if (Option.isNone(pool)) return
+    usedConnections.unsafeUpdate(pool.value.totalCount - pool.value.idleCount, [])
+    idleConnections.unsafeUpdate(pool.value.idleCount, [])
+    poolPending.unsafeUpdate(pool.value.waitingCount, [])
+  })
+
 /** Reads every gauge's source and sets it. */
 export const sample: Effect.Effect<void, never, SqlClient.SqlClient | Supervisor.Supervisor> = Effect.gen(
   function* () {
     const supervisor = yield* Supervisor.Supervisor
-    const pool = yield* Effect.serviceOption(PgPool.PgPool)
+    yield* samplePool(yield* Effect.serviceOption(PgPool.PgPool))
     yield* Effect.all(
       [
         sampled(
@@ -142,19 +155,11 @@ export const sample: Effect.Effect<void, never, SqlClient.SqlClient | Supervisor
         ),
         Effect.flatMap(supervisor.health, (workers) =>
           Effect.sync(() => {
-            for (const worker of workers)
+            for (const worker of workers) {
               gaugesOf(worker.name).up.unsafeUpdate(Option.isNone(worker.downSince) ? 1 : 0, [])
+            }
           })
-        ),
-        Option.match(pool, {
-          onNone: () => Effect.void,
-          onSome: (pool) =>
-            Effect.sync(() => {
-              usedConnections.unsafeUpdate(pool.totalCount - pool.idleCount, [])
-              idleConnections.unsafeUpdate(pool.idleCount, [])
-              poolPending.unsafeUpdate(pool.waitingCount, [])
-            })
-        })
+        )
       ],
       { concurrency: "unbounded", discard: true }
     )

@@ -1,5 +1,5 @@
 /**
- * Sales, links and payments by outcome (issue 34; spec-decisions SV-40): each outcome event an
+ * Sales, links and payments by outcome (issue 34; spec-decisions SV-42): each outcome event an
  * append commits adds one to its counter; other events, and appends that fail, add nothing.
  */
 import { describe, expect, it } from "@effect/vitest"

@@ -288,7 +288,7 @@ const alertUnitTests = (rules: string) => {
     requests("503", "0+2x64"),
     // The last checkpoint at 2m45s: from there the count only grows.
     series(`cobro_log_unsigned_events{${a}}`, `${checkpointEveryMinute(12)} 5+20x52`),
-    series(`db_client_connection_pending_requests{${a}}`, "0x4 3x60"),
+    series(`db_client_connections_pending_requests{${a}}`, "0x4 3x60"),
     "    promql_expr_test:",
     firing("7m", faults),
     firing("8m", [...faults, stalled]),
@@ -301,7 +301,7 @@ const alertUnitTests = (rules: string) => {
     requests("201", "0+200x120"),
     requests("503", "0+1x120"),
     series(`cobro_log_unsigned_events{${a}}`, checkpointEveryMinute(120)),
-    series(`db_client_connection_pending_requests{${a}}`, "0x20 2 0x99"),
+    series(`db_client_connections_pending_requests{${a}}`, "0x20 2 0x99"),
     "    promql_expr_test:",
     ...["5m", "10m", "20m", "29m"].map((at) => firing(at, [])),
     ""
@@ -440,8 +440,8 @@ describe("Prometheus scrapes GET /metrics (issue 34)", () => {
   it("an idle server has no request waiting for a pool connection (else CobroDatabasePoolWaiting would fire for ever)", async () => {
     expect(
       await eventually(
-        "max(db_client_connection_pending_requests)",
-        "db_client_connection_pending_requests",
+        "max(db_client_connections_pending_requests)",
+        "db_client_connections_pending_requests",
         (waiting) => waiting === 0
       )
     ).toBe(0)

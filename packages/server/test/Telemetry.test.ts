@@ -2,7 +2,7 @@
  * Telemetry's configuration from OpenTelemetry's standard variables and `COBRO_METRICS*`, and the
  * Prometheus exposition of Effect's metrics: names with their unit, counters `_total`, histograms with
  * their buckets, no unit label, values escaped; `/metrics` on a port of its own (spec-decisions SV-40,
- * SV-41).
+ * SV-42).
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as MetricsEndpoint from "@cobro/http/MetricsEndpoint"
