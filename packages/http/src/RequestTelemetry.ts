@@ -21,6 +21,8 @@ import * as Layer from "effect/Layer"
 import * as LogLevel from "effect/LogLevel"
 import * as Metric from "effect/Metric"
 import * as MetricBoundaries from "effect/MetricBoundaries"
+import * as MetricKey from "effect/MetricKey"
+import * as MetricLabel from "effect/MetricLabel"
 import * as Option from "effect/Option"
 import * as FindMyWay from "find-my-way-ts"
 
@@ -38,12 +40,19 @@ export const DURATION_BOUNDARIES: ReadonlyArray<number> = [
   0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30
 ]
 
-/** OpenTelemetry's `http.server.request.duration`, in seconds (the `unit` tag names the unit). */
-export const requestDuration: Metric.Metric.Histogram<number> = Metric.histogram(
+const durationKey = MetricKey.histogram(
   "http.server.request.duration",
   MetricBoundaries.fromIterable(DURATION_BOUNDARIES),
   "Duration of HTTP server requests."
-).pipe(Metric.tagged("unit", "s"))
+)
+
+/** The unit travels as a tag: Effect's metrics have none of their own (`Telemetry` reads it). */
+const UNIT = MetricLabel.make("unit", "s")
+
+/** OpenTelemetry's `http.server.request.duration`, in seconds. */
+export const requestDuration: Metric.Metric.Histogram<number> = Metric.fromMetricKey(durationKey).pipe(
+  Metric.taggedWithLabels([UNIT])
+)
 
 /** A request's route template (`/payments/app-checkout/:integration_id`), if it has one. */
 export type RouteOf = (method: string, url: string) => string | undefined
@@ -75,18 +84,23 @@ export const routesOf = (
   }
 }
 
-/** The histogram of one route, method and status, made once (a request updates it, nothing more). */
+/**
+ * The histogram of one route, method and status, its key built once: a request updates it, nothing
+ * more (`Metric.tagged` would build and hash the key again at every update).
+ */
 const durations = new Map<string, Metric.Metric.Histogram<number>>()
 
 const durationOf = (route: string | undefined, method: string, status: number) => {
   const key = `${method} ${status} ${route ?? ""}`
   let metric = durations.get(key)
   if (metric === undefined) {
-    metric = requestDuration.pipe(
-      Metric.tagged("http.request.method", method),
-      Metric.tagged("http.response.status_code", String(status)),
-      route === undefined ? (self) => self : Metric.tagged("http.route", route)
-    )
+    const labels = [
+      UNIT,
+      MetricLabel.make("http.request.method", method),
+      MetricLabel.make("http.response.status_code", String(status))
+    ]
+    if (route !== undefined) labels.push(MetricLabel.make("http.route", route))
+    metric = Metric.fromMetricKey(MetricKey.taggedWithLabels(durationKey, labels))
     durations.set(key, metric)
   }
   return metric

@@ -10,40 +10,51 @@ import * as EventStore from "@cobro/domain/EventStore"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
+import * as MetricKey from "effect/MetricKey"
 
-/** `cobro.sales`: terminal sales by outcome. */
-export const sales = Metric.counter("cobro.sales", {
+const salesKey = MetricKey.counter("cobro.sales", {
   description: "Terminal sales (A3) by outcome.",
   incremental: true
 })
 
-/** `cobro.links`: payment links by outcome (created, paid, rejected, cancelled, expired). */
-export const links = Metric.counter("cobro.links", {
+const linksKey = MetricKey.counter("cobro.links", {
   description: "Payment links (B) by outcome.",
   incremental: true
 })
 
-/** `cobro.payments`: online payments by outcome. */
-export const payments = Metric.counter("cobro.payments", {
+const paymentsKey = MetricKey.counter("cobro.payments", {
   description: "Online payments (C) by outcome.",
   incremental: true
 })
 
+/** `cobro.sales`: terminal sales by outcome. */
+export const sales: Metric.Metric.Counter<number> = Metric.fromMetricKey(salesKey)
+
+/** `cobro.links`: payment links by outcome (created, paid, rejected, cancelled, expired). */
+export const links: Metric.Metric.Counter<number> = Metric.fromMetricKey(linksKey)
+
+/** `cobro.payments`: online payments by outcome. */
+export const payments: Metric.Metric.Counter<number> = Metric.fromMetricKey(paymentsKey)
+
+/** One outcome's counter, its key built once (`Metric.tagged` would build and hash it per update). */
+const outcome = (key: MetricKey.MetricKey.Counter<number>, name: string) =>
+  Metric.fromMetricKey(MetricKey.tagged(key, "outcome", name))
+
 /** The counter each outcome event adds one to. */
 export const OUTCOMES: ReadonlyMap<string, Metric.Metric.Counter<number>> = new Map([
-  ["SaleApproved", Metric.tagged(sales, "outcome", "approved")],
-  ["SaleRejected", Metric.tagged(sales, "outcome", "rejected")],
-  ["SaleVoided", Metric.tagged(sales, "outcome", "voided")],
-  ["CheckoutCancelled", Metric.tagged(sales, "outcome", "cancelled")],
-  ["LinkCreated", Metric.tagged(links, "outcome", "created")],
-  ["LinkPaid", Metric.tagged(links, "outcome", "paid")],
-  ["LinkRejected", Metric.tagged(links, "outcome", "rejected")],
-  ["LinkCancelled", Metric.tagged(links, "outcome", "cancelled")],
-  ["LinkExpired", Metric.tagged(links, "outcome", "expired")],
-  ["PaymentApproved", Metric.tagged(payments, "outcome", "approved")],
-  ["PaymentRejected", Metric.tagged(payments, "outcome", "rejected")],
-  ["PaymentVoided", Metric.tagged(payments, "outcome", "voided")],
-  ["PaymentRefunded", Metric.tagged(payments, "outcome", "refunded")]
+  ["SaleApproved", outcome(salesKey, "approved")],
+  ["SaleRejected", outcome(salesKey, "rejected")],
+  ["SaleVoided", outcome(salesKey, "voided")],
+  ["CheckoutCancelled", outcome(salesKey, "cancelled")],
+  ["LinkCreated", outcome(linksKey, "created")],
+  ["LinkPaid", outcome(linksKey, "paid")],
+  ["LinkRejected", outcome(linksKey, "rejected")],
+  ["LinkCancelled", outcome(linksKey, "cancelled")],
+  ["LinkExpired", outcome(linksKey, "expired")],
+  ["PaymentApproved", outcome(paymentsKey, "approved")],
+  ["PaymentRejected", outcome(paymentsKey, "rejected")],
+  ["PaymentVoided", outcome(paymentsKey, "voided")],
+  ["PaymentRefunded", outcome(paymentsKey, "refunded")]
 ])
 
 const count = (events: ReadonlyArray<EventStore.NewEvent>) => {
