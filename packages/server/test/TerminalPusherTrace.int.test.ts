@@ -7,8 +7,7 @@
  */
 import * as EventStore from "@cobro/domain/EventStore"
 import * as IdGenerator from "@cobro/domain/IdGenerator"
-import { IntegrationId, MerchantId, TerminalSerial, TransactionId } from "@cobro/domain/Ids"
-import { amount } from "@cobro/domain/Money"
+import { IntegrationId } from "@cobro/domain/Ids"
 import * as TerminalCheckout from "@cobro/domain/TerminalCheckout"
 import { TerminalGateway } from "@cobro/domain/TerminalGateway"
 import { expect, layer } from "@effect/vitest"
@@ -17,10 +16,10 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
-import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { randomUUID } from "node:crypto"
 import * as Databases from "../../store-pg/test/support/Databases.js"
+import * as Fixtures from "../../store-pg/test/support/Fixtures.js"
 import * as RecordingTracer from "../../webhooks/test/support/RecordingTracer.js"
 import * as TerminalPusher from "../src/TerminalPusher.js"
 
@@ -37,26 +36,7 @@ const claimed = (integrationId: IntegrationId) =>
     store.append(
       `TerminalCheckout-${integrationId}`,
       [
-        new TerminalCheckout.CheckoutCreated({
-          integrationId,
-          transactionId: TransactionId.make(`TRX_${integrationId.slice(4)}`),
-          merchantId: MerchantId.make("MER_PUSH"),
-          sandbox: false,
-          terminalSerial: TerminalSerial.make("SN-1"),
-          terminalModel: "SMART_PRO",
-          reference: "order-1",
-          amount: new TerminalCheckout.CheckoutAmount({
-            currency: "COP",
-            total: amount(11_900),
-            tip: amount(0),
-            taxes: []
-          }),
-          paymentMethod: "POS",
-          userEmail: "seller@shop.example",
-          description: Option.none(),
-          payer: Option.none(),
-          createdAt: at
-        }),
+        Fixtures.checkoutCreated({ integrationId, merchantId: "MER_PUSH", sandbox: false, createdAt: at }),
         new TerminalCheckout.PushAttempted({ attempt: 1, at })
       ].map((event) => ({
         eventId: randomUUID(),

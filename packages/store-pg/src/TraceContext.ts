@@ -3,8 +3,7 @@
  * traceparent of the span that appends a delivery's schedule or a terminal push's claim beside the
  * queue row (never in the events), so that the worker that finishes the intent later can link its
  * span to the request that caused it. Trace metadata, not domain data: NULL when no span was active
- * or tracing was off. `@cobro/webhooks` has the same few lines (`TraceContext`): adapters do not
- * import each other.
+ * or tracing was off. The dispatcher and the pusher read it back (`spanOf`) to link their spans.
  */
 import * as Context from "effect/Context"
 import * as Tracer from "effect/Tracer"

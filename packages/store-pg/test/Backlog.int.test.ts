@@ -7,8 +7,7 @@
  */
 import * as DeliveryQueue from "@cobro/domain/DeliveryQueue"
 import * as EventStore from "@cobro/domain/EventStore"
-import { IntegrationId, MerchantId, NotificationId, TerminalSerial, TransactionId } from "@cobro/domain/Ids"
-import { amount } from "@cobro/domain/Money"
+import { IntegrationId, MerchantId, NotificationId, TransactionId } from "@cobro/domain/Ids"
 import * as Notifications from "@cobro/domain/Notifications"
 import * as TerminalCheckout from "@cobro/domain/TerminalCheckout"
 import * as WebhookDelivery from "@cobro/domain/WebhookDelivery"
@@ -24,6 +23,7 @@ import { randomUUID } from "node:crypto"
 import * as PgDeliveryQueue from "../src/PgDeliveryQueue.js"
 import * as ReadModels from "../src/ReadModels.js"
 import * as Databases from "./support/Databases.js"
+import * as Fixtures from "./support/Fixtures.js"
 
 const T0 = Date.UTC(2026, 10, 21, 15, 0, 0)
 const at = (seconds: number) => DateTime.unsafeMake(T0 + seconds * 1000)
@@ -107,26 +107,7 @@ const failed = (attempt: number, atSeconds: number, nextDueSeconds: number | und
   })
 
 const checkoutCreated = (integrationId: IntegrationId, sandbox: boolean) =>
-  new TerminalCheckout.CheckoutCreated({
-    integrationId,
-    transactionId: TransactionId.make(`TRX_${integrationId.slice(4)}`),
-    merchantId: MerchantId.make("MER_BACKLOG"),
-    sandbox,
-    terminalSerial: TerminalSerial.make("SN-1"),
-    terminalModel: "SMART_PRO",
-    reference: "order-1",
-    amount: new TerminalCheckout.CheckoutAmount({
-      currency: "COP",
-      total: amount(11_900),
-      tip: amount(0),
-      taxes: []
-    }),
-    paymentMethod: "POS",
-    userEmail: "seller@shop.example",
-    description: Option.none(),
-    payer: Option.none(),
-    createdAt: at(0)
-  })
+  Fixtures.checkoutCreated({ integrationId, merchantId: "MER_BACKLOG", sandbox: sandbox, createdAt: at(0) })
 
 /** A checkout with its push claimed at T0, then `then`; returns its stream. */
 const pushed = (sandbox: boolean, then: ReadonlyArray<TerminalCheckout.Event> = []) =>

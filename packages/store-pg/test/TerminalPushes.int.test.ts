@@ -3,8 +3,7 @@
  * checkouts' events, the pusher's queue of claims that have lapsed. On PGlite and PostgreSQL.
  */
 import * as EventStore from "@cobro/domain/EventStore"
-import { IntegrationId, MerchantId, TerminalSerial, TransactionId } from "@cobro/domain/Ids"
-import { amount } from "@cobro/domain/Money"
+import { IntegrationId, TransactionId } from "@cobro/domain/Ids"
 import * as TerminalCheckout from "@cobro/domain/TerminalCheckout"
 import { describe, expect, layer } from "@effect/vitest"
 import * as DateTime from "effect/DateTime"
@@ -15,31 +14,13 @@ import * as Schema from "effect/Schema"
 import { randomUUID } from "node:crypto"
 import * as ReadModels from "../src/ReadModels.js"
 import * as Databases from "./support/Databases.js"
+import * as Fixtures from "./support/Fixtures.js"
 
 const T0 = Date.UTC(2026, 10, 21, 15, 0, 0)
 const at = (seconds: number) => DateTime.unsafeMake(T0 + seconds * 1000)
 
 const created = (integrationId: IntegrationId) =>
-  new TerminalCheckout.CheckoutCreated({
-    integrationId,
-    transactionId: TransactionId.make(`TRX_${integrationId.slice(4)}`),
-    merchantId: MerchantId.make("MER_1"),
-    sandbox: true,
-    terminalSerial: TerminalSerial.make("SN-1"),
-    terminalModel: "SMART_PRO",
-    reference: "order-1",
-    amount: new TerminalCheckout.CheckoutAmount({
-      currency: "COP",
-      total: amount(11_900),
-      tip: amount(0),
-      taxes: []
-    }),
-    paymentMethod: "POS",
-    userEmail: "seller@shop.example",
-    description: Option.none(),
-    payer: Option.none(),
-    createdAt: at(0)
-  })
+  Fixtures.checkoutCreated({ integrationId, merchantId: "MER_1", sandbox: true, createdAt: at(0) })
 
 /** Appends `events` to the checkout's stream, at its current version. */
 const record = (integrationId: IntegrationId, events: ReadonlyArray<TerminalCheckout.Event>) =>

@@ -7,8 +7,7 @@
  */
 import * as DeliveryQueue from "@cobro/domain/DeliveryQueue"
 import * as EventStore from "@cobro/domain/EventStore"
-import { IntegrationId, MerchantId, NotificationId, TerminalSerial, TransactionId } from "@cobro/domain/Ids"
-import { amount } from "@cobro/domain/Money"
+import { IntegrationId, MerchantId, NotificationId, TransactionId } from "@cobro/domain/Ids"
 import * as Notifications from "@cobro/domain/Notifications"
 import * as TerminalCheckout from "@cobro/domain/TerminalCheckout"
 import * as WebhookDelivery from "@cobro/domain/WebhookDelivery"
@@ -18,13 +17,13 @@ import * as DateTime from "effect/DateTime"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { randomUUID } from "node:crypto"
 import * as PgDeliveryQueue from "../src/PgDeliveryQueue.js"
 import * as ReadModels from "../src/ReadModels.js"
 import * as TraceContext from "../src/TraceContext.js"
 import * as Databases from "./support/Databases.js"
+import * as Fixtures from "./support/Fixtures.js"
 
 const encodeDelivery = Schema.encodeSync(WebhookDelivery.Event)
 const encodeCheckout = Schema.encodeSync(TerminalCheckout.Event)
@@ -128,26 +127,7 @@ const paths: ReadonlyArray<
 const traceIdOf = (traceparent: string | null) => traceparent?.split("-")[1]
 
 const checkout = (integrationId: IntegrationId, at: DateTime.Utc) =>
-  new TerminalCheckout.CheckoutCreated({
-    integrationId,
-    transactionId: TransactionId.make(`TRX_${integrationId.slice(4)}`),
-    merchantId: MerchantId.make("MER_TRACE"),
-    sandbox: false,
-    terminalSerial: TerminalSerial.make("SN-1"),
-    terminalModel: "SMART_PRO",
-    reference: "order-1",
-    amount: new TerminalCheckout.CheckoutAmount({
-      currency: "COP",
-      total: amount(11_900),
-      tip: amount(0),
-      taxes: []
-    }),
-    paymentMethod: "POS",
-    userEmail: "seller@shop.example",
-    description: Option.none(),
-    payer: Option.none(),
-    createdAt: at
-  })
+  Fixtures.checkoutCreated({ integrationId, merchantId: "MER_TRACE", sandbox: false, createdAt: at })
 
 /** Appends checkout events at the stream's current version. */
 const recordCheckout = (integrationId: IntegrationId, events: ReadonlyArray<TerminalCheckout.Event>) =>

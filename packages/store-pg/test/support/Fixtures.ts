@@ -1,11 +1,17 @@
 /**
  * Fresh names for tests that share one database (a suite's tests, and the suites of one file, share
- * its log): stream ids, events and ids that no other test uses.
+ * its log): stream ids, events and ids that no other test uses; and the domain's events the read
+ * models' tests start from.
  */
 import * as EventStore from "@cobro/domain/EventStore"
 import * as IdGenerator from "@cobro/domain/IdGenerator"
+import { type IntegrationId, MerchantId, TerminalSerial, TransactionId } from "@cobro/domain/Ids"
+import { amount } from "@cobro/domain/Money"
+import * as TerminalCheckout from "@cobro/domain/TerminalCheckout"
+import type * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import { randomUUID } from "node:crypto"
 
 let counter = 0
@@ -34,3 +40,34 @@ export const randomIds: Layer.Layer<IdGenerator.IdGenerator> = Layer.succeed(IdG
   next: (prefix) => Effect.sync(() => `${prefix}${randomUUID().replaceAll("-", "")}`),
   uuid: Effect.sync(() => randomUUID())
 })
+
+/**
+ * A terminal checkout as A3 records it: COP 11,900 on the SMART_PRO `SN-1`, reference `order-1`; the
+ * merchant, the mode and the instant as a test needs them.
+ */
+export const checkoutCreated = (options: {
+  readonly integrationId: IntegrationId
+  readonly merchantId: string
+  readonly sandbox: boolean
+  readonly createdAt: DateTime.Utc
+}): TerminalCheckout.CheckoutCreated =>
+  new TerminalCheckout.CheckoutCreated({
+    integrationId: options.integrationId,
+    transactionId: TransactionId.make(`TRX_${options.integrationId.slice(4)}`),
+    merchantId: MerchantId.make(options.merchantId),
+    sandbox: options.sandbox,
+    terminalSerial: TerminalSerial.make("SN-1"),
+    terminalModel: "SMART_PRO",
+    reference: "order-1",
+    amount: new TerminalCheckout.CheckoutAmount({
+      currency: "COP",
+      total: amount(11_900),
+      tip: amount(0),
+      taxes: []
+    }),
+    paymentMethod: "POS",
+    userEmail: "seller@shop.example",
+    description: Option.none(),
+    payer: Option.none(),
+    createdAt: options.createdAt
+  })
