@@ -8,9 +8,9 @@ import * as TransparencyLog from "@cobro/domain/TransparencyLog"
 import * as Effect from "effect/Effect"
 import * as Encoding from "effect/Encoding"
 import * as Option from "effect/Option"
-import { CobroApi } from "./Api.js"
-import type * as AuditEndpoints from "./AuditEndpoints.js"
-import * as Errors from "./Errors.js"
+import { CobroApi } from "@cobro/api/Api"
+import type * as AuditEndpoints from "@cobro/api/AuditEndpoints"
+import * as Errors from "@cobro/api/Errors"
 
 const noCheckpoint = (message: string) => Errors.NotFound.of(Errors.Codes.CheckpointNotFound, message)
 

@@ -1,12 +1,9 @@
 /**
  * Authentication of A, B, C and the fallback query (spec: Authentication): `Authorization: x-api-key
  * <identity key>` resolves through the merchant directory to the current `Credential`. A group
- * requires one integration with `.middleware(Authentication.TerminalApi)` or
- * `.middleware(Authentication.PaymentButton)`; its handlers read `CurrentCredential`.
+ * requires one integration with `.middleware(Security.TerminalApi)` or `.middleware(Security.PaymentButton)`
+ * (`@cobro/api/Security`); its handlers read `CurrentCredential`. This module implements them.
  */
-import * as HttpApiMiddleware from "@effect/platform/HttpApiMiddleware"
-import * as HttpApiSecurity from "@effect/platform/HttpApiSecurity"
-import * as OpenApi from "@effect/platform/OpenApi"
 import * as KeyVault from "@cobro/domain/KeyVault"
 import * as MerchantDirectory from "@cobro/domain/MerchantDirectory"
 import type { Integration } from "@cobro/domain/SigningKey"
@@ -15,23 +12,9 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
-import * as Schema from "effect/Schema"
 import * as Tracer from "effect/Tracer"
-import * as Errors from "./Errors.js"
-
-/** The credential of the request's key: merchant, integration and mode (test keys see sandbox data only). */
-export class CurrentCredential extends Context.Tag("@cobro/http/CurrentCredential")<
-  CurrentCredential,
-  MerchantDirectory.Credential
->() {}
-
-/** The `Authorization` header as the OpenAPI document shows it. */
-export const apiKey = HttpApiSecurity.apiKey({ in: "header", key: "Authorization" }).pipe(
-  HttpApiSecurity.annotate(
-    OpenApi.Description,
-    "`Authorization: x-api-key <identity key>`. Test keys (`id_test_…`) see sandbox data only; production keys (`id_live_…`) production data only."
-  )
-)
+import * as Errors from "@cobro/api/Errors"
+import { Admin, PaymentButton, TerminalApi } from "@cobro/api/Security"
 
 const SCHEME = /^x-api-key[ \t]+(\S+)[ \t]*$/i
 
@@ -109,24 +92,6 @@ export const authenticate = (
     )
   )
 
-const failure = Schema.Union(Errors.Unauthorized, Errors.Forbidden)
-
-/** Requires a key of the terminal API integration (A1–A4, sandbox). */
-export class TerminalApi extends HttpApiMiddleware.Tag<TerminalApi>()(
-  "@cobro/http/Authentication/TerminalApi",
-  {
-    failure,
-    provides: CurrentCredential,
-    security: { apiKey }
-  }
-) {}
-
-/** Requires a key of the payment button integration (B1–B3, C1–C9: "the link API uses the same identity key as the payment button"). */
-export class PaymentButton extends HttpApiMiddleware.Tag<PaymentButton>()(
-  "@cobro/http/Authentication/PaymentButton",
-  { failure, provides: CurrentCredential, security: { apiKey } }
-) {}
-
 const implementation = (integration: Integration) =>
   Effect.gen(function* () {
     const check = authenticateWith(yield* KeyVault.KeyVault, yield* MerchantDirectory.MerchantDirectory)
@@ -167,16 +132,6 @@ export const constantTimeEquals = (a: string, b: string): boolean => {
   for (let i = 0; i < n; i++) diff |= (a.charCodeAt(i) | 0) ^ (b.charCodeAt(i) | 0)
   return diff === 0
 }
-
-/** Requires `Authorization: Bearer <ADMIN_TOKEN>`. */
-export class Admin extends HttpApiMiddleware.Tag<Admin>()("@cobro/http/Authentication/Admin", {
-  failure: Errors.Unauthorized,
-  security: {
-    bearer: HttpApiSecurity.bearer.pipe(
-      HttpApiSecurity.annotate(OpenApi.Description, "`Authorization: Bearer <ADMIN_TOKEN>`")
-    )
-  }
-}) {}
 
 /** The admin authentication: the token compared in constant time. */
 export const layerAdmin: Layer.Layer<Admin, never, AdminToken> = Layer.effect(

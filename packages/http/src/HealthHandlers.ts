@@ -3,8 +3,8 @@ import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as Envelope from "@cobro/domain/Envelope"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import { CobroApi } from "./Api.js"
-import * as Errors from "./Errors.js"
+import { CobroApi } from "@cobro/api/Api"
+import * as Errors from "@cobro/api/Errors"
 import { NotReady, Readiness, STORE_DOWN, TIMEOUT } from "./Readiness.js"
 
 const ok = Envelope.success({ status: "ok" as const })

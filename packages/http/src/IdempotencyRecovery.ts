@@ -11,7 +11,7 @@ import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Envelope from "@cobro/domain/Envelope"
 import * as Effect from "effect/Effect"
-import * as Errors from "./Errors.js"
+import * as Errors from "@cobro/api/Errors"
 import * as PublicUrls from "./PublicUrls.js"
 
 /** The stream prefix of each recoverable route's resource, and how its answer is made from the id. */

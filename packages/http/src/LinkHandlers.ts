@@ -6,10 +6,10 @@ import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as LinkApi from "@cobro/domain/LinkApi"
 import * as LinkPayments from "@cobro/domain/LinkPayments"
 import * as Effect from "effect/Effect"
-import { CobroApi } from "./Api.js"
-import * as Authentication from "./Authentication.js"
-import * as Errors from "./Errors.js"
-import * as LinkEndpoints from "./LinkEndpoints.js"
+import { CobroApi } from "@cobro/api/Api"
+import * as Security from "@cobro/api/Security"
+import * as Errors from "@cobro/api/Errors"
+import * as LinkEndpoints from "@cobro/api/LinkEndpoints"
 import * as PublicUrls from "./PublicUrls.js"
 import * as RequestBody from "./RequestBody.js"
 import * as Respond from "./Respond.js"
@@ -42,14 +42,14 @@ export const layer = HttpApiBuilder.group(CobroApi, "links", (handlers) =>
   handlers
     .handle("paymentMethods", () =>
       Effect.gen(function* () {
-        const credential = yield* Authentication.CurrentCredential
+        const credential = yield* Security.CurrentCredential
         const methods = yield* LinkPayments.paymentMethods(credential).pipe(Effect.orDie)
         return { payload: { payment_methods: methods }, errors: [] }
       })
     )
     .handleRaw("createLink", () =>
       Effect.gen(function* () {
-        const credential = yield* Authentication.CurrentCredential
+        const credential = yield* Security.CurrentCredential
         const body = yield* createLinkBody
         const { linkId } = yield* LinkPayments.create(credential, body).pipe(
           Effect.catchTags({
@@ -66,7 +66,7 @@ export const layer = HttpApiBuilder.group(CobroApi, "links", (handlers) =>
     )
     .handle("readLink", ({ path }) =>
       Effect.gen(function* () {
-        const credential = yield* Authentication.CurrentCredential
+        const credential = yield* Security.CurrentCredential
         const record = yield* LinkPayments.read(credential, path.payment_link).pipe(
           Effect.catchTag("LinkNotFound", () => Effect.fail(linkNotFound()))
         )

@@ -17,11 +17,11 @@ import type * as Refund from "@cobro/domain/Refund"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import { CobroApi } from "./Api.js"
-import * as Authentication from "./Authentication.js"
+import { CobroApi } from "@cobro/api/Api"
+import * as Security from "@cobro/api/Security"
 import * as ChallengePage from "./ChallengePage.js"
-import * as Errors from "./Errors.js"
-import * as OnlineEndpoints from "./OnlineEndpoints.js"
+import * as Errors from "@cobro/api/Errors"
+import * as OnlineEndpoints from "@cobro/api/OnlineEndpoints"
 import * as RequestBody from "./RequestBody.js"
 
 // ---------------------------------------------------------------------------------------------
@@ -322,7 +322,7 @@ const referenceOf = (raw: string) =>
 
 /** A `handleRaw` handler's inputs: the caller's credential, then the body decoded with `schema`. */
 const callerAnd = <A, I, R>(schema: Schema.Schema<A, I, R>) =>
-  Effect.all({ credential: Authentication.CurrentCredential, body: RequestBody.decode(schema) })
+  Effect.all({ credential: Security.CurrentCredential, body: RequestBody.decode(schema) })
 
 /** C2 and C5: what `read` finds of the path's `reference_id` for the caller, as `body` writes it; else a 404. */
 const readByReference = <A, B, R>(
@@ -334,7 +334,7 @@ const readByReference = <A, B, R>(
   body: (found: A) => B
 ) =>
   Effect.gen(function* () {
-    const credential = yield* Authentication.CurrentCredential
+    const credential = yield* Security.CurrentCredential
     const referenceId = yield* referenceOf(raw)
     return body(yield* read(credential, referenceId).pipe(Effect.mapError(readNotFound)))
   })
@@ -410,7 +410,7 @@ export const layer = HttpApiBuilder.group(CobroApi, "online", (handlers) =>
       }))
     )
     .handle("refundStatus", ({ path }) =>
-      Effect.flatMap(Authentication.CurrentCredential, (credential) =>
+      Effect.flatMap(Security.CurrentCredential, (credential) =>
         OnlinePayments.refundStatus(credential, path.transaction_id)
       ).pipe(Effect.mapError(readNotFound), Effect.map(refundBody))
     )

@@ -12,9 +12,9 @@ import * as PanelAccess from "@cobro/domain/PanelAccess"
 import * as PanelUserList from "@cobro/domain/PanelUserList"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { CobroApi } from "./Api.js"
-import * as Errors from "./Errors.js"
-import * as PanelUserEndpoints from "./PanelUserEndpoints.js"
+import { CobroApi } from "@cobro/api/Api"
+import * as Errors from "@cobro/api/Errors"
+import * as PanelUserEndpoints from "@cobro/api/PanelUserEndpoints"
 import * as RequestBody from "./RequestBody.js"
 
 const V = Errors.Codes.ValidationError

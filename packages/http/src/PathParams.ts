@@ -11,7 +11,7 @@ import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as SafeText from "@cobro/domain/SafeText"
 import * as Effect from "effect/Effect"
-import * as Errors from "./Errors.js"
+import * as Errors from "@cobro/api/Errors"
 import * as Fallback from "./Fallback.js"
 
 /**

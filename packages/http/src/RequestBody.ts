@@ -1,10 +1,9 @@
 /**
  * How a handler reads a JSON request body: a size limit (413), JSON only (415), exact integers
  * (`Nanos.parseJsonExact`, spec-decisions "Reading JSON exactly"), malformed JSON a 400 in the
- * envelope. Endpoints declare their body with {@link withJsonBody} for the OpenAPI document and read
+ * envelope. Endpoints declare their body with `@cobro/api/JsonBody` for the OpenAPI document and read
  * it in a `handleRaw` handler, so HttpApi's own `JSON.parse` never sees it.
  */
-import type * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpIncomingMessage from "@effect/platform/HttpIncomingMessage"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as Nanos from "@cobro/domain/Nanos"
@@ -15,7 +14,7 @@ import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
-import * as Errors from "./Errors.js"
+import * as Errors from "@cobro/api/Errors"
 
 /** The largest request body accepted, in bytes: 64 KiB (the largest spec body is a few KiB). */
 export const DEFAULT_LIMIT = 64 * 1024
@@ -135,41 +134,3 @@ export const decode = <A, I, R>(
         )
   })
 }
-
-/**
- * Declares an endpoint's JSON body for the OpenAPI document and the errors reading it may give
- * (400, 413, 415). The handler must be a `handleRaw` that reads the body with {@link decode} or
- * {@link json}.
- */
-export const withJsonBody =
-  <P extends Schema.Schema.Any>(payload: P) =>
-  <E extends HttpApiEndpoint.HttpApiEndpoint.Any>(endpoint: E) =>
-    (endpoint as any)
-      .setPayload(payload)
-      .addError(Errors.BadRequest)
-      .addError(Errors.PayloadTooLarge)
-      .addError(Errors.UnsupportedMediaType) as E extends HttpApiEndpoint.HttpApiEndpoint<
-      infer Name,
-      infer Method,
-      infer Path,
-      infer UrlParams,
-      infer _Payload,
-      infer Headers,
-      infer Success,
-      infer Error,
-      infer R,
-      infer RE
-    >
-      ? HttpApiEndpoint.HttpApiEndpoint<
-          Name,
-          Method,
-          Path,
-          UrlParams,
-          Schema.Schema.Type<P>,
-          Headers,
-          Success,
-          Error | Errors.BadRequest | Errors.PayloadTooLarge | Errors.UnsupportedMediaType,
-          R | Schema.Schema.Context<P>,
-          RE
-        >
-      : never

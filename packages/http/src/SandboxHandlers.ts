@@ -8,11 +8,11 @@ import { TerminalSerial } from "@cobro/domain/Ids"
 import * as TerminalSandbox from "@cobro/domain/TerminalSandbox"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import { CobroApi } from "./Api.js"
-import * as Authentication from "./Authentication.js"
-import * as Errors from "./Errors.js"
+import { CobroApi } from "@cobro/api/Api"
+import * as Security from "@cobro/api/Security"
+import * as Errors from "@cobro/api/Errors"
 import * as RequestBody from "./RequestBody.js"
-import * as SandboxEndpoints from "./SandboxEndpoints.js"
+import * as SandboxEndpoints from "@cobro/api/SandboxEndpoints"
 
 const terminalNotFound = (serial: string) =>
   Errors.NotFound.of(
@@ -32,7 +32,7 @@ export const fromSandboxError = (
 /** The terminal of the request: a test key's merchant and the path's serial. */
 const terminalOf = (serial: string) =>
   Effect.gen(function* () {
-    const credential = yield* Authentication.CurrentCredential
+    const credential = yield* Security.CurrentCredential
     if (!credential.sandbox) {
       return yield* Effect.fail(
         Errors.Forbidden.of("the sandbox takes a test key: production keys cannot control terminals")

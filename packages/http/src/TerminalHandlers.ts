@@ -12,9 +12,9 @@ import * as TerminalApi from "@cobro/domain/TerminalApi"
 import * as TerminalPayments from "@cobro/domain/TerminalPayments"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import { CobroApi } from "./Api.js"
-import * as Authentication from "./Authentication.js"
-import * as Errors from "./Errors.js"
+import { CobroApi } from "@cobro/api/Api"
+import * as Security from "@cobro/api/Security"
+import * as Errors from "@cobro/api/Errors"
 import * as RequestBody from "./RequestBody.js"
 
 /** The envelope error of an AP error: AP001 is a 500, the others a 400. */
@@ -27,7 +27,7 @@ export const fromCheckoutError = (
     : new Errors.BadRequest({ errors: [item] })
 }
 
-const caller = Effect.map(Authentication.CurrentCredential, (credential): TerminalPayments.Caller => ({
+const caller = Effect.map(Security.CurrentCredential, (credential): TerminalPayments.Caller => ({
   merchantId: credential.merchantId,
   sandbox: credential.sandbox
 }))

@@ -5,8 +5,8 @@ import * as TerminalSandbox from "@cobro/domain/TerminalSandbox"
 import * as Effect from "effect/Effect"
 import * as FastCheck from "effect/FastCheck"
 import * as Runtime from "effect/Runtime"
-import { CobroApi } from "../src/Api.js"
-import * as Authentication from "../src/Authentication.js"
+import { CobroApi } from "@cobro/api/Api"
+import * as Security from "@cobro/api/Security"
 import * as Bodies from "./support/Bodies.js"
 import * as Calls from "./support/Calls.js"
 import { stringPaths, withString } from "./support/JsonStrings.js"
@@ -26,11 +26,11 @@ const targets = (
     onGroup: () => {},
     onEndpoint: ({ endpoint, middleware }) => {
       if (!methods.includes(endpoint.method as Target["method"])) return
-      const auth = middleware.has(Authentication.TerminalApi as any)
+      const auth = middleware.has(Security.TerminalApi as any)
         ? "terminal"
-        : middleware.has(Authentication.PaymentButton as any)
+        : middleware.has(Security.PaymentButton as any)
           ? "button"
-          : middleware.has(Authentication.Admin as any)
+          : middleware.has(Security.Admin as any)
             ? "admin"
             : "none"
       out.push({ method: endpoint.method as Target["method"], path: endpoint.path, auth })

@@ -1,8 +1,15 @@
+import { readFileSync } from "node:fs"
+import { fileURLToPath } from "node:url"
 import { expect } from "@effect/vitest"
 import * as HttpApi from "@effect/platform/HttpApi"
 import * as Effect from "effect/Effect"
-import { CobroApi } from "../src/Api.js"
+import { CobroApi } from "@cobro/api/Api"
 import * as TestApp from "./support/TestApp.js"
+
+/** The published document (docs/openapi.json): the served bytes are its compact form. */
+const published = JSON.stringify(
+  JSON.parse(readFileSync(fileURLToPath(new URL("../../../docs/openapi.json", import.meta.url)), "utf8"))
+)
 
 const endpointsOf = () => {
   const endpoints: Array<{ method: string; path: string }> = []
@@ -19,6 +26,15 @@ const endpointsOf = () => {
 
 // The tests only read the document: one app serves them all.
 TestApp.shared()("the OpenAPI document", (it) => {
+  it.effect(
+    "/openapi.json is byte for byte the published docs/openapi.json (a change to the contract changes both)",
+    Effect.fnUntraced(function* () {
+      const reply = yield* TestApp.send("GET", "/openapi.json")
+      expect(reply.status).toBe(200)
+      expect(reply.text).toBe(published)
+    })
+  )
+
   it.effect(
     "every endpoint of CobroApi appears in /openapi.json (the document is in step with the code)",
     Effect.fnUntraced(function* () {

@@ -12,12 +12,14 @@ import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
 import type { YieldWrap } from "effect/Utils"
-import * as AdminEndpoints from "../../src/AdminEndpoints.js"
+import * as AdminEndpoints from "@cobro/api/AdminEndpoints"
 import * as AdminHandlers from "../../src/AdminHandlers.js"
 import * as Authentication from "../../src/Authentication.js"
-import * as Errors from "../../src/Errors.js"
+import * as Security from "@cobro/api/Security"
+import * as Errors from "@cobro/api/Errors"
 import * as Http from "../../src/Http.js"
 import * as RequestBody from "../../src/RequestBody.js"
+import * as JsonBody from "@cobro/api/JsonBody"
 import * as Respond from "../../src/Respond.js"
 import * as TestApp from "./TestApp.js"
 
@@ -28,21 +30,21 @@ class TerminalProbe extends HttpApiGroup.make("terminalProbe")
   .add(HttpApiEndpoint.get("defect", "/payments/probe/defect").addSuccess(Who))
   .add(
     HttpApiEndpoint.post("count", "/payments/probe/count")
-      .pipe(RequestBody.withJsonBody(Schema.Struct({ n: Schema.Number })))
+      .pipe(JsonBody.withJsonBody(Schema.Struct({ n: Schema.Number })))
       .addSuccess(Schema.Struct({ n: Schema.Number, calls: Schema.Number }), { status: 201 })
   )
-  .middleware(Authentication.TerminalApi) {}
+  .middleware(Security.TerminalApi) {}
 
 class ButtonProbe extends HttpApiGroup.make("buttonProbe")
   .add(HttpApiEndpoint.get("who", "/online/probe/who").addSuccess(Who))
   .add(
     HttpApiEndpoint.post("echo", "/online/probe/echo")
-      .pipe(RequestBody.withJsonBody(Schema.Unknown))
+      .pipe(JsonBody.withJsonBody(Schema.Unknown))
       .addSuccess(Schema.Unknown)
   )
   .add(HttpApiEndpoint.get("defect", "/online/probe/defect").addSuccess(Who))
   .add(HttpApiEndpoint.post("fail", "/online/probe/fail").addSuccess(Who))
-  .middleware(Authentication.PaymentButton) {}
+  .middleware(Security.PaymentButton) {}
 
 /** The probe API: the admin group and two probe groups. */
 // Same id as CobroApi, so that the real admin handlers serve its admin group.
@@ -52,7 +54,7 @@ export class ProbeApi extends HttpApi.make("cobro")
   .add(ButtonProbe)
   .addError(Errors.InternalServerError) {}
 
-const who = Effect.map(Authentication.CurrentCredential, (c) => ({
+const who = Effect.map(Security.CurrentCredential, (c) => ({
   merchant_id: c.merchantId,
   integration: c.integration,
   mode: c.mode

@@ -7,9 +7,9 @@ import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as OpenApi from "@effect/platform/OpenApi"
 import * as LinkApi from "@cobro/domain/LinkApi"
 import * as Schema from "effect/Schema"
-import * as Authentication from "./Authentication.js"
+import * as Security from "./Security.js"
 import * as Errors from "./Errors.js"
-import { withJsonBody } from "./RequestBody.js"
+import { withJsonBody } from "./JsonBody.js"
 
 /**
  * The codes of the link API's own errors (beside http-core's `ValidationError`).
@@ -61,5 +61,5 @@ export class LinkGroup extends HttpApiGroup.make("links")
         "B3: the link record, not enveloped; `creation_date` and `expiration_date` are exact integer nanoseconds. A link of another merchant or of the other mode (test vs production key) is a 404 `LinkNotFound`."
       )
   )
-  .middleware(Authentication.PaymentButton)
+  .middleware(Security.PaymentButton)
   .annotate(OpenApi.Title, "payment links") {}

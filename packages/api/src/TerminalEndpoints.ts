@@ -7,9 +7,9 @@ import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as OpenApi from "@effect/platform/OpenApi"
 import * as TerminalApi from "@cobro/domain/TerminalApi"
 import * as Schema from "effect/Schema"
-import * as Authentication from "./Authentication.js"
+import * as Security from "./Security.js"
 import * as Errors from "./Errors.js"
-import { withJsonBody } from "./RequestBody.js"
+import { withJsonBody } from "./JsonBody.js"
 
 /**
  * A4's path: the transaction id, or the external reference with `is_external_reference=true`.
@@ -50,5 +50,5 @@ export class TerminalGroup extends HttpApiGroup.make("terminal")
       .setUrlParams(TerminalApi.NotificationsQuery)
       .addSuccess(TerminalApi.NotificationsResponse)
   )
-  .middleware(Authentication.TerminalApi)
+  .middleware(Security.TerminalApi)
   .annotate(OpenApi.Title, "terminal payments") {}

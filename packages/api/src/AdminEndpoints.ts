@@ -14,9 +14,9 @@ import * as Merchant from "@cobro/domain/Merchant"
 import { Amount } from "@cobro/domain/Money"
 import { Integration, KeyMode } from "@cobro/domain/SigningKey"
 import * as Schema from "effect/Schema"
-import * as Authentication from "./Authentication.js"
+import * as Security from "./Security.js"
 import * as Errors from "./Errors.js"
-import { withJsonBody } from "./RequestBody.js"
+import { withJsonBody } from "./JsonBody.js"
 
 /**
  * A merchant's name: 1 to 200 characters, not only blanks.
@@ -367,7 +367,7 @@ export class AdminGroup extends HttpApiGroup.make("admin")
   )
   .addError(Errors.NotFound)
   .addError(Errors.Conflict)
-  .middleware(Authentication.Admin)
+  .middleware(Security.Admin)
   .annotate(OpenApi.Title, "admin")
   .annotate(
     OpenApi.Description,

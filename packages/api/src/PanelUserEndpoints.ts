@@ -16,9 +16,9 @@ import type * as PanelUserList from "@cobro/domain/PanelUserList"
 import * as DateTime from "effect/DateTime"
 import * as Schema from "effect/Schema"
 import { Limit } from "./AdminListEndpoints.js"
-import * as Authentication from "./Authentication.js"
+import * as Security from "./Security.js"
 import * as Errors from "./Errors.js"
-import { withJsonBody } from "./RequestBody.js"
+import { withJsonBody } from "./JsonBody.js"
 
 /**
  * The codes of the call's own errors (besides `ValidationError` on `email` or `password` and
@@ -235,7 +235,7 @@ export class PanelUserGroup extends HttpApiGroup.make("panelUsers")
   .addError(Errors.BadRequest)
   .addError(Errors.NotFound)
   .addError(Errors.Conflict)
-  .middleware(Authentication.Admin)
+  .middleware(Security.Admin)
   .annotate(OpenApi.Title, "admin: panel users")
   .annotate(
     OpenApi.Description,

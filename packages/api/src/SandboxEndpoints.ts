@@ -8,9 +8,9 @@ import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as OpenApi from "@effect/platform/OpenApi"
 import * as TerminalSandbox from "@cobro/domain/TerminalSandbox"
 import * as Schema from "effect/Schema"
-import * as Authentication from "./Authentication.js"
+import * as Security from "./Security.js"
 import * as Errors from "./Errors.js"
-import { withJsonBody } from "./RequestBody.js"
+import { withJsonBody } from "./JsonBody.js"
 
 /**
  * The terminal named in the path.
@@ -60,7 +60,7 @@ export class SandboxGroup extends HttpApiGroup.make("sandbox")
   // A production key is 403 and another merchant's terminal 404 on both.
   .addError(Errors.Forbidden)
   .addError(Errors.NotFound)
-  .middleware(Authentication.TerminalApi)
+  .middleware(Security.TerminalApi)
   .annotate(OpenApi.Title, "terminal sandbox")
   .annotate(
     OpenApi.Description,

@@ -9,7 +9,7 @@ import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as OpenApi from "@effect/platform/OpenApi"
 import * as Schema from "effect/Schema"
-import * as Authentication from "./Authentication.js"
+import * as Security from "./Security.js"
 import * as Errors from "./Errors.js"
 
 // At most 15 digits: every such number is a safe integer, and no tree will be larger.
@@ -183,7 +183,7 @@ export class AuditAdminGroup extends HttpApiGroup.make("auditAdmin")
         "The RFC 9162 audit path of an event in the tree of `tree_size` leaves (default: the latest checkpoint's). 404 `EventNotFound`, `EventNotInTree` (ask a larger checkpoint) or `CheckpointNotFound` (none signed yet and no tree_size); 400 `TreeSizeOutOfRange`."
       )
   )
-  .middleware(Authentication.Admin)
+  .middleware(Security.Admin)
   .annotate(OpenApi.Title, "admin: audit")
   .annotate(
     OpenApi.Description,

@@ -12,7 +12,7 @@ import * as OpenApi from "@effect/platform/OpenApi"
 import * as Pagination from "@cobro/domain/Pagination"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
-import * as Authentication from "./Authentication.js"
+import * as Security from "./Security.js"
 import * as Errors from "./Errors.js"
 
 // ---------------------------------------------------------------------------------------------
@@ -525,7 +525,7 @@ export class AdminListGroup extends HttpApiGroup.make("adminLists")
   )
   .addError(Errors.BadRequest)
   .addError(Errors.NotFound)
-  .middleware(Authentication.Admin)
+  .middleware(Security.Admin)
   .annotate(OpenApi.Title, "admin: lists")
   .annotate(
     OpenApi.Description,

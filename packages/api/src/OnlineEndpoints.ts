@@ -9,9 +9,9 @@ import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as OpenApi from "@effect/platform/OpenApi"
 import * as OnlineApi from "@cobro/domain/OnlineApi"
 import * as Schema from "effect/Schema"
-import * as Authentication from "./Authentication.js"
+import * as Security from "./Security.js"
 import * as Errors from "./Errors.js"
-import { withJsonBody } from "./RequestBody.js"
+import { withJsonBody } from "./JsonBody.js"
 
 const ReferencePath = Schema.Struct({ reference_id: Schema.String })
 const TransactionPath = Schema.Struct({ transaction_id: Schema.String })
@@ -97,7 +97,7 @@ export class OnlineGroup extends HttpApiGroup.make("online")
       .addError(Errors.NotFound)
       .addError(Errors.Conflict)
   )
-  .middleware(Authentication.PaymentButton)
+  .middleware(Security.PaymentButton)
   .annotate(OpenApi.Title, "online payments")
   .annotate(
     OpenApi.Description,
@@ -137,7 +137,7 @@ export class OnlineAdminGroup extends HttpApiGroup.make("onlineAdmin")
       .addError(Errors.NotFound)
       .addError(Errors.Conflict)
   )
-  .middleware(Authentication.Admin)
+  .middleware(Security.Admin)
   .annotate(OpenApi.Title, "admin: refunds")
   .annotate(
     OpenApi.Description,

@@ -1,0 +1,2 @@
+/** @cobro/api: Cobro's HTTP contract. Import a module by its path, e.g. `@cobro/api/Api`. */
+export {}
