@@ -61,7 +61,9 @@ export class OnlineGroup extends HttpApiGroup.make("online")
   .add(
     HttpApiEndpoint.post("attempt", "/v1/payment")
       .pipe(withJsonBody(OnlineApi.AttemptRequest))
-      .addSuccess(AttemptSuccess, { status: 201 })
+      // One success per member: HttpApi splits a union into its members, and each keeps the 201.
+      .addSuccess(OnlineApi.AttemptResponse, { status: 201 })
+      .addSuccess(OnlineApi.ThreeDsAttemptResponse, { status: 201 })
       .addError(Errors.Forbidden)
       .addError(Errors.NotFound)
       .addError(Errors.Conflict)

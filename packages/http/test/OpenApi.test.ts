@@ -74,6 +74,17 @@ TestApp.shared()("the OpenAPI document", (it) => {
   )
 
   it.effect(
+    "the creates document the 201 they answer (A3, B2, C1, C4), not a 200",
+    Effect.fnUntraced(function* () {
+      const spec = (yield* TestApp.send("GET", "/openapi.json")).json
+      for (const path of ["/payments/app-checkout", "/online/link/v1", "/v1/payment-intent", "/v1/payment"]) {
+        const statuses = Object.keys(spec.paths[path].post.responses).filter((status) => Number(status) < 400)
+        expect(statuses, path).toEqual(["201"])
+      }
+    })
+  )
+
+  it.effect(
     "every POST, PUT, PATCH and DELETE documents Idempotency-Key and its 409",
     Effect.fnUntraced(function* () {
       const spec = (yield* TestApp.send("GET", "/openapi.json")).json
