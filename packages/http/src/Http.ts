@@ -17,6 +17,7 @@ import * as Fallback from "./Fallback.js"
 import * as HealthHandlers from "./HealthHandlers.js"
 import * as Idempotency from "./Idempotency.js"
 import * as LinkHandlers from "./LinkHandlers.js"
+import * as ListenEndpoint from "./ListenEndpoint.js"
 import * as MetricsEndpoint from "./MetricsEndpoint.js"
 import * as OnlineHandlers from "./OnlineHandlers.js"
 import * as PanelPage from "./panel/PanelPage.js"
@@ -51,7 +52,9 @@ const EXTRA_ROUTES = [
   // The checkout page at its default path (a configured CHECKOUT_URL path still serves it; only its 405s differ).
   ...CheckoutPage.routes(PublicUrls.CHECKOUT_PATH),
   // The merchant panel (issue 22).
-  ...PanelPage.routes
+  ...PanelPage.routes,
+  // `cobro listen`'s Server-Sent Events, beside the contract (issue: cobro listen).
+  { method: "GET", path: ListenEndpoint.PATH }
 ]
 
 /**
@@ -88,6 +91,7 @@ export const layer = Layer.mergeAll(
   HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" }),
   HttpApiScalar.layer({ path: "/docs" }),
   MetricsEndpoint.layer,
+  ListenEndpoint.layer,
   CheckoutPage.layer,
   PanelPage.layer,
   Middleware,

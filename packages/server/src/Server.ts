@@ -50,6 +50,7 @@ import * as CheckpointKey from "./CheckpointKey.js"
 import * as Config from "./Config.js"
 import * as Ids from "./Ids.js"
 import * as LinkExpiry from "./LinkExpiry.js"
+import * as ListenFeed from "./ListenFeed.js"
 import * as PaymentTimeouts from "./PaymentTimeouts.js"
 import * as NodeKeyVault from "./NodeKeyVault.js"
 import * as OperationalGauges from "./OperationalGauges.js"
@@ -225,6 +226,8 @@ export const layerPorts = (settings: Settings) =>
     PgIdempotencyStore.layer,
     PgListings.layer,
     PgNotificationLog.layer,
+    // `cobro listen`'s feed of sandbox notifications (GET /dev/v1/listen).
+    ListenFeed.layer,
     PgPanelSessions.layer,
     PasswordHashing.layer(settings.sealingKey.key),
     LoginCsrf.layer(settings.sealingKey.key),

@@ -13,6 +13,8 @@ import * as Audit from "./Audit.js"
 import { UserError } from "./CliError.js"
 import * as Environment from "./Environment.js"
 import * as Transparency from "./Transparency.js"
+import * as Listen from "./Listen.js"
+import * as Trigger from "./Trigger.js"
 import * as User from "./User.js"
 
 const json = Options.boolean("json").pipe(
@@ -301,8 +303,8 @@ const user = group("user", "the merchant panel's users", [userCreate, userPasswo
 /** The whole command tree. */
 export const command = group(
   "cobro",
-  "Cobro's command line: audit the event log, administer merchants. Uses DATABASE_URL, else PGlite in DATA_DIR (default ./.data).",
-  [audit, merchantCommand, terminal, webhook, keys, user]
+  "Cobro's command line: audit the event log and administer merchants (on DATABASE_URL, else PGlite in DATA_DIR, default ./.data); trigger test notifications and listen for them over the API (COBRO_API_URL, COBRO_API_KEY).",
+  [audit, merchantCommand, terminal, webhook, keys, user, Trigger.command, Listen.command]
 )
 
 /** Runs the command line on `process.argv`. */
