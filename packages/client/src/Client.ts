@@ -70,16 +70,61 @@ export const transportOptions = (options: Options): Transport.Options => ({
 
 const baseUrlOf = (baseUrl: string | URL) => baseUrl.toString().replace(/\/+$/, "")
 
+const encodeSegment = (value: unknown) => (typeof value === "string" ? encodeURIComponent(value) : value)
+
+/** A call of the client with its request's string path parameters percent-encoded. */
+const withEncodedPath =
+  (call: (request?: any) => unknown) =>
+  (request?: any): unknown =>
+    call(
+      request?.path === undefined
+        ? request
+        : {
+            ...request,
+            path: Object.fromEntries(
+              Object.entries(request.path as Record<string, unknown>).map(([name, value]) => [
+                name,
+                encodeSegment(value)
+              ])
+            )
+          }
+    )
+
+/**
+ * The client with every string path parameter written as one URL segment (`encodeURIComponent`):
+ * `HttpApiClient` (@effect/platform 0.97) puts them into the URL as given, so a `/`, `?`, `#` or
+ * `%` in a value (an intent's `reference_id` may hold any of them) reached another route. The
+ * contract's path schemas are plain strings (or numbers, left as they are), so encoding before
+ * them changes nothing else; the server decodes each segment back.
+ */
+const encodePathParams = <C extends object>(client: C): C =>
+  Object.fromEntries(
+    Object.entries(client).map(([key, member]) => [
+      key,
+      typeof member === "function"
+        ? withEncodedPath(member)
+        : Object.fromEntries(
+            Object.entries(member as Record<string, (request?: any) => unknown>).map(([name, call]) => [
+              name,
+              withEncodedPath(call)
+            ])
+          )
+    ])
+  ) as C
+
 /**
  * A client of the whole contract over the `HttpClient` in context.
  *
  * @category constructors
  */
 export const make = (options: Options) =>
-  HttpApiClient.make(CobroApi, {
-    baseUrl: baseUrlOf(options.baseUrl),
-    transformClient: Transport.transform(transportOptions(options))
-  })
+  Effect.map(
+    HttpApiClient.make(CobroApi, {
+      baseUrl: baseUrlOf(options.baseUrl),
+      transformClient: Transport.transform(transportOptions(options))
+    }),
+    encodePathParams
+  )
 
 /**
  * The client: one property per group of the contract, one method per endpoint.

@@ -1,7 +1,7 @@
 /**
  * HTTP servers of the tests' own on 127.0.0.1: a proxy in front of Cobro that records every request
  * and can cut the connection after the upstream answered (the request took effect, its answer is
- * lost), and a scripted server that answers a list of responses (503 with `Retry-After`, …).
+ * lost), a proxy that records every answer's status, and a scripted server that answers a list of responses (503 with `Retry-After`, …).
  */
 import * as Effect from "effect/Effect"
 import * as Http from "node:http"
@@ -77,6 +77,49 @@ export const proxy = (upstream: string) =>
     })
     const url = yield* listen(server)
     return { url, seen, cutNext: (n: number) => void (cuts += n) }
+  })
+
+/** A request a recording proxy passed on, and the status the upstream answered it with. */
+export interface Answered {
+  readonly method: string
+  /** The path, without the query. */
+  readonly path: string
+  readonly status: number
+}
+
+/**
+ * A proxy to `upstream` that passes every request and answer through unchanged (redirects
+ * included: it never follows them) and lists in `answered` each request with the status answered.
+ */
+export const recorder = (upstream: string) =>
+  Effect.gen(function* () {
+    const answered: Array<Answered> = []
+    const server = Http.createServer(async (req, res) => {
+      const body = await readBody(req)
+      const method = req.method ?? "GET"
+      const url = req.url ?? "/"
+      const answer = await fetch(upstream + url, {
+        method,
+        redirect: "manual",
+        headers: Object.entries(req.headers).flatMap(([name, value]) =>
+          typeof value === "string" && name !== "host" && name !== "connection"
+            ? [[name, value] as [string, string]]
+            : []
+        ),
+        ...(body === "" ? {} : { body })
+      })
+      const bytes = Buffer.from(await answer.arrayBuffer())
+      answered.push({ method, path: new URL(url, upstream).pathname, status: answer.status })
+      // `fetch` has decoded the body: its length and encoding are this proxy's to set.
+      const dropped = new Set(["content-length", "content-encoding", "transfer-encoding", "connection"])
+      const headers: Record<string, string> = {}
+      answer.headers.forEach((value, name) => {
+        if (!dropped.has(name)) headers[name] = value
+      })
+      res.writeHead(answer.status, headers).end(bytes)
+    })
+    const url = yield* listen(server)
+    return { url, answered }
   })
 
 /** A scripted answer: a status, headers and a body. */
