@@ -17,9 +17,9 @@ import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Predicate from "effect/Predicate"
 import * as Errors from "@cobro/api/Errors"
-import * as HeaderText from "./HeaderText.js"
-import * as PanelHtml from "./panel/PanelHtml.js"
-import * as PanelRequest from "./panel/PanelRequest.js"
+import * as HeaderText from "@cobro/api/HeaderText"
+import * as PanelHtml from "@cobro/panel/PanelHtml"
+import * as PanelRequest from "@cobro/panel/PanelRequest"
 import * as Unavailability from "./Unavailability.js"
 
 /** A route: its method and a pattern of its path. */

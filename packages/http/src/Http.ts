@@ -12,7 +12,7 @@ import * as AdminListHandlers from "./AdminListHandlers.js"
 import { CobroApi } from "@cobro/api/Api"
 import * as AuditHandlers from "./AuditHandlers.js"
 import * as Authentication from "./Authentication.js"
-import * as CheckoutPage from "./CheckoutPage.js"
+import * as CheckoutPage from "@cobro/pages/CheckoutPage"
 import * as Fallback from "./Fallback.js"
 import * as HealthHandlers from "./HealthHandlers.js"
 import * as Idempotency from "./Idempotency.js"
@@ -20,10 +20,10 @@ import * as LinkHandlers from "./LinkHandlers.js"
 import * as ListenEndpoint from "./ListenEndpoint.js"
 import * as MetricsEndpoint from "./MetricsEndpoint.js"
 import * as OnlineHandlers from "./OnlineHandlers.js"
-import * as PanelPage from "./panel/PanelPage.js"
+import * as PanelPage from "@cobro/panel/PanelPage"
 import * as PanelUserHandlers from "./PanelUserHandlers.js"
 import * as PathParams from "./PathParams.js"
-import * as PublicUrls from "./PublicUrls.js"
+import * as PublicUrls from "@cobro/api/PublicUrls"
 import * as RequestId from "./RequestId.js"
 import * as RequestTelemetry from "./RequestTelemetry.js"
 import * as SandboxHandlers from "./SandboxHandlers.js"
@@ -93,7 +93,8 @@ export const layer = Layer.mergeAll(
   MetricsEndpoint.layer,
   ListenEndpoint.layer,
   CheckoutPage.layer,
-  PanelPage.layer,
+  // The panel's forms run once through the API's Idempotency-Key record (`Idempotency.layerForms`).
+  PanelPage.layer.pipe(Layer.provide(Idempotency.layerForms)),
   Middleware,
   PathParams.routerConfig
 ).pipe(

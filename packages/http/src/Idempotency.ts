@@ -30,10 +30,12 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
+import * as FormOnce from "@cobro/panel/FormOnce"
 import * as Authentication from "./Authentication.js"
 import * as Errors from "@cobro/api/Errors"
 import * as Fallback from "./Fallback.js"
@@ -412,3 +414,14 @@ export const once = <E, R, R2>(
 
 const contentTypeOf = (response: HttpServerResponse.HttpServerResponse): string | undefined =>
   response.body._tag === "Uint8Array" ? response.body.contentType : undefined
+
+/**
+ * The merchant panel's forms act once through this module (`@cobro/panel/FormOnce`): the same
+ * record, replay, refusal and recovery as an API call's `Idempotency-Key`.
+ */
+export const layerForms: Layer.Layer<FormOnce.FormOnce> = Layer.succeed(FormOnce.FormOnce, {
+  replayedHeader: REPLAYED_HEADER,
+  retryAfterSeconds: RETRY_AFTER_SECONDS,
+  fingerprint,
+  once
+})

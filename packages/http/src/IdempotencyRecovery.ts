@@ -12,7 +12,7 @@ import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Envelope from "@cobro/domain/Envelope"
 import * as Effect from "effect/Effect"
 import * as Errors from "@cobro/api/Errors"
-import * as PublicUrls from "./PublicUrls.js"
+import * as PublicUrls from "@cobro/api/PublicUrls"
 
 /** The stream prefix of each recoverable route's resource, and how its answer is made from the id. */
 interface Recovery {

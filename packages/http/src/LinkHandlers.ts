@@ -10,7 +10,7 @@ import { CobroApi } from "@cobro/api/Api"
 import * as Security from "@cobro/api/Security"
 import * as Errors from "@cobro/api/Errors"
 import * as LinkEndpoints from "@cobro/api/LinkEndpoints"
-import * as PublicUrls from "./PublicUrls.js"
+import * as PublicUrls from "@cobro/api/PublicUrls"
 import * as RequestBody from "./RequestBody.js"
 import * as Respond from "./Respond.js"
 

@@ -13,8 +13,8 @@ import * as Logger from "effect/Logger"
 import { validateHeaderValue } from "node:http"
 import * as Errors from "@cobro/api/Errors"
 import * as Fallback from "../src/Fallback.js"
-import * as HeaderText from "../src/HeaderText.js"
-import * as Html from "../src/panel/PanelHtml.js"
+import * as HeaderText from "@cobro/api/HeaderText"
+import * as Html from "@cobro/panel/PanelHtml"
 
 /** Whether Node's own check accepts the value. */
 const nodeWrites = (value: string): boolean => {

@@ -6,7 +6,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as EventStore from "@cobro/domain/EventStore"
 import * as Effect from "effect/Effect"
-import * as Html from "../src/panel/PanelHtml.js"
+import * as Html from "@cobro/panel/PanelHtml"
 import * as Calls from "./support/Calls.js"
 import * as Notifications from "./support/Notifications.js"
 import * as TestApp from "./support/TestApp.js"

@@ -6,8 +6,8 @@
  * checkout page, and every change made in the panel is checked from outside it (the API's answers,
  * the receiver, the admin API's history).
  */
-import * as PanelPage from "@cobro/http/panel/PanelPage"
-import * as PanelText from "@cobro/http/panel/PanelText"
+import * as PanelPage from "@cobro/panel/PanelPage"
+import * as PanelText from "@cobro/panel/PanelText"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import * as Fs from "node:fs"
 import * as Os from "node:os"

@@ -21,7 +21,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto"
-import * as PublicUrls from "../PublicUrls.js"
+import * as PublicUrls from "@cobro/api/PublicUrls"
 import { SignInThrottle } from "./SignInThrottle.js"
 
 /** The session cookie's name. */

@@ -3,14 +3,34 @@
  * chosen the same way (`lang`, else `Accept-Language`, else Spanish) — and times written in Bogotá's
  * time, the merchants' own.
  */
-import * as CheckoutText from "../CheckoutPageText.js"
-import type * as LinkForm from "./LinkForm.js"
+import * as Language from "@cobro/domain/Locale"
 
 /** The panel's languages: the checkout page's. */
-export type Locale = CheckoutText.Locale
+export type Locale = Language.Locale
 
 /** The page's language: `lang` when it is `es` or `en`, else `Accept-Language`, else Spanish. */
-export const negotiate = CheckoutText.negotiate
+export const negotiate = Language.negotiate
+
+/** What an error of the link form (`LinkForm`) says: a key of the texts' `links.errors`. */
+export type LinkErrorKey =
+  | "amountType"
+  | "totalRequired"
+  | "totalBelowParts"
+  | "totalOutsideBounds"
+  | "amount"
+  | "currency"
+  | "description"
+  | "reference"
+  | "expiration"
+  | "expirationPast"
+  | "methodNotOffered"
+  | "noMethods"
+  | "method"
+  | "callbackUrl"
+  | "payerEmail"
+  | "imageUrl"
+  | "buttonInactive"
+  | "merchantDisabled"
 
 const timeFormats: Record<Locale, Intl.DateTimeFormat> = {
   es: new Intl.DateTimeFormat("es-CO", {
@@ -309,7 +329,7 @@ const es = {
       imageUrl: "Escribe una dirección https:// de una imagen .png o .jpg.",
       buttonInactive: "La integración del botón de pagos no está activa para este modo.",
       merchantDisabled: "Tu cuenta está deshabilitada: no puede crear enlaces."
-    } satisfies Record<LinkForm.ErrorKey, string>
+    } satisfies Record<LinkErrorKey, string>
   },
   integrations: {
     title: "Integraciones",

@@ -10,7 +10,7 @@ import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as FastCheck from "effect/FastCheck"
 import * as Option from "effect/Option"
-import * as SignInThrottle from "../src/panel/SignInThrottle.js"
+import * as SignInThrottle from "../src/SignInThrottle.js"
 
 const T0 = Date.UTC(2026, 10, 21, 15, 0, 0)
 const at = (millis: number) => DateTime.unsafeMake(T0 + millis)

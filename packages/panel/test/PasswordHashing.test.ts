@@ -7,7 +7,7 @@ import * as Effect from "effect/Effect"
 import * as FastCheck from "effect/FastCheck"
 import * as Redacted from "effect/Redacted"
 import * as PasswordHasher from "@cobro/domain/PasswordHasher"
-import * as PasswordHashing from "../src/panel/PasswordHashing.js"
+import * as PasswordHashing from "../src/PasswordHashing.js"
 
 /** Cheap parameters for the property runs (the format and the comparison are the same). */
 const CHEAP: PasswordHashing.Parameters = { N: 2 ** 10, r: 8, p: 1 }

@@ -29,7 +29,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import { createHmac, hkdfSync, randomBytes, timingSafeEqual } from "node:crypto"
-import * as PublicUrls from "../PublicUrls.js"
+import * as PublicUrls from "@cobro/api/PublicUrls"
 import * as PanelAuth from "./PanelAuth.js"
 
 /** The cookie's name. */
@@ -47,7 +47,7 @@ export const LIFETIME = Duration.hours(1)
  *
  * @category services
  */
-export class Key extends Context.Tag("@cobro/http/panel/LoginCsrf/Key")<Key, Redacted.Redacted<Buffer>>() {}
+export class Key extends Context.Tag("@cobro/panel/LoginCsrf/Key")<Key, Redacted.Redacted<Buffer>>() {}
 
 /**
  * The key: HKDF-SHA256 of the sealing key, for this use only.

@@ -7,7 +7,7 @@ import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as FastCheck from "effect/FastCheck"
 import * as Redacted from "effect/Redacted"
-import * as LoginCsrf from "../src/panel/LoginCsrf.js"
+import * as LoginCsrf from "../src/LoginCsrf.js"
 
 const T0 = Date.UTC(2026, 10, 21, 15, 0, 0)
 const at = (millis: number) => DateTime.unsafeMake(T0 + millis)

@@ -10,7 +10,7 @@ import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import type * as Listings from "@cobro/domain/Listings"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import * as HeaderText from "../HeaderText.js"
+import * as HeaderText from "@cobro/api/HeaderText"
 import * as Html from "./PanelHtml.js"
 import * as Text from "./PanelText.js"
 

@@ -18,6 +18,7 @@ import type * as TerminalSandbox from "@cobro/domain/TerminalSandbox"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
+import type * as FormOnce from "./FormOnce.js"
 import * as IntegrationsPage from "./IntegrationsPage.js"
 import * as LinksPage from "./LinksPage.js"
 import type * as LoginCsrf from "./LoginCsrf.js"
@@ -42,6 +43,7 @@ export type Services =
   | TerminalSandbox.TerminalSandbox
   | Effect.Effect.Context<ReturnType<typeof PanelAuth.signIn>>
   | LoginCsrf.Key
+  | FormOnce.FormOnce
 
 type Handler = Effect.Effect<
   HttpServerResponse.HttpServerResponse,

@@ -15,7 +15,7 @@ export const CHECKOUT_PATH = "/checkout"
  * The configured addresses, provided by the server. Each may be absent: the public base is then read
  * from the request (`Host`, `X-Forwarded-Proto`), and `{checkout_url}` is `<public base>/checkout`.
  */
-export class PublicUrls extends Context.Reference<PublicUrls>()("@cobro/http/PublicUrls", {
+export class PublicUrls extends Context.Reference<PublicUrls>()("@cobro/api/PublicUrls", {
   defaultValue: (): {
     readonly publicUrl: Option.Option<string>
     readonly checkoutUrl: Option.Option<string>

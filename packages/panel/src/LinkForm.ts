@@ -10,7 +10,8 @@ import * as Nanos from "@cobro/domain/Nanos"
 import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
-import * as PaymentsPage from "./PaymentsPage.js"
+import * as PanelDates from "./PanelDates.js"
+import type * as Text from "./PanelText.js"
 
 /** The form's fields that can carry an error (`form`: the form as a whole). */
 export type Field =
@@ -27,26 +28,8 @@ export type Field =
   | "image_url"
   | "form"
 
-/** What an error says, as a key of the page's texts. */
-export type ErrorKey =
-  | "amountType"
-  | "totalRequired"
-  | "totalBelowParts"
-  | "totalOutsideBounds"
-  | "amount"
-  | "currency"
-  | "description"
-  | "reference"
-  | "expiration"
-  | "expirationPast"
-  | "methodNotOffered"
-  | "noMethods"
-  | "method"
-  | "callbackUrl"
-  | "payerEmail"
-  | "imageUrl"
-  | "buttonInactive"
-  | "merchantDisabled"
+/** What an error says, as a key of the page's texts (`PanelText`, which lists them). */
+export type ErrorKey = Text.LinkErrorKey
 
 /** One error: which field, what to say, and B2's own message when B2 said it. */
 export interface FieldError {
@@ -121,7 +104,7 @@ export const amountOf = (text: string): number | string => {
 export const expirationOf = (text: string): bigint | undefined => {
   const match = /^(\d{4}-\d{2}-\d{2})T(\d{2}):(\d{2})(?::(\d{2}))?$/.exec(text)
   if (match === null) return undefined
-  const day = PaymentsPage.startOfDay(match[1]!)
+  const day = PanelDates.startOfDay(match[1]!)
   const [hours, minutes, seconds] = [Number(match[2]), Number(match[3]), Number(match[4] ?? "0")]
   if (day === undefined || hours > 23 || minutes > 59 || seconds > 59) return undefined
   return Nanos.fromEpochMillis(day.getTime() + ((hours * 60 + minutes) * 60 + seconds) * 1000)

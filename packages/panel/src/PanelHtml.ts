@@ -8,11 +8,19 @@
 import { createHash, randomUUID } from "node:crypto"
 import type * as Listings from "@cobro/domain/Listings"
 import type * as PanelSessions from "@cobro/domain/PanelSessions"
-import { escape } from "../CheckoutPageHtml.js"
-import * as CheckoutText from "../CheckoutPageText.js"
+import * as Locale from "@cobro/domain/Locale"
 import * as Text from "./PanelText.js"
 
-export { escape }
+/**
+ * Escapes text for HTML content and double- or single-quoted attributes: the same five entities as
+ * the checkout page's (`@cobro/pages/CheckoutPageHtml`); the two hosted surfaces import nothing of
+ * each other.
+ */
+export const escape = (text: string): string =>
+  text.replace(
+    /[&<>"']/g,
+    (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c] ?? c
+  )
 
 /** The panel's path. */
 export const PREFIX = "/panel"
@@ -290,7 +298,7 @@ export const time = (instant: Date, locale: Text.Locale): string =>
 
 /** An amount as its currency is written in the page's language. */
 export const money = (amount: number, currency: string, locale: Text.Locale): string =>
-  escape(CheckoutText.formatMoney(amount, currency, locale))
+  escape(Locale.formatMoney(amount, currency, locale))
 
 const GOOD = new Set(["APPROVED", "PAID", "DELIVERED", "ACTIVE", "ENABLED"])
 const BAD = new Set(["REJECTED", "EXHAUSTED", "CANCELLED", "EXPIRED", "UNREACHABLE", "VOIDED", "failed"])

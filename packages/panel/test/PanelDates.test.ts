@@ -4,7 +4,7 @@
  * holds them all (`Instant.timestamptz`), so none is refused nor answers 500.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { startOfDay } from "../src/panel/PaymentsPage.js"
+import { startOfDay } from "../src/PanelDates.js"
 
 describe("the panel's day filters", () => {
   it("every day of the years 0000 to 9999 is the instant Bogotá's day starts; the day after 9999-12-31 too", () => {

@@ -55,7 +55,7 @@ export const addressDelayMillis = (failures: number): number =>
  *
  * @category services
  */
-export class SignInThrottle extends Context.Tag("@cobro/http/panel/SignInThrottle")<
+export class SignInThrottle extends Context.Tag("@cobro/panel/SignInThrottle")<
   SignInThrottle,
   {
     /** How many milliseconds an attempt from `address` for `email` at `now` must still wait (0: none). */

@@ -2,7 +2,7 @@
  * A form of the merchant panel acts once (issue 31, item 1; brief, "Exactly once at the edge"): a
  * browser sends a form again on a double click, a reload after a timeout or back-and-resubmit, and
  * each rendered form with an effect carries a one-time `form_key` of its own (`PanelHtml.hiddenFields`).
- * Its POST runs through `Idempotency.once` as an `Idempotency-Key` of the API does: once, under the
+ * Its POST runs through `Idempotency.once` (the `FormOnce` port) as an `Idempotency-Key` of the API does: once, under the
  * key's fence; a re-sent form gets the first answer again (the same 303), a form still running is
  * waited for, and after a crash past its commit the route's 303 after success is made from what it
  * wrote (`recover`). A form without a key (an old page, a script) runs as before.
@@ -18,7 +18,7 @@ import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import type * as IdempotencyStore from "@cobro/domain/IdempotencyStore"
 import type * as PanelSessions from "@cobro/domain/PanelSessions"
 import * as Effect from "effect/Effect"
-import * as Idempotency from "../Idempotency.js"
+import * as FormOnce from "./FormOnce.js"
 import * as Guard from "./PanelGuard.js"
 import * as Html from "./PanelHtml.js"
 import * as Request from "./PanelRequest.js"
@@ -111,13 +111,14 @@ const isBusy = (response: HttpServerResponse.HttpServerResponse): boolean =>
  * is given again); `Idempotency.once`'s own refusals, in the API's JSON, as the panel's pages.
  */
 const toBrowser = (
+  forms: FormOnce.FormOnce["Type"],
   csrf: string,
   context: Html.Context,
   response: HttpServerResponse.HttpServerResponse
 ): HttpServerResponse.HttpServerResponse => {
   if (response.body._tag === "Uint8Array" && response.body.contentType === KEPT) {
     const kept = JSON.parse(decoder.decode(response.body.body)) as Kept
-    const replayed = response.headers[Idempotency.REPLAYED_HEADER]
+    const replayed = response.headers[forms.replayedHeader]
     const base =
       kept.body === "" && kept.contentType === undefined
         ? HttpServerResponse.empty({ status: response.status })
@@ -127,7 +128,7 @@ const toBrowser = (
           })
     return HttpServerResponse.setHeaders(
       base,
-      replayed === undefined ? kept.headers : { ...kept.headers, [Idempotency.REPLAYED_HEADER]: replayed }
+      replayed === undefined ? kept.headers : { ...kept.headers, [forms.replayedHeader]: replayed }
     )
   }
   if (contentTypeOf(response) !== "application/json") return response
@@ -139,7 +140,7 @@ const toBrowser = (
   }
   // The store is away (503): the error page, with when to try again.
   return Request.respond(Html.messagePage(context, "error"), response.status).pipe(
-    HttpServerResponse.setHeader("retry-after", String(Idempotency.RETRY_AFTER_SECONDS))
+    HttpServerResponse.setHeader("retry-after", String(forms.retryAfterSeconds))
   )
 }
 
@@ -162,7 +163,7 @@ export const once = <E, R, R2>(
 ): Effect.Effect<
   HttpServerResponse.HttpServerResponse,
   E,
-  R | R2 | IdempotencyStore.IdempotencyStore | HttpServerRequest.HttpServerRequest
+  R | R2 | IdempotencyStore.IdempotencyStore | HttpServerRequest.HttpServerRequest | FormOnce.FormOnce
 > =>
   Effect.gen(function* () {
     const formKey = form.get(Html.FORM_KEY)
@@ -170,11 +171,12 @@ export const once = <E, R, R2>(
     if (formKey === "" || formKey.length > MAX_LENGTH) {
       return Request.respond(Html.messagePage(context, "badRequest"), 400)
     }
+    const forms = yield* FormOnce.FormOnce
     const request = yield* HttpServerRequest.HttpServerRequest
     const path = Request.pathOf(request.url)
-    const print = yield* Idempotency.fingerprint(request.method, path, fingerprintedForm(form))
+    const print = yield* forms.fingerprint(request.method, path, fingerprintedForm(form))
     const keep = (response: HttpServerResponse.HttpServerResponse) => toKept(session.csrfToken, response)
-    const run = Idempotency.once(scopeOf(session, formKey), print, Effect.map(app, keep), (resource) =>
+    const run = forms.once(scopeOf(session, formKey), print, Effect.map(app, keep), (resource) =>
       Effect.map(recover(resource), keep)
     )
     // A double click's second request waits for the first, then gets its answer: the browser shows
@@ -184,7 +186,7 @@ export const once = <E, R, R2>(
       yield* Effect.sleep(WAIT_STEP_MS)
       answer = yield* run
     }
-    return toBrowser(session.csrfToken, context, answer)
+    return toBrowser(forms, session.csrfToken, context, answer)
   })
 
 /**

@@ -10,8 +10,8 @@ import * as Payment from "@cobro/domain/Payment"
 import * as ReturnUrl from "@cobro/domain/ReturnUrl"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import * as HeaderText from "./HeaderText.js"
-import * as PublicUrls from "./PublicUrls.js"
+import * as HeaderText from "@cobro/api/HeaderText"
+import * as PublicUrls from "@cobro/api/PublicUrls"
 
 /** The page's path: `/challenge/3ds/{transaction_id}/{token}`, under the public base URL. */
 export const PATH_PREFIX = "/challenge/3ds"

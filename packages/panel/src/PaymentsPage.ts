@@ -4,11 +4,11 @@
  * creation day (Bogotá's calendar) and reference, paged "newer"/"older". Each row opens the
  * transaction's page (`PaymentDetail`).
  */
-import * as Bogota from "@cobro/domain/Bogota"
 import * as Listings from "@cobro/domain/Listings"
 import * as Effect from "effect/Effect"
 import * as Guard from "./PanelGuard.js"
 import * as Html from "./PanelHtml.js"
+import { startOfDay } from "./PanelDates.js"
 import * as Paging from "./Paging.js"
 import * as Request from "./PanelRequest.js"
 import * as Text from "./PanelText.js"
@@ -46,20 +46,6 @@ export const detailHref = (
     kind: row.kind,
     resource: row.kind === "online" ? undefined : row.resourceId
   })
-
-/** A day as `<input type="date">` sends it, as the instant Bogotá's day starts; undefined if not a day. */
-export const startOfDay = (text: string, plusDays = 0): Date | undefined => {
-  const match = /^(\d{4})-(\d{2})-(\d{2})$/.exec(text)
-  if (match === null) return undefined
-  const [year, month, day] = [Number(match[1]), Number(match[2]), Number(match[3])]
-  // Not `Date.UTC`: it reads the years 0 to 99 as 1900 to 1999.
-  const check = new Date(0)
-  check.setUTCFullYear(year, month - 1, day)
-  if (check.getUTCFullYear() !== year || check.getUTCMonth() !== month - 1 || check.getUTCDate() !== day) {
-    return undefined
-  }
-  return new Date(check.getTime() + plusDays * 86_400_000 - Bogota.OFFSET_MS)
-}
 
 /** The list's filters as the query holds them (kept as typed, for the form and the pager). */
 interface Filters {

@@ -23,10 +23,10 @@ import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Form from "./CheckoutPageForm.js"
-import * as HeaderText from "./HeaderText.js"
+import * as HeaderText from "@cobro/api/HeaderText"
 import * as Html from "./CheckoutPageHtml.js"
 import * as Text from "./CheckoutPageText.js"
-import * as PublicUrls from "./PublicUrls.js"
+import * as PublicUrls from "@cobro/api/PublicUrls"
 
 /**
  * The path the page is served under: the path of `CHECKOUT_URL` when configured (so that the link
