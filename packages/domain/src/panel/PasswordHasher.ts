@@ -1,7 +1,7 @@
 /**
  * The password hashing port of the merchant panel (issue 22: "passwords hashed with a memory-hard
  * function"). The domain never sees how: the server's adapter is scrypt from `node:crypto`
- * (`@cobro/http/panel/PasswordHashing`). A password passes through here and nowhere else; only its
+ * (`@cobro/panel/PasswordHashing`). A password passes through here and nowhere else; only its
  * hash is stored.
  */
 import * as Context from "effect/Context"
