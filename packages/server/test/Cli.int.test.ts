@@ -1,16 +1,19 @@
 /**
- * The `cobro` command line (issue 7) run as a user runs it, in a subprocess: the admin commands and
- * their keys against the API, a history that matches the events written, the state at an instant,
- * `verify` on an untouched and on a tampered log, `rebuild` under a running server, `export`.
+ * The `cobro` command line (issue 7), its commands run in the test's process as the binary runs them
+ * (`CliInProcess`; `CliAudit.int.test.ts` runs the binary itself once): the admin commands and their
+ * keys against the API, a history that matches the events written, the state at an instant, `verify`
+ * on an untouched and on a tampered log, `rebuild` under a running server, `export`.
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as Histories from "@cobro/domain/Histories"
 import * as Effect from "effect/Effect"
 import * as Fs from "node:fs"
+import * as CliDatabase from "./support/CliDatabase.js"
+import * as InProcess from "./support/CliInProcess.js"
 import * as Cli from "./support/CliProcess.js"
 import * as ServerProcess from "./support/ServerProcess.js"
 
-/** Each test runs several commands, each a process that opens the database: minutes on a loaded machine. */
+/** Each test runs several commands, each opening the database anew: a minute on a loaded machine. */
 const timeout = 900_000
 
 const ok = (result: Cli.Result) => {
@@ -22,11 +25,11 @@ const ok = (result: Cli.Result) => {
 const merchantWithTerminal = (env: Record<string, string>, serial = "SP-1") =>
   Effect.gen(function* () {
     const created = JSON.parse(
-      ok(yield* Cli.run(["merchant", "create", "--name", "Café Sur", "--json"], env)).stdout
+      ok(yield* InProcess.run(["merchant", "create", "--name", "Café Sur", "--json"], env)).stdout
     )
     const merchantId: string = created.merchant_id
     const bound = ok(
-      yield* Cli.run(
+      yield* InProcess.run(
         [
           "terminal",
           "bind",
@@ -51,7 +54,10 @@ const merchantWithTerminal = (env: Record<string, string>, serial = "SP-1") =>
       api_enabled: false
     })
     const enabled = ok(
-      yield* Cli.run(["terminal", "enable", "--merchant", merchantId, "--serial", serial, "--json"], env)
+      yield* InProcess.run(
+        ["terminal", "enable", "--merchant", merchantId, "--serial", serial, "--json"],
+        env
+      )
     )
     expect(JSON.parse(enabled.stdout).api_enabled).toBe(true)
     return { merchantId, keys: created.keys }
@@ -61,14 +67,14 @@ describe("cobro on PGlite (DATA_DIR)", () => {
   it.scopedLive(
     "audit history lists the events written, each with its time, type, actor and the state after it",
     Effect.fnUntraced(function* () {
-      const env = yield* ServerProcess.pgliteEnv
+      const env = yield* CliDatabase.pgliteEnv
       const { keys, merchantId } = yield* merchantWithTerminal(env)
       expect(merchantId).toMatch(/^MER_[A-Za-z0-9]+$/)
       expect(keys.terminal_api.test.identity_key).toMatch(/^id_test_term_/)
       expect(keys.payment_button.production.secret_key).toMatch(/^sk_live_btn_/)
 
       const history = Cli.jsonLines(
-        ok(yield* Cli.run(["audit", "history", merchantId, "--json"], env)).stdout
+        ok(yield* InProcess.run(["audit", "history", merchantId, "--json"], env)).stdout
       )
       expect(history.map((h) => [h.version, h.type])).toStrictEqual([
         [1, "MerchantCreated"],
@@ -88,7 +94,7 @@ describe("cobro on PGlite (DATA_DIR)", () => {
 
       // The same events as the log holds them (the export of the whole log), their sealed secret
       // keys shown redacted (issue 31, item 10): the export keeps them, the hash chain covers them.
-      const exported = Cli.jsonLines(ok(yield* Cli.run(["audit", "export"], env)).stdout)
+      const exported = Cli.jsonLines(ok(yield* InProcess.run(["audit", "export"], env)).stdout)
       const ofMerchant = exported.filter((e) => e.streamId === `Merchant-${merchantId}`)
       expect(
         ofMerchant.map((e) => [e.streamVersion, e.type, e.recordedAt, Histories.redact(e.data)])
@@ -96,7 +102,7 @@ describe("cobro on PGlite (DATA_DIR)", () => {
       expect(history[1].data.production.secretKey).toBe("<redacted>")
       expect(ofMerchant[1].data.production.secretKey).not.toBe("<redacted>")
 
-      const table = ok(yield* Cli.run(["audit", "history", merchantId], env)).stdout
+      const table = ok(yield* InProcess.run(["audit", "history", merchantId], env)).stdout
       expect(table).toContain(`Merchant-${merchantId} (merchant): 5 events`)
       expect(table).toMatch(/\n5\s+\S+Z\s+TerminalApiEnabled\s+cli\S*\s+ENABLED terminals=/)
     }),
@@ -106,16 +112,16 @@ describe("cobro on PGlite (DATA_DIR)", () => {
   it.scopedLive(
     "audit state --at gives the state before and after a transition, and before the resource existed",
     Effect.fnUntraced(function* () {
-      const env = yield* ServerProcess.pgliteEnv
+      const env = yield* CliDatabase.pgliteEnv
       const { merchantId } = yield* merchantWithTerminal(env)
       const history = Cli.jsonLines(
-        ok(yield* Cli.run(["audit", "history", merchantId, "--json"], env)).stdout
+        ok(yield* InProcess.run(["audit", "history", merchantId, "--json"], env)).stdout
       )
       const boundAt: string = history[3].time
       const enabledAt: string = history[4].time
       expect(Date.parse(enabledAt)).toBeGreaterThan(Date.parse(boundAt))
       const stateAt = (at: string) =>
-        Effect.map(Cli.run(["audit", "state", merchantId, "--at", at, "--json"], env), (r) =>
+        Effect.map(InProcess.run(["audit", "state", merchantId, "--at", at, "--json"], env), (r) =>
           JSON.parse(ok(r).stdout)
         )
 
@@ -132,7 +138,7 @@ describe("cobro on PGlite (DATA_DIR)", () => {
       const never = yield* stateAt("2000-01-01T00:00:00Z")
       expect(never).toMatchObject({ version: 0, lastEvent: null, state: { _tag: "Initial" } })
 
-      const text = ok(yield* Cli.run(["audit", "state", merchantId, "--at", boundAt], env)).stdout
+      const text = ok(yield* InProcess.run(["audit", "state", merchantId, "--at", boundAt], env)).stdout
       expect(text).toContain(`Merchant-${merchantId} at ${boundAt}: version 4, after TerminalBound`)
     }),
     timeout
@@ -142,11 +148,12 @@ describe("cobro on PGlite (DATA_DIR)", () => {
     "a user's mistake (a malformed instant, an unknown id, a missing database) is one sentence and exit code 2, never a stack",
     Effect.fnUntraced(function* () {
       const env = yield* ServerProcess.pgliteEnv
-      const missing = yield* Cli.run(["audit", "verify"], env)
+      const missing = yield* InProcess.run(["audit", "verify"], env)
       expect(missing.code).toBe(2)
       expect(missing.stderr).toContain("no Cobro database in")
       expect(Fs.existsSync(env.DATA_DIR)).toBe(false)
 
+      yield* CliDatabase.setUpIn(env)
       const { merchantId } = yield* merchantWithTerminal(env)
       const cases: ReadonlyArray<[ReadonlyArray<string>, RegExp]> = [
         [["audit", "state", merchantId, "--at", "2026-01-31T14:30:00"], /no time zone/],
@@ -184,7 +191,7 @@ describe("cobro on PGlite (DATA_DIR)", () => {
         ]
       ]
       // One after another: a PGlite folder is one process's at a time (S-4: a second is refused).
-      const results = yield* Effect.forEach(cases, ([args]) => Cli.run(args, env))
+      const results = yield* Effect.forEach(cases, ([args]) => InProcess.run(args, env))
       cases.forEach(([args, message], i) => {
         const result = results[i]!
         expect(result.code, `${args.join(" ")}\n${result.stderr}`).toBe(2)
@@ -194,7 +201,7 @@ describe("cobro on PGlite (DATA_DIR)", () => {
       })
       // Nothing a refused command tried was written.
       const history = Cli.jsonLines(
-        ok(yield* Cli.run(["audit", "history", merchantId, "--json"], env)).stdout
+        ok(yield* InProcess.run(["audit", "history", merchantId, "--json"], env)).stdout
       )
       expect(history.length).toBe(5)
     }),
@@ -209,16 +216,16 @@ describe("cobro webhook set and COBRO_DEV_WEBHOOKS", () => {
   it.scopedLive(
     "with COBRO_DEV_WEBHOOKS=1 the production webhook may be http:// on loopback; without it, it must be https://",
     Effect.fnUntraced(function* () {
-      const env = yield* ServerProcess.pgliteEnv
+      const env = yield* CliDatabase.pgliteEnv
       const created = JSON.parse(
-        ok(yield* Cli.run(["merchant", "create", "--name", "Dev", "--json"], env)).stdout
+        ok(yield* InProcess.run(["merchant", "create", "--name", "Dev", "--json"], env)).stdout
       )
       const url = "http://127.0.0.1:4000/hooks"
       const set = ["webhook", "set", "--merchant", created.merchant_id, "--mode", "production", "--url", url]
-      const refused = yield* Cli.run(set, env)
+      const refused = yield* InProcess.run(set, env)
       expect(refused.code).toBe(2)
       expect(refused.stderr).toMatch(/the production webhook must be an https:\/\/ URL/)
-      const accepted = ok(yield* Cli.run([...set, "--json"], { ...env, COBRO_DEV_WEBHOOKS: "1" }))
+      const accepted = ok(yield* InProcess.run([...set, "--json"], { ...env, COBRO_DEV_WEBHOOKS: "1" }))
       expect(JSON.parse(accepted.stdout)).toStrictEqual({
         url,
         mode: "production",
@@ -239,10 +246,10 @@ describe("cobro audit verify on PostgreSQL (DATABASE_URL)", () => {
       const b = yield* merchantWithTerminal(env, "B-1")
       const c = yield* merchantWithTerminal(env, "C-1")
 
-      const clean = ok(yield* Cli.run(["audit", "verify"], env))
+      const clean = ok(yield* InProcess.run(["audit", "verify"], env))
       expect(clean.stdout).toMatch(/^OK: 15 events in 3 streams/m)
       expect(clean.stderr).toMatch(/verify: 15 events in/)
-      expect(JSON.parse(ok(yield* Cli.run(["audit", "verify", "--json"], env)).stdout)).toMatchObject({
+      expect(JSON.parse(ok(yield* InProcess.run(["audit", "verify", "--json"], env)).stdout)).toMatchObject({
         ok: true,
         events: 15,
         breaks: [],
@@ -263,14 +270,14 @@ describe("cobro audit verify on PostgreSQL (DATABASE_URL)", () => {
         `DELETE FROM cobro_events WHERE stream_id = 'Merchant-${c.merchantId}' AND stream_version = 5`
       )
 
-      const broken = yield* Cli.run(["audit", "verify"], env)
+      const broken = yield* InProcess.run(["audit", "verify"], env)
       expect(broken.code).toBe(1)
       expect(broken.stdout).toContain(`BROKEN Merchant-${a.merchantId} version 1: altered`)
       expect(broken.stdout).toContain(`BROKEN Merchant-${b.merchantId} version 3: missing`)
       expect(broken.stdout).toContain(`BROKEN Merchant-${c.merchantId} version 5: missing`)
       expect(broken.stderr).not.toMatch(Cli.stackFrame)
 
-      const report = yield* Cli.run(["audit", "verify", "--json"], env)
+      const report = yield* InProcess.run(["audit", "verify", "--json"], env)
       expect(report.code).toBe(1)
       expect(
         breaksOf(report)
@@ -302,7 +309,7 @@ describe("cobro audit verify on PostgreSQL (DATABASE_URL)", () => {
          WHERE stream_id = 'Merchant-${merchantId}' AND stream_version = 5
          ON CONFLICT (name) DO UPDATE SET transaction_id = EXCLUDED.transaction_id, global_position = EXCLUDED.global_position`
       )
-      expect(ok(yield* Cli.run(["audit", "verify"], env)).stdout).toMatch(/^OK: 5 events in 1 stream;/m)
+      expect(ok(yield* InProcess.run(["audit", "verify"], env)).stdout).toMatch(/^OK: 5 events in 1 stream;/m)
       // The last event, which the rebuilt checkpoint names, removed with its head moved back.
       yield* Cli.sqlOn(
         url,
@@ -313,7 +320,7 @@ describe("cobro audit verify on PostgreSQL (DATABASE_URL)", () => {
         `UPDATE cobro_streams SET version = 4, last_hash = (SELECT hash FROM cobro_events
            WHERE stream_id = 'Merchant-${merchantId}' AND stream_version = 4) WHERE stream_id = 'Merchant-${merchantId}'`
       )
-      const report = yield* Cli.run(["audit", "verify", "--json"], env)
+      const report = yield* InProcess.run(["audit", "verify", "--json"], env)
       expect(report.code).toBe(1)
       expect(JSON.parse(report.stdout)).toMatchObject({
         breaks: [],
@@ -343,7 +350,7 @@ describe("cobro admin and rebuild next to a running server on PostgreSQL", () =>
       const terminalKey: string = keys.terminal_api.test.identity_key
       const buttonKey: string = keys.payment_button.test.identity_key
       const hooked = ok(
-        yield* Cli.run(
+        yield* InProcess.run(
           ["webhook", "set", "--merchant", merchantId, "--mode", "test", "--url", hook.url, "--json"],
           env
         )
@@ -391,7 +398,7 @@ describe("cobro admin and rebuild next to a running server on PostgreSQL", () =>
       // A key rotated by the CLI: the old one stops, the new one works, on the running server.
       const rotated = JSON.parse(
         ok(
-          yield* Cli.run(
+          yield* InProcess.run(
             [
               "keys",
               "rotate",
@@ -434,12 +441,12 @@ describe("cobro admin and rebuild next to a running server on PostgreSQL", () =>
       const before = yield* answers
       expect(before.map((a) => a.status)).toStrictEqual([200, 200, 401, 200, 200, 200, 200, 200])
 
-      const rebuilt = ok(yield* Cli.run(["audit", "rebuild"], env))
+      const rebuilt = ok(yield* InProcess.run(["audit", "rebuild"], env))
       expect(rebuilt.stdout).toMatch(/^rebuilt .*api_keys.* from \d+ events/m)
       expect(rebuilt.stderr).toMatch(/rebuild: \d+ events in/)
       expect(yield* answers).toStrictEqual(before)
       // Verified clean, with the server running, after the rebuild.
-      expect(ok(yield* Cli.run(["audit", "verify"], env)).stdout).toMatch(/^OK: /m)
+      expect(ok(yield* InProcess.run(["audit", "verify"], env)).stdout).toMatch(/^OK: /m)
       expect((yield* Effect.promise(() => server.stop())).code).toBe(0)
     }),
     timeout

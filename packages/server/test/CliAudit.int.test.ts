@@ -1,9 +1,10 @@
 /**
- * The auditor's round trip with `cobro` (checkpoints and proofs), run as an auditor runs it, in
- * subprocesses: keep a signed checkpoint and the log's public key, come back after the log grew,
- * check that the new checkpoint extends the old one, that an event is in the tree, and that an
- * export is the log the checkpoint signs, offline; then what an altered note, another key, an
- * insider's rewritten export and a forged checkpoint make of those checks.
+ * The auditor's round trip with `cobro` (checkpoints and proofs), run as an auditor runs it, in the
+ * test's process (`CliInProcess`: the binary's layers, exit codes and output): keep a signed
+ * checkpoint and the log's public key, come back after the log grew, check that the new checkpoint
+ * extends the old one, that an event is in the tree, and that an export is the log the checkpoint
+ * signs, offline; then what an altered note, another key, an insider's rewritten export and a forged
+ * checkpoint make of those checks. One command runs as the real binary, in a process of its own.
  */
 import * as Checkpoint from "@cobro/store-pg/Checkpoint"
 import * as Export from "@cobro/store-pg/Export"
@@ -15,9 +16,10 @@ import { randomBytes, randomUUID } from "node:crypto"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
+import * as InProcess from "./support/CliInProcess.js"
 import * as Cli from "./support/CliProcess.js"
 
-/** Each test runs several commands, each a process (PGlite opens its folder in WebAssembly). */
+/** Each test runs several commands, each opening the database anew (PGlite in WebAssembly). */
 const timeout = 900_000
 
 let dir = ""
@@ -27,7 +29,8 @@ let offline: Record<string, string> = {}
 const file = (name: string) => Path.join(dir, name)
 let exported: Array<EventStore.RecordedEvent> = []
 
-const run = (args: ReadonlyArray<string>, environment = env) => Effect.runPromise(Cli.run(args, environment))
+const run = (args: ReadonlyArray<string>, environment = env) =>
+  Effect.runPromise(InProcess.run(args, environment))
 
 const ok = (result: Cli.Result) => {
   expect(result.code, `${result.stdout}\n${result.stderr}`).toBe(0)
@@ -145,12 +148,18 @@ describe("cobro audit: checkpoints and proofs on PGlite", () => {
         )
 
         // Another log's key (COBRO_CHECKPOINT_KEY and COBRO_LOG_ORIGIN, no database needed).
-        const other = ok(
-          await run(["audit", "public-key"], {
-            COBRO_CHECKPOINT_KEY: randomBytes(32).toString("hex"),
-            COBRO_LOG_ORIGIN: "example.com/other-log"
-          })
-        ).stdout
+        // The one command of these suites run by the real binary, in a process of its own: it proves
+        // bin/cobro.mjs's wiring (exit code, stdout, stderr) that the in-process runs share the rest of.
+        const otherKey = ok(
+          await Effect.runPromise(
+            Cli.run(["audit", "public-key"], {
+              COBRO_CHECKPOINT_KEY: randomBytes(32).toString("hex"),
+              COBRO_LOG_ORIGIN: "example.com/other-log"
+            })
+          )
+        )
+        expect(otherKey.stderr).toBe("")
+        const other = otherKey.stdout
         expect(other).toMatch(/^example\.com\/other-log\+[0-9a-f]{8}\+\S+\n$/)
         refused(
           await run([

@@ -1,27 +1,28 @@
 /**
- * `cobro user create` (issue 22) run as an operator runs it, in a subprocess on PGlite: the password
- * from `COBRO_USER_PASSWORD` or standard input and never from an argument, the user's history with
- * the operator as actor, its refusals as one sentence, and the user, as stored, signing in.
+ * `cobro user create` (issue 22) run as an operator runs it, in the test's process (`CliInProcess`:
+ * the binary's layers, exit codes and output) on PGlite: the password from `COBRO_USER_PASSWORD` or
+ * standard input and never from an argument, the user's history with the operator as actor, its
+ * refusals as one sentence, and the user, as stored, signing in.
  */
 import * as PanelAccess from "@cobro/domain/PanelAccess"
 import * as PanelUser from "@cobro/domain/PanelUser"
-import * as PasswordHashing from "@cobro/http/panel/PasswordHashing"
+import * as PasswordHashing from "@cobro/panel/PasswordHashing"
 import * as PgEventStore from "@cobro/store-pg/PgEventStore"
 import * as PgliteClient from "@cobro/store-pg/PgliteClient"
 import { describe, expect, it } from "@effect/vitest"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import { spawn } from "node:child_process"
 import * as Os from "node:os"
 import * as Redacted from "effect/Redacted"
 import * as KeyFile from "../src/KeyFile.js"
 import * as SealingKey from "../src/SealingKey.js"
 import * as Ids from "../src/Ids.js"
+import * as CliDatabase from "./support/CliDatabase.js"
+import * as InProcess from "./support/CliInProcess.js"
 import * as Cli from "./support/CliProcess.js"
-import * as ServerProcess from "./support/ServerProcess.js"
 
-/** Each test runs several commands, each a process that opens the database. */
+/** Each test runs several commands, each opening the database anew. */
 const timeout = 900_000
 
 const PASSWORD = "correct horse battery staple"
@@ -33,33 +34,15 @@ const ok = (result: Cli.Result) => {
 
 /** Runs `cobro <args>` with `input` written to its standard input. */
 const runWithInput = (args: ReadonlyArray<string>, env: Record<string, string>, input: string) =>
-  Effect.promise(
-    () =>
-      new Promise<Cli.Result>((resolve) => {
-        const child = spawn(process.execPath, [Cli.bin, ...args], {
-          env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "", ...env },
-          stdio: ["pipe", "pipe", "pipe"]
-        })
-        let stdout = ""
-        let stderr = ""
-        child.stdout.on("data", (chunk) => (stdout += chunk))
-        child.stderr.on("data", (chunk) => (stderr += chunk))
-        const timer = setTimeout(() => child.kill("SIGKILL"), Cli.timeoutMillis)
-        child.once("close", (code) => {
-          clearTimeout(timer)
-          resolve({ code, stdout, stderr })
-        })
-        child.stdin.end(input)
-      })
-  )
+  InProcess.run(args, env, { stdin: input })
 
 const newMerchant = (env: Record<string, string>) =>
   Effect.map(
-    Cli.run(["merchant", "create", "--name", "Café Sur", "--json"], env),
+    InProcess.run(["merchant", "create", "--name", "Café Sur", "--json"], env),
     (r) => JSON.parse(ok(r).stdout).merchant_id as string
   )
 
-/** Signs in with the database of `env` opened in this process (the commands have exited). */
+/** Signs in with the database of `env` opened anew (the commands have closed it). */
 const signInOn = (env: Record<string, string>, email: string, password: string) =>
   Effect.flatMap(DateTime.now, (now) =>
     Effect.either(PanelAccess.signIn({ email, password, address: "127.0.0.1", now }))
@@ -81,10 +64,10 @@ describe("cobro user create on PGlite (DATA_DIR)", () => {
   it.scopedLive(
     "creates a panel user with the password from COBRO_USER_PASSWORD, printed never; its history shows the operator as actor",
     Effect.fnUntraced(function* () {
-      const env = yield* ServerProcess.pgliteEnv
+      const env = yield* CliDatabase.pgliteEnv
       const merchantId = yield* newMerchant(env)
       const created = ok(
-        yield* Cli.run(
+        yield* InProcess.run(
           [
             "user",
             "create",
@@ -110,7 +93,7 @@ describe("cobro user create on PGlite (DATA_DIR)", () => {
       expect(created.stdout + created.stderr).not.toContain(PASSWORD)
 
       const history = Cli.jsonLines(
-        ok(yield* Cli.run(["audit", "history", user.user_id, "--json"], env)).stdout
+        ok(yield* InProcess.run(["audit", "history", user.user_id, "--json"], env)).stdout
       )
       expect(history.map((h) => [h.version, h.type, h.actor])).toStrictEqual([
         [1, "PanelUserCreated", `cli:${Os.userInfo().username}`]
@@ -123,12 +106,12 @@ describe("cobro user create on PGlite (DATA_DIR)", () => {
       expect(JSON.stringify(history)).not.toContain("scrypt")
       expect(JSON.stringify(history)).not.toContain(PASSWORD)
       // An id that names nothing: the sentence lists the ids the command takes, a panel user's among them.
-      const unknown = yield* Cli.run(["audit", "history", "what-is-this"], env)
+      const unknown = yield* InProcess.run(["audit", "history", "what-is-this"], env)
       expect(unknown.code).toBe(2)
       expect(unknown.stderr).toMatch(/names no resource: give .*USR_… for a panel user/)
 
       const text = ok(
-        yield* Cli.run(
+        yield* InProcess.run(
           [
             "user",
             "create",
@@ -157,7 +140,7 @@ describe("cobro user create on PGlite (DATA_DIR)", () => {
   it.scopedLive(
     "the password comes from standard input, never from an argument; a refusal is one sentence and exit code 2",
     Effect.fnUntraced(function* () {
-      const env = yield* ServerProcess.pgliteEnv
+      const env = yield* CliDatabase.pgliteEnv
       const merchantId = yield* newMerchant(env)
       const create = (email: string) => [
         "user",
@@ -178,7 +161,7 @@ describe("cobro user create on PGlite (DATA_DIR)", () => {
       expect((yield* signInOn(env, "ana@cafe.example", PASSWORD))._tag).toBe("Right")
 
       // There is no option to give it in: an argument would show in `ps`.
-      const asArgument = yield* Cli.run([...create("bob@cafe.example"), "--password", PASSWORD], env)
+      const asArgument = yield* InProcess.run([...create("bob@cafe.example"), "--password", PASSWORD], env)
       expect(asArgument.code).not.toBe(0)
       expect(asArgument.code).not.toBe(70)
 
@@ -219,14 +202,14 @@ describe("cobro user create on PGlite (DATA_DIR)", () => {
         ]
       ]
       for (const [args, extra, message] of cases) {
-        const result = yield* Cli.run(args, { ...env, ...extra })
+        const result = yield* InProcess.run(args, { ...env, ...extra })
         expect(result.code, `${args.join(" ")}\n${result.stderr}`).toBe(2)
         expect(result.stderr).toMatch(message)
         expect(result.stderr).not.toMatch(Cli.stackFrame)
         expect(result.stderr).not.toContain(PASSWORD)
       }
       // Nothing was written by a refusal: bob has no history.
-      const bob = yield* Cli.run(["audit", "history", PanelUser.userIdOf("bob@cafe.example")], env)
+      const bob = yield* InProcess.run(["audit", "history", PanelUser.userIdOf("bob@cafe.example")], env)
       expect(bob.code).toBe(2)
       expect(bob.stderr).toMatch(/no panel user 'USR_[0-9a-f]{32}' in the log/)
     }),
@@ -236,10 +219,10 @@ describe("cobro user create on PGlite (DATA_DIR)", () => {
   it.scopedLive(
     "cobro user password sets a new password with the operator as actor: the old one is refused, the new one signs in; refusals are one sentence",
     Effect.fnUntraced(function* () {
-      const env = yield* ServerProcess.pgliteEnv
+      const env = yield* CliDatabase.pgliteEnv
       const merchantId = yield* newMerchant(env)
       const created = ok(
-        yield* Cli.run(
+        yield* InProcess.run(
           [
             "user",
             "create",
@@ -261,7 +244,9 @@ describe("cobro user create on PGlite (DATA_DIR)", () => {
       )
       expect(JSON.parse(changed.stdout)).toStrictEqual({ user_id: userId, email: "ana@cafe.example" })
       expect(changed.stdout + changed.stderr).not.toContain(NEW)
-      const history = Cli.jsonLines(ok(yield* Cli.run(["audit", "history", userId, "--json"], env)).stdout)
+      const history = Cli.jsonLines(
+        ok(yield* InProcess.run(["audit", "history", userId, "--json"], env)).stdout
+      )
       expect(history.map((h) => [h.type, h.actor])).toStrictEqual([
         ["PanelUserCreated", `cli:${Os.userInfo().username}`],
         ["PasswordChanged", `cli:${Os.userInfo().username}`]
@@ -272,7 +257,7 @@ describe("cobro user create on PGlite (DATA_DIR)", () => {
         ["ana@cafe.example", "too short", /the password must be 12 to 256 characters/],
         ["nobody@cafe.example", NEW, /no panel user has the email 'nobody@cafe\.example'/]
       ] as const) {
-        const result = yield* Cli.run(["user", "password", "--email", email], {
+        const result = yield* InProcess.run(["user", "password", "--email", email], {
           ...env,
           COBRO_USER_PASSWORD: password
         })

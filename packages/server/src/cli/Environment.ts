@@ -5,7 +5,7 @@
  * server's own store and key vault, so that they run the same use cases as the admin API.
  */
 import * as EventStore from "@cobro/domain/EventStore"
-import * as PasswordHashing from "@cobro/http/panel/PasswordHashing"
+import * as PasswordHashing from "@cobro/panel/PasswordHashing"
 import * as PgEventStore from "@cobro/store-pg/PgEventStore"
 import * as PgPanelSessions from "@cobro/store-pg/PgPanelSessions"
 import * as SqlClient from "@effect/sql/SqlClient"
