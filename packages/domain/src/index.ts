@@ -31,6 +31,7 @@ export * as Nanos from "./shared/Nanos.js"
 export * as ReturnUrl from "./shared/ReturnUrl.js"
 export * as SafeText from "./shared/SafeText.js"
 export * as SandboxClock from "./shared/SandboxClock.js"
+export * as Traceparent from "./shared/Traceparent.js"
 
 // Merchants, their keys and terminals (spec: Authentication, A preconditions, B1, D Registration)
 export * as KeyVault from "./merchants/KeyVault.js"

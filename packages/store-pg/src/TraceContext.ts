@@ -7,22 +7,9 @@
  */
 import * as Context from "effect/Context"
 import * as Tracer from "effect/Tracer"
+import { spanOf, traceparentOf } from "@cobro/domain/Traceparent"
 
-const TRACE_ID = /^[0-9a-f]{32}$/
-const SPAN_ID = /^[0-9a-f]{16}$/
-const ZERO_TRACE_ID = "0".repeat(32)
-const ZERO_SPAN_ID = "0".repeat(16)
-const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/
-
-const valid = (traceId: string, spanId: string) =>
-  TRACE_ID.test(traceId) && SPAN_ID.test(spanId) && traceId !== ZERO_TRACE_ID && spanId !== ZERO_SPAN_ID
-
-/**
- * The `traceparent` of a span (`00-<trace id>-<span id>-01`), or `undefined` when it is not recorded:
- * a noop span (tracing off: `sampled` false, ids `"noop"`), an unsampled one, or ids that are not W3C's.
- */
-export const traceparentOf = (span: Tracer.AnySpan): string | undefined =>
-  span.sampled && valid(span.traceId, span.spanId) ? `00-${span.traceId}-${span.spanId}-01` : undefined
+export { spanOf, traceparentOf }
 
 /** The `traceparent` of the span active in `context` (see {@link traceparentOf}); `undefined` without one. */
 export const traceparentIn = (context: Context.Context<never>): string | undefined => {
@@ -52,16 +39,4 @@ export const currentTraceparentSql = "nullif(current_setting('cobro.traceparent'
 export const carriesIntent = (events: ReadonlyArray<{ readonly type: string }>): boolean => {
   for (const event of events) if (intentTypes.has(event.type)) return true
   return false
-}
-
-/** The span a stored `traceparent` names, to link to; `undefined` for none or an unreadable one. */
-export const spanOf = (traceparent: string | null | undefined): Tracer.ExternalSpan | undefined => {
-  if (traceparent === null || traceparent === undefined) return undefined
-  const match = TRACEPARENT.exec(traceparent)
-  if (match === null || !valid(match[1]!, match[2]!)) return undefined
-  return Tracer.externalSpan({
-    traceId: match[1]!,
-    spanId: match[2]!,
-    sampled: (parseInt(match[3]!, 16) & 1) === 1
-  })
 }

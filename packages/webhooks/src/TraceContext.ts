@@ -4,7 +4,7 @@
  * `TraceContext`, comes with the claim), and the POST carries the attempt's own traceparent, so that
  * a merchant's tracing can join it. Nothing when tracing is off (a noop span).
  */
-import { spanOf, traceparentOf } from "@cobro/store-pg/TraceContext"
+import { spanOf, traceparentOf } from "@cobro/domain/Traceparent"
 import type * as Tracer from "effect/Tracer"
 
 export { spanOf, traceparentOf }
