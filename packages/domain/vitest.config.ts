@@ -4,6 +4,8 @@ export default defineProject({
   test: {
     name: "domain",
     include: ["test/**/*.test.ts"],
+    // In-process suites: modules shared across files, two files at a time (the root config).
+    pool: "threads",
     // Property tests run hundreds of cases; a shared 2-core CI machine needs room.
     testTimeout: 60_000
   }

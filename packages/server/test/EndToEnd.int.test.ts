@@ -47,7 +47,7 @@ describe("the service end to end on PGlite", () => {
   it.scopedLive(
     "POST /admin/v1/merchants with the printed admin token creates a merchant whose keys work",
     Effect.fnUntraced(function* () {
-      const server = yield* ServerProcess.start(yield* ServerProcess.pgliteEnv)
+      const server = yield* ServerProcess.start(yield* ServerProcess.pgliteEnvSetUp)
       const refused = yield* ServerProcess.call(server, "POST", "/admin/v1/merchants", {
         body: { name: "x" },
         headers: { authorization: "Bearer wrong" }
@@ -71,7 +71,7 @@ describe("the service end to end on PGlite", () => {
     "a restart on the same DATA_DIR keeps merchants, keys, links and the virtual clock's offset",
     Effect.fnUntraced(function* () {
       const env = {
-        ...(yield* ServerProcess.pgliteEnv),
+        ...(yield* ServerProcess.pgliteEnvSetUp),
         COBRO_CLOCK: "virtual",
         ADMIN_TOKEN: "restart-token"
       }
@@ -99,7 +99,7 @@ describe("the service end to end on PGlite", () => {
   it.scopedLive(
     "without COBRO_CLOCK=virtual, POST /admin/v1/clock/advance is refused with ClockNotVirtual",
     Effect.fnUntraced(function* () {
-      const server = yield* ServerProcess.start(yield* ServerProcess.pgliteEnv)
+      const server = yield* ServerProcess.start(yield* ServerProcess.pgliteEnvSetUp)
       const reply = yield* admin(server, "POST", "/admin/v1/clock/advance", { seconds: 60 })
       expect(reply.status).toBe(409)
       expect(reply.json.errors[0].code).toBe("ClockNotVirtual")
@@ -121,7 +121,7 @@ const notifiedSale = (merchant: {
   Effect.gen(function* () {
     const hook = yield* ServerProcess.webhookReceiver
     const server = yield* ServerProcess.start({
-      ...(yield* ServerProcess.pgliteEnv),
+      ...(yield* ServerProcess.pgliteEnvSetUp),
       COBRO_DEV_WEBHOOKS: "1"
     })
     const { keys, merchantId, webhook } = yield* ServerProcess.merchantWithTerminal(server, {

@@ -81,7 +81,7 @@ describe("OpenTelemetry export, through a running server", () => {
         const otlp = yield* otlpReceiver
         const hook = yield* ServerProcess.webhookReceiver
         const server = yield* ServerProcess.start({
-          ...(yield* ServerProcess.pgliteEnv),
+          ...(yield* ServerProcess.pgliteEnvSetUp),
           COBRO_DEV_WEBHOOKS: "1",
           COBRO_LOG_FORMAT: "json",
           COBRO_LOG_LEVEL: "debug",

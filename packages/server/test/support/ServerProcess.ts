@@ -18,6 +18,7 @@ import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
 import * as Bodies from "../../../http/test/support/Bodies.js"
 import * as Databases from "../../../store-pg/test/support/Databases.js"
+import * as PgliteTemplate from "./PgliteTemplate.js"
 
 const root = Path.resolve(Path.dirname(fileURLToPath(import.meta.url)), "..", "..", "..", "..")
 
@@ -190,8 +191,17 @@ export const postgresKeys = () => ({
 /** The environment of a node on a fresh PostgreSQL database (dropped with the scope), with new keys. */
 export const postgresEnv = Effect.map(postgresDatabase, (url) => ({ DATABASE_URL: url, ...postgresKeys() }))
 
-/** The environment of a node on PGlite in a fresh `DATA_DIR` (removed with the scope). */
+/** The environment of a node on PGlite in a fresh, empty `DATA_DIR` (removed with the scope): its first start. */
 export const pgliteEnv = Effect.map(tempDir, (dir) => ({ DATA_DIR: Path.join(dir, "data") }))
+
+/**
+ * The environment of a node on PGlite in a fresh copy of the run's set-up `DATA_DIR` (removed with
+ * the scope): a new node without the seconds of PGlite's first start.
+ */
+export const pgliteEnvSetUp = Effect.map(pgliteEnv, (env) => {
+  PgliteTemplate.copyTo(env.DATA_DIR)
+  return env
+})
 
 /** Stops the server (SIGTERM) and checks that it exited with status 0. */
 export const stopsCleanly = (server: RunningServer) =>
