@@ -116,7 +116,13 @@ const Mode = oneOf("mode", "test", "production").annotations({
 /** An optional parameter: absent or given (never `undefined`, so a bad value has one error, its own). */
 const optional = <S extends Schema.Schema.All>(schema: S) => Schema.optionalWith(schema, { exact: true })
 
-const pageParams = {
+/**
+ * The paging parameters of every newest-first list: `limit` and one of `starting_after` or
+ * `ending_before` (a row's `id`).
+ *
+ * @category schemas
+ */
+export const pageParams = {
   limit: optional(Limit),
   starting_after: optional(
     cursor("starting_after", "The `id` of a row: the page of the rows after it (older).")
@@ -239,8 +245,12 @@ const HistoryUrl = Schema.String.annotations({
 })
 const ModeBody = Schema.Literal("test", "production")
 
-/** A list in Stripe's shape: `url` is the list's path, without the query. */
-const listOf = <A, I>(row: Schema.Schema<A, I>, identifier: string) =>
+/**
+ * A list in Stripe's shape: `url` is the list's path, without the query.
+ *
+ * @category schemas
+ */
+export const listOf = <A, I>(row: Schema.Schema<A, I>, identifier: string) =>
   Schema.Struct({
     object: Schema.Literal("list"),
     data: Schema.Array(row),

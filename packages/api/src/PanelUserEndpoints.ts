@@ -15,7 +15,7 @@ import * as PanelUser from "@cobro/domain/PanelUser"
 import type * as PanelUserList from "@cobro/domain/PanelUserList"
 import * as DateTime from "effect/DateTime"
 import * as Schema from "effect/Schema"
-import { Limit } from "./AdminListEndpoints.js"
+import { listOf, pageParams } from "./AdminListEndpoints.js"
 import * as Security from "./Security.js"
 import * as Errors from "./Errors.js"
 import { withJsonBody } from "./JsonBody.js"
@@ -125,39 +125,14 @@ export const userRow = (row: PanelUserList.Row): typeof UserRow.Type => ({
  *
  * @category schemas
  */
-export const UserList = Schema.Struct({
-  object: Schema.Literal("list"),
-  data: Schema.Array(UserRow),
-  has_more: Schema.Boolean.annotations({
-    description: "More rows lie beyond this page in the direction of travel."
-  }),
-  url: Schema.String
-}).annotations({ identifier: "AdminPanelUserList" })
-
-const cursor = (name: string, description: string) => {
-  const message = () => `${name} must be a row's id, given once`
-  return Schema.String.annotations({ message }).pipe(
-    Schema.minLength(1, { message: () => `${name} must be a row's id, not empty` }),
-    Schema.annotations({ title: name, description })
-  )
-}
+export const UserList = listOf(UserRow, "AdminPanelUserList")
 
 /**
  * The list's query: the operator's lists' paging (`AdminListEndpoints`).
  *
  * @category schemas
  */
-export const ListUsersParams = Schema.Struct({
-  limit: Schema.optionalWith(Limit, { exact: true }),
-  starting_after: Schema.optionalWith(
-    cursor("starting_after", "The `id` of a row: the page of the rows after it (older)."),
-    { exact: true }
-  ),
-  ending_before: Schema.optionalWith(
-    cursor("ending_before", "The `id` of a row: the page of the rows before it (newer), still newest first."),
-    { exact: true }
-  )
-})
+export const ListUsersParams = Schema.Struct(pageParams)
 
 /**
  * `PATCH /admin/v1/merchants/{merchant_id}/users/{user_id}`: at least one member; any other member is

@@ -57,66 +57,55 @@ export class CobroApiError extends CobroError {
 const messageOf = (error: Errors.EnvelopeError) =>
   `${error.status} ${error.errors.map((e) => `${e.code}: ${e.message}${e.field === undefined ? "" : ` (${e.field})`}`).join("; ")}`
 
+/**
+ * A subclass of `Base` named `name`: each error a class of its own (for `instanceof`) whose `name`
+ * is its type's literal, so that no two are interchangeable.
+ */
+const named = <B extends new (...args: Array<any>) => CobroError, const N extends string>(Base: B, name: N) =>
+  class extends Base {
+    override readonly name: N = name
+  }
+
 /** 400: the request breaks a rule; `errors` name the fields. @category errors */
-export class CobroBadRequestError extends CobroApiError {
-  override readonly name = "CobroBadRequestError"
-}
+export class CobroBadRequestError extends named(CobroApiError, "CobroBadRequestError") {}
 /** 401: no key, or an unknown one. @category errors */
-export class CobroAuthenticationError extends CobroApiError {
-  override readonly name = "CobroAuthenticationError"
-}
+export class CobroAuthenticationError extends named(CobroApiError, "CobroAuthenticationError") {}
 /** 403: the key may not do this (the other integration's key, a disabled merchant). @category errors */
-export class CobroPermissionError extends CobroApiError {
-  override readonly name = "CobroPermissionError"
-}
+export class CobroPermissionError extends named(CobroApiError, "CobroPermissionError") {}
 /** 404: no such resource for this key. @category errors */
-export class CobroNotFoundError extends CobroApiError {
-  override readonly name = "CobroNotFoundError"
-}
+export class CobroNotFoundError extends named(CobroApiError, "CobroNotFoundError") {}
 /** 409: the request conflicts with the current state (or its idempotency key's request). @category errors */
-export class CobroConflictError extends CobroApiError {
-  override readonly name = "CobroConflictError"
-}
+export class CobroConflictError extends named(CobroApiError, "CobroConflictError") {}
 /** 5xx: the service failed (after the retries allowed). @category errors */
-export class CobroServerError extends CobroApiError {
-  override readonly name = "CobroServerError"
-}
+export class CobroServerError extends named(CobroApiError, "CobroServerError") {}
 
 /**
  * No answer: the connection failed or every attempt timed out, after the retries allowed.
  *
  * @category errors
  */
-export class CobroConnectionError extends CobroError {
-  override readonly name = "CobroConnectionError"
-}
+export class CobroConnectionError extends named(CobroError, "CobroConnectionError") {}
 
 /**
  * The call's `AbortSignal` aborted it.
  *
  * @category errors
  */
-export class CobroAbortError extends CobroError {
-  override readonly name = "CobroAbortError"
-}
+export class CobroAbortError extends named(CobroError, "CobroAbortError") {}
 
 /**
  * The arguments break the contract's schema: nothing was sent.
  *
  * @category errors
  */
-export class CobroInvalidRequestError extends CobroError {
-  override readonly name = "CobroInvalidRequestError"
-}
+export class CobroInvalidRequestError extends named(CobroError, "CobroInvalidRequestError") {}
 
 /**
  * An answer the contract does not declare (another status, or a body its schema does not decode).
  *
  * @category errors
  */
-export class CobroUnexpectedResponseError extends CobroError {
-  override readonly name = "CobroUnexpectedResponseError"
-}
+export class CobroUnexpectedResponseError extends named(CobroError, "CobroUnexpectedResponseError") {}
 
 /**
  * The {@link CobroApiError} subclass of a contract error.

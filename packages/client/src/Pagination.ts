@@ -28,8 +28,39 @@ export interface EventPage<A> extends Page<A> {
   readonly next_after: string
 }
 
+/** A list's next cursor: the last row's `id`, while more lie beyond. */
 const nextCursor = <A extends { readonly id: string }>(page: Page<A>): Option.Option<string> =>
   page.has_more && page.data.length > 0 ? Option.some(page.data[page.data.length - 1]!.id) : Option.none()
+
+/** The log's next cursor: the page's `next_after`, while more lie beyond. */
+const nextAfter = <A>(page: EventPage<A>): Option.Option<string> =>
+  page.has_more && page.data.length > 0 ? Option.some(page.next_after) : Option.none()
+
+/** The rows of page after page from `from`, each page asked with the cursor `next` reads off the one before. */
+const walkStream = <A, P extends Page<A>, E, R>(
+  page: (cursor: string | undefined) => Effect.Effect<P, E, R>,
+  next: (page: P) => Option.Option<string>,
+  from: string | undefined
+): Stream.Stream<A, E, R> =>
+  Stream.paginateChunkEffect(from, (cursor) =>
+    Effect.map(page(cursor), (p) => [Chunk.fromIterable(p.data), next(p)] as const)
+  )
+
+/** {@link walkStream} for `for await`: a page fetched when the previous one is used up. */
+async function* walk<A, P extends Page<A>>(
+  page: (cursor: string | undefined) => Promise<P>,
+  next: (page: P) => Option.Option<string>,
+  from: string | undefined
+): AsyncGenerator<A, void, undefined> {
+  let cursor = from
+  for (;;) {
+    const p = await page(cursor)
+    yield* p.data
+    const after = next(p)
+    if (Option.isNone(after)) return
+    cursor = after.value
+  }
+}
 
 /**
  * Every row of a list, page after page from `startingAfter` (the start when absent).
@@ -39,10 +70,7 @@ const nextCursor = <A extends { readonly id: string }>(page: Page<A>): Option.Op
 export const stream = <A extends { readonly id: string }, E, R>(
   page: (startingAfter: string | undefined) => Effect.Effect<Page<A>, E, R>,
   startingAfter?: string
-): Stream.Stream<A, E, R> =>
-  Stream.paginateChunkEffect(startingAfter, (cursor) =>
-    Effect.map(page(cursor), (p) => [Chunk.fromIterable(p.data), nextCursor(p)] as const)
-  )
+): Stream.Stream<A, E, R> => walkStream(page, nextCursor<A>, startingAfter)
 
 /**
  * Every event of the log from `after` (the start when absent), following `next_after`.
@@ -52,51 +80,24 @@ export const stream = <A extends { readonly id: string }, E, R>(
 export const eventStream = <A, E, R>(
   page: (after: string | undefined) => Effect.Effect<EventPage<A>, E, R>,
   after?: string
-): Stream.Stream<A, E, R> =>
-  Stream.paginateChunkEffect(after, (cursor) =>
-    Effect.map(
-      page(cursor),
-      (p) =>
-        [
-          Chunk.fromIterable(p.data),
-          p.has_more && p.data.length > 0 ? Option.some(p.next_after) : Option.none()
-        ] as const
-    )
-  )
+): Stream.Stream<A, E, R> => walkStream(page, nextAfter<A>, after)
 
 /**
  * Every row of a list for `for await`, a page fetched when the previous one is used up.
  *
  * @category iterables
  */
-export async function* iterate<A extends { readonly id: string }>(
+export const iterate = <A extends { readonly id: string }>(
   page: (startingAfter: string | undefined) => Promise<Page<A>>,
   startingAfter?: string
-): AsyncGenerator<A, void, undefined> {
-  let cursor = startingAfter
-  for (;;) {
-    const p = await page(cursor)
-    yield* p.data
-    const next = nextCursor(p)
-    if (Option.isNone(next)) return
-    cursor = next.value
-  }
-}
+): AsyncGenerator<A, void, undefined> => walk(page, nextCursor<A>, startingAfter)
 
 /**
  * Every event of the log for `for await`, following `next_after`.
  *
  * @category iterables
  */
-export async function* iterateEvents<A>(
+export const iterateEvents = <A>(
   page: (after: string | undefined) => Promise<EventPage<A>>,
   after?: string
-): AsyncGenerator<A, void, undefined> {
-  let cursor = after
-  for (;;) {
-    const p = await page(cursor)
-    yield* p.data
-    if (!p.has_more || p.data.length === 0) return
-    cursor = p.next_after
-  }
-}
+): AsyncGenerator<A, void, undefined> => walk(page, nextAfter<A>, after)

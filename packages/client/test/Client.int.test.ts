@@ -21,7 +21,13 @@ import * as CobroError from "../src/CobroError.js"
 import * as Pagination from "../src/Pagination.js"
 import { verifyWebhook, WebhookVerificationError } from "../src/Webhooks.js"
 import * as CobroServer from "./support/CobroServer.js"
-import { cardAttempt, eventually, givenMerchant, terminalSale } from "./support/Merchants.js"
+import {
+  cardAttempt,
+  eventually,
+  fallbackNotifications,
+  givenMerchant,
+  terminalSale
+} from "./support/Merchants.js"
 import * as Proxy from "./support/Proxy.js"
 
 const promise = <A>(f: () => Promise<A>) => Effect.promise(f)
@@ -41,9 +47,10 @@ const collect = <A>(iterable: AsyncIterable<A>) =>
     return items
   })
 
-/** The server, and a Promise client of its admin. */
+/** The server: its URL, its admin token and a Promise client of its admin. */
 const server = Effect.map(CobroServer.CobroServer, ({ url, adminToken }) => ({
   url,
+  adminToken,
   admin: new Cobro({ baseUrl: url, adminToken })
 }))
 
@@ -73,12 +80,7 @@ layer(CobroServer.layer, { excludeTestServices: true, timeout: 120_000 })(
             const checkout = yield* promise(() => cobro.terminal.checkout(terminalSale(serial, "order-A3")))
             expect(checkout.payload.integration_id).toMatch(/^INT_/)
 
-            const fallback = yield* promise(() =>
-              eventually(30_000, async () => {
-                const found = await cobro.notifications.list("order-A3", { is_external_reference: true })
-                return found.notifications.length > 0 ? found : undefined
-              })
-            )
+            const fallback = yield* promise(() => fallbackNotifications(cobro, "order-A3"))
             expect(fallback.notifications[0]!.type).toBe("SALE_APPROVED")
 
             const delivered = yield* promise(() => eventually(30_000, async () => hook.received[0]))
@@ -217,8 +219,7 @@ layer(CobroServer.layer, { excludeTestServices: true, timeout: 120_000 })(
       "the Effect client: every group through HttpApiClient, failures typed as the contract declares them",
       () =>
         Effect.gen(function* () {
-          const { url, admin } = yield* server
-          const { adminToken } = yield* CobroServer.CobroServer
+          const { url, admin, adminToken } = yield* server
           const operator = yield* Client.make({ baseUrl: url, adminToken })
           const created = yield* operator.admin.createMerchant({ payload: { name: "Tienda Effect" } })
           const merchant = created.merchant_id
@@ -380,8 +381,7 @@ layer(CobroServer.layer, { excludeTestServices: true, timeout: 120_000 })(
       "for await walks 250 links through starting_after, newest first, none missing; a page call gives one page; the Effect stream the same",
       () =>
         Effect.gen(function* () {
-          const { url, admin } = yield* server
-          const { adminToken } = yield* CobroServer.CobroServer
+          const { url, admin, adminToken } = yield* server
           const { merchant, keys } = yield* promise(() =>
             givenMerchant(admin, { name: "Tienda 250", serial: nextSerial() })
           )

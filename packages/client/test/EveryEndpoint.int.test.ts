@@ -17,7 +17,13 @@ import * as Effect from "effect/Effect"
 import * as Client from "../src/Client.js"
 import { Cobro } from "../src/Cobro.js"
 import * as CobroServer from "./support/CobroServer.js"
-import { cardAttempt, eventually, givenMerchant, terminalSale } from "./support/Merchants.js"
+import {
+  cardAttempt,
+  eventually,
+  fallbackNotifications,
+  givenMerchant,
+  terminalSale
+} from "./support/Merchants.js"
 import * as Proxy from "./support/Proxy.js"
 
 const promise = <A>(f: () => Promise<A>) => Effect.promise(f)
@@ -125,12 +131,7 @@ layer(CobroServer.layerWith({ clock: "virtual" }), { excludeTestServices: true, 
           expect(JSON.stringify(yield* promise(() => terminal.terminal.boundTerminals()))).toContain(serial)
           const checkout = yield* promise(() => terminal.terminal.checkout(terminalSale(serial, "order-A3")))
           expect(checkout.payload.integration_id).toMatch(/^INT_/)
-          const fallback = yield* promise(() =>
-            eventually(30_000, async () => {
-              const found = await terminal.notifications.list("order-A3", { is_external_reference: true })
-              return found.notifications.length > 0 ? found : undefined
-            })
-          )
+          const fallback = yield* promise(() => fallbackNotifications(terminal, "order-A3"))
           expect(fallback.notifications[0]!.type).toBe("SALE_APPROVED")
 
           // --- the terminal sandbox (Effect client: no Promise call) ----------------------------

@@ -9,9 +9,7 @@ import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as EventStore from "@cobro/domain/EventStore"
 import * as Histories from "@cobro/domain/Histories"
 import * as Listings from "@cobro/domain/Listings"
-import * as MerchantAdmin from "@cobro/domain/MerchantAdmin"
 import * as Pagination from "@cobro/domain/Pagination"
-import type * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
@@ -19,6 +17,7 @@ import { CobroApi } from "@cobro/api/Api"
 import type * as AdminListEndpoints from "@cobro/api/AdminListEndpoints"
 import { Codes } from "@cobro/api/AdminListEndpoints"
 import * as Errors from "@cobro/api/Errors"
+import * as MerchantList from "./MerchantList.js"
 import * as Respond from "./Respond.js"
 
 /** The resources a history can be asked of: the domain's (the simulator's terminals are the CLI's). */
@@ -43,45 +42,6 @@ const checkpointOf = (position: string): EventStore.Checkpoint => {
   const [transactionId, globalPosition] = position.split("-") as [string, string]
   return { transactionId: BigInt(transactionId), globalPosition: BigInt(globalPosition) }
 }
-
-const invalid = (field: string, message: string) =>
-  Errors.BadRequest.of(Errors.Codes.ValidationError, message, field)
-
-interface PageParams {
-  readonly limit?: number | undefined
-  readonly starting_after?: string | undefined
-  readonly ending_before?: string | undefined
-}
-
-/** The page a query asks for; both cursors at once is a 400. */
-const pageRequest = (params: PageParams): Effect.Effect<Pagination.PageRequest, Errors.BadRequest> => {
-  const limit = params.limit ?? Pagination.DEFAULT_LIMIT
-  if (params.starting_after !== undefined && params.ending_before !== undefined) {
-    return Effect.fail(invalid("ending_before", "give starting_after or ending_before, not both"))
-  }
-  if (params.starting_after !== undefined)
-    return Effect.succeed({ limit, startingAfter: params.starting_after })
-  if (params.ending_before !== undefined) return Effect.succeed({ limit, endingBefore: params.ending_before })
-  return Effect.succeed({ limit })
-}
-
-const unknownCursor = (error: Pagination.UnknownCursor) =>
-  invalid(error.parameter, `${error.parameter} names no row of this list: give the id of one of its rows`)
-
-/** Fails with the admin API's 404 unless the merchant exists. */
-const existingMerchant = (merchantId: string) =>
-  MerchantAdmin.getMerchant(merchantId).pipe(
-    Effect.asVoid,
-    Effect.mapError(() => Errors.NotFound.of(Errors.Codes.MerchantNotFound, "no merchant with this id"))
-  )
-
-/** A list in Stripe's shape. */
-const listBody = <A, B>(url: string, page: Pagination.Page<A>, row: (a: A) => B) => ({
-  object: "list" as const,
-  data: page.data.map(row),
-  has_more: page.hasMore,
-  url
-})
 
 const merchantRow = (r: Listings.MerchantRow): typeof AdminListEndpoints.MerchantRow.Type => ({
   id: r.merchantId,
@@ -170,25 +130,6 @@ const eventRow = (e: EventStore.LoggedEvent) => ({
   data: Histories.redact(e.data)
 })
 
-/** A list of one merchant's rows: its page request, the merchant's 404, the cursor's 400. */
-const merchantList = <A, B>(
-  merchantId: string,
-  list: string,
-  params: PageParams,
-  query: (
-    listings: Context.Tag.Service<typeof Listings.Listings>,
-    page: Pagination.PageRequest
-  ) => Effect.Effect<Pagination.Page<A>, Pagination.UnknownCursor>,
-  row: (a: A) => B
-) =>
-  Effect.gen(function* () {
-    const page = yield* pageRequest(params)
-    yield* existingMerchant(merchantId)
-    const listings = yield* Listings.Listings
-    const found = yield* query(listings, page).pipe(Effect.mapError(unknownCursor))
-    return listBody(`/admin/v1/merchants/${merchantId}/${list}`, found, row)
-  })
-
 const streamNotFound = (message: string) => Errors.NotFound.of(Codes.StreamNotFound, message, "stream_id")
 
 /**
@@ -261,16 +202,16 @@ export const layer = HttpApiBuilder.group(CobroApi, "adminLists", (handlers) =>
     .handle(
       "listMerchants",
       Effect.fn("AdminListHandlers.merchants")(function* ({ urlParams }) {
-        const page = yield* pageRequest(urlParams)
+        const page = yield* MerchantList.pageRequest(urlParams)
         const listings = yield* Listings.Listings
         const found = yield* listings
           .merchants(defined({ name: urlParams.name, status: urlParams.status }), page)
-          .pipe(Effect.mapError(unknownCursor))
-        return listBody("/admin/v1/merchants", found, merchantRow)
+          .pipe(Effect.mapError(MerchantList.unknownCursor))
+        return MerchantList.listBody("/admin/v1/merchants", found, merchantRow)
       })
     )
     .handle("listPayments", ({ path, urlParams }) =>
-      merchantList(
+      MerchantList.make(
         path.merchant_id,
         "payments",
         urlParams,
@@ -291,7 +232,7 @@ export const layer = HttpApiBuilder.group(CobroApi, "adminLists", (handlers) =>
       ).pipe(Effect.withSpan("AdminListHandlers.payments"))
     )
     .handle("listLinks", ({ path, urlParams }) =>
-      merchantList(
+      MerchantList.make(
         path.merchant_id,
         "links",
         urlParams,
@@ -301,7 +242,7 @@ export const layer = HttpApiBuilder.group(CobroApi, "adminLists", (handlers) =>
       ).pipe(Effect.withSpan("AdminListHandlers.links"))
     )
     .handle("listNotifications", ({ path, urlParams }) =>
-      merchantList(
+      MerchantList.make(
         path.merchant_id,
         "notifications",
         urlParams,
@@ -315,7 +256,7 @@ export const layer = HttpApiBuilder.group(CobroApi, "adminLists", (handlers) =>
       ).pipe(Effect.withSpan("AdminListHandlers.notifications"))
     )
     .handle("listRefunds", ({ path, urlParams }) =>
-      merchantList(
+      MerchantList.make(
         path.merchant_id,
         "refunds",
         urlParams,

@@ -4,10 +4,7 @@
  * stream). Domain errors become envelope errors here; the actor of the events is `admin`.
  */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
-import * as Listings from "@cobro/domain/Listings"
 import type * as Merchant from "@cobro/domain/Merchant"
-import * as MerchantAdmin from "@cobro/domain/MerchantAdmin"
-import * as Pagination from "@cobro/domain/Pagination"
 import * as PanelAccess from "@cobro/domain/PanelAccess"
 import * as PanelUserList from "@cobro/domain/PanelUserList"
 import * as Effect from "effect/Effect"
@@ -15,6 +12,7 @@ import * as Option from "effect/Option"
 import { CobroApi } from "@cobro/api/Api"
 import * as Errors from "@cobro/api/Errors"
 import * as PanelUserEndpoints from "@cobro/api/PanelUserEndpoints"
+import * as MerchantList from "./MerchantList.js"
 import * as RequestBody from "./RequestBody.js"
 
 const V = Errors.Codes.ValidationError
@@ -51,12 +49,7 @@ const ACTOR = { actor: "admin" }
 
 const invalid = (message: string, field?: string) => Errors.BadRequest.of(V, message, field)
 
-/** Fails with the admin API's 404 unless the merchant exists. */
-const existingMerchant = (merchantId: string) =>
-  MerchantAdmin.getMerchant(merchantId).pipe(
-    Effect.asVoid,
-    Effect.mapError(() => Errors.NotFound.of(Errors.Codes.MerchantNotFound, "no merchant with this id"))
-  )
+const { existingMerchant } = MerchantList
 
 const userNotFound = () =>
   Errors.NotFound.of(
@@ -82,41 +75,18 @@ const userOf = (merchantId: string, userId: string) =>
     })
   )
 
-/** The page a query asks for; both cursors at once is a 400 (as the operator's other lists). */
-const pageRequest = (
-  params: typeof PanelUserEndpoints.ListUsersParams.Type
-): Effect.Effect<Pagination.PageRequest, Errors.BadRequest> => {
-  const limit = params.limit ?? Pagination.DEFAULT_LIMIT
-  if (params.starting_after !== undefined && params.ending_before !== undefined) {
-    return Effect.fail(invalid("give starting_after or ending_before, not both", "ending_before"))
-  }
-  if (params.starting_after !== undefined)
-    return Effect.succeed({ limit, startingAfter: params.starting_after })
-  if (params.ending_before !== undefined) return Effect.succeed({ limit, endingBefore: params.ending_before })
-  return Effect.succeed({ limit })
-}
-
 /** `GET …/users`: the merchant's users, newest first. */
 const list = Effect.fn("PanelUserHandlers.list")(function* (
   merchantId: string,
   params: typeof PanelUserEndpoints.ListUsersParams.Type
 ) {
-  const page = yield* pageRequest(params)
-  yield* existingMerchant(merchantId)
-  const listings = yield* Listings.Listings
-  const found = yield* listings
-    .users(merchantId, {}, page)
-    .pipe(
-      Effect.mapError((e) =>
-        invalid(`${e.parameter} names no row of this list: give the id of one of its rows`, e.parameter)
-      )
-    )
-  return {
-    object: "list" as const,
-    data: found.data.map(PanelUserEndpoints.userRow),
-    has_more: found.hasMore,
-    url: `/admin/v1/merchants/${merchantId}/users`
-  }
+  return yield* MerchantList.make(
+    merchantId,
+    "users",
+    params,
+    (listings, page) => listings.users(merchantId, {}, page),
+    PanelUserEndpoints.userRow
+  )
 })
 
 /**

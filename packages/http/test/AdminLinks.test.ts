@@ -30,6 +30,12 @@ const merchant = Effect.gen(function* () {
 const createLink = (key: string, extra: Record<string, unknown> = {}) =>
   Calls.newLink(key, { amount_type: "CLOSE", amount: { total_amount: 50_000 }, ...extra })
 
+/** Given the merchant, one of its test links: the merchant, and the link's id and checkout path. */
+const givenLink = Effect.gen(function* () {
+  const m = yield* merchant
+  return { m, ...(yield* createLink(m.button.test)) }
+})
+
 const cancel = (id: string) => TestApp.admin("POST", `/admin/v1/links/${id}/cancel`)
 const statusOf = Calls.linkStatus
 const post = Calls.postForm
@@ -59,10 +65,13 @@ const plainGet = (path: string) =>
     })
   })
 
-const NOT_IN_STATE = (message: string) => ({
-  payload: {},
-  errors: [{ code: "LinkNotInState", message }]
-})
+/** Cancelling the link is refused, 409 LinkNotInState saying `message`, and records nothing. */
+const expectNotCancelled = (id: string, message: string) =>
+  Effect.gen(function* () {
+    const reply = yield* TestApp.storesNothing(cancel(id), id)
+    expect(reply.status).toBe(409)
+    expect(reply.json).toEqual({ payload: {}, errors: [{ code: "LinkNotInState", message }] })
+  })
 
 describe("POST /admin/v1/links/{payment_link}/cancel", () => {
   it.live(
@@ -100,8 +109,7 @@ describe("POST /admin/v1/links/{payment_link}/cancel", () => {
   it.live(
     "a cancelled link cannot be paid: GET /checkout/{link} shows it cancelled without the form, a payment is 409",
     TestApp.fresh(function* () {
-      const m = yield* merchant
-      const { id, path } = yield* createLink(m.button.test)
+      const { m, id, path } = yield* givenLink
       expect(path).toBe(`/checkout/${id}`)
       const open = yield* plainGet(path)
       expect(open.text).toContain('id="pay-form"')
@@ -124,8 +132,7 @@ describe("POST /admin/v1/links/{payment_link}/cancel", () => {
   it.live(
     "cancelling a CANCELLED link again is a 200 with the same record and records nothing",
     TestApp.fresh(function* () {
-      const m = yield* merchant
-      const { id } = yield* createLink(m.button.test)
+      const { id } = yield* givenLink
       const first = yield* cancel(id)
       expect(first.status).toBe(200)
       const before = yield* TestApp.logSize
@@ -151,15 +158,10 @@ describe("POST /admin/v1/links/{payment_link}/cancel", () => {
   it.live(
     "a PAID link is 409 LinkNotInState in the admin envelope and stays PAID",
     TestApp.fresh(function* () {
-      const m = yield* merchant
-      const { id, path } = yield* createLink(m.button.test)
+      const { m, id, path } = yield* givenLink
       expect((yield* post(path, cardForm)).status).toBe(303)
       expect(yield* statusOf(m.button.test, id)).toBe("PAID")
-      const before = yield* TestApp.logSize
-      const reply = yield* cancel(id)
-      expect(reply.status).toBe(409)
-      expect(reply.json).toEqual(NOT_IN_STATE("a PAID link cannot be cancelled: only an ACTIVE link can"))
-      expect(yield* TestApp.logSize).toBe(before)
+      yield* expectNotCancelled(id, "a PAID link cannot be cancelled: only an ACTIVE link can")
       expect(yield* statusOf(m.button.test, id)).toBe("PAID")
     })
   )
@@ -175,31 +177,20 @@ describe("POST /admin/v1/links/{payment_link}/cancel", () => {
       yield* clock.advance(2 * 3_600_000)
       // The sweeper's step records one expiry; the other link is only overdue (B3 reads EXPIRED).
       yield* LinkPayments.expire(recorded.id)
-      const before = yield* TestApp.logSize
       for (const link of [overdue, recorded]) {
-        const reply = yield* cancel(link.id)
-        expect(reply.status).toBe(409)
-        expect(reply.json).toEqual(
-          NOT_IN_STATE("a EXPIRED link cannot be cancelled: only an ACTIVE link can")
-        )
+        yield* expectNotCancelled(link.id, "a EXPIRED link cannot be cancelled: only an ACTIVE link can")
         expect(yield* statusOf(m.button.test, link.id)).toBe("EXPIRED")
       }
-      expect(yield* TestApp.logSize).toBe(before)
     })
   )
 
   it.live(
     "a PROCESSING link is 409 'a link being paid cannot be cancelled'; the payment under way then completes",
     TestApp.fresh(function* () {
-      const m = yield* merchant
-      const { id, path } = yield* createLink(m.button.test)
+      const { m, id, path } = yield* givenLink
       const bank = yield* startPse(path)
       expect(yield* statusOf(m.button.test, id)).toBe("PROCESSING")
-      const before = yield* TestApp.logSize
-      const reply = yield* cancel(id)
-      expect(reply.status).toBe(409)
-      expect(reply.json).toEqual(NOT_IN_STATE("a link being paid cannot be cancelled"))
-      expect(yield* TestApp.logSize).toBe(before)
+      yield* expectNotCancelled(id, "a link being paid cannot be cancelled")
       expect((yield* post(bank, { decision: "approve" })).status).toBe(303)
       expect(yield* statusOf(m.button.test, id)).toBe("PAID")
     })
@@ -217,9 +208,7 @@ describe("POST /admin/v1/links/{payment_link}/cancel", () => {
       yield* clock.advance(2 * 3_600_000)
       expect((yield* post(bank, { decision: "decline" })).status).toBe(303)
       expect(yield* statusOf(m.button.test, id)).toBe("REJECTED")
-      const reply = yield* cancel(id)
-      expect(reply.status).toBe(409)
-      expect(reply.json).toEqual(NOT_IN_STATE("a REJECTED link cannot be cancelled: only an ACTIVE link can"))
+      yield* expectNotCancelled(id, "a REJECTED link cannot be cancelled: only an ACTIVE link can")
     })
   )
 
@@ -244,8 +233,7 @@ describe("POST /admin/v1/links/{payment_link}/cancel", () => {
   it.live(
     "without the Bearer ADMIN_TOKEN it is 401 and the link stays ACTIVE (a merchant's key is not enough)",
     TestApp.fresh(function* () {
-      const m = yield* merchant
-      const { id } = yield* createLink(m.button.test)
+      const { m, id } = yield* givenLink
       for (const options of [{}, { key: m.button.test }, { headers: { authorization: "Bearer nope" } }]) {
         const reply = yield* TestApp.send("POST", `/admin/v1/links/${id}/cancel`, options)
         TestApp.expectError(reply, 401, "Unauthorized")
@@ -257,8 +245,7 @@ describe("POST /admin/v1/links/{payment_link}/cancel", () => {
   it.live(
     "a repeated cancel with the same Idempotency-Key replays the first answer",
     TestApp.fresh(function* () {
-      const m = yield* merchant
-      const { id } = yield* createLink(m.button.test)
+      const { id } = yield* givenLink
       const send = () =>
         TestApp.send("POST", `/admin/v1/links/${id}/cancel`, { admin: true, idempotencyKey: "cancel-1" })
       const first = yield* send()

@@ -35,21 +35,33 @@ const status = Calls.linkStatus
 const post = Calls.postForm
 const cardForm = Bodies.cardForm
 
-const close = (total: number, extra: Record<string, unknown> = {}) => ({
-  amount_type: "CLOSE",
-  amount: { total_amount: total },
-  ...extra
-})
+const close = Bodies.closeLink
+
+/**
+ * Given a merchant (its test button key) and its CLOSE link of `total` (and `extra`): the key, the
+ * link's id and path.
+ */
+const givenLink = (total: number, extra: Record<string, unknown> = {}) =>
+  Effect.gen(function* () {
+    const key = yield* merchant()
+    return { key, ...(yield* createLink(key, close(total, extra))) }
+  })
+
+/** On a {@link givenLink}, the payer sends the page's card form: the link, and the answer. */
+const paidByCard = (total: number) =>
+  Effect.gen(function* () {
+    const link = yield* givenLink(total)
+    return { ...link, answer: yield* post(link.path, cardForm()) }
+  })
 
 describe("the checkout page", { timeout: 60_000 }, () => {
   it.live(
     "B2's url is served: merchant, description, amount in pesos, only the link's methods, sandbox notice",
     TestApp.fresh(function* () {
-      const key = yield* merchant()
-      const { path } = yield* createLink(
-        key,
-        close(50_000, { description: "Dos cafés", payment_methods: ["CREDIT_CARD", "PSE"] })
-      )
+      const { path } = yield* givenLink(50_000, {
+        description: "Dos cafés",
+        payment_methods: ["CREDIT_CARD", "PSE"]
+      })
       expect(path).toMatch(/^\/checkout\/LNK_/)
       const page = yield* Calls.showPage(path)
       expect(page.text).toContain('<html lang="es">')
@@ -83,8 +95,7 @@ describe("the checkout page", { timeout: 60_000 }, () => {
   it.live(
     "the language follows Accept-Language (English: COP 50,000), and ?lang= switches it",
     TestApp.fresh(function* () {
-      const key = yield* merchant()
-      const { path } = yield* createLink(key, close(50_000))
+      const { path } = yield* givenLink(50_000)
       const english = yield* TestApp.send("GET", path, { headers: { "accept-language": "en-US,en;q=0.9" } })
       expect(english.text).toContain('<html lang="en">')
       expect(english.text).toContain("Pay COP 50,000")
@@ -136,9 +147,7 @@ describe("the checkout page", { timeout: 60_000 }, () => {
   it.live(
     "an approving card: 303 to the confirmation, the link PAID (B3)",
     TestApp.fresh(function* () {
-      const key = yield* merchant()
-      const { id, path } = yield* createLink(key, close(50_000))
-      const paid = yield* post(path, cardForm())
+      const { key, id, path, answer: paid } = yield* paidByCard(50_000)
       expect(paid.status, paid.text).toBe(303)
       expect(paid.headers.location).toMatch(new RegExp(`^${path}/payments/TRX_[A-Za-z0-9]+\\?lang=es$`))
       const confirmation = yield* TestApp.send("GET", paid.headers.location!)
@@ -158,11 +167,7 @@ describe("the checkout page", { timeout: 60_000 }, () => {
   it.live(
     "with a callback_url, an approved payment sends the customer there, the URL unchanged",
     TestApp.fresh(function* () {
-      const key = yield* merchant()
-      const { path } = yield* createLink(
-        key,
-        close(50_000, { callback_url: "https://shop.example/back?o=1" })
-      )
+      const { path } = yield* givenLink(50_000, { callback_url: "https://shop.example/back?o=1" })
       const paid = yield* post(path, cardForm())
       expect(paid.status).toBe(303)
       expect(paid.headers.location).toBe("https://shop.example/back?o=1")
@@ -172,9 +177,7 @@ describe("the checkout page", { timeout: 60_000 }, () => {
   it.live(
     "a declined card (sandbox 555042): back to the page with the message, the link ACTIVE",
     TestApp.fresh(function* () {
-      const key = yield* merchant()
-      const { id, path } = yield* createLink(key, close(555_042))
-      const declined = yield* post(path, cardForm())
+      const { key, id, answer: declined } = yield* paidByCard(555_042)
       expect(declined.status).toBe(303)
       expect(declined.headers.location).toMatch(/\?declined=TRX_/)
       const page = yield* TestApp.send("GET", declined.headers.location!)
@@ -187,8 +190,7 @@ describe("the checkout page", { timeout: 60_000 }, () => {
   it.live(
     "bad card fields: the page again (400) with one message per field, nothing recorded",
     TestApp.fresh(function* () {
-      const key = yield* merchant()
-      const { id, path } = yield* createLink(key, close(50_000))
+      const { key, id, path } = yield* givenLink(50_000)
       const before = yield* TestApp.logSize
       const bad = yield* post(
         path,
@@ -255,8 +257,7 @@ describe("the checkout page", { timeout: 60_000 }, () => {
   it.live(
     "PSE: to the simulated bank, PROCESSING meanwhile (a second tab is told), approve → PAID",
     TestApp.fresh(function* () {
-      const key = yield* merchant()
-      const { id, path } = yield* createLink(key, close(80_000))
+      const { key, id, path } = yield* givenLink(80_000)
       const noBank = yield* post(path, { method: "PSE", bank: "" })
       expect(noBank.status).toBe(400)
       expect(noBank.text).toContain('id="bank-error"')
@@ -283,9 +284,7 @@ describe("the checkout page", { timeout: 60_000 }, () => {
   it.live(
     "a link's 3DS challenge (sandbox 555020): decline → ACTIVE; a wallet payment declined likewise",
     TestApp.fresh(function* () {
-      const key = yield* merchant()
-      const { id, path } = yield* createLink(key, close(555_020))
-      const started = yield* post(path, cardForm())
+      const { key, id, path, answer: started } = yield* paidByCard(555_020)
       const challenge = yield* TestApp.send("GET", started.headers.location!)
       expect(challenge.text).toContain("3-D Secure")
       const declined = yield* post(started.headers.location!.split("?")[0]!, { decision: "decline" })
@@ -303,8 +302,7 @@ describe("the checkout page", { timeout: 60_000 }, () => {
   it.live(
     "two tabs submitting at once pay once: one 303, the others 409, one transaction",
     TestApp.fresh(function* () {
-      const key = yield* merchant()
-      const { id, path } = yield* createLink(key, close(50_000))
+      const { key, id, path } = yield* givenLink(50_000)
       const replies = yield* Effect.all(
         Array.from({ length: 5 }, () => post(path, cardForm())),
         { concurrency: "unbounded" }
@@ -362,8 +360,7 @@ describe("the checkout page", { timeout: 60_000 }, () => {
   it.live(
     "a form body larger than the page's form could be is the page again, not a failure",
     TestApp.fresh(function* () {
-      const key = yield* merchant()
-      const { id, path } = yield* createLink(key, close(50_000))
+      const { key, id, path } = yield* givenLink(50_000)
       const huge = yield* post(path, `method=CREDIT_CARD&card_name=${"x".repeat(Form.MAX_BODY_BYTES)}`)
       expect(huge.status).toBe(400)
       expect(huge.text).toContain('id="error-summary"')
@@ -373,8 +370,7 @@ describe("the checkout page", { timeout: 60_000 }, () => {
 
   it.live("a configured CHECKOUT_URL path is where the page is served", () =>
     Effect.gen(function* () {
-      const key = yield* merchant()
-      const { path } = yield* createLink(key, close(50_000))
+      const { path } = yield* givenLink(50_000)
       expect(path).toMatch(/^\/pagar\/LNK_/)
       expect((yield* TestApp.send("GET", path)).status).toBe(200)
     }).pipe(

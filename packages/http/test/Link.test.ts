@@ -4,6 +4,7 @@ import * as LinkPayments from "@cobro/domain/LinkPayments"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as PublicUrls from "@cobro/api/PublicUrls"
+import * as Bodies from "./support/Bodies.js"
 import * as Calls from "./support/Calls.js"
 import * as TestApp from "./support/TestApp.js"
 import * as TestClock from "./support/TestClock.js"
@@ -46,11 +47,7 @@ const accepted = (body: unknown, methods?: Methods) =>
   })
 
 const OPEN = { amount_type: "OPEN" }
-const close = (total: number, extra: Record<string, unknown> = {}) => ({
-  amount_type: "CLOSE",
-  amount: { total_amount: total },
-  ...extra
-})
+const close = Bodies.closeLink
 
 describe("B1: GET /online/link/v1/payment_methods", { timeout: 30_000 }, () => {
   it.live(

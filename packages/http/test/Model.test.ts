@@ -13,6 +13,7 @@ import * as Effect from "effect/Effect"
 import * as fc from "effect/FastCheck"
 import type * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
+import * as Bodies from "./support/Bodies.js"
 import * as Calls from "./support/Calls.js"
 import * as TestApp from "./support/TestApp.js"
 import * as TestClock from "./support/TestClock.js"
@@ -202,19 +203,7 @@ const intentBody = (reference: string, total: number, callback: boolean) => ({
 const attemptBody = (reference: string, method: PaymentM["method"]) =>
   method === "PSE"
     ? { reference_id: reference, payment_method: { name: "PSE" } }
-    : {
-        reference_id: reference,
-        payer: { person_type: "NATURAL_PERSON", name: "Ana Gómez", email: "ana@example.com" },
-        payment_method: {
-          name: "CREDIT_CARD",
-          card_number: "4111111111111111",
-          cardholder_name: "ANA GOMEZ",
-          expiration_month: "12",
-          expiration_year: "2030",
-          installments: 1,
-          cvc: "123"
-        }
-      }
+    : Bodies.cardAttempt(reference)
 
 // ---------------------------------------------------------------------------------------------
 // Commands: links (B2, B3)

@@ -19,41 +19,19 @@ import * as PanelPage from "@cobro/panel/PanelPage"
 import * as Bodies from "./support/Bodies.js"
 import * as Calls from "./support/Calls.js"
 import * as Notifications from "./support/Notifications.js"
+import * as PanelBrowser from "./support/PanelBrowser.js"
 import * as TestApp from "./support/TestApp.js"
 import * as TestClock from "./support/TestClock.js"
 
 const PASSWORD = TestApp.PANEL_PASSWORD
 
-/** A signed-in browser: its cookie and the session's CSRF token. */
-interface Browser {
+/** A signed-in browser of the user `email` of the merchant. */
+interface Browser extends PanelBrowser.Browser {
   readonly email: string
   readonly merchantId: string
-  readonly cookie: string
-  readonly csrf: string
 }
 
-/** A browser's sign-in form: the cookie `GET /panel/login` set, and the token of its hidden field. */
-interface LoginForm {
-  readonly cookie: string
-  readonly csrf: string
-}
-
-/** Loads the sign-in form (`path`: with its query) as a browser does, for its cookie and token. */
-const loginForm = (path = "/panel/login") =>
-  Effect.gen(function* () {
-    const reply = yield* TestApp.send("GET", path)
-    expect(reply.status, reply.text).toBe(200)
-    const token = /cobro_panel_login=([^;]+)/.exec(reply.headers["set-cookie"] ?? "")![1]!
-    const csrf = /name="csrf" value="([^"]+)"/.exec(reply.text)![1]!
-    return { cookie: `cobro_panel_login=${token}`, csrf } satisfies LoginForm
-  })
-
-/** Posts the sign-in form: a freshly loaded one unless `form` is given (its cookie and token). */
-const postLogin = (fields: Record<string, string>, form?: LoginForm, headers: Record<string, string> = {}) =>
-  Effect.gen(function* () {
-    const { cookie, csrf } = form ?? (yield* loginForm())
-    return yield* Calls.postForm("/panel/login", { csrf, ...fields }, { cookie, ...headers })
-  })
+const { loginForm, postLogin } = PanelBrowser
 
 /** Creates a panel user of the merchant (admin API) and signs it in through the sign-in form. */
 const signedIn = (
@@ -62,19 +40,9 @@ const signedIn = (
   email = `${role}@cafe.example`
 ) =>
   Effect.gen(function* () {
-    const created = yield* TestApp.admin("POST", `/admin/v1/merchants/${merchantId}/users`, {
-      email,
-      password: PASSWORD,
-      role
-    })
-    expect(created.status, created.text).toBe(201)
-    const reply = yield* postLogin({ email, password: PASSWORD })
-    expect(reply.status, reply.text).toBe(303)
-    const token = /cobro_panel=([^;]+)/.exec(reply.headers["set-cookie"] ?? "")![1]!
-    const cookie = `cobro_panel=${token}`
-    const page = yield* TestApp.send("GET", "/panel/payments", { headers: { cookie } })
-    const csrf = /name="csrf" value="([^"]+)"/.exec(page.text)![1]!
-    return { email, merchantId, cookie, csrf } satisfies Browser
+    yield* TestApp.createPanelUser(merchantId, email, role)
+    const browser = yield* PanelBrowser.signIn(email)
+    return { email, merchantId, ...browser } satisfies Browser
   })
 
 const get = (path: string, browser?: Browser, headers: Record<string, string> = {}) =>
@@ -168,11 +136,7 @@ describe("the merchant panel", { timeout: 120_000 }, () => {
       "a wrong password is refused (401) with one message for both halves; the right one sets the session cookie and goes to the payments (303)",
       TestApp.fresh(function* () {
         const m = yield* TestApp.createMerchant()
-        yield* TestApp.admin("POST", `/admin/v1/merchants/${m.merchantId}/users`, {
-          email: "ana@cafe.example",
-          password: PASSWORD,
-          role: "full_access"
-        })
+        yield* givenUser(m.merchantId)
         const wrong = yield* postLogin({
           email: "ana@cafe.example",
           password: "not the password"
@@ -200,11 +164,7 @@ describe("the merchant panel", { timeout: 120_000 }, () => {
       "a throttled sign-in shows how long to wait (429 with Retry-After)",
       TestApp.fresh(function* () {
         const m = yield* TestApp.createMerchant()
-        yield* TestApp.admin("POST", `/admin/v1/merchants/${m.merchantId}/users`, {
-          email: "ana@cafe.example",
-          password: PASSWORD,
-          role: "full_access"
-        })
+        yield* givenUser(m.merchantId)
         let last: TestApp.Reply | undefined
         for (let i = 0; i < 12 && last?.status !== 429; i++) {
           last = yield* postLogin({
@@ -270,11 +230,7 @@ describe("the merchant panel", { timeout: 120_000 }, () => {
       "a page asked before signing in is where the sign-in leads; an address outside the panel is not",
       TestApp.fresh(function* () {
         const m = yield* TestApp.createMerchant()
-        yield* TestApp.admin("POST", `/admin/v1/merchants/${m.merchantId}/users`, {
-          email: "ana@cafe.example",
-          password: PASSWORD,
-          role: "full_access"
-        })
+        yield* givenUser(m.merchantId)
         const form = page(yield* get("/panel/login?next=%2Fpanel%2Fwebhooks%3Fmode%3Dtest"))
         expect(form).toContain('name="next" value="/panel/webhooks?mode=test"')
         const back = yield* postLogin({
@@ -660,10 +616,7 @@ describe("the merchant panel", { timeout: 120_000 }, () => {
       "re-send: the notification is due again, recorded with the panel user as actor, and the page says so",
       TestApp.fresh(function* () {
         const m = yield* merchantWithTerminal()
-        yield* TestApp.admin("PUT", `/admin/v1/merchants/${m.merchantId}/webhook`, {
-          url: "http://merchant.example/test-hooks",
-          mode: "test"
-        })
+        yield* TestApp.setTestWebhook(m.merchantId)
         const browser = yield* signedIn(m.merchantId)
         const s = yield* sale(m.terminal.test, m.serial)
         yield* notified(m.merchantId, s.transactionId, NOTIFICATION, 200)
@@ -1077,10 +1030,7 @@ describe("the merchant panel", { timeout: 120_000 }, () => {
     /** A merchant with data for every mutating route, and the form each route takes to succeed. */
     const fixture = Effect.gen(function* () {
       const m = yield* merchantWithTerminal()
-      yield* TestApp.admin("PUT", `/admin/v1/merchants/${m.merchantId}/webhook`, {
-        url: "http://merchant.example/test-hooks",
-        mode: "test"
-      })
+      yield* TestApp.setTestWebhook(m.merchantId)
       const s = yield* sale(m.terminal.test, m.serial)
       yield* notified(m.merchantId, s.transactionId, NOTIFICATION, 200)
       const link = yield* Calls.newLink(m.button.test, {

@@ -9,53 +9,27 @@ import * as Effect from "effect/Effect"
 import * as Html from "@cobro/panel/PanelHtml"
 import * as Calls from "./support/Calls.js"
 import * as Notifications from "./support/Notifications.js"
+import * as PanelBrowser from "./support/PanelBrowser.js"
 import * as TestApp from "./support/TestApp.js"
 
 const PASSWORD = TestApp.PANEL_PASSWORD
 /** U+2028 LINE SEPARATOR: valid UTF-8 in a URL, outside Latin-1, so never a header's value as it is. */
 const FORBIDDEN = "/panel/\u2028"
 
-interface Browser {
-  readonly cookie: string
-  readonly csrf: string
-}
-
-/** The sign-in form as a browser loads it: its cookie and the token of its hidden field. */
-const loginForm = Effect.gen(function* () {
-  const reply = yield* TestApp.send("GET", "/panel/login")
-  expect(reply.status, reply.text).toBe(200)
-  const token = /cobro_panel_login=([^;]+)/.exec(reply.headers["set-cookie"] ?? "")![1]!
-  return { cookie: `cobro_panel_login=${token}`, csrf: /name="csrf" value="([^"]+)"/.exec(reply.text)![1]! }
-})
+type Browser = PanelBrowser.Browser
 
 const createUser = (merchantId: string, email: string) => TestApp.createPanelUser(merchantId, email)
 
+/** Posts a freshly loaded sign-in form as the user, coming back to `next` when given. */
 const signIn = (email: string, next?: string) =>
-  Effect.gen(function* () {
-    const form = yield* loginForm
-    return yield* Calls.postForm(
-      "/panel/login",
-      { csrf: form.csrf, email, password: PASSWORD, ...(next === undefined ? {} : { next }) },
-      { cookie: form.cookie }
-    )
-  })
+  PanelBrowser.postLogin({ email, password: PASSWORD, ...(next === undefined ? {} : { next }) })
 
-/** The browser a 303 of a sign-in leaves: the session's cookie, and the CSRF token of a page. */
-const browserOf = (reply: TestApp.Reply) =>
-  Effect.gen(function* () {
-    const token = /cobro_panel=([^;]+)/.exec(reply.headers["set-cookie"] ?? "")![1]!
-    const cookie = `cobro_panel=${token}`
-    const page = yield* TestApp.send("GET", "/panel/payments", { headers: { cookie } })
-    expect(page.status, page.text).toBe(200)
-    return { cookie, csrf: /name="csrf" value="([^"]+)"/.exec(page.text)![1]! } satisfies Browser
-  })
+const { browserOf } = PanelBrowser
 
 const signedIn = (merchantId: string, email = "ana@cafe.example") =>
   Effect.gen(function* () {
     yield* createUser(merchantId, email)
-    const reply = yield* signIn(email)
-    expect(reply.status, reply.text).toBe(303)
-    return yield* browserOf(reply)
+    return yield* PanelBrowser.signIn(email)
   })
 
 const get = (path: string, browser?: Browser) =>
@@ -115,10 +89,7 @@ describe("the merchant panel's edges (issue 31)", { timeout: 120_000 }, () => {
       "a re-send whose return_to a header cannot hold re-sends once and comes back to the notification's page (303)",
       TestApp.fresh(function* () {
         const m = yield* TestApp.createMerchant()
-        yield* TestApp.admin("PUT", `/admin/v1/merchants/${m.merchantId}/webhook`, {
-          url: "http://merchant.example/test-hooks",
-          mode: "test"
-        })
+        yield* TestApp.setTestWebhook(m.merchantId)
         const browser = yield* signedIn(m.merchantId)
         yield* delivered(m.merchantId)
         const before = (yield* streamOf(`WebhookDelivery-${NOTIFICATION}`)).length

@@ -17,10 +17,9 @@ import * as Idempotency from "../src/Idempotency.js"
 import * as FormKey from "@cobro/panel/FormKey"
 import * as Calls from "./support/Calls.js"
 import * as Notifications from "./support/Notifications.js"
+import * as PanelBrowser from "./support/PanelBrowser.js"
 import * as TestApp from "./support/TestApp.js"
 import * as TestClock from "./support/TestClock.js"
-
-const PASSWORD = TestApp.PANEL_PASSWORD
 
 interface Browser {
   readonly userId: string
@@ -31,18 +30,9 @@ interface Browser {
 const signedIn = (merchantId: string, email: string) =>
   Effect.gen(function* () {
     const userId = yield* TestApp.createPanelUser(merchantId, email)
-    const login = yield* TestApp.send("GET", "/panel/login")
-    const loginCookie = /cobro_panel_login=([^;]+)/.exec(login.headers["set-cookie"] ?? "")![1]!
-    const reply = yield* Calls.postForm(
-      "/panel/login",
-      { csrf: /name="csrf" value="([^"]+)"/.exec(login.text)![1]!, email, password: PASSWORD },
-      { cookie: `cobro_panel_login=${loginCookie}` }
-    )
+    const reply = yield* PanelBrowser.postSignIn(email)
     expect(reply.status, reply.text).toBe(303)
-    return {
-      userId,
-      cookie: `cobro_panel=${/cobro_panel=([^;]+)/.exec(reply.headers["set-cookie"] ?? "")![1]!}`
-    }
+    return { userId, cookie: PanelBrowser.sessionCookieOf(reply) } satisfies Browser
   })
 
 const unescape = (text: string) =>
@@ -127,6 +117,13 @@ const linkForm = (browser: Browser) =>
     (hidden): Record<string, string> => ({ ...hidden, ...LINK })
   )
 
+/** Given a merchant with a terminal and Ana signed in: the link-create form her browser renders. */
+const givenLinkForm = Effect.gen(function* () {
+  const m = yield* TestApp.createMerchantWithTerminal()
+  const browser = yield* signedIn(m.merchantId, "ana@cafe.example")
+  return { m, browser, form: yield* linkForm(browser) }
+})
+
 const expectLinkCreated = (reply: TestApp.Reply) => {
   expect(reply.status, reply.text).toBe(303)
   expect(reply.headers.location).toMatch(
@@ -134,15 +131,26 @@ const expectLinkCreated = (reply: TestApp.Reply) => {
   )
 }
 
+/** `second` created a link other than `first`'s: the log holds the two. */
+const expectSecondLink = (second: TestApp.Reply, first: TestApp.Reply) =>
+  Effect.gen(function* () {
+    expectLinkCreated(second)
+    expect(second.headers.location).not.toBe(first.headers.location)
+    expect(yield* eventsOfType("LinkCreated")).toHaveLength(2)
+  })
+
+/** The form sent again is answered with the first request's 303, to the same place. */
+const expectSameRedirect = (again: TestApp.Reply, first: TestApp.Reply) => {
+  expect(again.status, again.text).toBe(303)
+  expect(again.headers.location).toBe(first.headers.location)
+}
+
 describe("the panel's forms act once (issue 31, item 1)", { timeout: 120_000 }, () => {
   it.live(
     "a re-send form submitted twice re-sends the notification once, and both answers are the same 303",
     TestApp.fresh(function* () {
       const m = yield* TestApp.createMerchant()
-      yield* TestApp.admin("PUT", `/admin/v1/merchants/${m.merchantId}/webhook`, {
-        url: "http://merchant.example/test-hooks",
-        mode: "test"
-      })
+      yield* TestApp.setTestWebhook(m.merchantId)
       const browser = yield* signedIn(m.merchantId, "ana@cafe.example")
       yield* delivered(m.merchantId)
       const action = `/panel/notifications/${NOTIFICATION}/resend`
@@ -165,9 +173,7 @@ describe("the panel's forms act once (issue 31, item 1)", { timeout: 120_000 }, 
   it.live(
     "two concurrent submissions of one link-create form create one link, and both get its 303",
     TestApp.fresh(function* () {
-      const m = yield* TestApp.createMerchantWithTerminal()
-      const browser = yield* signedIn(m.merchantId, "ana@cafe.example")
-      const form = yield* linkForm(browser)
+      const { browser, form } = yield* givenLinkForm
       const [a, b] = yield* Effect.all(
         [post(browser, "/panel/links", form), post(browser, "/panel/links", form)],
         {
@@ -175,8 +181,7 @@ describe("the panel's forms act once (issue 31, item 1)", { timeout: 120_000 }, 
         }
       )
       expectLinkCreated(a!)
-      expect(b!.status, b!.text).toBe(303)
-      expect(b!.headers.location).toBe(a!.headers.location)
+      expectSameRedirect(b!, a!)
       expect(yield* eventsOfType("LinkCreated")).toHaveLength(1)
     })
   )
@@ -184,9 +189,7 @@ describe("the panel's forms act once (issue 31, item 1)", { timeout: 120_000 }, 
   it.live(
     "a second render of the form gets another key: two links made on purpose are two links",
     TestApp.fresh(function* () {
-      const m = yield* TestApp.createMerchantWithTerminal()
-      const browser = yield* signedIn(m.merchantId, "ana@cafe.example")
-      const first = yield* linkForm(browser)
+      const { browser, form: first } = yield* givenLinkForm
       const second = yield* linkForm(browser)
       expect(first.form_key).toMatch(/^[0-9a-f-]{36}$/)
       expect(second.form_key).toMatch(/^[0-9a-f-]{36}$/)
@@ -194,30 +197,23 @@ describe("the panel's forms act once (issue 31, item 1)", { timeout: 120_000 }, 
       const a = yield* post(browser, "/panel/links", first)
       const b = yield* post(browser, "/panel/links", second)
       expectLinkCreated(a)
-      expectLinkCreated(b)
-      expect(b.headers.location).not.toBe(a.headers.location)
-      expect(yield* eventsOfType("LinkCreated")).toHaveLength(2)
+      yield* expectSecondLink(b, a)
     })
   )
 
   it.live(
     "a form key is its user's: another user of the merchant sending the same key acts on its own",
     TestApp.fresh(function* () {
-      const m = yield* TestApp.createMerchantWithTerminal()
-      const ana = yield* signedIn(m.merchantId, "ana@cafe.example")
+      const { m, browser: ana, form } = yield* givenLinkForm
       const beto = yield* signedIn(m.merchantId, "beto@cafe.example")
-      const form = yield* linkForm(ana)
       const first = yield* post(ana, "/panel/links", form)
       const again = yield* post(ana, "/panel/links", form)
       expectLinkCreated(first)
-      expect(again.status, again.text).toBe(303)
-      expect(again.headers.location).toBe(first.headers.location)
+      expectSameRedirect(again, first)
       // Beto's own page, Ana's key: a key of another user is a new key.
       const betos = yield* linkForm(beto)
       const other = yield* post(beto, "/panel/links", { ...betos, form_key: form.form_key! })
-      expectLinkCreated(other)
-      expect(other.headers.location).not.toBe(first.headers.location)
-      expect(yield* eventsOfType("LinkCreated")).toHaveLength(2)
+      yield* expectSecondLink(other, first)
     })
   )
 
@@ -243,9 +239,7 @@ describe("the panel's forms act once (issue 31, item 1)", { timeout: 120_000 }, 
   it.live(
     "a link-create form sent again after its first request died past the link's commit answers the 303 naming that link, and creates no second link",
     TestApp.fresh(function* () {
-      const m = yield* TestApp.createMerchantWithTerminal()
-      const browser = yield* signedIn(m.merchantId, "ana@cafe.example")
-      const form = yield* linkForm(browser)
+      const { m, browser, form } = yield* givenLinkForm
       const credential = MerchantDirectory.Credential.make({
         merchantId: m.merchantId as never,
         integration: "payment_button",
@@ -270,8 +264,7 @@ describe("the panel's forms act once (issue 31, item 1)", { timeout: 120_000 }, 
         `/panel/links?mode=test&created=${created.linkId}&notice=linkCreated`
       )
       const again = yield* post(browser, "/panel/links", form)
-      expect(again.status).toBe(303)
-      expect(again.headers.location).toBe(recovered.headers.location)
+      expectSameRedirect(again, recovered)
       expect(yield* eventsOfType("LinkCreated")).toHaveLength(1)
     })
   )
@@ -279,9 +272,8 @@ describe("the panel's forms act once (issue 31, item 1)", { timeout: 120_000 }, 
   it.live(
     "a refused link form sent again shows the same page of errors, with the session's token, which its key does not keep",
     TestApp.fresh(function* () {
-      const m = yield* TestApp.createMerchantWithTerminal()
-      const browser = yield* signedIn(m.merchantId, "ana@cafe.example")
-      const form: Record<string, string> = { ...(yield* linkForm(browser)), total_amount: "1" }
+      const { m, browser, form: rendered } = yield* givenLinkForm
+      const form: Record<string, string> = { ...rendered, total_amount: "1" }
       const first = yield* post(browser, "/panel/links", form)
       TestApp.expectPage(first, 400)
       expect(first.text).toContain('data-testid="field-error"')
@@ -314,9 +306,7 @@ describe("the panel's forms act once (issue 31, item 1)", { timeout: 120_000 }, 
   it.live(
     "one rendered form sent again with other values is refused with the panel's 409 page and does nothing",
     TestApp.fresh(function* () {
-      const m = yield* TestApp.createMerchantWithTerminal()
-      const browser = yield* signedIn(m.merchantId, "ana@cafe.example")
-      const form = yield* linkForm(browser)
+      const { browser, form } = yield* givenLinkForm
       expectLinkCreated(yield* post(browser, "/panel/links", form))
       const changed = yield* post(browser, "/panel/links", { ...form, reference: "pedido-8" })
       TestApp.expectPage(changed, 409)

@@ -6,50 +6,22 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as EventStore from "@cobro/domain/EventStore"
-import type * as PanelUser from "@cobro/domain/PanelUser"
 import * as Effect from "effect/Effect"
 import * as Calls from "./support/Calls.js"
+import * as PanelBrowser from "./support/PanelBrowser.js"
 import * as TestApp from "./support/TestApp.js"
 
-const PASSWORD = "correct horse battery"
+const PASSWORD = TestApp.PANEL_PASSWORD
 const NEW = "a brand new password"
 
-const givenUser = (merchantId: string, email: string, role: PanelUser.Role = "full_access") =>
-  Effect.gen(function* () {
-    const reply = yield* TestApp.admin("POST", `/admin/v1/merchants/${merchantId}/users`, {
-      email,
-      password: PASSWORD,
-      role
-    })
-    expect(reply.status, reply.text).toBe(201)
-    return reply.json.user_id as string
-  })
+const givenUser = TestApp.createPanelUser
 
-const postSignIn = (email: string, password = PASSWORD) =>
-  Effect.gen(function* () {
-    const form = yield* TestApp.send("GET", "/panel/login")
-    const loginCookie = /cobro_panel_login=[^;]+/.exec(form.headers["set-cookie"] ?? "")![0]
-    const csrf = /name="csrf" value="([^"]+)"/.exec(form.text)![1]!
-    return yield* Calls.postForm("/panel/login", { csrf, email, password }, { cookie: loginCookie })
-  })
+const postSignIn = PanelBrowser.postSignIn
 
 /** A browser signed in as the user: its cookie, and the CSRF token the password page's form carries. */
-const signIn = (email: string, password = PASSWORD) =>
-  Effect.gen(function* () {
-    const reply = yield* postSignIn(email, password)
-    expect(reply.status, reply.text).toBe(303)
-    const cookie = /cobro_panel=[^;]+/.exec(reply.headers["set-cookie"] ?? "")![0]
-    const page = yield* TestApp.send("GET", "/panel/password", { headers: { cookie } })
-    TestApp.expectPage(page, 200)
-    return { cookie, csrf: /name="csrf" value="([^"]+)"/.exec(page.text)![1]! }
-  })
+const signIn = (email: string, password = PASSWORD) => PanelBrowser.signIn(email, password, "/panel/password")
 
-const change = (
-  browser: { readonly cookie: string; readonly csrf: string },
-  current: string,
-  next: string,
-  csrf = browser.csrf
-) =>
+const change = (browser: PanelBrowser.Browser, current: string, next: string, csrf = browser.csrf) =>
   Calls.postForm(
     "/panel/password",
     { csrf, current_password: current, new_password: next },

@@ -21,53 +21,23 @@ import * as Layer from "effect/Layer"
 import { createHash } from "node:crypto"
 import * as Idempotency from "../src/Idempotency.js"
 import * as Calls from "./support/Calls.js"
+import * as PanelBrowser from "./support/PanelBrowser.js"
 import * as TestApp from "./support/TestApp.js"
 import * as TestClock from "./support/TestClock.js"
 
-const PASSWORD = "correct horse battery"
+const PASSWORD = TestApp.PANEL_PASSWORD
 const MINUTE = 60_000
 
 const usersPath = (merchantId: string) => `/admin/v1/merchants/${merchantId}/users`
 
 /** Creates a panel user through the admin API: its id. */
-const givenUser = (
-  merchantId: string,
-  email: string,
-  role: PanelUser.Role = "full_access",
-  password = PASSWORD
-) =>
-  Effect.gen(function* () {
-    const reply = yield* TestApp.admin("POST", usersPath(merchantId), { email, password, role })
-    expect(reply.status, reply.text).toBe(201)
-    return reply.json.user_id as string
-  })
+const givenUser = TestApp.createPanelUser
 
 const advance = (millis: number) => Effect.flatMap(TestClock.VirtualTime, (time) => time.advance(millis))
 
-/** A browser signed in as the user: its session cookie and the session's CSRF token. */
-interface Browser {
-  readonly cookie: string
-  readonly csrf: string
-}
+type Browser = PanelBrowser.Browser
 
-/** Posts the sign-in form as a browser does: it loads the form first (its cookie and token). */
-const postSignIn = (email: string, password = PASSWORD) =>
-  Effect.gen(function* () {
-    const form = yield* TestApp.send("GET", "/panel/login")
-    const loginCookie = /cobro_panel_login=[^;]+/.exec(form.headers["set-cookie"] ?? "")![0]
-    const csrf = /name="csrf" value="([^"]+)"/.exec(form.text)![1]!
-    return yield* Calls.postForm("/panel/login", { csrf, email, password }, { cookie: loginCookie })
-  })
-
-const signIn = (email: string) =>
-  Effect.gen(function* () {
-    const reply = yield* postSignIn(email)
-    expect(reply.status, reply.text).toBe(303)
-    const cookie = /cobro_panel=[^;]+/.exec(reply.headers["set-cookie"] ?? "")![0]
-    const payments = yield* TestApp.send("GET", "/panel/payments", { headers: { cookie } })
-    expect(payments.status).toBe(200)
-    return { cookie, csrf: /name="csrf" value="([^"]+)"/.exec(payments.text)![1]! } satisfies Browser
-  })
+const { postSignIn, signIn } = PanelBrowser
 
 /** A change made from the panel: a new payment link of the test mode (CREDIT_CARD must be offered). */
 const createLink = (browser: Browser) =>

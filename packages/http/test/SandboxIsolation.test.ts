@@ -42,13 +42,18 @@ const expectBlind = (reply: TestApp.Reply, productionId: string, productionRefer
   expect(reply.text).not.toContain(productionReference)
 }
 
+/** Given a terminal whose sandbox device is manual: the merchant and its production sale `live-order`. */
+const givenManualWithLiveSale = Effect.gen(function* () {
+  const m = yield* TestApp.createMerchantWithTerminal()
+  yield* behavior(m.terminal.test, m.serial, { mode: "manual" })
+  return { m, live: yield* sale(m.terminal.production, m.serial, "live-order") }
+})
+
 describe("sandbox isolation", () => {
   it.live(
     "a test key's PUT behavior lists only sandbox requests: a production checkout on the same terminal is not shown",
     TestApp.fresh(function* () {
-      const m = yield* TestApp.createMerchantWithTerminal()
-      yield* behavior(m.terminal.test, m.serial, { mode: "manual" })
-      const live = yield* sale(m.terminal.production, m.serial, "live-order")
+      const { m, live } = yield* givenManualWithLiveSale
       const test = yield* sale(m.terminal.test, m.serial, "test-order")
       const listed = yield* behavior(m.terminal.test, m.serial, { mode: "manual" })
       expect(listed.status).toBe(200)
@@ -61,9 +66,7 @@ describe("sandbox isolation", () => {
   it.live(
     "a test key's approve and reject decide sandbox sales only; the production sale on the same terminal stays as an untouched terminal leaves it",
     TestApp.fresh(function* () {
-      const m = yield* TestApp.createMerchantWithTerminal()
-      yield* behavior(m.terminal.test, m.serial, { mode: "manual" })
-      const live = yield* sale(m.terminal.production, m.serial, "live-order")
+      const { m, live } = yield* givenManualWithLiveSale
       const before = yield* history(live)
       const first = yield* sale(m.terminal.test, m.serial, "test-1")
       const second = yield* sale(m.terminal.test, m.serial, "test-2")

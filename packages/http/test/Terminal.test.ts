@@ -17,43 +17,43 @@ const without = (json: Json, key: string): Json => {
 const { checkout, checkoutEvents } = Calls
 
 describe("terminal API (A1–A4)", () => {
-  it.live(
-    "A1: GET /payments/payment-methods lists {name, enabled} in the A1 order",
-    TestApp.fresh(function* () {
-      const m = yield* TestApp.createMerchantWithTerminal()
-      const reply = yield* TestApp.send("GET", "/payments/payment-methods", { key: m.terminal.production })
-      expect(reply.status).toBe(200)
-      expect(reply.json).toEqual({
-        payload: {
-          payment_methods: [
-            { name: "POS", enabled: true },
-            { name: "WALLET_A", enabled: false },
-            { name: "WALLET_B", enabled: false },
-            { name: "PAY_BY_LINK", enabled: false },
-            { name: "PAY_BY_QR_SERVICE", enabled: false }
-          ]
-        },
-        errors: []
+  // A1 and A2 read what the merchant's terminal-API key may see: each answers 200 with its payload.
+  for (const read of [
+    {
+      name: "A1: GET /payments/payment-methods lists {name, enabled} in the A1 order",
+      path: "/payments/payment-methods",
+      mode: "production",
+      payload: {
+        payment_methods: [
+          { name: "POS", enabled: true },
+          { name: "WALLET_A", enabled: false },
+          { name: "WALLET_B", enabled: false },
+          { name: "PAY_BY_LINK", enabled: false },
+          { name: "PAY_BY_QR_SERVICE", enabled: false }
+        ]
+      }
+    },
+    {
+      name: "A2: GET /payments/binded-terminals lists the bound terminals as BINDED",
+      path: "/payments/binded-terminals",
+      mode: "test",
+      payload: {
+        available_terminals: [
+          { terminal_model: "SMART_PRO", terminal_serial: "SN-0001", status: "BINDED", name: "Caja 1" }
+        ]
+      }
+    }
+  ] as const) {
+    it.live(
+      read.name,
+      TestApp.fresh(function* () {
+        const m = yield* TestApp.createMerchantWithTerminal()
+        const reply = yield* TestApp.send("GET", read.path, { key: m.terminal[read.mode] })
+        expect(reply.status).toBe(200)
+        expect(reply.json).toEqual({ payload: read.payload, errors: [] })
       })
-    })
-  )
-
-  it.live(
-    "A2: GET /payments/binded-terminals lists the bound terminals as BINDED",
-    TestApp.fresh(function* () {
-      const m = yield* TestApp.createMerchantWithTerminal()
-      const reply = yield* TestApp.send("GET", "/payments/binded-terminals", { key: m.terminal.test })
-      expect(reply.status).toBe(200)
-      expect(reply.json).toEqual({
-        payload: {
-          available_terminals: [
-            { terminal_model: "SMART_PRO", terminal_serial: "SN-0001", status: "BINDED", name: "Caja 1" }
-          ]
-        },
-        errors: []
-      })
-    })
-  )
+    )
+  }
 
   it.live(
     "A1–A4 take the terminal-API key: no key is 401, a payment-button key is 403",

@@ -130,6 +130,13 @@ const expectUnavailable = (reply: TestApp.Reply) => {
 
 const linkBody = { amount_type: "CLOSE", amount: { total_amount: 50_000 } }
 
+/** B2's request with the merchant's test button key, under `idempotencyKey` when one is given. */
+const b2Of = (m: TestApp.MerchantKeys, idempotencyKey?: string): TestApp.SendOptions => ({
+  key: m.button.test,
+  body: linkBody,
+  ...(idempotencyKey === undefined ? {} : { idempotencyKey })
+})
+
 const countOf = (type: string) =>
   Effect.flatMap(EventStore.EventStore, (store) =>
     Effect.map(store.readAll({ limit: 100_000 }), (events) => events.filter((e) => e.type === type).length)
@@ -152,11 +159,12 @@ describe("the database cannot take writes (issue 33, item 1)", () => {
         const b2 = (part: Part, idempotencyKey?: string) =>
           Effect.gen(function* () {
             database.down.add(part)
-            const { logs, reply } = yield* sendLogged(logged, "POST", "/online/link/v1", {
-              key: m.button.test,
-              body: linkBody,
-              ...(idempotencyKey === undefined ? {} : { idempotencyKey })
-            })
+            const { logs, reply } = yield* sendLogged(
+              logged,
+              "POST",
+              "/online/link/v1",
+              b2Of(m, idempotencyKey)
+            )
             database.down.delete(part)
             expectUnavailable(reply)
             expect(
@@ -212,11 +220,7 @@ describe("the database cannot take writes (issue 33, item 1)", () => {
     withDatabase((database) =>
       Effect.gen(function* () {
         const m = yield* TestApp.createMerchantWithTerminal()
-        const b2 = TestApp.send("POST", "/online/link/v1", {
-          key: m.button.test,
-          body: linkBody,
-          idempotencyKey: "b2-retried"
-        })
+        const b2 = TestApp.send("POST", "/online/link/v1", b2Of(m, "b2-retried"))
         database.down.add("log")
         expectUnavailable(yield* b2)
         expectUnavailable(yield* b2)
@@ -237,11 +241,7 @@ describe("the database cannot take writes (issue 33, item 1)", () => {
     withDatabase((database) =>
       Effect.gen(function* () {
         const m = yield* TestApp.createMerchantWithTerminal()
-        const b2 = TestApp.send("POST", "/online/link/v1", {
-          key: m.button.test,
-          body: linkBody,
-          idempotencyKey: "b2-committed"
-        })
+        const b2 = TestApp.send("POST", "/online/link/v1", b2Of(m, "b2-committed"))
         database.losesCommits = true
         expectUnavailable(yield* b2)
         database.losesCommits = false

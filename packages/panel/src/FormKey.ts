@@ -201,11 +201,7 @@ export const action = <E, R, R2>(
     form: URLSearchParams,
     resource: string
   ) => Effect.Effect<HttpServerResponse.HttpServerResponse, never, R2>,
-  handler: (
-    session: PanelSessions.Session,
-    context: Html.Context,
-    form: URLSearchParams
-  ) => Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
+  handler: Guard.FormHandler<E, R>
 ) =>
   Guard.action(options, (session, context, form) =>
     once(session, context, form, handler(session, context, form), (resource) =>

@@ -68,26 +68,18 @@ export const show = Guard.page((session, context) =>
       KeyMode.literals.map((m) => row(context, merchant, i, m))
     )
     return Request.respond(
-      Html.layout(
-        context,
-        "integrations",
-        t.integrations.title,
-        `<div class="card"><h1>${Html.escape(t.integrations.title)}</h1>
-<p class="meta">${Html.escape(t.integrations.intro)}</p>
-${Html.table(
-  "integrations",
-  [
-    t.integrations.integration,
-    t.modeLabel,
-    t.payments.status,
-    t.integrations.identityKey,
-    t.integrations.activated,
-    ""
-  ],
-  rows,
-  ""
-)}</div>`
-      )
+      Html.tablePage(context, "integrations", {
+        headers: [
+          t.integrations.integration,
+          t.modeLabel,
+          t.payments.status,
+          t.integrations.identityKey,
+          t.integrations.activated,
+          ""
+        ],
+        rows,
+        empty: ""
+      })
     )
   })
 )

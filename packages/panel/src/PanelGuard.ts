@@ -38,46 +38,57 @@ const toSignIn = (request: HttpServerRequest.HttpServerRequest) => {
   )
 }
 
-/**
- * A page: `handler` runs with the session and the page's context; without a session, the sign-in page.
- */
-export const page = <E, R>(
+/** What a page runs once its session is found: its answer, from the session and the page's context. */
+export type PageHandler<E, R> = (
+  session: PanelSessions.Session,
+  context: Html.Context
+) => Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
+
+/** What a form runs once it is authorised: its answer, from the session, the context and the form. */
+export type FormHandler<E, R> = (
+  session: PanelSessions.Session,
+  context: Html.Context,
+  form: URLSearchParams
+) => Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
+
+/** Runs `handler` with the request and its session; without a session, the sign-in page. */
+const withSession = <E, R>(
   handler: (
-    session: PanelSessions.Session,
-    context: Html.Context
+    request: HttpServerRequest.HttpServerRequest,
+    session: PanelSessions.Session
   ) => Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
 ) =>
   Effect.gen(function* () {
     const request = yield* HttpServerRequest.HttpServerRequest
     const session = yield* PanelAuth.currentSession(request)
     if (Option.isNone(session)) return toSignIn(request)
-    return yield* handler(session.value, Request.contextOf(request, yield* userOf(session.value)))
+    return yield* handler(request, session.value)
   })
+
+/**
+ * A page: `handler` runs with the session and the page's context; without a session, the sign-in page.
+ */
+export const page = <E, R>(handler: PageHandler<E, R>) =>
+  withSession((request, session) =>
+    Effect.flatMap(userOf(session), (user) => handler(session, Request.contextOf(request, user)))
+  )
 
 /**
  * A form: `handler` runs with the session, the context and the form once the session is found, its
  * CSRF token matches, and (`changes`) the user may change things. Otherwise nothing runs: the sign-in
  * page (no session) or a 403 page (a wrong or missing token, a `read_only` user).
  */
-export const action = <E, R>(
-  options: { readonly changes: boolean },
-  handler: (
-    session: PanelSessions.Session,
-    context: Html.Context,
-    form: URLSearchParams
-  ) => Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
-) =>
-  Effect.gen(function* () {
-    const request = yield* HttpServerRequest.HttpServerRequest
-    const session = yield* PanelAuth.currentSession(request)
-    if (Option.isNone(session)) return toSignIn(request)
-    const form = yield* Request.formOf(request)
-    const context = Request.contextOf(request, yield* userOf(session.value), form)
-    if (!PanelAuth.checkCsrf(session.value, form.get("csrf") ?? "")) {
-      return Request.respond(Html.messagePage(context, "csrf"), 403)
-    }
-    if (options.changes && !PanelAuth.canChange(session.value)) {
-      return Request.respond(Html.messagePage(context, "readOnly"), 403)
-    }
-    return yield* handler(session.value, context, form)
-  })
+export const action = <E, R>(options: { readonly changes: boolean }, handler: FormHandler<E, R>) =>
+  withSession((request, session) =>
+    Effect.gen(function* () {
+      const form = yield* Request.formOf(request)
+      const context = Request.contextOf(request, yield* userOf(session), form)
+      if (!PanelAuth.checkCsrf(session, form.get("csrf") ?? "")) {
+        return Request.respond(Html.messagePage(context, "csrf"), 403)
+      }
+      if (options.changes && !PanelAuth.canChange(session)) {
+        return Request.respond(Html.messagePage(context, "readOnly"), 403)
+      }
+      return yield* handler(session, context, form)
+    })
+  )

@@ -330,6 +330,37 @@ export const table = (
 ${rows.join("\n")}
 </tbody></table></div>`
 
+/** The sections whose texts introduce their page: a title and an introduction. */
+type IntroducedSection = {
+  [S in Section]: Text.Messages[S] extends { readonly title: string; readonly intro: string } ? S : never
+}[Section]
+
+/**
+ * A section's page that is one card: the section's title and introduction, the {@link table} of its
+ * rows (its id the section's), and an optional hint below it.
+ */
+export const tablePage = (
+  context: Context,
+  section: IntroducedSection,
+  page: {
+    readonly headers: ReadonlyArray<string>
+    readonly rows: ReadonlyArray<string>
+    readonly empty: string
+    readonly hint?: string
+  }
+): string => {
+  const { title, intro } = Text.messages[context.locale][section]
+  const hint = page.hint === undefined ? "" : `\n<p class="hint">${escape(page.hint)}</p>`
+  return layout(
+    context,
+    section,
+    title,
+    `<div class="card"><h1>${escape(title)}</h1>
+<p class="meta">${escape(intro)}</p>
+${table(section, page.headers, page.rows, page.empty)}${hint}</div>`
+  )
+}
+
 /** A text field's options. */
 export interface FieldOptions {
   readonly name: string

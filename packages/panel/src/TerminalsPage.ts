@@ -5,10 +5,12 @@
  * charge-notification setting of its sandbox device (the simulated terminal the sandbox drives, as
  * `PUT /sandbox/v1/terminals/{serial}/behavior` sets it).
  */
+import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { TerminalSerial } from "@cobro/domain/Ids"
 import type { MerchantId } from "@cobro/domain/Ids"
 import * as Merchant from "@cobro/domain/Merchant"
 import * as MerchantAdmin from "@cobro/domain/MerchantAdmin"
+import type * as PanelSessions from "@cobro/domain/PanelSessions"
 import * as TerminalSandbox from "@cobro/domain/TerminalSandbox"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -103,20 +105,18 @@ export const show = Guard.page((session, context) =>
       chargeNotificationsOf(merchant.merchantId, terminal.serial)
     )
     return Request.respond(
-      Html.layout(
-        context,
-        "terminals",
-        t.terminals.title,
-        `<div class="card"><h1>${Html.escape(t.terminals.title)}</h1>
-<p class="meta">${Html.escape(t.terminals.intro)}</p>
-${Html.table(
-  "terminals",
-  [t.terminals.serial, t.terminals.name, t.terminals.model, t.terminals.api, t.terminals.chargeNotifications],
-  terminals.map((terminal, i) => row(context, terminal, r6[i]!, i)),
-  t.terminals.empty
-)}
-<p class="hint">${Html.escape(t.terminals.chargeNotificationsHint)}</p></div>`
-      )
+      Html.tablePage(context, "terminals", {
+        headers: [
+          t.terminals.serial,
+          t.terminals.name,
+          t.terminals.model,
+          t.terminals.api,
+          t.terminals.chargeNotifications
+        ],
+        rows: terminals.map((terminal, i) => row(context, terminal, r6[i]!, i)),
+        empty: t.terminals.empty,
+        hint: t.terminals.chargeNotificationsHint
+      })
     )
   })
 )
@@ -134,58 +134,66 @@ const switchOf = (form: URLSearchParams) => {
 const updated = (context: Html.Context) =>
   Request.redirect(Html.withNotice(Html.href(context, PATH), "terminalUpdated"))
 
+/**
+ * A terminal's switch form: once it is authorised, `handler` runs with the form's switch (a 400 page
+ * without one); a form that died after its effect is answered as one that took effect.
+ */
+const switchAction = <E, R>(
+  handler: (
+    session: PanelSessions.Session,
+    context: Html.Context,
+    chosen: { readonly serial: TerminalSerial; readonly enabled: boolean }
+  ) => Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
+) =>
+  FormKey.action(
+    { changes: true },
+    (_session, context) => Effect.succeed(updated(context)),
+    (session, context, form) =>
+      Option.match(switchOf(form), {
+        onNone: () => Effect.succeed(Request.respond(Html.messagePage(context, "badRequest"), 400)),
+        onSome: (chosen) => handler(session, context, chosen)
+      })
+  )
+
 /** POST: selects a terminal for the API or deselects it. */
-export const setApi = FormKey.action(
-  { changes: true },
-  (_session, context) => Effect.succeed(updated(context)),
-  (session, context, form) =>
-    Effect.gen(function* () {
-      const chosen = switchOf(form)
-      if (Option.isNone(chosen)) return Request.respond(Html.messagePage(context, "badRequest"), 400)
-      const back = (notice: Text.FlashKey) =>
-        Request.redirect(Html.withNotice(Html.href(context, PATH), notice))
-      return yield* MerchantAdmin.setTerminalApiEnabled(
-        session.merchantId,
-        chosen.value.serial,
-        chosen.value.enabled,
-        Guard.metadataOf(session)
-      ).pipe(
-        Effect.as(back("terminalUpdated")),
-        Effect.catchAll((e) =>
-          e._tag === "TerminalNotBound" ? Effect.succeed(back("terminalNotFound")) : Effect.die(e)
-        )
-      )
-    })
-)
+export const setApi = switchAction((session, context, chosen) => {
+  const back = (notice: Text.FlashKey) => Request.redirect(Html.withNotice(Html.href(context, PATH), notice))
+  return MerchantAdmin.setTerminalApiEnabled(
+    session.merchantId,
+    chosen.serial,
+    chosen.enabled,
+    Guard.metadataOf(session)
+  ).pipe(
+    Effect.as(back("terminalUpdated")),
+    Effect.catchAll((e) =>
+      e._tag === "TerminalNotBound" ? Effect.succeed(back("terminalNotFound")) : Effect.die(e)
+    )
+  )
+})
 
 /**
  * POST: turns R6's charge notifications of the terminal's sandbox device on or off, keeping its
  * behaviour; the device's stream records the user as actor.
  */
-export const setChargeNotifications = FormKey.action(
-  { changes: true },
-  (_session, context) => Effect.succeed(updated(context)),
-  (session, context, form) =>
-    Effect.gen(function* () {
-      const chosen = switchOf(form)
-      if (Option.isNone(chosen)) return Request.respond(Html.messagePage(context, "badRequest"), 400)
-      const merchant = yield* MerchantAdmin.getMerchant(session.merchantId).pipe(Effect.orDie)
-      const ref = { merchantId: merchant.merchantId, terminalSerial: chosen.value.serial }
-      const sandbox = yield* TerminalSandbox.TerminalSandbox
-      const changed = yield* sandbox.state(ref).pipe(
-        Effect.flatMap((state) =>
-          sandbox.setBehavior(ref, state.behavior, {
-            chargeNotifications: chosen.value.enabled,
-            metadata: Guard.metadataOf(session)
-          })
-        ),
-        Effect.option
+export const setChargeNotifications = switchAction((session, context, chosen) =>
+  Effect.gen(function* () {
+    const merchant = yield* MerchantAdmin.getMerchant(session.merchantId).pipe(Effect.orDie)
+    const ref = { merchantId: merchant.merchantId, terminalSerial: chosen.serial }
+    const sandbox = yield* TerminalSandbox.TerminalSandbox
+    const changed = yield* sandbox.state(ref).pipe(
+      Effect.flatMap((state) =>
+        sandbox.setBehavior(ref, state.behavior, {
+          chargeNotifications: chosen.enabled,
+          metadata: Guard.metadataOf(session)
+        })
+      ),
+      Effect.option
+    )
+    return Request.redirect(
+      Html.withNotice(
+        Html.href(context, PATH),
+        Option.isSome(changed) ? "terminalUpdated" : "terminalNotFound"
       )
-      return Request.redirect(
-        Html.withNotice(
-          Html.href(context, PATH),
-          Option.isSome(changed) ? "terminalUpdated" : "terminalNotFound"
-        )
-      )
-    })
+    )
+  })
 )

@@ -8,10 +8,8 @@ import * as EventStore from "@cobro/domain/EventStore"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as FastCheck from "effect/FastCheck"
-import * as Redacted from "effect/Redacted"
 import * as Runtime from "effect/Runtime"
 import type { YieldWrap } from "effect/Utils"
-import { randomBytes } from "node:crypto"
 import { stringPaths, withString } from "../../http/test/support/JsonStrings.js"
 import * as Nodes from "./support/Nodes.js"
 import * as ServerProcess from "./support/ServerProcess.js"
@@ -38,18 +36,7 @@ const settled = Effect.gen(function* () {
   }
 })
 
-/** A node of the server on a fresh PostgreSQL database, served on a test socket. */
-const onPostgres = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  Effect.gen(function* () {
-    const url = yield* ServerProcess.postgresDatabase
-    const dataDir = yield* ServerProcess.tempDir
-    const settings = Nodes.settingsFor(
-      { _tag: "Postgres", url: Redacted.make(url), dataDir },
-      randomBytes(32),
-      ADMIN_TOKEN
-    )
-    return yield* effect.pipe(Effect.provide(Nodes.nodeWithHttp(settings, Effect.never)))
-  }).pipe(Effect.scoped)
+const onPostgres = Nodes.onPostgres(ADMIN_TOKEN)
 
 /** A merchant with a bound terminal, link methods, an intent paid by card; its keys and ids. */
 const givenMerchant = Effect.gen(function* () {
@@ -72,16 +59,7 @@ const givenMerchant = Effect.gen(function* () {
   // One warm-up read each: the log-backed directory answers the first lookup of a new key late.
   yield* send("GET", "/v1/payment/pse/banks", { key: button })
   yield* send("GET", "/payments/payment-methods", { key: terminal })
-  const intent = yield* send("POST", "/v1/payment-intent", {
-    key: button,
-    body: { reference_id: "paid-1", amount: { currency: "COP", total_amount: 555040 } }
-  })
-  expect(intent.status, intent.text).toBe(201)
-  const paid = yield* send("POST", "/v1/payment", {
-    key: button,
-    body: { reference_id: "paid-1", payment_method: { name: "CREDIT_CARD", card_number: "4111111111111111" } }
-  })
-  expect(paid.status, paid.text).toBe(201)
+  const paid = yield* Nodes.paidByCard(send, button, "paid-1", 555040)
   yield* settled
   return { merchantId, button, terminal, transactionId: paid.json.transaction_id as string }
 })

@@ -36,11 +36,36 @@ const ok = (result: Cli.Result) => {
 const runWithInput = (args: ReadonlyArray<string>, env: Record<string, string>, input: string) =>
   InProcess.run(args, env, { stdin: input })
 
-const newMerchant = (env: Record<string, string>) =>
-  Effect.map(
-    InProcess.run(["merchant", "create", "--name", "Café Sur", "--json"], env),
-    (r) => JSON.parse(ok(r).stdout).merchant_id as string
-  )
+/** The arguments of `cobro user create`. */
+const userCreate = (merchant: string, email: string, role: "full_access" | "read_only") => [
+  "user",
+  "create",
+  "--merchant",
+  merchant,
+  "--email",
+  email,
+  "--role",
+  role
+]
+
+/** A fresh PGlite database (`env`) with one merchant, made by `cobro merchant create`. */
+const givenMerchant = Effect.gen(function* () {
+  const env = yield* CliDatabase.pgliteEnv
+  const created = ok(yield* InProcess.run(["merchant", "create", "--name", "Café Sur", "--json"], env))
+  return { env, merchantId: JSON.parse(created.stdout).merchant_id as string }
+})
+
+/** Runs `cobro <args>` with the password in `COBRO_USER_PASSWORD`; it must succeed. */
+const withPassword = (env: Record<string, string>, args: ReadonlyArray<string>) =>
+  Effect.map(InProcess.run(args, { ...env, COBRO_USER_PASSWORD: PASSWORD }), ok)
+
+/** {@link givenMerchant} and a panel user of it made by `cobro user create --json`: its result. */
+const givenUser = (email: string, role: "full_access" | "read_only") =>
+  Effect.gen(function* () {
+    const { env, merchantId } = yield* givenMerchant
+    const created = yield* withPassword(env, [...userCreate(merchantId, email, role), "--json"])
+    return { env, merchantId, created }
+  })
 
 /** Signs in with the database of `env` opened anew (the commands have closed it). */
 const signInOn = (env: Record<string, string>, email: string, password: string) =>
@@ -64,24 +89,7 @@ describe("cobro user create on PGlite (DATA_DIR)", () => {
   it.scopedLive(
     "creates a panel user with the password from COBRO_USER_PASSWORD, printed never; its history shows the operator as actor",
     Effect.fnUntraced(function* () {
-      const env = yield* CliDatabase.pgliteEnv
-      const merchantId = yield* newMerchant(env)
-      const created = ok(
-        yield* InProcess.run(
-          [
-            "user",
-            "create",
-            "--merchant",
-            merchantId,
-            "--email",
-            "Ana@Cafe.example",
-            "--role",
-            "read_only",
-            "--json"
-          ],
-          { ...env, COBRO_USER_PASSWORD: PASSWORD }
-        )
-      )
+      const { env, merchantId, created } = yield* givenUser("Ana@Cafe.example", "read_only")
       const user = JSON.parse(created.stdout)
       expect(user).toStrictEqual({
         user_id: expect.stringMatching(/^USR_[0-9a-f]{32}$/),
@@ -110,21 +118,8 @@ describe("cobro user create on PGlite (DATA_DIR)", () => {
       expect(unknown.code).toBe(2)
       expect(unknown.stderr).toMatch(/names no resource: give .*USR_… for a panel user/)
 
-      const text = ok(
-        yield* InProcess.run(
-          [
-            "user",
-            "create",
-            "--merchant",
-            merchantId,
-            "--email",
-            "bob@cafe.example",
-            "--role",
-            "full_access"
-          ],
-          { ...env, COBRO_USER_PASSWORD: PASSWORD }
-        )
-      ).stdout
+      const text = (yield* withPassword(env, userCreate(merchantId, "bob@cafe.example", "full_access")))
+        .stdout
       expect(text).toMatch(
         /^Panel user USR_[0-9a-f]{32} \(bob@cafe\.example, full_access\) created for merchant MER_/
       )
@@ -140,18 +135,8 @@ describe("cobro user create on PGlite (DATA_DIR)", () => {
   it.scopedLive(
     "the password comes from standard input, never from an argument; a refusal is one sentence and exit code 2",
     Effect.fnUntraced(function* () {
-      const env = yield* CliDatabase.pgliteEnv
-      const merchantId = yield* newMerchant(env)
-      const create = (email: string) => [
-        "user",
-        "create",
-        "--merchant",
-        merchantId,
-        "--email",
-        email,
-        "--role",
-        "full_access"
-      ]
+      const { env, merchantId } = yield* givenMerchant
+      const create = (email: string) => userCreate(merchantId, email, "full_access")
 
       const piped = ok(
         yield* runWithInput([...create("ana@cafe.example"), "--json"], env, `${PASSWORD}\nignored\n`)
@@ -182,16 +167,7 @@ describe("cobro user create on PGlite (DATA_DIR)", () => {
           /--email must be an email address \(name@example\.com\), not 'bob'/
         ],
         [
-          [
-            "user",
-            "create",
-            "--merchant",
-            "MER_nobody",
-            "--email",
-            "bob@cafe.example",
-            "--role",
-            "read_only"
-          ],
+          userCreate("MER_nobody", "bob@cafe.example", "read_only"),
           { COBRO_USER_PASSWORD: PASSWORD },
           /no merchant 'MER_nobody'/
         ],
@@ -219,24 +195,7 @@ describe("cobro user create on PGlite (DATA_DIR)", () => {
   it.scopedLive(
     "cobro user password sets a new password with the operator as actor: the old one is refused, the new one signs in; refusals are one sentence",
     Effect.fnUntraced(function* () {
-      const env = yield* CliDatabase.pgliteEnv
-      const merchantId = yield* newMerchant(env)
-      const created = ok(
-        yield* InProcess.run(
-          [
-            "user",
-            "create",
-            "--merchant",
-            merchantId,
-            "--email",
-            "ana@cafe.example",
-            "--role",
-            "full_access",
-            "--json"
-          ],
-          { ...env, COBRO_USER_PASSWORD: PASSWORD }
-        )
-      )
+      const { env, created } = yield* givenUser("ana@cafe.example", "full_access")
       const userId = JSON.parse(created.stdout).user_id as string
       const NEW = "a brand new password"
       const changed = ok(

@@ -15,6 +15,12 @@ import * as SealingKey from "../src/SealingKey.js"
 const read = (env: Record<string, string>) =>
   Effect.withConfigProvider(Config.config, ConfigProvider.fromMap(new Map(Object.entries(env))))
 
+/** How `resolve` refuses a configuration with DATABASE_URL and none of its key's variables. */
+const refusalOnPostgres = <E>(resolve: (config: Config.ServerConfig) => Effect.Effect<unknown, E>) =>
+  Effect.flatMap(read({ DATABASE_URL: "postgres://postgres@127.0.0.1:5432/cobro" }), (config) =>
+    Effect.flip(resolve(config))
+  )
+
 const tempDir = Effect.acquireRelease(
   Effect.sync(() => Fs.mkdtempSync(Path.join(Os.tmpdir(), "cobro-config-"))),
   (dir) => Effect.sync(() => Fs.rmSync(dir, { recursive: true, force: true }))
@@ -111,9 +117,7 @@ describe("SealingKey", () => {
   it.effect(
     "with DATABASE_URL and no COBRO_SEALING_KEY the server refuses to start, saying how to make one",
     Effect.fnUntraced(function* () {
-      const error = yield* Effect.flip(
-        SealingKey.resolve(yield* read({ DATABASE_URL: "postgres://postgres@127.0.0.1:5432/cobro" }))
-      )
+      const error = yield* refusalOnPostgres((config) => SealingKey.resolve(config))
       expect(error.message).toContain("COBRO_SEALING_KEY is required with DATABASE_URL")
       expect(error.message).toContain("openssl rand -hex 32")
     })
@@ -169,9 +173,7 @@ describe("CheckpointKey", () => {
   it.effect(
     "with DATABASE_URL and no COBRO_CHECKPOINT_KEY the server refuses to start",
     Effect.fnUntraced(function* () {
-      const error = yield* Effect.flip(
-        CheckpointKey.resolve(yield* read({ DATABASE_URL: "postgres://postgres@127.0.0.1:5432/cobro" }))
-      )
+      const error = yield* refusalOnPostgres((config) => CheckpointKey.resolve(config))
       expect(error.message).toContain("COBRO_CHECKPOINT_KEY is required with DATABASE_URL")
     })
   )

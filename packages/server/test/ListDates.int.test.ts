@@ -6,27 +6,13 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as Redacted from "effect/Redacted"
-import { randomBytes } from "node:crypto"
 import * as Nodes from "./support/Nodes.js"
-import * as ServerProcess from "./support/ServerProcess.js"
 
 const ADMIN_TOKEN = "list-dates-admin-token"
 
 const send = Nodes.sender(ADMIN_TOKEN)
 
-/** A node of the server on a fresh PostgreSQL database, served on a test socket. */
-const onPostgres = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  Effect.gen(function* () {
-    const url = yield* ServerProcess.postgresDatabase
-    const dataDir = yield* ServerProcess.tempDir
-    const settings = Nodes.settingsFor(
-      { _tag: "Postgres", url: Redacted.make(url), dataDir },
-      randomBytes(32),
-      ADMIN_TOKEN
-    )
-    return yield* effect.pipe(Effect.provide(Nodes.nodeWithHttp(settings, Effect.never)))
-  }).pipe(Effect.scoped)
+const onPostgres = Nodes.onPostgres(ADMIN_TOKEN)
 
 /** A merchant with one online payment, listed: the list's path and the payment's id. */
 const givenPayment = Effect.gen(function* () {
@@ -36,16 +22,7 @@ const givenPayment = Effect.gen(function* () {
   const button: string = created.json.keys.payment_button.test.identity_key
   // A warm-up read: the log-backed directory answers the first lookup of a new key late.
   yield* send("GET", "/v1/payment/pse/banks", { key: button })
-  const intent = yield* send("POST", "/v1/payment-intent", {
-    key: button,
-    body: { reference_id: "paid-1", amount: { currency: "COP", total_amount: 555040 } }
-  })
-  expect(intent.status, intent.text).toBe(201)
-  const paid = yield* send("POST", "/v1/payment", {
-    key: button,
-    body: { reference_id: "paid-1", payment_method: { name: "CREDIT_CARD", card_number: "4111111111111111" } }
-  })
-  expect(paid.status, paid.text).toBe(201)
+  const paid = yield* Nodes.paidByCard(send, button, "paid-1", 555040)
   const path = `/admin/v1/merchants/${merchantId}/payments`
   const transactionId: string = paid.json.transaction_id
   // Listed once no earlier transaction of the cluster can still commit (the lists' visibility rule).

@@ -7,10 +7,8 @@
 import { verifySignature } from "@cobro/webhooks/Signature"
 import * as HttpServer from "@effect/platform/HttpServer"
 import { describe, expect, it, layer } from "@effect/vitest"
-import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
@@ -20,6 +18,7 @@ import * as Path from "node:path"
 import * as Listen from "../src/cli/Listen.js"
 import type * as Config from "../src/Config.js"
 import type * as Server from "../src/Server.js"
+import * as Listener from "./support/Listener.js"
 import * as Nodes from "./support/Nodes.js"
 import * as ServerProcess from "./support/ServerProcess.js"
 
@@ -105,29 +104,18 @@ const startListener = (options: {
   readonly apiUrl?: string
 }) =>
   Effect.gen(function* () {
-    const out: Array<string> = []
-    const err: Array<string> = []
-    const stop = yield* Deferred.make<void>()
-    const fiber = yield* Listen.listen({
+    const { out, err, stopped } = yield* Listener.fork({
       forwardTo: options.forwardTo,
       apiKey: Redacted.make(options.apiKey),
       apiUrl: options.apiUrl ?? options.server.url,
       events: Option.fromNullable(options.events)
-    }).pipe(
-      Effect.provideService(Listen.ListenIo, {
-        out: (line) => Effect.sync(() => void out.push(line)),
-        err: (line) => Effect.sync(() => void err.push(line)),
-        stop: Deferred.await(stop)
-      }),
-      Effect.forkScoped
-    )
+    })
     yield* ServerProcess.within(
       10_000,
       () => `the listener is not ready: ${[...out, ...err].join("\n")}`,
       Effect.sync(() => out.length),
       (n) => n > 0
     )
-    const stopped = Effect.zipRight(Deferred.succeed(stop, undefined), Fiber.await(fiber))
     return { out, err, stopped }
   })
 

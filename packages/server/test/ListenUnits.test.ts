@@ -6,7 +6,6 @@ import * as Command from "@effect/cli/Command"
 import * as ValidationError from "@effect/cli/ValidationError"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { describe, expect, it } from "@effect/vitest"
-import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
@@ -19,6 +18,7 @@ import type * as Net from "node:net"
 import { UserError } from "../src/cli/CliError.js"
 import * as Listen from "../src/cli/Listen.js"
 import * as ServerSentEvents from "../src/cli/ServerSentEvents.js"
+import * as Listener from "./support/Listener.js"
 import * as ServerProcess from "./support/ServerProcess.js"
 
 const STREAM =
@@ -190,30 +190,19 @@ describe("the listener against a stream", () => {
           `event: ready\nid: 3.7\ndata: {"merchant_id":"MER_x","signing_secret":"","mode":"test"}\n\n${good("n-2", "4.1")}`
         ])
         const local = yield* ServerProcess.webhookReceiver
-        const out: Array<string> = []
-        const err: Array<string> = []
-        const stop = yield* Deferred.make<void>()
-        const fiber = yield* Listen.listen({
+        const { out, err, stopped } = yield* Listener.fork({
           forwardTo: local.url,
           apiKey: Redacted.make("id_test_x"),
           apiUrl: stream.url,
           events: Option.none()
-        }).pipe(
-          Effect.provideService(Listen.ListenIo, {
-            out: (line) => Effect.sync(() => void out.push(line)),
-            err: (line) => Effect.sync(() => void err.push(line)),
-            stop: Deferred.await(stop)
-          }),
-          Effect.fork
-        )
+        })
         yield* ServerProcess.within(
           10_000,
           () => [...out, ...err].join("\n"),
           Effect.sync(() => local.received.length),
           (n) => n >= 2
         )
-        yield* Deferred.succeed(stop, undefined)
-        expect(Exit.isSuccess(yield* Fiber.await(fiber))).toBe(true)
+        expect(Exit.isSuccess(yield* stopped)).toBe(true)
         expect(local.received.map((r) => r.body)).toEqual(['{"id":"n-1"}', '{"id":"n-2"}'])
         expect(local.received[0]!.headers["x-service-signature"]).toBe("sig")
         expect(stream.requests.map((headers) => headers["last-event-id"])).toEqual([undefined, "3.7"])

@@ -170,6 +170,11 @@ const eventually = async (promql: string, metric: string, done: (value: number |
   }
 }
 
+/** Waits until `promql` is `value` (`SALES`: one for each sale the setup made). */
+const reaches = async (promql: string, metric: string, value: number) => {
+  expect(await eventually(promql, metric, (answer) => answer === value)).toBe(value)
+}
+
 /** The queries of docs/operations.md's Observability section: its promql blocks, an indented line continuing the one above. */
 const documentedQueries = (): ReadonlyArray<string> => {
   const text = Fs.readFileSync(OPERATIONS, "utf8")
@@ -363,44 +368,26 @@ afterAll(async () => {
 
 describe("Prometheus scrapes GET /metrics (issue 34)", () => {
   it(`${SALES} A3 sales answered 201 are ${SALES} POST /payments/app-checkout requests with status 201 in http_server_request_duration_seconds_count`, async () => {
-    expect(await eventually(`up{job="cobro"}`, "up", (up) => up === 1)).toBe(1)
-    const sales = await eventually(
+    await reaches(`up{job="cobro"}`, "up", 1)
+    await reaches(
       'sum(http_server_request_duration_seconds_count{http_route="/payments/app-checkout",http_request_method="POST",http_response_status_code="201"})',
       "http_server_request_duration_seconds_count",
-      (count) => count === SALES
+      SALES
     )
-    expect(sales).toBe(SALES)
     // The simulated terminal approves each sale (auto_approve is the sandbox's default).
-    const approved = await eventually(
-      'sum(cobro_sales_total{outcome="approved"})',
-      "cobro_sales_total",
-      (count) => count === SALES
-    )
-    expect(approved).toBe(SALES)
+    await reaches('sum(cobro_sales_total{outcome="approved"})', "cobro_sales_total", SALES)
   })
 
   it(`each approved sale is one SALE_APPROVED notification to the one webhook; answered 500, all ${SALES} stay queued in cobro_webhook_queue_depth (the next retry is 15 minutes away)`, async () => {
-    const depth = await eventually(
-      "sum(cobro_webhook_queue_depth)",
-      "cobro_webhook_queue_depth",
-      (value) => value === SALES
-    )
-    expect(depth).toBe(SALES)
+    await reaches("sum(cobro_webhook_queue_depth)", "cobro_webhook_queue_depth", SALES)
     // Each delivery was tried once and failed; none is due again for 15 minutes.
-    const failed = await eventually(
+    await reaches(
       'sum(cobro_webhook_deliveries_total{outcome="failed"})',
       "cobro_webhook_deliveries_total",
-      (count) => count === SALES
+      SALES
     )
-    expect(failed).toBe(SALES)
     expect(new Set(receiver!.attempts).size).toBe(SALES)
-    expect(
-      await eventually(
-        "max(cobro_webhook_oldest_due_age_seconds)",
-        "cobro_webhook_oldest_due_age_seconds",
-        (age) => age === 0
-      )
-    ).toBe(0)
+    await reaches("max(cobro_webhook_oldest_due_age_seconds)", "cobro_webhook_oldest_due_age_seconds", 0)
   })
 
   it("promtool check metrics accepts the exposition GET /metrics serves", async () => {
@@ -438,13 +425,7 @@ describe("Prometheus scrapes GET /metrics (issue 34)", () => {
   })
 
   it("an idle server has no request waiting for a pool connection (else CobroDatabasePoolWaiting would fire for ever)", async () => {
-    expect(
-      await eventually(
-        "max(db_client_connections_pending_requests)",
-        "db_client_connections_pending_requests",
-        (waiting) => waiting === 0
-      )
-    ).toBe(0)
+    await reaches("max(db_client_connections_pending_requests)", "db_client_connections_pending_requests", 0)
   })
 
   it("promtool check rules accepts docs/prometheus-alerts.yml, and docs/operations.md shows its rules", () => {

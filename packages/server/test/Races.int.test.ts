@@ -10,6 +10,10 @@ import * as ServerProcess from "./support/ServerProcess.js"
 const admin = ServerProcess.asAdmin
 const withKey = ServerProcess.withKey
 
+/** C1: an intent `reference` of `amount` COP. */
+const createIntent = (server: ServerProcess.RunningServer, key: string, reference: string, amount: number) =>
+  withKey(server, key, "POST", "/v1/payment-intent", ServerProcess.onlineIntent(reference, amount))
+
 /** A server on a fresh PostgreSQL database, and a merchant's test payment-button key. */
 const serverWithMerchant = Effect.gen(function* () {
   const server = yield* ServerProcess.start(yield* ServerProcess.postgresEnv)
@@ -26,13 +30,7 @@ describe("races on real PostgreSQL", () => {
       const { server, key } = yield* serverWithMerchant
       for (let round = 0; round < 10; round++) {
         const reference = `race-${round}`
-        const created = yield* withKey(
-          server,
-          key,
-          "POST",
-          "/v1/payment-intent",
-          ServerProcess.onlineIntent(reference, 1000)
-        )
+        const created = yield* createIntent(server, key, reference, 1000)
         expect(created.status, created.text).toBe(201)
         const [update, attempt] = yield* Effect.all(
           [
@@ -64,13 +62,7 @@ describe("races on real PostgreSQL", () => {
       const { server, key } = yield* serverWithMerchant
       for (let round = 0; round < 3; round++) {
         const reference = `refund-${round}`
-        yield* withKey(
-          server,
-          key,
-          "POST",
-          "/v1/payment-intent",
-          ServerProcess.onlineIntent(reference, 50000)
-        )
+        yield* createIntent(server, key, reference, 50000)
         const attempt = yield* withKey(
           server,
           key,

@@ -40,6 +40,18 @@ describe("the server when its database stops taking writes", () => {
           body: ServerProcess.terminalSale("SN-RO", reference)
         })
       const ready = Effect.map(call(server, "GET", "/ready"), (reply) => reply.status)
+      /** Waits up to `wait` ms for `/ready` to answer `status`, which it must do within `bound` ms. */
+      const readyTurns = (status: number, wait: number, bound: number) =>
+        Effect.gen(function* () {
+          const from = Date.now()
+          yield* within(
+            wait,
+            (answered) => `/ready answered ${answered}`,
+            ready,
+            (answered) => answered === status
+          )
+          expect(Date.now() - from).toBeLessThan(bound)
+        })
       expect(yield* ready).toBe(200)
       expect((yield* link("before")).status).toBe(201)
 
@@ -49,14 +61,7 @@ describe("the server when its database stops taking writes", () => {
       yield* sql(`ALTER DATABASE ${name} SET default_transaction_read_only = on`)
       yield* sql(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity
                   WHERE datname = '${name}' AND pid <> pg_backend_pid()`)
-      const cut = Date.now()
-      yield* within(
-        3_000,
-        (status) => `/ready answered ${status}`,
-        ready,
-        (status) => status === 503
-      )
-      expect(Date.now() - cut).toBeLessThan(1_500)
+      yield* readyTurns(503, 3_000, 1_500)
 
       const refusedLink = yield* link("during")
       expect(refusedLink.status, refusedLink.text).toBe(503)
@@ -75,14 +80,7 @@ describe("the server when its database stops taking writes", () => {
 
       // Writable again; the server's pooled connections still are read-only sessions.
       yield* sql(`ALTER DATABASE ${name} RESET default_transaction_read_only`)
-      const back = Date.now()
-      yield* within(
-        5_000,
-        (status) => `/ready answered ${status}`,
-        ready,
-        (status) => status === 200
-      )
-      expect(Date.now() - back).toBeLessThan(2_000)
+      yield* readyTurns(200, 5_000, 2_000)
 
       // The clients retry with their keys: one link and one sale each, the same on every retry.
       const created = yield* within(

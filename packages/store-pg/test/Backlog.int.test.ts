@@ -6,7 +6,6 @@
  * suite on a database of its own.
  */
 import * as DeliveryQueue from "@cobro/domain/DeliveryQueue"
-import * as EventStore from "@cobro/domain/EventStore"
 import { IntegrationId, MerchantId, NotificationId, TransactionId } from "@cobro/domain/Ids"
 import * as Notifications from "@cobro/domain/Notifications"
 import * as TerminalCheckout from "@cobro/domain/TerminalCheckout"
@@ -44,28 +43,10 @@ const clockAt = (seconds: number): Clock.Clock => {
 const backlogAt = (seconds: number) => Effect.withClock(PgDeliveryQueue.backlog, clockAt(seconds))
 
 const encodeDelivery = Schema.encodeSync(WebhookDelivery.Event)
-const encodeCheckout = Schema.encodeSync(TerminalCheckout.Event)
 
-/** Appends `events` to a stream at its current version. */
-const record = (streamId: string, events: ReadonlyArray<{ readonly data: unknown; readonly type: string }>) =>
-  Effect.gen(function* () {
-    const store = yield* EventStore.EventStore
-    const version = (yield* store.readStream(streamId)).length
-    yield* store.append(
-      streamId,
-      events.map((event) => ({
-        eventId: randomUUID(),
-        type: event.type,
-        schemaVersion: 1,
-        data: event.data,
-        metadata: {}
-      })),
-      version === 0 ? EventStore.ExpectedVersion.NoStream() : EventStore.ExpectedVersion.Exact({ version })
-    )
-  })
+const record = Fixtures.recordEvents
 
 const deliveryEvent = (event: WebhookDelivery.Event) => ({ type: event._tag, data: encodeDelivery(event) })
-const checkoutEvent = (event: TerminalCheckout.Event) => ({ type: event._tag, data: encodeCheckout(event) })
 
 /** A delivery scheduled at T0 + `dueSeconds`, then `then` (its later events); returns its stream. */
 const delivery = (
@@ -115,10 +96,10 @@ const pushed = (sandbox: boolean, then: ReadonlyArray<TerminalCheckout.Event> = 
     const integrationId = IntegrationId.make(`INT_${randomUUID().slice(0, 8)}`)
     const streamId = `TerminalCheckout-${integrationId}`
     yield* record(streamId, [
-      checkoutEvent(checkoutCreated(integrationId, sandbox)),
-      checkoutEvent(new TerminalCheckout.PushAttempted({ attempt: 1, at: at(0) }))
+      Fixtures.checkoutEvent(checkoutCreated(integrationId, sandbox)),
+      Fixtures.checkoutEvent(new TerminalCheckout.PushAttempted({ attempt: 1, at: at(0) }))
     ])
-    if (then.length > 0) yield* record(streamId, then.map(checkoutEvent))
+    if (then.length > 0) yield* record(streamId, then.map(Fixtures.checkoutEvent))
     return integrationId
   })
 

@@ -47,6 +47,18 @@ const onEachConnection = (pool: Pg.Pool, n: number, statement: string) =>
     for (const client of clients) client.release()
   })
 
+/** As a primary demoted behind a proxy looks to connections that stayed open: read-only sessions. */
+const demote = (pool: Pg.Pool, n: number) =>
+  onEachConnection(pool, n, "SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
+
+/** The store with a pool of `connections`, every one of them a replica's (demoted), and the pool. */
+const storeOnReplica = (connections: number) =>
+  Effect.gen(function* () {
+    const { context, pool } = yield* storeWithPool(connections)
+    yield* demote(pool, connections)
+    return { pool, store: yield* Effect.provide(EventStore.EventStore, context) }
+  })
+
 const readOnlyOfEach = (pool: Pg.Pool, n: number) =>
   Effect.promise(async () => {
     const clients = await Promise.all(Array.from({ length: n }, () => pool.connect()))
@@ -62,10 +74,7 @@ describe("the pool when its server turns into a replica", () => {
     "every pooled connection answering as a replica's: an append that meets one (25006) succeeds once, on a fresh connection, after which none of them is handed out again; /ready's check says read-only once, then writable",
     () =>
       Effect.gen(function* () {
-        const { context, pool } = yield* storeWithPool(4)
-        // As a primary demoted behind a proxy looks to connections that stayed open: read-only sessions.
-        yield* onEachConnection(pool, 4, "SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
-        const store = yield* Effect.provide(EventStore.EventStore, context)
+        const { pool, store } = yield* storeOnReplica(4)
         const streamId = `failover-${randomUUID()}`
         const first = yield* store.append(streamId, [event("Opened")], NoStream())
         expect(first.nextVersion).toBe(1)
@@ -73,7 +82,7 @@ describe("the pool when its server turns into a replica", () => {
         expect(read.map((e) => e.type)).toEqual(["Opened"])
         expect(yield* readOnlyOfEach(pool, 4)).toEqual(["off", "off", "off", "off"])
         // /ready's check: read-only once, then, the connections of the old server discarded, writable at once.
-        yield* onEachConnection(pool, 4, "SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
+        yield* demote(pool, 4)
         expect(yield* PgPool.writable(pool)).toBe(false)
         expect(yield* PgPool.writable(pool)).toBe(true)
       }),
@@ -84,9 +93,7 @@ describe("the pool when its server turns into a replica", () => {
     "a batch append inside no transaction meets a replica's connection and still commits once",
     () =>
       Effect.gen(function* () {
-        const { context, pool } = yield* storeWithPool(3)
-        yield* onEachConnection(pool, 3, "SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
-        const store = yield* Effect.provide(EventStore.EventStore, context)
+        const { store } = yield* storeOnReplica(3)
         const a = `failover-a-${randomUUID()}`
         const b = `failover-b-${randomUUID()}`
         yield* store.appendBatch([

@@ -8,7 +8,6 @@ import * as Aggregate from "@cobro/domain/Aggregate"
 import * as EventStore from "@cobro/domain/EventStore"
 import * as WebhookDelivery from "@cobro/domain/WebhookDelivery"
 import { expect, layer } from "@effect/vitest"
-import * as Migrator from "@effect/sql/Migrator"
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as DateTime from "effect/DateTime"
 import * as Deferred from "effect/Deferred"
@@ -194,17 +193,6 @@ const suite = (name: string, database: Layer.Layer<Databases.StoreServices>, opt
 suite("inline read models on PGlite", Databases.pglite, { server: false })
 suite("inline read models on PostgreSQL", Databases.postgres, { server: true })
 
-/** The store's migrations up to (and with) `last`. */
-const migrateTo = (last: number) =>
-  Migrator.make({})({
-    loader: Migrator.fromRecord(
-      Object.fromEntries(
-        Object.entries(Migrations.migrations).filter(([key]) => Number(key.split("_")[0]) <= last)
-      )
-    ),
-    table: Migrations.table
-  })
-
 const upgrade = (name: string, database: Layer.Layer<Databases.StoreServicesUnmigrated>) =>
   layer(database, { excludeTestServices: true, timeout: "120 seconds" })(name, (it) => {
     it.effect(
@@ -212,7 +200,7 @@ const upgrade = (name: string, database: Layer.Layer<Databases.StoreServicesUnmi
       () =>
         Effect.gen(function* () {
           const sql = yield* SqlClient.SqlClient
-          yield* migrateTo(7)
+          yield* Databases.migrateTo(7)
           const run = randomUUID().replaceAll("-", "").slice(0, 10)
           // An earlier version's table, with the row its runner wrote for the first event only, and
           // its checkpoint there.

@@ -9,9 +9,7 @@ import * as Listings from "@cobro/domain/Listings"
 import * as ListingsFromLog from "@cobro/domain/ListingsFromLog"
 import * as Pagination from "@cobro/domain/Pagination"
 import * as PanelUser from "@cobro/domain/PanelUser"
-import * as TerminalPayments from "@cobro/domain/TerminalPayments"
 import { expect, layer } from "@effect/vitest"
-import * as Migrator from "@effect/sql/Migrator"
 import * as SqlClient from "@effect/sql/SqlClient"
 import type * as Statement from "@effect/sql/Statement"
 import * as Effect from "effect/Effect"
@@ -34,6 +32,7 @@ import * as Transactions from "../src/readModels/Transactions.js"
 import * as Databases from "./support/Databases.js"
 import * as Eventually from "./support/Eventually.js"
 import { randomIds } from "./support/Fixtures.js"
+import * as TerminalSales from "./support/TerminalSales.js"
 
 /** The listing read models, as `cobro audit rebuild` rebuilds them among the others. */
 const listingModels = [
@@ -131,102 +130,100 @@ const agree = (merchants: W.Merchants) =>
       )
     }
     for (const merchant of merchants.paying) {
-      const transactions = yield* samePages(
+      /**
+       * The merchant's list, whole and with each of the filters its rows suggest: the same pages
+       * from both adapters. (Every member of a filter is optional: `{}` is the whole list.)
+       */
+      const sameList = <F extends object, A>(
+        name: string,
+        list: (
+          listings: Listings.Listings["Type"]
+        ) => (
+          merchantId: string,
+          filter: F,
+          page: Pagination.PageRequest
+        ) => Effect.Effect<Pagination.Page<A>, Pagination.UnknownCursor>,
+        idOf: (row: A) => string,
+        filters: (whole: ReadonlyArray<A>) => ReadonlyArray<F>
+      ) =>
+        Effect.gen(function* () {
+          const same = (what: string, filter: F) =>
+            samePages(
+              what,
+              (p) => list(pg)(merchant, filter, p),
+              (p) => list(log)(merchant, filter, p),
+              idOf
+            )
+          const whole = yield* same(name, {} as F)
+          for (const filter of filters(whole)) yield* same(`${name} ${JSON.stringify(filter)}`, filter)
+        })
+      yield* sameList(
         "transactions",
-        (p) => pg.transactions(merchant, {}, p),
-        (p) => log.transactions(merchant, {}, p),
-        (r) => r.transactionId
+        (l) => l.transactions,
+        (r) => r.transactionId,
+        (transactions): ReadonlyArray<Listings.TransactionFilter> => {
+          const middle = transactions[Math.floor(transactions.length / 2)]?.createdAt ?? new Date()
+          return [
+            { mode: "test" },
+            { mode: "production" },
+            { kind: "terminal" },
+            { kind: "link" },
+            { kind: "online" },
+            ...[...new Set(transactions.map((r) => r.status))].map((status) => ({ status })),
+            { reference: "ord-1" },
+            { reference: "ord-12" },
+            { reference: "ORD" },
+            { reference: "inv-9" },
+            { createdGte: middle },
+            { createdLt: middle },
+            { createdGte: middle, createdLt: new Date(middle.getTime() + 5) },
+            { mode: "test", reference: "ord", status: "PAID" }
+          ]
+        }
       )
-      const middle = transactions[Math.floor(transactions.length / 2)]?.createdAt ?? new Date()
-      const transactionFilters: ReadonlyArray<Listings.TransactionFilter> = [
-        { mode: "test" },
-        { mode: "production" },
-        { kind: "terminal" },
-        { kind: "link" },
-        { kind: "online" },
-        ...[...new Set(transactions.map((r) => r.status))].map((status) => ({ status })),
-        { reference: "ord-1" },
-        { reference: "ord-12" },
-        { reference: "ORD" },
-        { reference: "inv-9" },
-        { createdGte: middle },
-        { createdLt: middle },
-        { createdGte: middle, createdLt: new Date(middle.getTime() + 5) },
-        { mode: "test", reference: "ord", status: "PAID" }
-      ]
-      for (const filter of transactionFilters) {
-        yield* samePages(
-          `transactions ${JSON.stringify(filter)}`,
-          (p) => pg.transactions(merchant, filter, p),
-          (p) => log.transactions(merchant, filter, p),
-          (r) => r.transactionId
-        )
-      }
-      const links = yield* samePages(
+      yield* sameList(
         "links",
-        (p) => pg.links(merchant, {}, p),
-        (p) => log.links(merchant, {}, p),
-        (r) => r.linkId
+        (l) => l.links,
+        (r) => r.linkId,
+        (links): ReadonlyArray<Listings.LinkFilter> => [
+          { mode: "test" },
+          { mode: "production" },
+          ...[...new Set(links.map((r) => r.status))].map((status) => ({ status }))
+        ]
       )
-      for (const filter of [
-        { mode: "test" as const },
-        { mode: "production" as const },
-        ...[...new Set(links.map((r) => r.status))].map((status) => ({ status }))
-      ]) {
-        yield* samePages(
-          `links ${JSON.stringify(filter)}`,
-          (p) => pg.links(merchant, filter, p),
-          (p) => log.links(merchant, filter, p),
-          (r) => r.linkId
-        )
-      }
-      const notifications = yield* samePages(
+      yield* sameList(
         "notifications",
-        (p) => pg.notifications(merchant, {}, p),
-        (p) => log.notifications(merchant, {}, p),
-        (r) => r.notificationId
+        (l) => l.notifications,
+        (r) => r.notificationId,
+        (notifications): ReadonlyArray<Listings.NotificationFilter> => [
+          { mode: "test" },
+          { delivery: "pending" },
+          { delivery: "delivered" },
+          { delivery: "failed", mode: "production" },
+          ...notifications.slice(0, 1).map((n) => ({ subject: n.subject }))
+        ]
       )
-      for (const filter of [
-        { mode: "test" as const },
-        { delivery: "pending" as const },
-        { delivery: "delivered" as const },
-        { delivery: "failed" as const, mode: "production" as const },
-        ...notifications.slice(0, 1).map((n) => ({ subject: n.subject }))
-      ]) {
-        yield* samePages(
-          `notifications ${JSON.stringify(filter)}`,
-          (p) => pg.notifications(merchant, filter, p),
-          (p) => log.notifications(merchant, filter, p),
-          (r) => r.notificationId
-        )
-      }
-      for (const filter of [
-        {},
-        { mode: "test" as const },
-        { status: "PROCESSING" },
-        { status: "APPROVED" }
-      ]) {
-        yield* samePages(
-          `refunds ${JSON.stringify(filter)}`,
-          (p) => pg.refunds(merchant, filter, p),
-          (p) => log.refunds(merchant, filter, p),
-          (r) => r.refundId
-        )
-      }
-      for (const filter of [
-        {},
-        { role: "full_access" as const },
-        { role: "read_only" as const },
-        { status: "ACTIVE" as const },
-        { status: "DISABLED" as const, role: "read_only" as const }
-      ]) {
-        yield* samePages(
-          `users ${JSON.stringify(filter)}`,
-          (p) => pg.users(merchant, filter, p),
-          (p) => log.users(merchant, filter, p),
-          (r) => r.userId
-        )
-      }
+      yield* sameList(
+        "refunds",
+        (l) => l.refunds,
+        (r) => r.refundId,
+        (): ReadonlyArray<Listings.RefundFilter> => [
+          { mode: "test" },
+          { status: "PROCESSING" },
+          { status: "APPROVED" }
+        ]
+      )
+      yield* sameList(
+        "users",
+        (l) => l.users,
+        (r) => r.userId,
+        (): ReadonlyArray<Listings.UserFilter> => [
+          { role: "full_access" },
+          { role: "read_only" },
+          { status: "ACTIVE" },
+          { status: "DISABLED", role: "read_only" }
+        ]
+      )
     }
   })
 
@@ -562,18 +559,7 @@ const suite = (name: string, database: Layer.Layer<Databases.StoreServices>, opt
           Effect.gen(function* () {
             const merchants = yield* written({ operations: [], deliveries: ["delivered"] })
             const [merchant] = merchants.paying
-            const checkout = (i: number) =>
-              TerminalPayments.checkout(
-                { merchantId: merchant, sandbox: i % 3 === 0 },
-                {
-                  amount: { currency: "COP", total_amount: 1_000 + i, taxes: [], tip_amount: 0 },
-                  user_email: "seller@shop.co",
-                  payment_method: "POS",
-                  terminal_model: "SMART_PRO",
-                  terminal_serial: "SN0012345",
-                  reference: `ord-${i}`
-                }
-              ).pipe(Effect.provide(Layer.merge(W.ports, randomIds)), Effect.orDie)
+            const checkout = (i: number) => TerminalSales.sale(merchant, i, i % 3 === 0)
             yield* Effect.forEach(
               Array.from({ length: 60 }, (_, i) => i),
               checkout,
@@ -630,22 +616,11 @@ const suite = (name: string, database: Layer.Layer<Databases.StoreServices>, opt
 suite("listings on PGlite", Databases.pglite, { server: false })
 suite("listings on PostgreSQL", Databases.postgres, { server: true })
 
-/** The store's migrations up to (and with) `last`. */
-const migrateTo = (last: number) =>
-  Migrator.make({})({
-    loader: Migrator.fromRecord(
-      Object.fromEntries(
-        Object.entries(Migrations.migrations).filter(([key]) => Number(key.split("_")[0]) <= last)
-      )
-    ),
-    table: Migrations.table
-  })
-
 const upgrade = (name: string, database: Layer.Layer<Databases.StoreServicesUnmigrated>) =>
   layer(database, { excludeTestServices: true, timeout: "300 seconds" })(name, (it) => {
     it.effect("migration 10 lists what the log held before it, and each append after it", () =>
       Effect.gen(function* () {
-        yield* migrateTo(9)
+        yield* Databases.migrateTo(9)
         const load = (seed: number): W.Workload => ({
           operations: FastCheck.sample(W.operation, { numRuns: 30, seed }),
           deliveries: ["failedOnce", "delivered", "exhausted"]

@@ -10,7 +10,6 @@ import type { MerchantId } from "@cobro/domain/Ids"
 import * as Listings from "@cobro/domain/Listings"
 import * as ListingsFromLog from "@cobro/domain/ListingsFromLog"
 import * as Pagination from "@cobro/domain/Pagination"
-import * as TerminalPayments from "@cobro/domain/TerminalPayments"
 import { expect, layer } from "@effect/vitest"
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Deferred from "effect/Deferred"
@@ -24,6 +23,7 @@ import * as PgListings from "../src/PgListings.js"
 import * as Databases from "./support/Databases.js"
 import * as Eventually from "./support/Eventually.js"
 import { randomIds } from "./support/Fixtures.js"
+import { sale } from "./support/TerminalSales.js"
 
 type Row = Listings.TransactionRow
 
@@ -32,20 +32,6 @@ const merchant = Effect.map(
   W.givenMerchants.pipe(Effect.provide(Layer.merge(W.ports, randomIds))),
   (merchants) => merchants.paying[0]!
 )
-
-/** A terminal sale of `merchantId` (A3), committed when it returns (or with the caller's transaction). */
-const sale = (merchantId: MerchantId, i: number) =>
-  TerminalPayments.checkout(
-    { merchantId, sandbox: false },
-    {
-      amount: { currency: "COP", total_amount: 1_000 + i, taxes: [], tip_amount: 0 },
-      user_email: "seller@shop.co",
-      payment_method: "POS",
-      terminal_model: "SMART_PRO",
-      terminal_serial: "SN0012345",
-      reference: `ord-${i}`
-    }
-  ).pipe(Effect.provide(Layer.merge(W.ports, randomIds)), Effect.orDie)
 
 /**
  * A sale decided now and appended in a transaction that commits only once `release` is done: its

@@ -104,6 +104,15 @@ const signInAndOpen = (email: string, tokenHash: string, pause = 0) =>
 
 const sessions = PanelSessions.PanelSessions
 
+/** A user with full access and one session, opened at T0: the store, the user and the session's token hash. */
+const givenSession = Effect.gen(function* () {
+  const store = yield* sessions
+  const { userId } = yield* givenUser()
+  const hash = randomUUID()
+  yield* store.create(session(hash, userId))
+  return { hash, store, userId }
+})
+
 /** How many random runs have started: each starts its clock 10 days after the one before. */
 let runs = 0
 const at = (millis: number) => new Date(T0 + millis)
@@ -213,10 +222,7 @@ const sessionsSuite = (name: string, database: Layer.Layer<Databases.StoreServic
       "a session has its user's current role and works only while the user is ACTIVE, whatever was revoked",
       () =>
         Effect.gen(function* () {
-          const store = yield* sessions
-          const { userId } = yield* givenUser()
-          const hash = randomUUID()
-          yield* store.create(session(hash, userId))
+          const { hash, store, userId } = yield* givenSession
           const roleAt = Effect.map(
             store.find(hash, at(0)),
             Option.map((s) => s.role)
@@ -294,10 +300,7 @@ const sessionsSuite = (name: string, database: Layer.Layer<Databases.StoreServic
       "a role change whose revocation fails once answers the failure, yet the role holds from the next lookup; the retry succeeds",
       () =>
         Effect.gen(function* () {
-          const store = yield* sessions
-          const { userId } = yield* givenUser()
-          const hash = randomUUID()
-          yield* store.create(session(hash, userId))
+          const { hash, store, userId } = yield* givenSession
           let failures = 1
           const failingOnce = PanelSessions.PanelSessions.of({
             ...store,

@@ -2,7 +2,6 @@
  * The terminal pushes under way (`readModels/TerminalPushes`, spec-decisions A-23): written with the
  * checkouts' events, the pusher's queue of claims that have lapsed. On PGlite and PostgreSQL.
  */
-import * as EventStore from "@cobro/domain/EventStore"
 import { IntegrationId, TransactionId } from "@cobro/domain/Ids"
 import * as TerminalCheckout from "@cobro/domain/TerminalCheckout"
 import { describe, expect, layer } from "@effect/vitest"
@@ -10,8 +9,6 @@ import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as Schema from "effect/Schema"
-import { randomUUID } from "node:crypto"
 import * as ReadModels from "../src/ReadModels.js"
 import * as Databases from "./support/Databases.js"
 import * as Fixtures from "./support/Fixtures.js"
@@ -24,22 +21,7 @@ const created = (integrationId: IntegrationId) =>
 
 /** Appends `events` to the checkout's stream, at its current version. */
 const record = (integrationId: IntegrationId, events: ReadonlyArray<TerminalCheckout.Event>) =>
-  Effect.gen(function* () {
-    const store = yield* EventStore.EventStore
-    const streamId = `TerminalCheckout-${integrationId}`
-    const version = (yield* store.readStream(streamId)).length
-    yield* store.append(
-      streamId,
-      events.map((event) => ({
-        eventId: randomUUID(),
-        type: event._tag,
-        schemaVersion: 1,
-        data: Schema.encodeSync(TerminalCheckout.Event)(event),
-        metadata: {}
-      })),
-      version === 0 ? EventStore.ExpectedVersion.NoStream() : EventStore.ExpectedVersion.Exact({ version })
-    )
-  })
+  Fixtures.recordEvents(`TerminalCheckout-${integrationId}`, events.map(Fixtures.checkoutEvent))
 
 const due = (seconds: number) => ReadModels.duePushes({ claimedBefore: at(seconds), limit: 100 })
 

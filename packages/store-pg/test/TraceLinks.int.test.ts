@@ -26,7 +26,6 @@ import * as Databases from "./support/Databases.js"
 import * as Fixtures from "./support/Fixtures.js"
 
 const encodeDelivery = Schema.encodeSync(WebhookDelivery.Event)
-const encodeCheckout = Schema.encodeSync(TerminalCheckout.Event)
 
 /** A delivery's schedule, due a second ago, as the outbox appends it (one event, a new stream). */
 const scheduled = (notificationId: NotificationId, now: DateTime.Utc) => {
@@ -131,22 +130,7 @@ const checkout = (integrationId: IntegrationId, at: DateTime.Utc) =>
 
 /** Appends checkout events at the stream's current version. */
 const recordCheckout = (integrationId: IntegrationId, events: ReadonlyArray<TerminalCheckout.Event>) =>
-  Effect.gen(function* () {
-    const store = yield* EventStore.EventStore
-    const streamId = `TerminalCheckout-${integrationId}`
-    const version = (yield* store.readStream(streamId)).length
-    yield* store.append(
-      streamId,
-      events.map((event) => ({
-        eventId: randomUUID(),
-        type: event._tag,
-        schemaVersion: 1,
-        data: encodeCheckout(event),
-        metadata: {}
-      })),
-      version === 0 ? EventStore.ExpectedVersion.NoStream() : EventStore.ExpectedVersion.Exact({ version })
-    )
-  })
+  Fixtures.recordEvents(`TerminalCheckout-${integrationId}`, events.map(Fixtures.checkoutEvent))
 
 const suite = (name: string, database: Layer.Layer<Databases.StoreServices>) =>
   layer(PgDeliveryQueue.layer.pipe(Layer.provideMerge(database)), {

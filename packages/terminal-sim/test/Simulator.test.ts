@@ -8,6 +8,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as TestClock from "effect/TestClock"
+import type { YieldWrap } from "effect/Utils"
 import * as CommandHandler from "@cobro/domain/CommandHandler"
 import * as EventStore from "@cobro/domain/EventStore"
 import * as IdGenerator from "@cobro/domain/IdGenerator"
@@ -37,16 +38,31 @@ const TestLayer = Simulator.layer.pipe(Layer.provideMerge(Store))
 
 const merchant = CommandHandler.make(Merchant.Merchant)
 
-/** MER_1 with the SMART_PRO terminal SN0012345 bound and selected for the API; the clock at T0. */
-const given = Effect.gen(function* () {
-  yield* TestClock.setTime(DateTime.toEpochMillis(T0))
-  yield* merchant(MER_1, new Merchant.CreateMerchant({ merchantId: MER_1, name: "Shop", now: T0 }))
-  yield* merchant(
-    MER_1,
-    new Merchant.BindTerminal({ serial: SN, model: "SMART_PRO", name: "Caja 1", now: T0 })
-  )
-  yield* merchant(MER_1, new Merchant.EnableTerminalForApi({ serial: SN, now: T0 }))
+/** MER_1 with the SMART_PRO terminal SN0012345 bound and selected for the API, as of the clock's now. */
+const givenTerminal = Effect.gen(function* () {
+  const now = yield* DateTime.now
+  yield* merchant(MER_1, new Merchant.CreateMerchant({ merchantId: MER_1, name: "Shop", now }))
+  yield* merchant(MER_1, new Merchant.BindTerminal({ serial: SN, model: "SMART_PRO", name: "Caja 1", now }))
+  yield* merchant(MER_1, new Merchant.EnableTerminalForApi({ serial: SN, now }))
 })
+
+/** {@link givenTerminal} with the test clock at T0. */
+const given = Effect.zipRight(TestClock.setTime(DateTime.toEpochMillis(T0)), givenTerminal)
+
+/**
+ * Makes the runner of test bodies: each body runs after `before` on its own build of `layer`, so
+ * every test starts from an empty store.
+ */
+const scenario =
+  <ROut, LE, RB = never>(layer: Layer.Layer<ROut, LE>, before: Effect.Effect<unknown, unknown, RB>) =>
+  <Eff extends YieldWrap<Effect.Effect<any, any, any>>, A>(body: () => Generator<Eff, A, never>) =>
+    Effect.zipRight(before, Effect.gen(body)).pipe(Effect.provide(layer))
+
+/** A test body on `layer`, after {@link given}. */
+const simulatedOn = <ROut, LE>(layer: Layer.Layer<ROut, LE>) => scenario(layer, given)
+
+/** A test body on the simulator over the in-memory store, after {@link given}. */
+const simulated = simulatedOn(TestLayer)
 
 const body = (reference = "order-42") => ({
   amount: { currency: "COP", total_amount: 11900, taxes: [{ type: "IVA_19" }], tip_amount: 0 },
@@ -58,9 +74,14 @@ const body = (reference = "order-42") => ({
   payer: { email: "payer@mail.co" }
 })
 
+/** A checkout's events when the terminal approves it at once (and on an untouched terminal). */
+const APPROVED_AT_ONCE = ["CheckoutCreated", "PushAttempted", "CheckoutSent", "SaleApproved"]
+
 const checkout = (reference?: string) => TerminalPayments.checkout(caller, body(reference))
 const sandbox = TerminalSandbox.TerminalSandbox
 const act = (action: TerminalSandbox.Action) => Effect.flatMap(sandbox, (s) => s.perform(ref, action))
+/** What the sandbox shows of the terminal now. */
+const terminalState = Effect.flatMap(sandbox, (s) => s.state(ref))
 const behave = (behavior: TerminalSandbox.Behavior, chargeNotifications?: boolean) =>
   Effect.flatMap(sandbox, (s) => s.setBehavior(ref, behavior, { chargeNotifications }))
 const status = (integrationId: string) =>
@@ -72,6 +93,16 @@ const events = (integrationId: string) =>
     )
   )
 const tags = (integrationId: string) => Effect.map(events(integrationId), (all) => all.map((e) => e._tag))
+
+/** The in-memory store with the operations `wrap` gives in place of its own (which it may call). */
+const wrapped = (
+  wrap: (inner: EventStore.EventStore["Type"]) => Partial<EventStore.EventStore["Type"]>
+): Layer.Layer<EventStore.EventStore> =>
+  Layer.effect(
+    EventStore.EventStore,
+    Effect.map(InMemoryEventStore.make, (inner) => ({ ...inner, ...wrap(inner) }))
+  )
+
 const refusedReason = (result: Either.Either<unknown, { readonly _tag: string }>) =>
   Either.match(result, { onRight: () => "done", onLeft: (e) => e._tag })
 
@@ -80,17 +111,11 @@ describe("terminal-sim", () => {
     it.effect(
       "auto_approve (the default) approves at once, with the card data the webhook's data needs",
       () =>
-        Effect.gen(function* () {
-          yield* given
+        simulated(function* () {
           const created = yield* checkout()
           expect(created.status).toBe("APPROVED")
           const all = yield* events(created.integrationId)
-          expect(all.map((e) => e._tag)).toEqual([
-            "CheckoutCreated",
-            "PushAttempted",
-            "CheckoutSent",
-            "SaleApproved"
-          ])
+          expect(all.map((e) => e._tag)).toEqual(APPROVED_AT_ONCE)
           const approved = all[3] as TerminalCheckout.SaleApproved
           const card = Option.getOrThrow(approved.sale.card)
           expect(approved.sale.paymentMethod).toBe("CARD")
@@ -105,24 +130,22 @@ describe("terminal-sim", () => {
           const createdEvent = all[0] as TerminalCheckout.CheckoutCreated
           expect(createdEvent.reference).toBe("order-42")
           expect((yield* act("lock")).last_outcome?.outcome).toBe("approved")
-        }).pipe(Effect.provide(TestLayer))
+        })
     )
 
     it.effect("auto_reject rejects at once, with the card read and a reason", () =>
-      Effect.gen(function* () {
-        yield* given
+      simulated(function* () {
         yield* behave("auto_reject")
         const created = yield* checkout()
         expect(created.status).toBe("REJECTED")
         const rejected = (yield* events(created.integrationId))[3] as TerminalCheckout.SaleRejected
         expect(rejected._tag).toBe("SaleRejected")
         expect(Option.isSome(rejected.card)).toBe(true)
-      }).pipe(Effect.provide(TestLayer))
+      })
     )
 
     it.effect("manual waits for an approve or reject action; with nothing waiting they are refused", () =>
-      Effect.gen(function* () {
-        yield* given
+      simulated(function* () {
         yield* behave("manual")
         expect(refusedReason(yield* Effect.either(act("approve")))).toBe("ActionRefused")
         const a = yield* checkout("a")
@@ -133,18 +156,17 @@ describe("terminal-sim", () => {
         yield* act("reject")
         expect(yield* status(a.integrationId)).toBe("APPROVED")
         expect(yield* status(b.integrationId)).toBe("REJECTED")
-      }).pipe(Effect.provide(TestLayer))
+      })
     )
 
     it.effect("switching from manual to an auto behaviour decides the charges that wait", () =>
-      Effect.gen(function* () {
-        yield* given
+      simulated(function* () {
         yield* behave("manual")
         const a = yield* checkout()
         const state = yield* behave("auto_approve")
         expect(state.pending_requests).toEqual([])
         expect(yield* status(a.integrationId)).toBe("APPROVED")
-      }).pipe(Effect.provide(TestLayer))
+      })
     )
   })
 
@@ -152,13 +174,12 @@ describe("terminal-sim", () => {
     it.effect(
       "R1: a terminal locked for more than 2 minutes holds the payment and processes it on unlock",
       () =>
-        Effect.gen(function* () {
-          yield* given
+        simulated(function* () {
           yield* act("lock")
           yield* TestClock.adjust("121 seconds")
           const created = yield* checkout()
           expect(created.status).toBe("HELD")
-          const held = yield* Effect.flatMap(sandbox, (s) => s.state(ref))
+          const held = yield* terminalState
           expect(held.pending_requests.map((p) => p.stage)).toEqual(["held"])
           expect(refusedReason(yield* Effect.either(act("approve")))).toBe("ActionRefused")
           const after = yield* act("unlock")
@@ -170,34 +191,31 @@ describe("terminal-sim", () => {
             "CheckoutReleased",
             "SaleApproved"
           ])
-        }).pipe(Effect.provide(TestLayer))
+        })
     )
 
     it.effect("R1: locked for exactly 2 minutes the payment is not held", () =>
-      Effect.gen(function* () {
-        yield* given
+      simulated(function* () {
         yield* act("lock")
         yield* TestClock.adjust("120 seconds")
         expect((yield* checkout()).status).toBe("APPROVED")
-      }).pipe(Effect.provide(TestLayer))
+      })
     )
 
     it.effect("R1: locking again does not restart the lock time", () =>
-      Effect.gen(function* () {
-        yield* given
+      simulated(function* () {
         yield* act("lock")
         yield* TestClock.adjust("100 seconds")
         yield* act("lock")
         yield* TestClock.adjust("30 seconds")
         expect((yield* checkout()).status).toBe("HELD")
-      }).pipe(Effect.provide(TestLayer))
+      })
     )
 
     it.effect(
       "R1 in manual mode: the held charge reaches the payment screen on unlock and waits for approve",
       () =>
-        Effect.gen(function* () {
-          yield* given
+        simulated(function* () {
           yield* behave("manual", false)
           yield* act("lock")
           yield* TestClock.adjust("3 minutes")
@@ -207,24 +225,22 @@ describe("terminal-sim", () => {
           expect(yield* status(created.integrationId)).toBe("SENT")
           yield* act("approve")
           expect(yield* status(created.integrationId)).toBe("APPROVED")
-        }).pipe(Effect.provide(TestLayer))
+        })
     )
 
     it.effect("R2: notifications stay on the terminal until opened, even after the payment", () =>
-      Effect.gen(function* () {
-        yield* given
+      simulated(function* () {
         const created = yield* checkout()
         yield* act("lock")
         const state = yield* act("unlock")
         expect(state.notifications.map((n) => n.integration_id)).toEqual([created.integrationId])
         expect((yield* act("open_notification")).notifications).toEqual([])
         expect(refusedReason(yield* Effect.either(act("open_notification")))).toBe("ActionRefused")
-      }).pipe(Effect.provide(TestLayer))
+      })
     )
 
     it.effect("R3: a charge on the terminal cannot be cancelled remotely; it survives a power cycle", () =>
-      Effect.gen(function* () {
-        yield* given
+      simulated(function* () {
         yield* behave("manual")
         const created = yield* checkout()
         yield* act("power_off")
@@ -235,14 +251,13 @@ describe("terminal-sim", () => {
           handle(created.integrationId, new TerminalCheckout.CancelCheckout({ now: T0 }))
         )
         expect(refusedReason(cancel)).toBe("CheckoutAlreadySent")
-      }).pipe(Effect.provide(TestLayer))
+      })
     )
 
     it.effect(
       "R4: after a successful payment the confirmation screen stays; a new request still proceeds",
       () =>
-        Effect.gen(function* () {
-          yield* given
+        simulated(function* () {
           yield* behave("manual", false)
           yield* checkout("a")
           expect((yield* act("approve")).on_confirmation_screen).toBe(true)
@@ -250,17 +265,16 @@ describe("terminal-sim", () => {
           yield* act("unlock")
           const b = yield* checkout("b")
           expect(b.status).toBe("SENT")
-          const state = yield* Effect.flatMap(sandbox, (s) => s.state(ref))
+          const state = yield* terminalState
           expect(state.on_confirmation_screen).toBe(false)
           expect(state.pending_requests.map((p) => p.stage)).toEqual(["charging"])
-        }).pipe(Effect.provide(TestLayer))
+        })
     )
 
     it.effect(
       "R5: a powered-off terminal is unreachable; the checkout waits and goes through on power-on",
       () =>
-        Effect.gen(function* () {
-          yield* given
+        simulated(function* () {
           const off = yield* act("power_off")
           expect(off).toMatchObject({ power: "off", app_state: "closed", reachable: false })
           const created = yield* checkout()
@@ -269,14 +283,13 @@ describe("terminal-sim", () => {
           const on = yield* act("power_on")
           expect(on.missed_requests).toEqual([])
           expect(yield* status(created.integrationId)).toBe("APPROVED")
-        }).pipe(Effect.provide(TestLayer))
+        })
     )
 
     it.effect(
       "R5: an expired session is unreachable; locking and unlocking renews it and the checkout goes through",
       () =>
-        Effect.gen(function* () {
-          yield* given
+        simulated(function* () {
           yield* act("expire_session")
           const created = yield* checkout()
           expect(created.status).toBe("UNREACHABLE")
@@ -285,41 +298,36 @@ describe("terminal-sim", () => {
           const state = yield* act("unlock")
           expect(state.session).toBe("active")
           expect(yield* status(created.integrationId)).toBe("APPROVED")
-        }).pipe(Effect.provide(TestLayer))
+        })
     )
 
     it.effect("R6: with charge notifications off a payment starts with no manual interaction", () =>
-      Effect.gen(function* () {
-        yield* given
+      simulated(function* () {
         yield* behave("manual", false)
         yield* checkout()
-        const state = yield* Effect.flatMap(sandbox, (s) => s.state(ref))
+        const state = yield* terminalState
         expect(state.notifications).toEqual([])
         expect(state.pending_requests.map((p) => p.stage)).toEqual(["charging"])
-      }).pipe(Effect.provide(TestLayer))
+      })
     )
 
     it.effect(
       "R6: with charge notifications on (the default) the charge waits as a notification until opened",
       () =>
-        Effect.gen(function* () {
-          yield* given
+        simulated(function* () {
           const manual = yield* behave("manual")
           expect(manual.charge_notifications).toBe(true)
           yield* checkout()
-          expect((yield* Effect.flatMap(sandbox, (s) => s.state(ref))).pending_requests[0]!.stage).toBe(
-            "notified"
-          )
+          expect((yield* terminalState).pending_requests[0]!.stage).toBe("notified")
           const opened = yield* act("open_notification")
           expect(opened.pending_requests[0]!.stage).toBe("charging")
-        }).pipe(Effect.provide(TestLayer))
+        })
     )
 
     it.effect("R7: the API-only mode is not available", () =>
-      Effect.gen(function* () {
-        yield* given
-        expect((yield* Effect.flatMap(sandbox, (s) => s.state(ref))).api_only_mode).toBe(false)
-      }).pipe(Effect.provide(TestLayer))
+      simulated(function* () {
+        expect((yield* terminalState).api_only_mode).toBe(false)
+      })
     )
   })
 
@@ -331,33 +339,25 @@ describe("terminal-sim", () => {
     const recording = (fail: (types: ReadonlyArray<string>) => boolean = () => false) => {
       const writes: Array<ReadonlyArray<string>> = []
       const reads: Array<string> = []
-      const store = Layer.effect(
-        EventStore.EventStore,
-        Effect.map(InMemoryEventStore.make, (inner) => ({
-          ...inner,
-          append: (
-            streamId: string,
-            events: ReadonlyArray<EventStore.NewEvent>,
-            expected: EventStore.ExpectedVersion
-          ) => {
-            writes.push([streamId])
-            return fail([streamId])
-              ? Effect.dieMessage("connection lost")
-              : inner.append(streamId, events, expected)
-          },
-          appendBatch: (items: ReadonlyArray<EventStore.BatchAppend>) => {
-            const streams = items.map((item) => item.streamId)
-            writes.push(streams)
-            return fail(items.flatMap((item) => item.events.map((e) => e.type)))
-              ? Effect.dieMessage("connection lost")
-              : inner.appendBatch(items)
-          },
-          readStream: (streamId: string, options?: EventStore.ReadStreamOptions) => {
-            reads.push(streamId)
-            return inner.readStream(streamId, options)
-          }
-        }))
-      )
+      const store = wrapped((inner) => ({
+        append: (streamId, events, expected) => {
+          writes.push([streamId])
+          return fail([streamId])
+            ? Effect.dieMessage("connection lost")
+            : inner.append(streamId, events, expected)
+        },
+        appendBatch: (items) => {
+          const streams = items.map((item) => item.streamId)
+          writes.push(streams)
+          return fail(items.flatMap((item) => item.events.map((e) => e.type)))
+            ? Effect.dieMessage("connection lost")
+            : inner.appendBatch(items)
+        },
+        readStream: (streamId, options) => {
+          reads.push(streamId)
+          return inner.readStream(streamId, options)
+        }
+      }))
       const layer = Simulator.layer.pipe(
         Layer.provideMerge(Layer.mergeAll(store, IdGenerator.layerSequential)),
         Layer.provideMerge(Layer.succeed(KnownStates.KnownStates, KnownStates.unbounded()))
@@ -369,8 +369,7 @@ describe("terminal-sim", () => {
       "an auto_approve sale is two writes: the checkout with its claim, then the terminal's answer on the terminal and the checkout in one commit; the checkout is never read back",
       () => {
         const { layer, reads, writes } = recording()
-        return Effect.gen(function* () {
-          yield* given
+        return simulatedOn(layer)(function* () {
           writes.length = 0
           reads.length = 0
           const created = yield* checkout()
@@ -378,13 +377,8 @@ describe("terminal-sim", () => {
           const stream = `TerminalCheckout-${created.integrationId}`
           expect(writes).toEqual([[stream], [`SimTerminal-${MER_1}/${SN}`, stream]])
           expect(reads.filter((id) => id === stream)).toEqual([])
-          expect(yield* tags(created.integrationId)).toEqual([
-            "CheckoutCreated",
-            "PushAttempted",
-            "CheckoutSent",
-            "SaleApproved"
-          ])
-        }).pipe(Effect.provide(layer))
+          expect(yield* tags(created.integrationId)).toEqual(APPROVED_AT_ONCE)
+        })
       }
     )
 
@@ -393,8 +387,7 @@ describe("terminal-sim", () => {
       () => {
         // The write that records the terminal's outcome is lost.
         const { layer } = recording((types) => types.includes("OutcomeRecorded"))
-        return Effect.gen(function* () {
-          yield* given
+        return simulatedOn(layer)(function* () {
           // A3 still answers: the checkout and its claim are committed, the pusher pushes it again.
           expect((yield* checkout()).status).toBe("SENDING")
           const store = yield* EventStore.EventStore
@@ -405,7 +398,7 @@ describe("terminal-sim", () => {
             "PushAttempted"
           ])
           expect(yield* store.readStream(`SimTerminal-${MER_1}/${SN}`)).toEqual([])
-        }).pipe(Effect.provide(layer))
+        })
       }
     )
   })
@@ -414,8 +407,7 @@ describe("terminal-sim", () => {
     it.effect(
       "a push again of a checkout the terminal already answered (two pushers crossed) takes nothing on the terminal",
       () =>
-        Effect.gen(function* () {
-          yield* given
+        simulated(function* () {
           const created = yield* checkout()
           expect(created.status).toBe("APPROVED")
           const state = yield* TerminalPayments.load(created.integrationId)
@@ -439,13 +431,8 @@ describe("terminal-sim", () => {
           const store = yield* EventStore.EventStore
           const terminal = yield* store.readStream(`SimTerminal-${MER_1}/${SN}`)
           expect(terminal.map((e) => e.type)).toEqual(["RequestReceived", "OutcomeRecorded"])
-          expect(yield* tags(created.integrationId)).toEqual([
-            "CheckoutCreated",
-            "PushAttempted",
-            "CheckoutSent",
-            "SaleApproved"
-          ])
-        }).pipe(Effect.provide(TestLayer))
+          expect(yield* tags(created.integrationId)).toEqual(APPROVED_AT_ONCE)
+        })
     )
   })
 
@@ -455,61 +442,45 @@ describe("terminal-sim", () => {
      * (`contention.left`, which a test may set to end the contention).
      */
     const contended = (conflicts: number, contention = { left: conflicts }) => {
-      const store = Layer.effect(
-        EventStore.EventStore,
-        Effect.map(InMemoryEventStore.make, (inner) => ({
-          ...inner,
-          append: (
-            streamId: string,
-            events: ReadonlyArray<EventStore.NewEvent>,
-            expected: EventStore.ExpectedVersion
-          ) =>
-            streamId.startsWith("SimTerminal-") && contention.left-- > 0
-              ? Effect.fail(new EventStore.ConcurrencyConflict({ streamId, expected: "test", actual: 0 }))
-              : inner.append(streamId, events, expected),
-          // A push commits the terminal's decisions with the checkout's in one batch.
-          appendBatch: (items: ReadonlyArray<EventStore.BatchAppend>) => {
-            const terminal = items.find((item) => item.streamId.startsWith("SimTerminal-"))
-            return terminal !== undefined && contention.left-- > 0
-              ? Effect.fail(
-                  new EventStore.ConcurrencyConflict({
-                    streamId: terminal.streamId,
-                    expected: "test",
-                    actual: 0
-                  })
-                )
-              : inner.appendBatch(items)
-          }
-        }))
-      )
+      const store = wrapped((inner) => ({
+        append: (streamId, events, expected) =>
+          streamId.startsWith("SimTerminal-") && contention.left-- > 0
+            ? Effect.fail(new EventStore.ConcurrencyConflict({ streamId, expected: "test", actual: 0 }))
+            : inner.append(streamId, events, expected),
+        // A push commits the terminal's decisions with the checkout's in one batch.
+        appendBatch: (items) => {
+          const terminal = items.find((item) => item.streamId.startsWith("SimTerminal-"))
+          return terminal !== undefined && contention.left-- > 0
+            ? Effect.fail(
+                new EventStore.ConcurrencyConflict({
+                  streamId: terminal.streamId,
+                  expected: "test",
+                  actual: 0
+                })
+              )
+            : inner.appendBatch(items)
+        }
+      }))
       return Simulator.layer.pipe(Layer.provideMerge(Layer.merge(store, IdGenerator.layerSequential)))
     }
-    const liveGiven = Effect.gen(function* () {
-      const now = yield* DateTime.now
-      yield* merchant(MER_1, new Merchant.CreateMerchant({ merchantId: MER_1, name: "Shop", now }))
-      yield* merchant(
-        MER_1,
-        new Merchant.BindTerminal({ serial: SN, model: "SMART_PRO", name: "Caja 1", now })
-      )
-      yield* merchant(MER_1, new Merchant.EnableTerminalForApi({ serial: SN, now }))
-    })
+
+    /** A test body on `layer` with the live clock, after {@link givenTerminal}. */
+    const liveOn = <ROut, LE>(layer: Layer.Layer<ROut, LE>) => scenario(layer, givenTerminal)
 
     it.live(
       "a push that keeps conflicting with other requests on the terminal's stream backs off and is delivered, not a defect",
       () =>
-        Effect.gen(function* () {
-          yield* liveGiven
+        liveOn(contended(CommandHandler.MAX_RETRIES + 4))(function* () {
           const created = yield* checkout()
           expect(yield* status(created.integrationId)).toBe("APPROVED")
-        }).pipe(Effect.provide(contended(CommandHandler.MAX_RETRIES + 4)))
+        })
     )
 
     it.live(
       "a terminal whose stream keeps conflicting is busy, never unreachable: the checkout stays SENDING and the pusher pushes it once its claim lapses",
       () => {
         const contention = { left: 1_000 }
-        return Effect.gen(function* () {
-          yield* liveGiven
+        return liveOn(contended(1_000, contention))(function* () {
           const created = yield* checkout()
           expect(created.status).toBe("SENDING")
           expect(yield* tags(created.integrationId)).toEqual(["CheckoutCreated", "PushAttempted"])
@@ -528,7 +499,7 @@ describe("terminal-sim", () => {
             "CheckoutSent",
             "SaleApproved"
           ])
-        }).pipe(Effect.provide(contended(1_000, contention)))
+        })
       },
       { timeout: 30_000 }
     )
@@ -536,28 +507,25 @@ describe("terminal-sim", () => {
 
   describe("isolation and storage", () => {
     it.effect("another merchant's terminal is unknown to the sandbox", () =>
-      Effect.gen(function* () {
-        yield* given
+      simulated(function* () {
         yield* merchant(MER_2, new Merchant.CreateMerchant({ merchantId: MER_2, name: "Other", now: T0 }))
         const other = yield* Effect.either(
           Effect.flatMap(sandbox, (s) => s.perform({ merchantId: MER_2, terminalSerial: SN }, "lock"))
         )
         expect(refusedReason(other)).toBe("UnknownTerminal")
-      }).pipe(Effect.provide(TestLayer))
+      })
     )
 
     const production: TerminalPayments.Caller = { merchantId: MER_1, sandbox: false }
-    const UNTOUCHED = ["CheckoutCreated", "PushAttempted", "CheckoutSent", "SaleApproved"]
 
     it.effect(
       "sandbox controls reach the sandbox terminal only: a production sale on the same serial is approved at once, as on an untouched terminal, and the sandbox shows no trace of it",
       () =>
-        Effect.gen(function* () {
-          yield* given
+        simulated(function* () {
           yield* behave("manual")
           const waiting = yield* checkout("test-1")
           const live = yield* TerminalPayments.checkout(production, body("live-1"))
-          expect(yield* tags(live.integrationId)).toEqual(UNTOUCHED)
+          expect(yield* tags(live.integrationId)).toEqual(APPROVED_AT_ONCE)
           const seen = yield* act("approve")
           expect(seen.last_outcome?.integration_id).toBe(waiting.integrationId)
           for (const control of [
@@ -569,19 +537,18 @@ describe("terminal-sim", () => {
             yield* control
             yield* TestClock.adjust("3 minutes")
             const next = yield* TerminalPayments.checkout(production, body("live-2"))
-            expect(yield* tags(next.integrationId)).toEqual(UNTOUCHED)
+            expect(yield* tags(next.integrationId)).toEqual(APPROVED_AT_ONCE)
           }
-          const state = yield* Effect.flatMap(sandbox, (s) => s.state(ref))
+          const state = yield* terminalState
           expect(JSON.stringify(state)).not.toContain("live-")
-          expect(yield* tags(live.integrationId)).toEqual(UNTOUCHED)
-        }).pipe(Effect.provide(TestLayer))
+          expect(yield* tags(live.integrationId)).toEqual(APPROVED_AT_ONCE)
+        })
     )
 
     it.effect(
       "a production charge found on the sandbox terminal (a log written before the terminals were split by mode) is never decided by a sandbox control",
       () =>
-        Effect.gen(function* () {
-          yield* given
+        simulated(function* () {
           const terminal = CommandHandler.make(SimTerminal.SimTerminal)
           // The production terminal is never controlled through the port; the log can still say manual.
           yield* terminal(
@@ -615,18 +582,17 @@ describe("terminal-sim", () => {
             yield* Effect.either(control)
             expect(yield* status(live.integrationId)).toBe("SENT")
           }
-        }).pipe(Effect.provide(TestLayer))
+        })
     )
 
     it.effect("two simulators on one event log (two server processes) see the same terminal", () =>
-      Effect.gen(function* () {
-        yield* given
+      simulatedOn(Store)(function* () {
         const [first, second] = yield* Effect.all([Simulator.make, Simulator.make])
         yield* first.sandbox.setBehavior(ref, "manual")
         yield* first.sandbox.perform(ref, "lock")
         const seen = yield* second.sandbox.state(ref)
         expect(seen).toMatchObject({ behavior: "manual", locked: true })
-      }).pipe(Effect.provide(Store))
+      })
     )
   })
 
@@ -644,15 +610,14 @@ describe("terminal-sim", () => {
       "random action sequences never reach an impossible state; every pushed charge ends in exactly one outcome or still waits",
       [FastCheck.array(step, { maxLength: 25 })],
       ([steps]) =>
-        Effect.gen(function* () {
-          yield* given
+        simulated(function* () {
           const created: Array<string> = []
           for (const s of steps) {
             if (s === "checkout") created.push((yield* checkout()).integrationId)
             else if (Array.isArray(s)) yield* Effect.either(act(s[0]!))
             else if ("behavior" in s) yield* behave(s.behavior as TerminalSandbox.Behavior)
             else yield* TestClock.adjust(`${(s as { seconds: number }).seconds} seconds`)
-            const state = yield* Effect.flatMap(sandbox, (x) => x.state(ref))
+            const state = yield* terminalState
             // Impossible states: off with the app not closed or locked; locked without the app in background.
             if (state.power === "off") expect([state.app_state, state.locked]).toEqual(["closed", false])
             else expect(state.app_state).toBe(state.locked ? "background" : "open")
@@ -667,7 +632,7 @@ describe("terminal-sim", () => {
               expect(state.pending_requests.some((p) => p.stage === "held")).toBe(false)
             }
           }
-          const state = yield* Effect.flatMap(sandbox, (x) => x.state(ref))
+          const state = yield* terminalState
           for (const id of created) {
             const history = yield* tags(id)
             const outcomes = history.filter((t) => t === "SaleApproved" || t === "SaleRejected")
@@ -685,7 +650,7 @@ describe("terminal-sim", () => {
               }
             }
           }
-        }).pipe(Effect.provide(TestLayer)),
+        }),
       { timeout: 60_000, fastCheck: { numRuns: 30 } }
     )
   })

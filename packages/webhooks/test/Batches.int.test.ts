@@ -7,7 +7,6 @@
  */
 import * as EventStore from "@cobro/domain/EventStore"
 import * as IdGenerator from "@cobro/domain/IdGenerator"
-import * as KeyVault from "@cobro/domain/KeyVault"
 import * as Notifications from "@cobro/domain/Notifications"
 import * as PgDeliveryQueue from "@cobro/store-pg/PgDeliveryQueue"
 import * as Projection from "@cobro/store-pg/Projection"
@@ -22,27 +21,16 @@ import * as Option from "effect/Option"
 import * as Databases from "../../store-pg/test/support/Databases.js"
 import * as Eventually from "../../store-pg/test/support/Eventually.js"
 import * as Dispatcher from "../src/Dispatcher.js"
-import * as HttpTransport from "../src/HttpTransport.js"
 import * as Notifier from "../src/Notifier.js"
 import * as F from "@cobro/domain/testing/WebhookFixtures"
 import { scheduledByAnother } from "./support/LogSteps.js"
 import * as R from "./support/Receiver.js"
-
-const TestVault = Layer.succeed(KeyVault.KeyVault, {
-  issue: () => Effect.die("not used"),
-  hashIdentityKey: () => {
-    throw new Error("not used")
-  },
-  unseal: (sealed) => Effect.succeed(F.unsealTest(sealed))
-})
+import * as TestServices from "./support/Services.js"
 
 const withDatabase = (database: Layer.Layer<Databases.StoreServices>) =>
-  Layer.mergeAll(
-    PgDeliveryQueue.layer,
-    HttpTransport.layer({ dev: true, ca: [R.certificate().cert] }),
-    TestVault,
-    IdGenerator.layerSequential
-  ).pipe(Layer.provideMerge(database))
+  Layer.mergeAll(PgDeliveryQueue.layer, TestServices.transport, IdGenerator.layerSequential).pipe(
+    Layer.provideMerge(database)
+  )
 
 /** The store in context with its `appendBatch` calls counted (and whether each failed). */
 const countingBatches = <A, E, R>(body: Effect.Effect<A, E, R>) =>

@@ -4,36 +4,19 @@
  * retried, `abandoned` the last one failed, W3) and its attempt number. Over the in-memory log, a
  * real local HTTPS endpoint, and the test clock for the retry schedule.
  */
-import * as DeliveryQueue from "@cobro/domain/DeliveryQueue"
 import * as EventStore from "@cobro/domain/EventStore"
-import * as IdGenerator from "@cobro/domain/IdGenerator"
-import * as InMemoryEventStore from "@cobro/domain/InMemoryEventStore"
-import * as KeyVault from "@cobro/domain/KeyVault"
 import * as F from "@cobro/domain/testing/WebhookFixtures"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
 import * as Ref from "effect/Ref"
 import * as DeliveryMetrics from "../src/DeliveryMetrics.js"
 import * as Dispatcher from "../src/Dispatcher.js"
-import * as HttpTransport from "../src/HttpTransport.js"
 import * as Notifier from "../src/Notifier.js"
 import * as R from "./support/Receiver.js"
+import * as TestServices from "./support/Services.js"
 
-const TestVault = Layer.succeed(KeyVault.KeyVault, {
-  issue: () => Effect.die("not used"),
-  hashIdentityKey: () => {
-    throw new Error("not used")
-  },
-  unseal: (sealed) => Effect.succeed(F.unsealTest(sealed))
-})
-
-const Services = Layer.mergeAll(
-  DeliveryQueue.layerFromLog,
-  HttpTransport.layer({ dev: true, ca: [R.certificate().cert] }),
-  TestVault
-).pipe(Layer.provideMerge(Layer.merge(InMemoryEventStore.layer, IdGenerator.layerSequential)))
+const Services = TestServices.overLog()
 
 const config: Dispatcher.Config = { owner: "metrics-dispatcher" }
 

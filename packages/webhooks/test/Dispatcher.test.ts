@@ -6,7 +6,6 @@ import * as EventStore from "@cobro/domain/EventStore"
 import * as IdGenerator from "@cobro/domain/IdGenerator"
 import { NotificationId } from "@cobro/domain/Ids"
 import * as InMemoryEventStore from "@cobro/domain/InMemoryEventStore"
-import * as KeyVault from "@cobro/domain/KeyVault"
 import * as Merchant from "@cobro/domain/Merchant"
 import * as Nanos from "@cobro/domain/Nanos"
 import * as Notifications from "@cobro/domain/Notifications"
@@ -32,20 +31,9 @@ import * as WebhookDelivery from "@cobro/domain/WebhookDelivery"
 import { createHmac, randomUUID } from "node:crypto"
 import * as F from "@cobro/domain/testing/WebhookFixtures"
 import * as R from "./support/Receiver.js"
+import * as TestServices from "./support/Services.js"
 
-const TestVault = Layer.succeed(KeyVault.KeyVault, {
-  issue: () => Effect.die("not used"),
-  hashIdentityKey: () => {
-    throw new Error("not used")
-  },
-  unseal: (sealed) => Effect.succeed(F.unsealTest(sealed))
-})
-
-const Services = Layer.mergeAll(
-  DeliveryQueue.layerFromLog,
-  HttpTransport.layer({ dev: true, ca: [R.certificate().cert] }),
-  TestVault
-).pipe(Layer.provideMerge(Layer.merge(InMemoryEventStore.layer, IdGenerator.layerSequential)))
+const Services = TestServices.overLog()
 
 type Receiver = Effect.Effect.Success<ReturnType<typeof R.receiver>>
 
@@ -57,14 +45,6 @@ const withReceiver = <A, E>(
     const rx = yield* R.receiver({ tls: true })
     return yield* body(rx)
   }).pipe(Effect.provide(Services))
-
-/** The services over another event store (e.g. a counting one). */
-const servicesOver = (store: Layer.Layer<EventStore.EventStore>) =>
-  Layer.mergeAll(
-    DeliveryQueue.layerFromLog,
-    HttpTransport.layer({ dev: true, ca: [R.certificate().cert] }),
-    TestVault
-  ).pipe(Layer.provideMerge(Layer.merge(store, IdGenerator.layerSequential)))
 
 const config: Dispatcher.Config = { owner: "dispatcher-1" }
 
@@ -118,6 +98,14 @@ const sale = (receiverUrl: string, setup: { sandbox?: boolean; standardWebhooks?
     yield* F.setTime(10)
   })
 
+/** Given: a sale to `rx`, whose endpoint answers 500, and a dispatcher round: its first attempt failed. */
+const firstAttemptFailed = (rx: Receiver) =>
+  Effect.gen(function* () {
+    rx.answer = () => ({ status: 500 })
+    yield* sale(rx.url)
+    yield* step()
+  })
+
 describe("Dispatcher", () => {
   describe("signature", () => {
     it.scoped("the signature as received is openssl's HMAC-SHA256 of the Base64 of the received bytes", () =>
@@ -159,9 +147,7 @@ describe("Dispatcher", () => {
     it.scoped("a retry after a key rotation is signed with the new secret, same bytes (W9)", () =>
       withReceiver((rx) =>
         Effect.gen(function* () {
-          rx.answer = () => ({ status: 500 })
-          yield* sale(rx.url)
-          yield* step()
+          yield* firstAttemptFailed(rx)
           yield* CommandHandler.make(Merchant.Merchant)(
             "MER_1",
             new Merchant.RotateKey({
@@ -379,9 +365,7 @@ describe("Dispatcher", () => {
     it.scoped("a PENDING notification is not re-sent: it is already scheduled", () =>
       withReceiver((rx) =>
         Effect.gen(function* () {
-          rx.answer = () => ({ status: 500 })
-          yield* sale(rx.url)
-          yield* step()
+          yield* firstAttemptFailed(rx)
           const error = yield* Effect.flip(DeliveryAdmin.resend(yield* onlyDelivery))
           expect(error._tag).toBe("DeliveryNotInState")
         })
@@ -391,9 +375,7 @@ describe("Dispatcher", () => {
     it.scoped("deleting the webhook stops delivery: the next retry is cancelled, nothing is sent", () =>
       withReceiver((rx) =>
         Effect.gen(function* () {
-          rx.answer = () => ({ status: 500 })
-          yield* sale(rx.url)
-          yield* step()
+          yield* firstAttemptFailed(rx)
           yield* F.deleteWebhook("MER_1", "production")
           yield* F.setTime(10 + 15 * MIN)
           yield* step()
@@ -679,7 +661,7 @@ describe("Dispatcher", () => {
           })
         )
       )
-      return { counts, layer: servicesOver(layer) }
+      return { counts, layer: TestServices.overLog(layer) }
     }
 
     it.scoped(
@@ -789,7 +771,7 @@ describe("Dispatcher", () => {
     it.scoped("a round whose batch dies gives its claims back: another dispatcher takes them at once", () => {
       // The database goes away once the POSTs are sent: no attempt can be recorded.
       let down = false
-      const layer = servicesOver(
+      const layer = TestServices.overLog(
         Layer.effect(
           EventStore.EventStore,
           Effect.map(InMemoryEventStore.make, (inner) => {
@@ -890,8 +872,7 @@ describe("Dispatcher", () => {
             yield* salesTo("MER_1", rx.url, 1, 10)
             // Nothing listens on port 1: the connection is refused.
             yield* salesTo("MER_2", "https://127.0.0.1:1/hooks", 11, 2, 20)
-            yield* Notifier.catchUpFromLog(yield* Ref.make(EventStore.Start))
-            expect(yield* Dispatcher.runOnce({ ...config, concurrency: 4 })).toBe(12)
+            expect(yield* step({ ...config, concurrency: 4 })).toBe(12)
             // Nothing is due again at once: a second round claims nothing.
             expect(yield* Dispatcher.runOnce(config)).toBe(0)
             expect(rx.received.map((r) => notificationOf(r.body)).sort()).toEqual(
@@ -930,8 +911,7 @@ describe("Dispatcher", () => {
             })
             yield* F.setTime(0)
             yield* salesTo("MER_1", rx.url, 1, 2)
-            yield* Notifier.catchUpFromLog(yield* Ref.make(EventStore.Start))
-            expect(yield* Dispatcher.runOnce(config)).toBe(2)
+            expect(yield* step()).toBe(2)
             const attempts = yield* attemptsBySubject
             const delay = (subject: string) => {
               const data = attempts.get(subject)![0]!.data as { at: string; nextDueAt: string }

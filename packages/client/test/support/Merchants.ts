@@ -76,3 +76,13 @@ export const eventually = async <A>(millis: number, check: () => Promise<A | und
     await new Promise((resolve) => setTimeout(resolve, 100))
   }
 }
+
+/**
+ * A4 by the merchant's reference (`is_external_reference`), polled until the sale `reference` has
+ * its notification, for at most 30 s.
+ */
+export const fallbackNotifications = (cobro: Cobro, reference: string) =>
+  eventually(30_000, async () => {
+    const found = await cobro.notifications.list(reference, { is_external_reference: true })
+    return found.notifications.length > 0 ? found : undefined
+  })

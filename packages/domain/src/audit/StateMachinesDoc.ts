@@ -26,36 +26,26 @@ export interface Section {
   readonly table: Transitions.Table<string, string>
 }
 
+/** The section of one of the domain's aggregates: its name is the title, its table the machine. */
+const aggregateSection = (
+  aggregate: { readonly name: string; readonly transitions: Transitions.Table<string, string> },
+  spec: string
+): Section => ({ title: aggregate.name, spec, table: aggregate.transitions })
+
 /**
  * The domain's state machines, in the document's order.
  *
  * @category models
  */
 export const sections: ReadonlyArray<Section> = [
-  { title: "PaymentLink", spec: "B (payment link status)", table: PaymentLink.transitions },
-  {
-    title: "TerminalCheckout",
-    spec: "A (terminal checkout lifecycle, R1–R7)",
-    table: TerminalCheckout.transitions
-  },
-  { title: "PaymentIntent", spec: "C (payment intent)", table: PaymentIntent.transitions },
-  {
-    title: "Payment",
-    spec: "C (payment attempt and payment; void and refund preconditions)",
-    table: Payment.transitions
-  },
-  { title: "Refund", spec: "C (refund)", table: Refund.transitions },
-  {
-    title: "WebhookDelivery",
-    spec: "D (registration, delivery and retries)",
-    table: WebhookDelivery.transitions
-  },
-  { title: "Merchant", spec: "Authentication; A preconditions; D registration", table: Merchant.transitions },
-  {
-    title: "PanelUser",
-    spec: "issue 22 (the merchant panel's users and sign-in)",
-    table: PanelUser.transitions
-  }
+  aggregateSection(PaymentLink.PaymentLink, "B (payment link status)"),
+  aggregateSection(TerminalCheckout.TerminalCheckout, "A (terminal checkout lifecycle, R1–R7)"),
+  aggregateSection(PaymentIntent.PaymentIntent, "C (payment intent)"),
+  aggregateSection(Payment.Payment, "C (payment attempt and payment; void and refund preconditions)"),
+  aggregateSection(Refund.Refund, "C (refund)"),
+  aggregateSection(WebhookDelivery.WebhookDelivery, "D (registration, delivery and retries)"),
+  aggregateSection(Merchant.Merchant, "Authentication; A preconditions; D registration"),
+  aggregateSection(PanelUser.PanelUser, "issue 22 (the merchant panel's users and sign-in)")
 ]
 
 const rows = (table: Transitions.Table<string, string>): string =>

@@ -329,6 +329,15 @@ export const merchantMatches =
     (filter.status === undefined || row.status === filter.status) &&
     (filter.name === undefined || asciiLower(row.name).includes(asciiLower(filter.name)))
 
+/**
+ * Whether a row passes the criteria `keys` of `filter`: each one given equals the row's field of the
+ * same name (the filters of links, notifications, refunds and users hold only such criteria).
+ */
+const sameWhereGiven =
+  <F, K extends keyof F>(filter: F, keys: ReadonlyArray<K>) =>
+  (row: { readonly [P in K]: unknown }): boolean =>
+    keys.every((key) => filter[key] === undefined || row[key] === filter[key])
+
 /** Lower case for ASCII letters only: what PostgreSQL's `lower` does under the "C" ctype, everywhere. */
 export const asciiLower = (text: string): string => text.replace(/[A-Z]+/g, (s) => s.toLowerCase())
 
@@ -465,13 +474,24 @@ export const layer: Layer.Layer<Listings.Listings, never, EventStore.EventStore>
       })
     )
     const listed = <A>(rows: () => Iterable<A>) => Effect.zipRight(catchUp, Effect.sync(rows))
+    /** The page of one merchant's rows of a list that pass `keep`. */
+    const merchantPage = <A extends Listings.Positioned & { readonly merchantId: string }>(
+      merchantId: string,
+      rows: () => Array<A>,
+      idOf: (row: A) => string,
+      keep: (row: A) => boolean,
+      page: Pagination.PageRequest
+    ) =>
+      Effect.flatMap(
+        listed(() => rows().filter((r) => r.merchantId === merchantId)),
+        (mine) => pageOf(mine, idOf, keep, page)
+      )
 
-    const transactionsOf = (merchantId: string): Array<Listings.TransactionRow> =>
-      [
-        ...existing(folded.checkouts, folded.created, terminalRow),
-        ...folded.linkPayments.values(),
-        ...existing(folded.payments, folded.created, onlineRow)
-      ].filter((row) => row.merchantId === merchantId)
+    const transactions = (): Array<Listings.TransactionRow> => [
+      ...existing(folded.checkouts, folded.created, terminalRow),
+      ...folded.linkPayments.values(),
+      ...existing(folded.payments, folded.created, onlineRow)
+    ]
 
     return Listings.Listings.of({
       merchants: (filter, page) =>
@@ -480,79 +500,47 @@ export const layer: Layer.Layer<Listings.Listings, never, EventStore.EventStore>
           (rows) => pageOf(rows, (r) => r.merchantId, merchantMatches(filter), page)
         ),
       transactions: (merchantId, filter, page) =>
-        Effect.flatMap(
-          listed(() => transactionsOf(merchantId)),
-          (rows) => pageOf(rows, (r) => r.transactionId, transactionMatches(filter), page)
-        ),
+        merchantPage(merchantId, transactions, (r) => r.transactionId, transactionMatches(filter), page),
       links: (merchantId, filter, page) =>
-        Effect.flatMap(
-          listed(() =>
-            existing(folded.links, folded.created, linkRow).filter((r) => r.merchantId === merchantId)
-          ),
-          (rows) =>
-            pageOf(
-              rows,
-              (r) => r.linkId,
-              (r) =>
-                (filter.mode === undefined || r.mode === filter.mode) &&
-                (filter.status === undefined || r.status === filter.status),
-              page
-            )
+        merchantPage(
+          merchantId,
+          () => existing(folded.links, folded.created, linkRow),
+          (r) => r.linkId,
+          sameWhereGiven(filter, ["mode", "status"]),
+          page
         ),
       notifications: (merchantId, filter, page) =>
-        Effect.flatMap(
-          listed(() =>
-            existing(folded.deliveries, folded.created, notificationRow).filter(
-              (r) => r.merchantId === merchantId
-            )
-          ),
-          (rows) =>
-            pageOf(
-              rows,
-              (r) => r.notificationId,
-              (r) =>
-                (filter.mode === undefined || r.mode === filter.mode) &&
-                (filter.delivery === undefined || r.delivery === filter.delivery) &&
-                (filter.subject === undefined || r.subject === filter.subject),
-              page
-            )
+        merchantPage(
+          merchantId,
+          () => existing(folded.deliveries, folded.created, notificationRow),
+          (r) => r.notificationId,
+          sameWhereGiven(filter, ["mode", "delivery", "subject"]),
+          page
         ),
       refunds: (merchantId, filter, page) =>
-        Effect.flatMap(
-          listed(() =>
+        merchantPage(
+          merchantId,
+          () =>
             existing(folded.refunds, folded.created, (s, position) => {
               const payment = folded.payments.get(Aggregate.streamId(Payment.Payment, s.refund.transactionId))
               const currency =
                 payment === undefined || payment._tag === "Initial" ? "COP" : payment.payment.amount.currency
               return refundRow(s, currency, position)
-            }).filter((r) => r.merchantId === merchantId)
-          ),
-          (rows) =>
-            pageOf(
-              rows,
-              (r) => r.refundId,
-              (r) =>
-                (filter.mode === undefined || r.mode === filter.mode) &&
-                (filter.status === undefined || r.status === filter.status),
-              page
-            )
+            }),
+          (r) => r.refundId,
+          sameWhereGiven(filter, ["mode", "status"]),
+          page
         ),
       users: (merchantId, filter, page) =>
-        Effect.flatMap(
-          listed(() =>
+        merchantPage(
+          merchantId,
+          () =>
             existing(folded.users, folded.created, (state, position, stream) =>
               userRow(state, folded.usersUpdatedAt.get(stream) ?? date(state.createdAt), position)
-            ).filter((r) => r.merchantId === merchantId)
-          ),
-          (rows) =>
-            pageOf(
-              rows,
-              (r) => r.userId,
-              (r) =>
-                (filter.role === undefined || r.role === filter.role) &&
-                (filter.status === undefined || r.status === filter.status),
-              page
-            )
+            ),
+          (r) => r.userId,
+          sameWhereGiven(filter, ["role", "status"]),
+          page
         ),
       events: (query) =>
         Effect.gen(function* () {

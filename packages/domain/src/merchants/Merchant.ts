@@ -10,6 +10,7 @@ import * as Schema from "effect/Schema"
 import { Aggregate, type Decision, type Initial, none, ok } from "../kernel/Aggregate.js"
 import { MerchantId, TerminalSerial } from "../shared/Ids.js"
 import { Amount } from "../shared/Money.js"
+import { TerminalMethod } from "../shared/Cards.js"
 import { IdentityKeyHash, Integration, KeyMode, SealedSecret } from "./SigningKey.js"
 import * as Transitions from "../kernel/Transitions.js"
 
@@ -34,18 +35,11 @@ export const TerminalModel = Schema.Literal("SMART", "SMART_PRO")
 export type TerminalModel = typeof TerminalModel.Type
 
 /**
- * Terminal checkout methods (A): both variants' values, so that an integration written against
- * either keeps working (WALLET_B of the beta variant, PAY_BY_QR_SERVICE of the current one).
+ * Terminal checkout methods (A), each of which the merchant enables or not: one list with the
+ * checkout's, declared in `Cards`.
  * @category models
  */
-export const TerminalMethod = Schema.Literal(
-  "POS",
-  "WALLET_A",
-  "WALLET_B",
-  "PAY_BY_LINK",
-  "PAY_BY_QR_SERVICE"
-)
-export type TerminalMethod = typeof TerminalMethod.Type
+export { TerminalMethod }
 
 /**
  * Every terminal method, in the order A1 lists them.

@@ -458,27 +458,28 @@ export const attempt = Effect.fn("OnlinePayments.attempt")(function* (
       const decidedAt = yield* DateTime.now
 
       switch (result._tag) {
-        case "Approved": {
-          const { payment } = yield* recordOutcome(
-            transactionId,
-            intentKey,
-            new Payment.ApprovePayment({
-              approvalNumber: result.approvalNumber,
-              threeDs: result.threeDs,
-              now: decidedAt
-            }),
-            new PaymentIntent.CompletePayment({ transactionId, now: decidedAt }),
-            metadata,
-            held
-          ).pipe(Effect.orDie)
-          return { transactionId, redirect: Option.none(), payment } satisfies AttemptResult
-        }
+        case "Approved":
         case "Rejected": {
+          // The acquirer's decision, on the payment and on the intent that waits for it.
+          const [onPayment, onIntent]: [Payment.Command, PaymentIntent.Command] =
+            result._tag === "Approved"
+              ? [
+                  new Payment.ApprovePayment({
+                    approvalNumber: result.approvalNumber,
+                    threeDs: result.threeDs,
+                    now: decidedAt
+                  }),
+                  new PaymentIntent.CompletePayment({ transactionId, now: decidedAt })
+                ]
+              : [
+                  new Payment.RejectPayment({ reason: result.reason, now: decidedAt }),
+                  new PaymentIntent.FailPayment({ transactionId, now: decidedAt })
+                ]
           const { payment } = yield* recordOutcome(
             transactionId,
             intentKey,
-            new Payment.RejectPayment({ reason: result.reason, now: decidedAt }),
-            new PaymentIntent.FailPayment({ transactionId, now: decidedAt }),
+            onPayment,
+            onIntent,
             metadata,
             held
           ).pipe(Effect.orDie)

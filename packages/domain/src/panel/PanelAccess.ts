@@ -177,6 +177,19 @@ const loadMerchant = CommandHandler.load(Merchant.Merchant)
 /** A refusal that the use case's own checks rule out: a bug if it happens, a defect. */
 const unexpected = <E>(error: E): Effect.Effect<never> => Effect.die(error)
 
+/**
+ * An operator's command on a user, refused only for the user's absence or state: only sign-ins are
+ * throttled, it creates nothing, and a conflict left after the handler's retries is a defect.
+ */
+const handleOperator = (userId: string, command: PanelUser.Command, metadata: EventStore.EventMetadata) =>
+  handle(userId, command, metadata).pipe(
+    Effect.catchTags({
+      SignInThrottled: unexpected,
+      UserAlreadyExists: unexpected,
+      ConcurrencyConflict: unexpected
+    })
+  )
+
 const activeUser = (userId: string) =>
   Effect.flatMap(load(userId), ({ state }) =>
     state._tag === "Initial" ? Effect.fail(new PanelUser.UserNotFound()) : Effect.succeed(state)
@@ -303,13 +316,7 @@ export const changeRole = Effect.fn("PanelAccess.changeRole")(function* (
   metadata: EventStore.EventMetadata = {}
 ) {
   const now = yield* DateTime.now
-  const { events } = yield* handle(userId, new PanelUser.ChangeRole({ role, now }), metadata).pipe(
-    Effect.catchTags({
-      SignInThrottled: unexpected,
-      UserAlreadyExists: unexpected,
-      ConcurrencyConflict: unexpected
-    })
-  )
+  const { events } = yield* handleOperator(userId, new PanelUser.ChangeRole({ role, now }), metadata)
   if (events.length > 0) yield* Effect.flatMap(PanelSessions, (sessions) => sessions.revokeUser(userId))
 })
 
@@ -329,13 +336,7 @@ export const changePassword = Effect.fn("PanelAccess.changePassword")(function* 
   const hasher = yield* PasswordHasher
   const passwordHash = Redacted.make(yield* hasher.hash(password))
   const now = yield* DateTime.now
-  yield* handle(userId, new PanelUser.ChangePassword({ passwordHash, now }), metadata).pipe(
-    Effect.catchTags({
-      SignInThrottled: unexpected,
-      UserAlreadyExists: unexpected,
-      ConcurrencyConflict: unexpected
-    })
-  )
+  yield* handleOperator(userId, new PanelUser.ChangePassword({ passwordHash, now }), metadata)
   yield* Effect.flatMap(PanelSessions, (sessions) => sessions.revokeUser(userId))
 })
 
@@ -350,13 +351,9 @@ export const disableUser = Effect.fn("PanelAccess.disableUser")(function* (
   metadata: EventStore.EventMetadata = {}
 ) {
   const now = yield* DateTime.now
-  yield* handle(userId, new PanelUser.DisablePanelUser({ now }), metadata).pipe(
-    Effect.catchTags({
-      SignInThrottled: unexpected,
-      UserAlreadyExists: unexpected,
-      UserNotInState: unexpected,
-      ConcurrencyConflict: unexpected
-    })
+  // Both states accept it: a no-op in the state it leads to.
+  yield* handleOperator(userId, new PanelUser.DisablePanelUser({ now }), metadata).pipe(
+    Effect.catchTag("UserNotInState", unexpected)
   )
   yield* Effect.flatMap(PanelSessions, (sessions) => sessions.revokeUser(userId))
 })
@@ -375,13 +372,9 @@ export const enableUser = Effect.fn("PanelAccess.enableUser")(function* (
   yield* activeUser(userId)
   yield* Effect.flatMap(PanelSessions, (sessions) => sessions.revokeUser(userId))
   const now = yield* DateTime.now
-  yield* handle(userId, new PanelUser.EnablePanelUser({ now }), metadata).pipe(
-    Effect.catchTags({
-      SignInThrottled: unexpected,
-      UserAlreadyExists: unexpected,
-      UserNotInState: unexpected,
-      ConcurrencyConflict: unexpected
-    })
+  // Both states accept it: a no-op in the state it leads to.
+  yield* handleOperator(userId, new PanelUser.EnablePanelUser({ now }), metadata).pipe(
+    Effect.catchTag("UserNotInState", unexpected)
   )
 })
 

@@ -1,6 +1,7 @@
 /**
- * Card and method values shared by the terminal checkout, online payments and the notifications
- * that report them (spec A3, C4, D "`data` fields for card payments").
+ * Card and method values shared by the merchant's configuration, the terminal checkout, online
+ * payments and the notifications that report them (spec A1, A3, C4, D "`data` fields for card
+ * payments").
  */
 import * as Schema from "effect/Schema"
 
@@ -53,6 +54,23 @@ export const MaskedPan = Schema.String.pipe(
   Schema.annotations({ identifier: "MaskedPan" })
 )
 export type MaskedPan = typeof MaskedPan.Type
+
+/**
+ * Terminal payment methods (A) of both API variants, so that an integration written against either
+ * keeps working: card (`POS`), the wallets (`WALLET_B` of the beta variant only), a payment link, and
+ * the service's QR (`PAY_BY_QR_SERVICE`, current variant only). A merchant enables each of them (A1)
+ * and a checkout is paid with one.
+ *
+ * @category schemas
+ */
+export const TerminalMethod = Schema.Literal(
+  "POS",
+  "WALLET_A",
+  "WALLET_B",
+  "PAY_BY_LINK",
+  "PAY_BY_QR_SERVICE"
+)
+export type TerminalMethod = typeof TerminalMethod.Type
 
 /**
  * Card-present methods: a card, or a card tapped on a mobile device.

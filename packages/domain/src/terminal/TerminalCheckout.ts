@@ -17,7 +17,8 @@ import {
   CardPaymentMethod,
   CardType,
   MaskedPan,
-  OtherPaymentMethod
+  OtherPaymentMethod,
+  TerminalMethod
 } from "../shared/Cards.js"
 import { DocumentNumber, DocumentType } from "../shared/Documents.js"
 import * as Transitions from "../kernel/Transitions.js"
@@ -30,18 +31,11 @@ export type { Initial } from "../kernel/Aggregate.js"
 // ---------------------------------------------------------------------------------------------
 
 /**
- * Terminal payment methods of both API variants: card (`POS`), the wallets (`WALLET_B` is in the
- * beta variant only), a payment link, and the service's QR (`PAY_BY_QR_SERVICE`, current variant only).
+ * Terminal payment methods of both API variants: the methods a merchant enables, declared in `Cards`.
  * @category models
  */
-export const TerminalPaymentMethod = Schema.Literal(
-  "POS",
-  "WALLET_A",
-  "WALLET_B",
-  "PAY_BY_LINK",
-  "PAY_BY_QR_SERVICE"
-)
-export type TerminalPaymentMethod = typeof TerminalPaymentMethod.Type
+export const TerminalPaymentMethod = TerminalMethod
+export type TerminalPaymentMethod = TerminalMethod
 
 /**
  * `payment_method` of a checkout: a method, or `""` for the terminal's own selection screen.

@@ -83,6 +83,20 @@ const asReported = (
       }))
 
 /**
+ * Decides a terminal's report on a checkout: the command, made at the current instant, on the
+ * checkout and with the metadata {@link asReported} gives.
+ */
+const handleReport = Effect.fnUntraced(function* (
+  integrationId: IntegrationId,
+  command: (now: DateTime.Utc) => TerminalCheckout.Command,
+  known: KnownCheckout | undefined,
+  metadata: EventStore.EventMetadata | undefined
+) {
+  const reported = yield* asReported(integrationId, known, metadata)
+  return yield* handleCheckout(integrationId, command(yield* now), reported.metadata, reported.known)
+})
+
+/**
  * A1: every terminal method with `enabled`, in the A1 order (POS, WALLET_A, WALLET_B, PAY_BY_LINK, PAY_BY_QR_SERVICE).
  *
  * @category queries
@@ -447,12 +461,11 @@ export const recordDelivery = Effect.fn("TerminalPayments.recordDelivery")(funct
   known?: KnownCheckout,
   metadata?: EventStore.EventMetadata
 ) {
-  const reported = yield* asReported(integrationId, known, metadata)
-  return yield* handleCheckout(
+  return yield* handleReport(
     integrationId,
-    new TerminalCheckout.RecordDelivery({ lockedSince, now: yield* now }),
-    reported.metadata,
-    reported.known
+    (at) => new TerminalCheckout.RecordDelivery({ lockedSince, now: at }),
+    known,
+    metadata
   )
 })
 
@@ -465,12 +478,11 @@ export const recordUnlock = Effect.fn("TerminalPayments.recordUnlock")(function*
   integrationId: IntegrationId,
   metadata?: EventStore.EventMetadata
 ) {
-  const reported = yield* asReported(integrationId, undefined, metadata)
-  return yield* handleCheckout(
+  return yield* handleReport(
     integrationId,
-    new TerminalCheckout.UnlockTerminal({ now: yield* now }),
-    reported.metadata,
-    reported.known
+    (at) => new TerminalCheckout.UnlockTerminal({ now: at }),
+    undefined,
+    metadata
   )
 })
 
@@ -486,12 +498,11 @@ export const approveSale = Effect.fn("TerminalPayments.approveSale")(function* (
   known?: KnownCheckout,
   metadata?: EventStore.EventMetadata
 ) {
-  const reported = yield* asReported(integrationId, known, metadata)
-  return yield* handleCheckout(
+  return yield* handleReport(
     integrationId,
-    new TerminalCheckout.ApproveSale({ transactionId, sale, now: yield* now }),
-    reported.metadata,
-    reported.known
+    (at) => new TerminalCheckout.ApproveSale({ transactionId, sale, now: at }),
+    known,
+    metadata
   )
 })
 
@@ -559,12 +570,11 @@ export const rejectSale = Effect.fn("TerminalPayments.rejectSale")(function* (
   known?: KnownCheckout,
   metadata?: EventStore.EventMetadata
 ) {
-  const reported = yield* asReported(integrationId, known, metadata)
-  return yield* handleCheckout(
+  return yield* handleReport(
     integrationId,
-    new TerminalCheckout.RejectSale({ transactionId, reason, card, now: yield* now }),
-    reported.metadata,
-    reported.known
+    (at) => new TerminalCheckout.RejectSale({ transactionId, reason, card, now: at }),
+    known,
+    metadata
   )
 })
 
@@ -578,12 +588,11 @@ export const approveVoid = Effect.fn("TerminalPayments.approveVoid")(function* (
   transactionId: TransactionId,
   metadata?: EventStore.EventMetadata
 ) {
-  const reported = yield* asReported(integrationId, undefined, metadata)
-  return yield* handleCheckout(
+  return yield* handleReport(
     integrationId,
-    new TerminalCheckout.ApproveVoid({ transactionId, now: yield* now }),
-    reported.metadata,
-    reported.known
+    (at) => new TerminalCheckout.ApproveVoid({ transactionId, now: at }),
+    undefined,
+    metadata
   )
 })
 
@@ -598,12 +607,11 @@ export const rejectVoid = Effect.fn("TerminalPayments.rejectVoid")(function* (
   reason: string,
   metadata?: EventStore.EventMetadata
 ) {
-  const reported = yield* asReported(integrationId, undefined, metadata)
-  return yield* handleCheckout(
+  return yield* handleReport(
     integrationId,
-    new TerminalCheckout.RejectVoid({ transactionId, reason, now: yield* now }),
-    reported.metadata,
-    reported.known
+    (at) => new TerminalCheckout.RejectVoid({ transactionId, reason, now: at }),
+    undefined,
+    metadata
   )
 })
 

@@ -9,7 +9,7 @@ import { amount } from "@cobro/domain/Money"
 import * as LinkApi from "@cobro/domain/LinkApi"
 import * as LinkPayments from "@cobro/domain/LinkPayments"
 import * as PaymentLink from "@cobro/domain/PaymentLink"
-import { DeciderSpec } from "../support/DeciderSpec.js"
+import { DeciderSpec, openedBy } from "../support/DeciderSpec.js"
 import { runsFrom, transitionProperties } from "../support/TransitionProperties.js"
 
 const T0 = Date.UTC(2026, 10, 21, 15, 0, 0)
@@ -40,8 +40,7 @@ const create = (overrides: Partial<ConstructorParameters<typeof PaymentLink.Crea
     ...overrides
   })
 
-const created = (command = create()) =>
-  PaymentLink.decide(command, PaymentLink.initialState).pipe((e) => (e._tag === "Right" ? e.right : []))
+const created = (command = create()) => openedBy(PaymentLink.PaymentLink, command)
 const started = (trx = trx1, minutes = 1) =>
   new PaymentLink.LinkPaymentStarted({
     transactionId: trx,
@@ -253,9 +252,7 @@ describe("PaymentLink", () => {
         .thenNothing()
     })
     it("an overdue ACTIVE link reads as EXPIRED before the sweeper records it", () => {
-      const state = PaymentLink.decide(create(), PaymentLink.initialState).pipe((e) =>
-        e._tag === "Right" ? e.right : []
-      )
+      const state = openedBy(PaymentLink.PaymentLink, create())
       const folded = state.reduce(PaymentLink.evolve, PaymentLink.initialState)
       if (folded._tag === "Initial") throw new Error("not created")
       expect(PaymentLink.statusAt(folded, at(59))).toBe("ACTIVE")

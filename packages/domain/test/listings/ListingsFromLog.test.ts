@@ -25,21 +25,18 @@ const scenario = freshly(
 const wait = (ms: number) => TestClock.adjust(ms)
 const all = { limit: Pagination.MAX_LIMIT }
 
-/** Every row of a list, walking its pages with `starting_after` as a client does. */
-const everyRow = <A>(
-  list: (page: Pagination.PageRequest) => Effect.Effect<Pagination.Page<A>, Pagination.UnknownCursor>,
-  idOf: (row: A) => string,
-  limit: number
+/**
+ * Given: the workload's merchants, and `operations` written for them; each notification they raise
+ * is delivered at once, unless `deliveries` says otherwise.
+ */
+const givenWorkload = (
+  operations: ReadonlyArray<W.Operation>,
+  deliveries: ReadonlyArray<W.DeliveryOutcome> = ["delivered"]
 ) =>
   Effect.gen(function* () {
-    const rows: Array<A> = []
-    let page = yield* list({ limit })
-    rows.push(...page.data)
-    while (page.hasMore) {
-      page = yield* list({ limit, startingAfter: idOf(page.data[page.data.length - 1]!) })
-      rows.push(...page.data)
-    }
-    return rows
+    const merchants = yield* W.givenMerchants
+    yield* W.run(merchants, { operations, deliveries }, wait)
+    return merchants
   })
 
 describe("ListingsFromLog", () => {
@@ -47,54 +44,16 @@ describe("ListingsFromLog", () => {
     "a merchant's transactions: each terminal checkout, each payment of a link and each online payment, with its kind, resource and state",
     () =>
       scenario(function* () {
-        const merchants = yield* W.givenMerchants
+        const merchants = yield* givenWorkload([
+          W.terminalSale(0, "production", 11_900, "ord-1", "approve"),
+          W.wait(1000),
+          W.linkPayment(0, "test", 20_000, "CLOSE", "ord-12", "declinedThenPaid"),
+          W.wait(1000),
+          W.onlinePayment(0, "test", 30_000, "inv-9", "refundApproved"),
+          W.wait(1000),
+          W.linkPayment(1, "production", 40_000, "OPEN", "ord-2", "paid")
+        ])
         const [merchant, other] = merchants.paying
-        yield* W.run(
-          merchants,
-          {
-            operations: [
-              {
-                _tag: "Terminal",
-                who: 0,
-                sandbox: false,
-                total: 11_900,
-                reference: "ord-1",
-                outcome: "approve"
-              },
-              { _tag: "Wait", ms: 1000 },
-              {
-                _tag: "Link",
-                who: 0,
-                sandbox: true,
-                total: 20_000,
-                open: false,
-                reference: "ord-12",
-                outcome: "declinedThenPaid"
-              },
-              { _tag: "Wait", ms: 1000 },
-              {
-                _tag: "Online",
-                who: 0,
-                sandbox: true,
-                total: 30_000,
-                reference: "inv-9",
-                outcome: "refundApproved"
-              },
-              { _tag: "Wait", ms: 1000 },
-              {
-                _tag: "Link",
-                who: 1,
-                sandbox: false,
-                total: 40_000,
-                open: true,
-                reference: "ord-2",
-                outcome: "paid"
-              }
-            ],
-            deliveries: ["delivered"]
-          },
-          wait
-        )
         const listings = yield* Listings.Listings
         const { data, hasMore } = yield* listings.transactions(merchant, {}, all)
         expect(hasMore).toBe(false)
@@ -128,76 +87,20 @@ describe("ListingsFromLog", () => {
     "refunds, links and notifications carry their aggregate's state; a notification's delivery stands pending, delivered or failed",
     () =>
       scenario(function* () {
-        const merchants = yield* W.givenMerchants
-        const [merchant, silent] = merchants.paying
-        yield* W.run(
-          merchants,
-          {
-            operations: [
-              {
-                _tag: "Online",
-                who: 0,
-                sandbox: false,
-                total: 10_000,
-                reference: "inv-9",
-                outcome: "refundPending"
-              },
-              {
-                _tag: "Online",
-                who: 0,
-                sandbox: true,
-                total: 20_000,
-                reference: "inv-9",
-                outcome: "refundRejected"
-              },
-              {
-                _tag: "Link",
-                who: 0,
-                sandbox: true,
-                total: 5_000,
-                open: false,
-                reference: "ord-1",
-                outcome: "cancelled"
-              },
-              {
-                _tag: "Link",
-                who: 0,
-                sandbox: false,
-                total: 5_000,
-                open: false,
-                reference: "ord-1",
-                outcome: "atTheBank"
-              },
-              {
-                _tag: "Terminal",
-                who: 0,
-                sandbox: false,
-                total: 1_000,
-                reference: "ord-1",
-                outcome: "approve"
-              },
-              {
-                _tag: "Terminal",
-                who: 0,
-                sandbox: true,
-                total: 1_000,
-                reference: "ord-1",
-                outcome: "reject"
-              },
-              { _tag: "Terminal", who: 0, sandbox: false, total: 1_000, reference: "ord-1", outcome: "void" },
-              {
-                _tag: "Terminal",
-                who: 1,
-                sandbox: false,
-                total: 1_000,
-                reference: "ord-1",
-                outcome: "approve"
-              }
-            ],
-            deliveries: ["delivered", "failedOnce", "exhausted"]
-          },
-          wait
+        const merchants = yield* givenWorkload(
+          [
+            W.onlinePayment(0, "production", 10_000, "inv-9", "refundPending"),
+            W.onlinePayment(0, "test", 20_000, "inv-9", "refundRejected"),
+            W.linkPayment(0, "test", 5_000, "CLOSE", "ord-1", "cancelled"),
+            W.linkPayment(0, "production", 5_000, "CLOSE", "ord-1", "atTheBank"),
+            W.terminalSale(0, "production", 1_000, "ord-1", "approve"),
+            W.terminalSale(0, "test", 1_000, "ord-1", "reject"),
+            W.terminalSale(0, "production", 1_000, "ord-1", "void"),
+            W.terminalSale(1, "production", 1_000, "ord-1", "approve")
+          ],
+          ["delivered", "failedOnce", "exhausted"]
         )
+        const [merchant, silent] = merchants.paying
         const listings = yield* Listings.Listings
         const refunds = (yield* listings.refunds(merchant, {}, all)).data
         expect(refunds.map((r) => [r.mode, r.status, r.amount, r.currency]).sort()).toEqual([
@@ -234,16 +137,14 @@ describe("ListingsFromLog", () => {
 
   it.effect("transactions filter by mode, kind, status, created range and reference prefix", () =>
     scenario(function* () {
-      const merchants = yield* W.givenMerchants
-      const [merchant] = merchants.paying
       const operations: Array<W.Operation> = []
       for (const [i, reference] of ["ord-1", "ord-12", "ORD-1", "inv-9", "ord-123"].entries()) {
         operations.push(
-          { _tag: "Terminal", who: 0, sandbox: i % 2 === 0, total: 1_000 + i, reference, outcome: "approve" },
-          { _tag: "Wait", ms: 60_000 }
+          W.terminalSale(0, i % 2 === 0 ? "test" : "production", 1_000 + i, reference, "approve"),
+          W.wait(60_000)
         )
       }
-      yield* W.run(merchants, { operations, deliveries: ["delivered"] }, wait)
+      const [merchant] = (yield* givenWorkload(operations)).paying
       const listings = yield* Listings.Listings
       const refs = (filter: Listings.TransactionFilter) =>
         Effect.map(listings.transactions(merchant, filter, all), (page) => page.data.map((r) => r.reference))
@@ -281,44 +182,15 @@ describe("ListingsFromLog", () => {
     "a cursor is a row of the merchant's list: another merchant's row is unknown, a row the filter leaves out is not",
     () =>
       scenario(function* () {
-        const merchants = yield* W.givenMerchants
+        const merchants = yield* givenWorkload([
+          W.terminalSale(0, "production", 1_000, "ord-1", "approve"),
+          W.wait(1000),
+          W.terminalSale(0, "production", 1_000, "ord-1", "sent"),
+          W.wait(1000),
+          W.terminalSale(0, "production", 1_000, "ord-1", "approve"),
+          W.terminalSale(1, "production", 1_000, "ord-1", "approve")
+        ])
         const [merchant, other] = merchants.paying
-        yield* W.run(
-          merchants,
-          {
-            operations: [
-              {
-                _tag: "Terminal",
-                who: 0,
-                sandbox: false,
-                total: 1_000,
-                reference: "ord-1",
-                outcome: "approve"
-              },
-              { _tag: "Wait", ms: 1000 },
-              { _tag: "Terminal", who: 0, sandbox: false, total: 1_000, reference: "ord-1", outcome: "sent" },
-              { _tag: "Wait", ms: 1000 },
-              {
-                _tag: "Terminal",
-                who: 0,
-                sandbox: false,
-                total: 1_000,
-                reference: "ord-1",
-                outcome: "approve"
-              },
-              {
-                _tag: "Terminal",
-                who: 1,
-                sandbox: false,
-                total: 1_000,
-                reference: "ord-1",
-                outcome: "approve"
-              }
-            ],
-            deliveries: ["delivered"]
-          },
-          wait
-        )
         const listings = yield* Listings.Listings
         const [newest, sent, oldest] = (yield* listings.transactions(merchant, {}, all)).data
         const [theirs] = (yield* listings.transactions(other, {}, all)).data
@@ -350,44 +222,36 @@ describe("ListingsFromLog", () => {
     "a merchant's panel users: role and status as the aggregate's, the last sign-in; a failed sign-in or a new password leaves the row as it was; filters by role and status",
     () =>
       scenario(function* () {
-        const merchants = yield* W.givenMerchants
-        const [merchant, other] = merchants.paying
         const user = (
           who: W.Who,
           n: 0 | 1 | 2,
           action: W.UserAction,
           role: PanelUser.Role = "full_access"
         ): W.Operation => ({ _tag: "PanelUser", who, user: n, role, actions: [action] })
-        const minute: W.Operation = { _tag: "Wait", ms: 60_000 }
-        yield* W.run(
-          merchants,
-          {
-            operations: [
-              user(0, 0, "create"),
-              minute,
-              user(0, 1, "create", "read_only"),
-              user(1, 0, "create"),
-              minute,
-              user(0, 2, "create"),
-              minute,
-              user(0, 0, "signIn"),
-              minute,
-              user(0, 1, "toFullAccess"),
-              minute,
-              user(0, 2, "disable"),
-              minute,
-              // Neither changes a listed field: the rows keep their `updatedAt`.
-              user(0, 0, "failedSignIn"),
-              user(0, 0, "changePassword"),
-              user(0, 1, "failedSignIn"),
-              // Refused: a disabled user does not sign in, nor is one created twice.
-              user(0, 2, "signIn"),
-              user(0, 1, "create", "read_only")
-            ],
-            deliveries: ["delivered"]
-          },
-          wait
-        )
+        const minute = W.wait(60_000)
+        const merchants = yield* givenWorkload([
+          user(0, 0, "create"),
+          minute,
+          user(0, 1, "create", "read_only"),
+          user(1, 0, "create"),
+          minute,
+          user(0, 2, "create"),
+          minute,
+          user(0, 0, "signIn"),
+          minute,
+          user(0, 1, "toFullAccess"),
+          minute,
+          user(0, 2, "disable"),
+          minute,
+          // Neither changes a listed field: the rows keep their `updatedAt`.
+          user(0, 0, "failedSignIn"),
+          user(0, 0, "changePassword"),
+          user(0, 1, "failedSignIn"),
+          // Refused: a disabled user does not sign in, nor is one created twice.
+          user(0, 2, "signIn"),
+          user(0, 1, "create", "read_only")
+        ])
+        const [merchant, other] = merchants.paying
         const at = (minutes: number) => new Date(T0 + minutes * 60_000)
         const listings = yield* Listings.Listings
         const rows = (yield* listings.users(merchant, {}, all)).data
@@ -464,7 +328,7 @@ describe("ListingsFromLog", () => {
           }
         }
         for (const merchant of merchants.paying) {
-          const walked = yield* everyRow(
+          const walked = yield* W.everyRow(
             (p) => listings.transactions(merchant, {}, p),
             (r) => r.transactionId,
             limit
@@ -481,27 +345,27 @@ describe("ListingsFromLog", () => {
           expect(walked.filter((r) => r.kind === "online")).toHaveLength(
             ops.filter((op) => op._tag === "Online").length
           )
-          const links = yield* everyRow(
+          const links = yield* W.everyRow(
             (p) => listings.links(merchant, {}, p),
             (r) => r.linkId,
             limit
           )
           ordered(links, (r) => r.linkId)
           expect(links).toHaveLength(ops.filter((op) => op._tag === "Link").length)
-          const notifications = yield* everyRow(
+          const notifications = yield* W.everyRow(
             (p) => listings.notifications(merchant, {}, p),
             (r) => r.notificationId,
             limit
           )
           ordered(notifications, (r) => r.notificationId)
-          const refunds = yield* everyRow(
+          const refunds = yield* W.everyRow(
             (p) => listings.refunds(merchant, {}, p),
             (r) => r.refundId,
             limit
           )
           ordered(refunds, (r) => r.refundId)
           // One row per user created, the first creation of each email (a second is refused).
-          const users = yield* everyRow(
+          const users = yield* W.everyRow(
             (p) => listings.users(merchant, {}, p),
             (r) => r.userId,
             limit
@@ -547,33 +411,10 @@ describe("ListingsFromLog", () => {
     "the log in commit order after a checkpoint, of one stream or one type, resumed from `next`",
     () =>
       scenario(function* () {
-        const merchants = yield* W.givenMerchants
-        yield* W.run(
-          merchants,
-          {
-            operations: [
-              {
-                _tag: "Link",
-                who: 0,
-                sandbox: true,
-                total: 5_000,
-                open: false,
-                reference: "ord-1",
-                outcome: "declinedThenPaid"
-              },
-              {
-                _tag: "Terminal",
-                who: 1,
-                sandbox: false,
-                total: 1_000,
-                reference: "ord-1",
-                outcome: "approve"
-              }
-            ],
-            deliveries: ["delivered"]
-          },
-          wait
-        )
+        yield* givenWorkload([
+          W.linkPayment(0, "test", 5_000, "CLOSE", "ord-1", "declinedThenPaid"),
+          W.terminalSale(1, "production", 1_000, "ord-1", "approve")
+        ])
         const store = yield* EventStore.EventStore
         const log = yield* store.readAll({ limit: 10_000 })
         const listings = yield* Listings.Listings

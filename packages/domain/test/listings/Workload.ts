@@ -3,7 +3,8 @@
  * merchants, terminal checkouts, links paid, declined and cancelled, online payments, refunds,
  * notifications and panel users (created, signing in right and wrong, their role, password and
  * access changed), written through the use cases (with the notifications' outbox), as the server
- * writes them. A workload is a list of operations that fast-check generates.
+ * writes them. A workload is a list of operations that fast-check generates, or that a test writes
+ * with the operations' constructors; `everyRow` reads a list back page by page.
  */
 import * as Aggregate from "@cobro/domain/Aggregate"
 import * as Acquirer from "@cobro/domain/Acquirer"
@@ -21,12 +22,12 @@ import { amount } from "@cobro/domain/Money"
 import * as NotificationRules from "@cobro/domain/NotificationRules"
 import * as OnlinePayments from "@cobro/domain/OnlinePayments"
 import * as Outbox from "@cobro/domain/Outbox"
+import type * as Pagination from "@cobro/domain/Pagination"
 import * as PanelAccess from "@cobro/domain/PanelAccess"
 import * as PanelSessions from "@cobro/domain/PanelSessions"
 import * as PanelUser from "@cobro/domain/PanelUser"
 import { PasswordHasher } from "@cobro/domain/PasswordHasher"
 import * as Payment from "@cobro/domain/Payment"
-import * as PaymentIntent from "@cobro/domain/PaymentIntent"
 import * as PaymentLink from "@cobro/domain/PaymentLink"
 import { IdentityKeyHash, SealedSecret } from "@cobro/domain/SigningKey"
 import * as TerminalCheckout from "@cobro/domain/TerminalCheckout"
@@ -40,6 +41,7 @@ import * as FastCheck from "effect/FastCheck"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import { attemptInput, details } from "../fixtures/Online.js"
 
 // ---------------------------------------------------------------------------------------------
 // Operations
@@ -97,6 +99,48 @@ export type Operation =
     }
   /** Moves the clock on by `ms` (a tie in `createdAt` when 0). */
   | { readonly _tag: "Wait"; readonly ms: number }
+
+/** Whose mode an operation is in: the sandbox is `test`. */
+export type Mode = "production" | "test"
+
+/** A terminal checkout, for a workload written by hand. */
+export const terminalSale = (
+  who: Who,
+  mode: Mode,
+  total: number,
+  reference: string,
+  outcome: TerminalOutcome
+): Operation => ({ _tag: "Terminal", who, sandbox: mode === "test", total, reference, outcome })
+
+/** A payment link (an OPEN one is paid for `total` by the payer), for a workload written by hand. */
+export const linkPayment = (
+  who: Who,
+  mode: Mode,
+  total: number,
+  amountType: "OPEN" | "CLOSE",
+  reference: string,
+  outcome: LinkOutcome
+): Operation => ({
+  _tag: "Link",
+  who,
+  sandbox: mode === "test",
+  total,
+  open: amountType === "OPEN",
+  reference,
+  outcome
+})
+
+/** An online payment, for a workload written by hand. */
+export const onlinePayment = (
+  who: Who,
+  mode: Mode,
+  total: number,
+  reference: string,
+  outcome: OnlineOutcome
+): Operation => ({ _tag: "Online", who, sandbox: mode === "test", total, reference, outcome })
+
+/** The clock moved on by `ms`, for a workload written by hand. */
+export const wait = (ms: number): Operation => ({ _tag: "Wait", ms })
 
 /** References share prefixes (`ord-1`, `ord-12`, …) so that prefix searches find several. */
 const reference = FastCheck.constantFrom("ord-1", "ord-12", "ord-123", "ord-2", "ORD-1", "inv-9", "inv-99")
@@ -397,18 +441,7 @@ const online = (merchantId: MerchantId, op: Extract<Operation, { _tag: "Online" 
     const referenceId = IntentReference.make(`${op.reference}-${Math.random().toString(36).slice(2, 8)}`)
     yield* OnlinePayments.createIntent(scope, {
       referenceId,
-      details: new PaymentIntent.IntentDetails({
-        amount: new PaymentIntent.IntentAmount({
-          currency: "COP",
-          total: amount(op.total),
-          tip: amount(0),
-          taxes: []
-        }),
-        description: Option.none(),
-        callbackUrl: Option.some("https://shop.example/back"),
-        metadata: Option.none(),
-        customer: Option.none()
-      }),
+      details: details(op.total, { description: Option.none() }),
       deviceFingerprint: Option.none()
     })
     // Outside the sandbox every card is approved: a decline there is the acquirer's 3DS refusal.
@@ -416,31 +449,10 @@ const online = (merchantId: MerchantId, op: Extract<Operation, { _tag: "Online" 
     if (cardTotal !== op.total) {
       yield* OnlinePayments.updateIntent(scope, {
         referenceId,
-        details: new PaymentIntent.IntentDetails({
-          amount: new PaymentIntent.IntentAmount({
-            currency: "COP",
-            total: amount(cardTotal),
-            tip: amount(0),
-            taxes: []
-          }),
-          description: Option.none(),
-          callbackUrl: Option.some("https://shop.example/back"),
-          metadata: Option.none(),
-          customer: Option.none()
-        })
+        details: details(cardTotal, { description: Option.none() })
       })
     }
-    const attempted = yield* OnlinePayments.attempt(scope, {
-      referenceId,
-      paymentMethod: "CREDIT_CARD",
-      cardNumber: Option.some("4111111111111111"),
-      cardholderName: Option.none(),
-      installments: Option.none(),
-      payer: Option.none(),
-      metadata: Option.none(),
-      deviceFingerprint: Option.none(),
-      challengeUrl: (transactionId, token) => `https://cobro.example/checkout/3ds/${transactionId}/${token}`
-    })
+    const attempted = yield* OnlinePayments.attempt(scope, attemptInput(referenceId))
     const transactionId: TransactionId = attempted.payment.payment.transactionId
     const refund = (outcome: "APPROVED" | "REJECTED" | undefined) =>
       Effect.gen(function* () {
@@ -539,6 +551,27 @@ const deliveryStreamsOf = (streamId: string) =>
     return events
       .filter((event) => NotificationRules.mayRaise({ streamId, type: event.type }))
       .map((event) => NotificationRules.deliveryStreamOf(NotificationRules.notificationIdOf(event.eventId)))
+  })
+
+// ---------------------------------------------------------------------------------------------
+// Reading the lists
+// ---------------------------------------------------------------------------------------------
+
+/** Every row of a list, walking its pages with `starting_after` as a client does. */
+export const everyRow = <A>(
+  list: (page: Pagination.PageRequest) => Effect.Effect<Pagination.Page<A>, Pagination.UnknownCursor>,
+  idOf: (row: A) => string,
+  limit: number
+) =>
+  Effect.gen(function* () {
+    const rows: Array<A> = []
+    let page = yield* list({ limit })
+    rows.push(...page.data)
+    while (page.hasMore) {
+      page = yield* list({ limit, startingAfter: idOf(page.data[page.data.length - 1]!) })
+      rows.push(...page.data)
+    }
+    return rows
   })
 
 /** What running a workload needs. */

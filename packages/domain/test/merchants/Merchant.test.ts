@@ -10,6 +10,7 @@ import { MerchantId, TerminalSerial } from "@cobro/domain/Ids"
 import * as Merchant from "@cobro/domain/Merchant"
 import { Amount, amount } from "@cobro/domain/Money"
 import { IdentityKeyHash, Integration, KeyMode, SealedSecret } from "@cobro/domain/SigningKey"
+import { newMerchantMethods } from "../fixtures/Terminal.js"
 import { DeciderSpec } from "../support/DeciderSpec.js"
 import { runsFrom, transitionProperties } from "../support/TransitionProperties.js"
 
@@ -277,13 +278,7 @@ describe("Merchant", () => {
     it("a new merchant has card payment (POS) active and every other method inactive", () => {
       const state = stateOf(created())
       expect(Merchant.activeTerminalMethods(state)).toEqual(["POS"])
-      expect(Merchant.terminalMethods(state)).toEqual([
-        { name: "POS", enabled: true },
-        { name: "WALLET_A", enabled: false },
-        { name: "WALLET_B", enabled: false },
-        { name: "PAY_BY_LINK", enabled: false },
-        { name: "PAY_BY_QR_SERVICE", enabled: false }
-      ])
+      expect(Merchant.terminalMethods(state)).toEqual(newMerchantMethods)
     })
     it("a method is turned on and off", () => {
       spec

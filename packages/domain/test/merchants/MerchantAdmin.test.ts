@@ -263,6 +263,10 @@ describe("IdempotencyStore.layerMemory", () => {
   const at = (ms: number) => DateTime.unsafeMake(Date.UTC(2026, 10, 21) + ms)
   /** Runs a test body on its own, empty idempotency store. */
   const idempotency = freshly(IdempotencyStore.layerMemory)
+  /** Given: the key reserved at 0 by owner `o1` for a request of fingerprint `f1`. The store. */
+  const givenReserved = Effect.flatMap(IdempotencyStore.IdempotencyStore, (store) =>
+    Effect.as(store.reserve(scope, "f1", at(0), "o1"), store)
+  )
 
   it.effect("a key is reserved, completed, then replayed; another fingerprint is a mismatch", () =>
     idempotency(function* () {
@@ -282,8 +286,7 @@ describe("IdempotencyStore.layerMemory", () => {
 
   it.effect("a key is remembered for 24 hours from its first use, then it is new again", () =>
     idempotency(function* () {
-      const store = yield* IdempotencyStore.IdempotencyStore
-      yield* store.reserve(scope, "f1", at(0), "o1")
+      const store = yield* givenReserved
       yield* store.complete(scope, "o1", response)
       expect((yield* store.reserve(scope, "f2", at(IdempotencyStore.RETENTION_MS - 1), "o1"))._tag).toBe(
         "Mismatch"
@@ -296,8 +299,7 @@ describe("IdempotencyStore.layerMemory", () => {
 
   it.effect("a released key can be used again at once", () =>
     idempotency(function* () {
-      const store = yield* IdempotencyStore.IdempotencyStore
-      yield* store.reserve(scope, "f1", at(0), "o1")
+      const store = yield* givenReserved
       yield* store.release(scope, "o1")
       expect((yield* store.reserve(scope, "f2", at(1), "o1"))._tag).toBe("Reserved")
     })
@@ -307,8 +309,7 @@ describe("IdempotencyStore.layerMemory", () => {
     "a released key whose request committed an effect is recovered by the next reservation at once, whatever its clock",
     () =>
       idempotency(function* () {
-        const store = yield* IdempotencyStore.IdempotencyStore
-        yield* store.reserve(scope, "f1", at(0), "o1")
+        const store = yield* givenReserved
         // An effect of its request commits under the key's fence.
         yield* store.fence(scope, "o1").around("PaymentLink-LNK_1", Effect.void)
         // Its answer was a refusal for now (a 503 with Retry-After): released, not forgotten.
@@ -325,9 +326,8 @@ describe("IdempotencyStore.layerMemory", () => {
     "a running key's lease lapses 30 seconds after its last renewal, then the key is new; a stale owner records nothing",
     () =>
       idempotency(function* () {
-        const store = yield* IdempotencyStore.IdempotencyStore
+        const store = yield* givenReserved
         const lease = IdempotencyStore.LEASE_MS
-        yield* store.reserve(scope, "f1", at(0), "o1")
         expect((yield* store.reserve(scope, "f1", at(lease - 1), "o2"))._tag).toBe("InProgress")
         expect(yield* store.renew(scope, "o1", at(lease - 1))).toBe(true)
         expect((yield* store.reserve(scope, "f1", at(2 * lease - 2), "o2"))._tag).toBe("InProgress")

@@ -11,7 +11,7 @@ import { IntentReference, MerchantId, RefundId, TransactionId } from "@cobro/dom
 import { amount } from "@cobro/domain/Money"
 import * as Payment from "@cobro/domain/Payment"
 import { IntentAmount } from "@cobro/domain/PaymentIntent"
-import { DeciderSpec } from "../support/DeciderSpec.js"
+import { DeciderSpec, openedBy } from "../support/DeciderSpec.js"
 import { runsFrom, transitionProperties } from "../support/TransitionProperties.js"
 
 const HOUR = 60 * 60 * 1000
@@ -48,15 +48,12 @@ const start = (overrides: Partial<ConstructorParameters<typeof Payment.StartPaym
     ...overrides
   })
 
-const started = (command = start()) =>
-  Payment.decide(command, Payment.initialState).pipe((e) => (e._tag === "Right" ? e.right : []))
+const started = (command = start()) => openedBy(Payment.Payment, command)
 const approved = (when = at(1)) =>
   new Payment.PaymentApproved({ approvalNumber: "A1", threeDs: false, at: when })
-const challenged = () =>
-  new Payment.PaymentChallengeRequired({
-    nextAction: { redirectUrl: "https://3ds.example/c/TRX_1", redirectMethod: "POST" },
-    at: at(1)
-  })
+/** The 3DS step of TRX_1, as the acquirer asks for it. */
+const challengeAction = { redirectUrl: "https://3ds.example/c/TRX_1", redirectMethod: "POST" } as const
+const challenged = () => new Payment.PaymentChallengeRequired({ nextAction: challengeAction, at: at(1) })
 const refundRequested = (refundId = rfd1) =>
   new Payment.PaymentRefundRequested({ refundId, amount: amount(total), reason: "customer", at: at(10) })
 const refunded = (refundId = rfd1) =>
@@ -188,29 +185,17 @@ describe("Payment", () => {
     it("a 3DS challenge keeps the payment RUNNING with next_actions", () => {
       spec
         .given(started())
-        .when(
-          new Payment.RequireChallenge({
-            nextAction: { redirectUrl: "https://3ds.example/c/TRX_1", redirectMethod: "POST" },
-            now: at(1)
-          })
-        )
+        .when(new Payment.RequireChallenge({ nextAction: challengeAction, now: at(1) }))
         .then([challenged()])
       const state = fold(Payment.Payment, [...started(), challenged()])
       if (state._tag === "Initial") throw new Error("not started")
       expect(Payment.status(state)).toBe("RUNNING")
-      expect(state.nextAction).toEqual(
-        Option.some({ redirectUrl: "https://3ds.example/c/TRX_1", redirectMethod: "POST" })
-      )
+      expect(state.nextAction).toEqual(Option.some(challengeAction))
     })
     it("a re-delivered challenge changes nothing", () => {
       spec
         .given([...started(), challenged()])
-        .when(
-          new Payment.RequireChallenge({
-            nextAction: { redirectUrl: "https://3ds.example/c/TRX_1", redirectMethod: "POST" },
-            now: at(2)
-          })
-        )
+        .when(new Payment.RequireChallenge({ nextAction: challengeAction, now: at(2) }))
         .thenNothing()
     })
     it("an approved payment cannot be challenged", () => {
@@ -328,22 +313,17 @@ describe("Payment", () => {
         .when(voidAt(when))
         .then([new Payment.PaymentVoided({ at: when })])
     })
-    it("a void at 21:00:00.000 Bogotá is refused: after that, a refund is the remedy", () => {
-      spec
-        .given(approvedCard())
-        .when(voidAt(bogota(21, 21)))
-        .thenFails(Payment.PaymentCannotBeVoided, {
-          reason: "WindowClosed"
-        })
-    })
-    it("a void at midnight Bogotá (the next day) is refused", () => {
-      spec
-        .given(approvedCard())
-        .when(voidAt(bogota(22, 0)))
-        .thenFails(Payment.PaymentCannotBeVoided, {
-          reason: "WindowClosed"
-        })
-    })
+    for (const [title, when] of [
+      ["a void at 21:00:00.000 Bogotá is refused: after that, a refund is the remedy", bogota(21, 21)],
+      ["a void at midnight Bogotá (the next day) is refused", bogota(22, 0)]
+    ] as const) {
+      it(title, () => {
+        spec
+          .given(approvedCard())
+          .when(voidAt(when))
+          .thenFails(Payment.PaymentCannotBeVoided, { reason: "WindowClosed" })
+      })
+    }
     it("a payment approved at 19:30 Bogotá (00:30 UTC the next day) is voidable until 21:00 Bogotá that day", () => {
       const approvedAt = bogota(21, 19, 30)
       expect(DateTime.toEpochMillis(approvedAt)).toBe(Date.UTC(2026, 10, 22, 0, 30))

@@ -13,7 +13,7 @@ import * as InMemoryEventStore from "@cobro/domain/InMemoryEventStore"
 import { IntentReference, MerchantId, TransactionId } from "@cobro/domain/Ids"
 import { amount } from "@cobro/domain/Money"
 import * as PaymentIntent from "@cobro/domain/PaymentIntent"
-import { DeciderSpec } from "../support/DeciderSpec.js"
+import { DeciderSpec, openedBy } from "../support/DeciderSpec.js"
 import { runsFrom, transitionProperties } from "../support/TransitionProperties.js"
 
 const T0 = Date.UTC(2026, 10, 21, 15, 0, 0)
@@ -52,8 +52,7 @@ const create = (overrides: Partial<ConstructorParameters<typeof PaymentIntent.Cr
     ...overrides
   })
 
-const created = (command = create()) =>
-  PaymentIntent.decide(command, PaymentIntent.initialState).pipe((e) => (e._tag === "Right" ? e.right : []))
+const created = (command = create()) => openedBy(PaymentIntent.PaymentIntent, command)
 const started = (trx = trx1, minutes = 1) =>
   new PaymentIntent.IntentPaymentStarted({
     transactionId: trx,

@@ -9,7 +9,7 @@ import { fold } from "@cobro/domain/Decider"
 import { IntentReference, MerchantId, RefundId, TransactionId } from "@cobro/domain/Ids"
 import { amount } from "@cobro/domain/Money"
 import * as Refund from "@cobro/domain/Refund"
-import { DeciderSpec } from "../support/DeciderSpec.js"
+import { DeciderSpec, openedBy } from "../support/DeciderSpec.js"
 import { runsFrom, transitionProperties } from "../support/TransitionProperties.js"
 
 const T0 = Date.UTC(2026, 10, 21, 15, 0, 0)
@@ -29,8 +29,7 @@ const request = (overrides: Partial<ConstructorParameters<typeof Refund.RequestR
     ...overrides
   })
 
-const requested = (command = request()) =>
-  Refund.decide(command, Refund.initialState).pipe((e) => (e._tag === "Right" ? e.right : []))
+const requested = (command = request()) => openedBy(Refund.Refund, command)
 const reviewRefund = (outcome: Refund.Outcome, minutes = 10) =>
   new Refund.ReviewRefund({ outcome, now: at(minutes) })
 

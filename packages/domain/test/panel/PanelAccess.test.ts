@@ -66,6 +66,21 @@ const logSize = Effect.flatMap(EventStore.EventStore, (store) =>
   Effect.map(store.readAll({ limit: 100_000 }), (events) => events.length)
 )
 
+/** A session of Ana's (or of `userId`) opened at T0 for an hour, under `tokenHash`. */
+const sessionOf = (userId: string, tokenHash: string): PanelSessions.NewSession => ({
+  tokenHash,
+  userId,
+  merchantId: MER_1,
+  email: "ana@cafe.example",
+  csrfToken: "csrf",
+  createdAt: new Date(T0),
+  expiresAt: new Date(T0 + 3_600_000)
+})
+
+/** The session under `tokenHash` as a request at T0 finds it. */
+const found = (tokenHash: string) =>
+  Effect.flatMap(PanelSessions.PanelSessions, (s) => s.find(tokenHash, new Date(T0)))
+
 const refusal = (retryAfterSeconds: Option.Option<number> = Option.none()) =>
   new PanelAccess.SignInRefused({ retryAfterSeconds })
 
@@ -287,19 +302,6 @@ describe("PanelAccess", () => {
   })
 
   describe("changes", () => {
-    const sessionOf = (userId: string, tokenHash: string): PanelSessions.Session => ({
-      tokenHash,
-      userId,
-      merchantId: MER_1,
-      email: "ana@cafe.example",
-      role: "full_access",
-      csrfToken: "csrf",
-      createdAt: new Date(T0),
-      expiresAt: new Date(T0 + 3_600_000)
-    })
-    const found = (tokenHash: string) =>
-      Effect.flatMap(PanelSessions.PanelSessions, (s) => s.find(tokenHash, new Date(T0)))
-
     it.effect(
       "a role change, a new password and disabling end the user's sessions; the same role again keeps them",
       () =>
@@ -350,18 +352,6 @@ describe("PanelAccess", () => {
   })
 
   describe("enabling and the user's own password", () => {
-    const newSession = (userId: string, tokenHash: string): PanelSessions.NewSession => ({
-      tokenHash,
-      userId,
-      merchantId: MER_1,
-      email: "ana@cafe.example",
-      csrfToken: "csrf",
-      createdAt: new Date(T0),
-      expiresAt: new Date(T0 + 3_600_000)
-    })
-    const found = (tokenHash: string) =>
-      Effect.flatMap(PanelSessions.PanelSessions, (s) => s.find(tokenHash, new Date(T0)))
-
     it.effect(
       "an operator enables a disabled user: it signs in again with its role and password; its old sessions stay ended",
       () =>
@@ -370,7 +360,7 @@ describe("PanelAccess", () => {
           const sessions = yield* PanelSessions.PanelSessions
           yield* PanelAccess.disableUser(user.userId, { actor: "admin" })
           // A session a racing sign-in opened after the disable's revocation.
-          yield* sessions.create(newSession(user.userId, "late"))
+          yield* sessions.create(sessionOf(user.userId, "late"))
           expect(yield* failure(signIn(PASSWORD))).toEqual(refusal())
           yield* PanelAccess.enableUser(user.userId, { actor: "admin" })
           yield* PanelAccess.enableUser(user.userId, { actor: "admin" })
@@ -393,8 +383,8 @@ describe("PanelAccess", () => {
         test(function* () {
           const user = yield* createAna()
           const sessions = yield* PanelSessions.PanelSessions
-          yield* sessions.create(newSession(user.userId, "this"))
-          yield* sessions.create(newSession(user.userId, "other"))
+          yield* sessions.create(sessionOf(user.userId, "this"))
+          yield* sessions.create(sessionOf(user.userId, "other"))
           const change = (currentPassword: string, newPassword: string, millis = 0) =>
             PanelAccess.changeOwnPassword({
               userId: user.userId,

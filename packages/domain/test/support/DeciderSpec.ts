@@ -69,3 +69,10 @@ export const DeciderSpec = {
     }
   }
 }
+
+/**
+ * The events `command` decides on a new stream (none when it is refused): the history that opens a
+ * stream, to give the next specifications.
+ */
+export const openedBy = <C, E, S, Err>(decider: Decider<C, E, S, Err>, command: C): ReadonlyArray<E> =>
+  Either.getOrElse(decider.decide(command, decider.initialState), () => [])

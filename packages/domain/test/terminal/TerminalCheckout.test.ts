@@ -14,7 +14,7 @@ import { amount } from "@cobro/domain/Money"
 import * as TerminalCheckout from "@cobro/domain/TerminalCheckout"
 import * as NotificationRules from "@cobro/domain/NotificationRules"
 import { card } from "@cobro/domain/testing/WebhookFixtures"
-import { DeciderSpec } from "../support/DeciderSpec.js"
+import { DeciderSpec, openedBy } from "../support/DeciderSpec.js"
 import { runsFrom, transitionProperties } from "../support/TransitionProperties.js"
 
 const HOUR = 60 * 60 * 1000
@@ -74,10 +74,7 @@ const Checkout = {
 }
 
 // Histories, built from events (the given of each spec).
-const created = (command = create()) =>
-  TerminalCheckout.decide(command, TerminalCheckout.initialState).pipe((e) =>
-    e._tag === "Right" ? e.right : []
-  )
+const created = (command = create()) => openedBy(TerminalCheckout.TerminalCheckout, command)
 const attempted = (attempt = 1, minutes = 0) =>
   new TerminalCheckout.PushAttempted({ attempt, at: at(minutes) })
 const sending = () => [...created(), attempted()]
@@ -117,6 +114,40 @@ const deliver = (lockedSince: Option.Option<DateTime.Utc>, now = at(0)) =>
   new TerminalCheckout.RecordDelivery({ lockedSince, now })
 
 const spec = DeciderSpec.for(TerminalCheckout.TerminalCheckout)
+
+/**
+ * Given each history, `command` is refused with `error`, which names the status the history is
+ * filed under (and `fields`, when given).
+ */
+const refusedIn = (
+  command: TerminalCheckout.Command,
+  error: typeof TerminalCheckout.CheckoutNotInState | typeof TerminalCheckout.CheckoutAlreadySent,
+  histories: Partial<Record<TerminalCheckout.Status, ReadonlyArray<TerminalCheckout.Event>>>,
+  fields: { readonly integrationId?: IntegrationId } = {}
+) => {
+  for (const [status, events] of Object.entries(histories)) {
+    spec
+      .given(events)
+      .when(command)
+      .thenFails(error, { ...fields, status: status as TerminalCheckout.Status })
+  }
+}
+
+/**
+ * A sale approved at `approvedAt`, on 2026-11-21 in Bogotá, is voidable until 20:59:59.999 Bogotá
+ * that day; a void at 21:00 finds the window closed.
+ */
+const voidableUntil21 = (approvedAt: DateTime.Utc) => {
+  const lastInstant = bogota(2026, 11, 21, 20, 59, 59, 999)
+  spec
+    .given(approved(approvedAt))
+    .when(approveVoid(lastInstant))
+    .then([new TerminalCheckout.SaleVoided({ transactionId: trx1, at: lastInstant })])
+  spec
+    .given(approved(approvedAt))
+    .when(approveVoid(bogota(2026, 11, 21, 21)))
+    .thenFails(TerminalCheckout.VoidWindowClosed, { approvedAt, closesAt: bogota(2026, 11, 21, 21) })
+}
 
 describe("TerminalCheckout", () => {
   describe("CreateCheckout", () => {
@@ -341,24 +372,19 @@ describe("TerminalCheckout", () => {
         .then([new TerminalCheckout.CheckoutCancelled({ at: at(1) })])
     })
     it("R3: a payment request already sent cannot be cancelled remotely", () => {
-      const histories = { SENDING: sending(), SENT: sent(), HELD: held(), APPROVED: approved() }
-      for (const [status, events] of Object.entries(histories)) {
-        spec
-          .given(events)
-          .when(new TerminalCheckout.CancelCheckout({ now: at(3) }))
-          .thenFails(TerminalCheckout.CheckoutAlreadySent, {
-            integrationId,
-            status: status as TerminalCheckout.Status
-          })
-      }
-      spec
-        .given(rejected())
-        .when(new TerminalCheckout.CancelCheckout({ now: at(3) }))
-        .thenFails(TerminalCheckout.CheckoutAlreadySent, { status: "REJECTED" })
-      spec
-        .given(voided())
-        .when(new TerminalCheckout.CancelCheckout({ now: at(3) }))
-        .thenFails(TerminalCheckout.CheckoutAlreadySent, { status: "VOIDED" })
+      refusedIn(
+        new TerminalCheckout.CancelCheckout({ now: at(3) }),
+        TerminalCheckout.CheckoutAlreadySent,
+        {
+          SENDING: sending(),
+          SENT: sent(),
+          HELD: held(),
+          APPROVED: approved(),
+          REJECTED: rejected(),
+          VOIDED: voided()
+        },
+        { integrationId }
+      )
     })
     it("cancelling a CANCELLED checkout again changes nothing", () => {
       spec
@@ -425,18 +451,11 @@ describe("TerminalCheckout", () => {
         .thenFails(TerminalCheckout.CheckoutNotInState, { status: "REJECTED" })
     })
     it("a checkout that never reached the terminal cannot be approved", () => {
-      spec
-        .given(created())
-        .when(approve())
-        .thenFails(TerminalCheckout.CheckoutNotInState, { status: "PENDING" })
-      spec
-        .given(unreachable())
-        .when(approve())
-        .thenFails(TerminalCheckout.CheckoutNotInState, { status: "UNREACHABLE" })
-      spec
-        .given(cancelled())
-        .when(approve())
-        .thenFails(TerminalCheckout.CheckoutNotInState, { status: "CANCELLED" })
+      refusedIn(approve(), TerminalCheckout.CheckoutNotInState, {
+        PENDING: created(),
+        UNREACHABLE: unreachable(),
+        CANCELLED: cancelled()
+      })
     })
   })
 
@@ -482,17 +501,7 @@ describe("TerminalCheckout", () => {
         .then([new TerminalCheckout.SaleVoided({ transactionId: trx1, at: at(2) })])
     })
     it("void at 20:59:59.999 Bogotá is allowed; at 21:00:00 it is refused", () => {
-      const approvedAt = bogota(2026, 11, 21, 10)
-      spec
-        .given(approved(approvedAt))
-        .when(approveVoid(bogota(2026, 11, 21, 20, 59, 59, 999)))
-        .then([
-          new TerminalCheckout.SaleVoided({ transactionId: trx1, at: bogota(2026, 11, 21, 20, 59, 59, 999) })
-        ])
-      spec
-        .given(approved(approvedAt))
-        .when(approveVoid(bogota(2026, 11, 21, 21)))
-        .thenFails(TerminalCheckout.VoidWindowClosed, { approvedAt, closesAt: bogota(2026, 11, 21, 21) })
+      voidableUntil21(bogota(2026, 11, 21, 10))
     })
     it("a sale approved at 23:00 Bogotá cannot be voided that night nor after Bogotá midnight", () => {
       const approvedAt = bogota(2026, 11, 21, 23)
@@ -512,16 +521,7 @@ describe("TerminalCheckout", () => {
     it("a sale approved at 19:00 Bogotá (00:00 UTC next day) is voidable until 21:00 Bogotá that Bogotá day", () => {
       const approvedAt = bogota(2026, 11, 21, 19)
       expect(DateTime.formatIso(approvedAt)).toBe("2026-11-22T00:00:00.000Z")
-      spec
-        .given(approved(approvedAt))
-        .when(approveVoid(bogota(2026, 11, 21, 20, 59, 59, 999)))
-        .then([
-          new TerminalCheckout.SaleVoided({ transactionId: trx1, at: bogota(2026, 11, 21, 20, 59, 59, 999) })
-        ])
-      spec
-        .given(approved(approvedAt))
-        .when(approveVoid(bogota(2026, 11, 21, 21)))
-        .thenFails(TerminalCheckout.VoidWindowClosed)
+      voidableUntil21(approvedAt)
     })
     it.prop(
       "a sale is voidable iff the void is on its Bogotá day, at or after approval and before 21:00",
@@ -541,14 +541,7 @@ describe("TerminalCheckout", () => {
       }
     )
     it("only APPROVED sales can be voided", () => {
-      spec
-        .given(rejected())
-        .when(approveVoid())
-        .thenFails(TerminalCheckout.CheckoutNotInState, { status: "REJECTED" })
-      spec
-        .given(sent())
-        .when(approveVoid())
-        .thenFails(TerminalCheckout.CheckoutNotInState, { status: "SENT" })
+      refusedIn(approveVoid(), TerminalCheckout.CheckoutNotInState, { REJECTED: rejected(), SENT: sent() })
     })
     it("only credit or debit card sales can be voided", () => {
       spec

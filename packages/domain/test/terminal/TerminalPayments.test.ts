@@ -23,7 +23,7 @@ import * as TerminalCheckout from "@cobro/domain/TerminalCheckout"
 import * as TerminalGateway from "@cobro/domain/TerminalGateway"
 import * as TerminalPayments from "@cobro/domain/TerminalPayments"
 import { freshly } from "../fixtures/Scenario.js"
-import { checkoutBody, set } from "../fixtures/Terminal.js"
+import { checkoutBody, newMerchantMethods, set } from "../fixtures/Terminal.js"
 
 const MER_1 = MerchantId.make("MER_1")
 const MER_2 = MerchantId.make("MER_2")
@@ -68,6 +68,24 @@ const gatewayLayer = Layer.effect(
       })
   }))
 ).pipe(Layer.provideMerge(FakeGateway.Default))
+
+/** From now on the terminal answers with `answer`. */
+const terminalAnswers = (answer: Answer) =>
+  Effect.flatMap(FakeGateway, (fake) => Ref.set(fake.answer, answer))
+
+/** A checkout pushed to a terminal that cannot be reached: the request's answer. */
+const checkoutUnreachable = Effect.zipRight(
+  terminalAnswers({ _tag: "unreachable" }),
+  TerminalPayments.checkout(production, body())
+)
+
+/** A checkout whose push the terminal never answers, past the push timeout: the request's answer. */
+const checkoutPastTimeout = Effect.gen(function* () {
+  yield* terminalAnswers({ _tag: "hang" })
+  const request = yield* Effect.fork(TerminalPayments.checkout(production, body()))
+  yield* TestClock.adjust(TerminalCheckout.PUSH_TIMEOUT_MS)
+  return yield* Fiber.join(request)
+})
 
 // A notification log over a fixed list of bodies.
 const stored = (
@@ -158,13 +176,7 @@ describe("TerminalPayments", () => {
   describe("A1 payment methods", () => {
     it.effect("A1 lists every method as {name, enabled} in the A1 order; a new merchant has POS on", () =>
       withTerminal(function* () {
-        expect(yield* TerminalPayments.paymentMethods(MER_1)).toEqual([
-          { name: "POS", enabled: true },
-          { name: "WALLET_A", enabled: false },
-          { name: "WALLET_B", enabled: false },
-          { name: "PAY_BY_LINK", enabled: false },
-          { name: "PAY_BY_QR_SERVICE", enabled: false }
-        ])
+        expect(yield* TerminalPayments.paymentMethods(MER_1)).toEqual(newMerchantMethods)
       })
     )
   })
@@ -354,11 +366,9 @@ describe("TerminalPayments", () => {
       "R5: an unreachable terminal does not fail A3: the checkout exists, UNREACHABLE, and is pushed again later",
       () =>
         withTerminal(function* () {
-          const fake = yield* FakeGateway
-          yield* Ref.set(fake.answer, { _tag: "unreachable" })
-          const created = yield* TerminalPayments.checkout(production, body())
+          const created = yield* checkoutUnreachable
           expect(created.status).toBe("UNREACHABLE")
-          yield* Ref.set(fake.answer, { _tag: "deliver" })
+          yield* terminalAnswers({ _tag: "deliver" })
           expect(yield* TerminalPayments.push(created.integrationId)).toBe("SENT")
           expect(yield* checkoutEvents(created.integrationId)).toEqual([
             "CheckoutCreated",
@@ -375,7 +385,7 @@ describe("TerminalPayments", () => {
       () =>
         withTerminal(function* () {
           const fake = yield* FakeGateway
-          yield* Ref.set(fake.answer, { _tag: "hang" })
+          yield* terminalAnswers({ _tag: "hang" })
           // The request's fiber is interrupted while its push is under way (the client went away).
           const request = yield* Effect.fork(TerminalPayments.checkout(production, body()))
           const pushed = yield* Effect.repeat(Ref.get(fake.pushed), {
@@ -388,7 +398,7 @@ describe("TerminalPayments", () => {
           yield* TestClock.adjust(TerminalCheckout.PUSH_TIMEOUT_MS - 1)
           expect(yield* TerminalPayments.pushAgain(integrationId)).toEqual(Option.none())
           yield* TestClock.adjust(1)
-          yield* Ref.set(fake.answer, { _tag: "deliver" })
+          yield* terminalAnswers({ _tag: "deliver" })
           expect(yield* TerminalPayments.pushAgain(integrationId)).toEqual(Option.some("SENT"))
           expect(yield* Ref.get(fake.pushed)).toHaveLength(2)
           const store = yield* EventStore.EventStore
@@ -408,10 +418,7 @@ describe("TerminalPayments", () => {
       "a terminal that does not answer within the push timeout leaves the checkout SENDING for the pusher, never UNREACHABLE",
       () =>
         withTerminal(function* () {
-          yield* Ref.set((yield* FakeGateway).answer, { _tag: "hang" })
-          const request = yield* Effect.fork(TerminalPayments.checkout(production, body()))
-          yield* TestClock.adjust(TerminalCheckout.PUSH_TIMEOUT_MS)
-          const created = yield* Fiber.join(request)
+          const created = yield* checkoutPastTimeout
           expect(created.status).toBe("SENDING")
           expect(yield* checkoutEvents(created.integrationId)).toEqual(["CheckoutCreated", "PushAttempted"])
         })
@@ -422,11 +429,8 @@ describe("TerminalPayments", () => {
       () =>
         withTerminal(function* () {
           const fake = yield* FakeGateway
-          yield* Ref.set(fake.answer, { _tag: "hang" })
-          const request = yield* Effect.fork(TerminalPayments.checkout(production, body()))
-          yield* TestClock.adjust(TerminalCheckout.PUSH_TIMEOUT_MS)
-          const { integrationId } = yield* Fiber.join(request)
-          yield* Ref.set(fake.answer, { _tag: "deliver" })
+          const { integrationId } = yield* checkoutPastTimeout
+          yield* terminalAnswers({ _tag: "deliver" })
           const results = yield* Effect.all(
             [TerminalPayments.pushAgain(integrationId), TerminalPayments.pushAgain(integrationId)],
             { concurrency: 2 }
@@ -446,15 +450,10 @@ describe("TerminalPayments", () => {
       "a checkout an earlier version left UNREACHABLE for a busy terminal is pushed again by the pusher; a truly unreachable one waits for its terminal",
       () =>
         withTerminal(function* () {
-          const fake = yield* FakeGateway
-          yield* Ref.set(fake.answer, { _tag: "unreachable" })
-          const waiting = yield* TerminalPayments.checkout(production, body())
+          const waiting = yield* checkoutUnreachable
           expect(waiting.status).toBe("UNREACHABLE")
           // As earlier versions recorded a terminal whose stream kept conflicting.
-          yield* Ref.set(fake.answer, { _tag: "hang" })
-          const request = yield* Effect.fork(TerminalPayments.checkout(production, body()))
-          yield* TestClock.adjust(TerminalCheckout.PUSH_TIMEOUT_MS)
-          const busy = yield* Fiber.join(request)
+          const busy = yield* checkoutPastTimeout
           yield* CommandHandler.make(TerminalCheckout.TerminalCheckout)(
             busy.integrationId,
             new TerminalCheckout.RecordUnreachable({
@@ -462,7 +461,7 @@ describe("TerminalPayments", () => {
               now: yield* DateTime.now
             })
           )
-          yield* Ref.set(fake.answer, { _tag: "deliver" })
+          yield* terminalAnswers({ _tag: "deliver" })
           expect(yield* TerminalPayments.pushAgain(waiting.integrationId)).toEqual(Option.none())
           expect(yield* TerminalPayments.pushAgain(busy.integrationId)).toEqual(Option.some("SENT"))
         })
@@ -471,7 +470,7 @@ describe("TerminalPayments", () => {
     it.effect("R1: a terminal locked for more than 2 minutes holds the payment; the unlock releases it", () =>
       withTerminal(function* () {
         yield* TestClock.adjust("3 minutes")
-        yield* Ref.set((yield* FakeGateway).answer, { _tag: "deliver", lockedSince: T0 })
+        yield* terminalAnswers({ _tag: "deliver", lockedSince: T0 })
         const created = yield* TerminalPayments.checkout(production, body())
         expect(created.status).toBe("HELD")
         const released = yield* TerminalPayments.recordUnlock(created.integrationId)

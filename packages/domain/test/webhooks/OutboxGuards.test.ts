@@ -111,6 +111,13 @@ const approvedWithCommit = (n: number) =>
     yield* CommandHandler.commit([decided])
   })
 
+/** Given: MER_1 with its production webhook, and its checkouts 1 to `count` sent to the terminal. */
+const givenSentCheckouts = (count: number) =>
+  Effect.gen(function* () {
+    yield* F.merchant(MER_1, { production: PROD })
+    for (let n = 1; n <= count; n++) yield* F.sentCheckout({ merchantId: MER_1, n })
+  })
+
 describe("the outbox decides on the merchant this process knows, guarded", () => {
   it.effect(
     "with the merchant known, a sale's outcome schedules its delivery without reading the merchant, guarded at its version",
@@ -118,8 +125,7 @@ describe("the outbox decides on the merchant this process knows, guarded", () =>
       world(
         Effect.gen(function* () {
           const calls = yield* StoreCalls
-          yield* F.merchant(MER_1, { production: PROD })
-          yield* F.sentCheckout({ merchantId: MER_1, n: 1 })
+          yield* givenSentCheckouts(1)
           // The request read the merchant (its API key's merchant): the process knows it.
           const known = yield* loadCurrentMerchant(MER_1)
           calls.reads.length = 0
@@ -141,9 +147,7 @@ describe("the outbox decides on the merchant this process knows, guarded", () =>
       world(
         Effect.gen(function* () {
           const calls = yield* StoreCalls
-          yield* F.merchant(MER_1, { production: PROD })
-          yield* F.sentCheckout({ merchantId: MER_1, n: 1 })
-          yield* F.sentCheckout({ merchantId: MER_1, n: 2 })
+          yield* givenSentCheckouts(2)
           const known = yield* loadCurrentMerchant(MER_1)
           yield* changedElsewhere(OTHER)
           calls.batches.length = 0
@@ -202,8 +206,7 @@ describe("the outbox decides on the merchant this process knows, guarded", () =>
           })
         ).pipe(Layer.provideMerge(Layer.merge(InMemoryEventStore.layer, IdGenerator.layerSequential)))
         const outcome = yield* Effect.gen(function* () {
-          yield* F.merchant(MER_1, { production: PROD })
-          yield* F.sentCheckout({ merchantId: MER_1, n: 1 })
+          yield* givenSentCheckouts(1)
           batches = 0
           return yield* Effect.flip(approvedWithCommit(1))
         }).pipe(

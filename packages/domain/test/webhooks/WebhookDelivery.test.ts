@@ -9,7 +9,7 @@ import { MerchantId, NotificationId, TransactionId } from "@cobro/domain/Ids"
 import * as SigningKey from "@cobro/domain/SigningKey"
 import * as Transitions from "@cobro/domain/Transitions"
 import * as WebhookDelivery from "@cobro/domain/WebhookDelivery"
-import { DeciderSpec } from "../support/DeciderSpec.js"
+import { DeciderSpec, openedBy } from "../support/DeciderSpec.js"
 import { transitionProperties } from "../support/TransitionProperties.js"
 
 const T0 = Date.UTC(2026, 10, 21, 15, 0, 0)
@@ -35,10 +35,7 @@ const schedule = (
   overrides: Partial<ConstructorParameters<typeof WebhookDelivery.ScheduleDelivery>[0]> = {}
 ) => new WebhookDelivery.ScheduleDelivery({ ...notification, now: at(0), ...overrides })
 
-const scheduled = () =>
-  WebhookDelivery.decide(schedule(), WebhookDelivery.initialState).pipe((e) =>
-    e._tag === "Right" ? e.right : []
-  )
+const scheduled = () => openedBy(WebhookDelivery.WebhookDelivery, schedule())
 
 const answered = (statusCode: number, snippet = ""): WebhookDelivery.AttemptResult => ({
   _tag: "Answered",

@@ -1,7 +1,7 @@
 /**
  * The request bodies the suites send again and again, as the spec's samples write them: A3's sale,
- * C1's intent, C4's card attempt, and the hosted checkout page's card form. A test that needs
- * another value says so with the `overrides` (or `extra`) it passes.
+ * B2's CLOSE link, C1's intent, C4's card attempt, and the hosted checkout page's card form. A test
+ * that needs another value says so with the `overrides` (or `extra`) it passes.
  *
  * The server's suites use them too (`packages/server/test/support/ServerProcess.ts`).
  */
@@ -31,6 +31,13 @@ export const terminalSale = (serial: string, overrides: Record<string, unknown> 
   terminal_serial: serial,
   reference: "order-42",
   ...overrides
+})
+
+/** A B2 body: a CLOSE link of `total` COP, with the `extra` fields of the test. */
+export const closeLink = (total: number, extra: Record<string, unknown> = {}) => ({
+  amount_type: "CLOSE",
+  amount: { total_amount: total },
+  ...extra
 })
 
 /** A C1 body: an intent of `total_amount` COP, described "Order", back to `https://shop.example/back`. */

@@ -278,6 +278,13 @@ export const setLinkMethods = (
     expect(reply.status, reply.text).toBe(200)
   })
 
+/** Sets the merchant's test-mode webhook (`PUT …/webhook`) to `url` (200 checked). */
+export const setTestWebhook = (merchantId: string, url = "http://merchant.example/test-hooks") =>
+  Effect.gen(function* () {
+    const reply = yield* admin("PUT", `/admin/v1/merchants/${merchantId}/webhook`, { url, mode: "test" })
+    expect(reply.status, reply.text).toBe(200)
+  })
+
 /** Sets the merchant account's status (`PUT /admin/v1/merchants/{id}/status`): the answer, unchecked. */
 export const setStatus = (merchantId: string, status: unknown) =>
   admin("PUT", `/admin/v1/merchants/${merchantId}/status`, { status })

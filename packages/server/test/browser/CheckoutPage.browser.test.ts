@@ -5,50 +5,17 @@
  * signed webhook are all observed from outside.
  */
 import { verifySignature } from "@cobro/webhooks/Signature"
-import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import * as Fs from "node:fs"
-import * as Os from "node:os"
-import * as Path from "node:path"
-import type { Browser, BrowserContext, Page } from "playwright-core"
-import * as ServerProcess from "../support/ServerProcess.js"
-import * as Chromium from "./support/Browser.js"
-import * as WebhookReceiver from "./support/WebhookReceiver.js"
+import { beforeAll, describe, expect, it } from "@effect/vitest"
+import type { BrowserContext, Page } from "playwright-core"
+import * as Suite from "./support/Suite.js"
 
 const ADMIN_TOKEN = "browser-suite-admin-token"
 const SHOP = "https://shop.example"
 
-let server: ServerProcess.RunningServer
-let browser: Browser
-let hooks: WebhookReceiver.Receiver
-let dataDir: string
 let key: string
 
-const call = async (method: string, path: string, options: { body?: unknown; auth?: string } = {}) => {
-  const response = await fetch(server.url + path, {
-    method,
-    headers: {
-      ...(options.auth ? { authorization: options.auth } : {}),
-      ...(options.body === undefined ? {} : { "content-type": "application/json" })
-    },
-    // bigint values (nanosecond instants) are written as exact integer literals.
-    ...(options.body === undefined
-      ? {}
-      : {
-          body: JSON.stringify(options.body, (_, v) => (typeof v === "bigint" ? `__big${v}__` : v)).replace(
-            /"__big(\d+)__"/g,
-            "$1"
-          )
-        })
-  })
-  const text = await response.text()
-  let json: any = undefined
-  try {
-    json = JSON.parse(text)
-  } catch {
-    json = undefined
-  }
-  return { status: response.status, text, json }
-}
+const suite = Suite.make("cobro-browser-", { ADMIN_TOKEN, COBRO_CLOCK: "virtual" })
+const call = suite.call
 const admin = (method: string, path: string, body?: unknown) =>
   call(method, path, { auth: `Bearer ${ADMIN_TOKEN}`, body })
 const api = (method: string, path: string, body?: unknown) =>
@@ -64,7 +31,7 @@ const linkRecord = async (id: string) => (await api("GET", `/online/link/v1/${id
 
 /** A browser context as a payer in Colombia; the merchant's shop answered by the test itself. */
 const payerContext = async (options: { locale?: string; javaScriptEnabled?: boolean } = {}) => {
-  const context = await browser.newContext({
+  const context = await suite.browser.newContext({
     locale: options.locale ?? "es-CO",
     javaScriptEnabled: options.javaScriptEnabled ?? true
   })
@@ -94,18 +61,16 @@ const fillCard = async (page: Page, card = "4111111111111111") => {
   await page.locator("#card_cvc").fill("123")
 }
 
+/** Runs `run` on a payer's page of the checkout at `url`, the approving card filled in (not paid yet). */
+const withCardFilled = <A>(url: string, run: (page: Page) => Promise<A>) =>
+  withContext(async (context) => {
+    const page = await context.newPage()
+    await page.goto(url)
+    await fillCard(page)
+    return run(page)
+  })
+
 beforeAll(async () => {
-  dataDir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "cobro-browser-"))
-  hooks = await WebhookReceiver.start()
-  ;[server, browser] = await Promise.all([
-    ServerProcess.startProcess({
-      DATA_DIR: Path.join(dataDir, "data"),
-      ADMIN_TOKEN,
-      COBRO_CLOCK: "virtual",
-      COBRO_DEV_WEBHOOKS: "1"
-    }),
-    Chromium.launch()
-  ])
   const created = await admin("POST", "/admin/v1/merchants", { name: "Tostadora Andina" })
   expect(created.status, created.text).toBe(201)
   const merchantId = created.json.merchant_id as string
@@ -116,21 +81,13 @@ beforeAll(async () => {
   })
   expect(methods.status, methods.text).toBe(200)
   const webhook = await admin("PUT", `/admin/v1/merchants/${merchantId}/webhook`, {
-    url: hooks.url,
+    url: suite.hooks.url,
     mode: "test"
   })
   expect(webhook.status, webhook.text).toBe(200)
   // One warm-up read: the log-backed directory answers the first lookup of a new key late.
   await api("GET", "/online/link/v1/payment_methods")
 }, 180_000)
-
-afterAll(async () => {
-  await browser?.close()
-  const stopped = await server?.stop()
-  await hooks?.close()
-  if (dataDir) Fs.rmSync(dataDir, { recursive: true, force: true })
-  expect(stopped?.code ?? 0).toBe(0)
-}, 60_000)
 
 describe("the checkout page in Chromium", () => {
   it("a link created through the API is paid with an approving card: confirmation, PAID in B3, signed webhook", async () => {
@@ -154,7 +111,7 @@ describe("the checkout page in Chromium", () => {
     })
     const record = await linkRecord(link.id)
     expect([record.status, record.payment_method]).toEqual(["PAID", "CREDIT_CARD"])
-    const hook = await hooks.waitFor(
+    const hook = await suite.hooks.waitFor(
       (r) => r.json?.type === "SALE_APPROVED" && r.json?.data?.metadata?.reference === "pedido-approve"
     )
     expect(hook.json.data.payment_id).toBe(record.transaction_id)
@@ -167,16 +124,13 @@ describe("the checkout page in Chromium", () => {
       amount: { total_amount: 555_042 },
       reference: "pedido-decline"
     })
-    await withContext(async (context) => {
-      const page = await context.newPage()
-      await page.goto(link.url)
-      await fillCard(page)
+    await withCardFilled(link.url, async (page) => {
       await page.locator("#pay").click()
       await page.locator("#declined").waitFor()
       expect(await page.locator("#pay-form").isVisible()).toBe(true)
     })
     expect((await linkRecord(link.id)).status).toBe("ACTIVE")
-    await hooks.waitFor(
+    await suite.hooks.waitFor(
       (r) => r.json?.type === "SALE_REJECTED" && r.json?.data?.metadata?.reference === "pedido-decline"
     )
   })
@@ -214,10 +168,7 @@ describe("the checkout page in Chromium", () => {
       amount: { total_amount: 555_020 },
       callback_url: `${SHOP}/gracias?pedido=3ds`
     })
-    await withContext(async (context) => {
-      const page = await context.newPage()
-      await page.goto(link.url)
-      await fillCard(page)
+    await withCardFilled(link.url, async (page) => {
       await page.locator("#pay").click()
       await page.locator("#approve").waitFor()
       expect((await linkRecord(link.id)).status).toBe("PROCESSING")
@@ -269,10 +220,10 @@ describe("the checkout page in Chromium", () => {
     })
     const record = await linkRecord(link.id)
     expect(record.status).toBe("PAID")
-    const hook = await hooks.waitFor((r) => r.json?.data?.metadata?.reference === "pedido-two-tabs")
+    const hook = await suite.hooks.waitFor((r) => r.json?.data?.metadata?.reference === "pedido-two-tabs")
     expect(hook.json.data.payment_id).toBe(record.transaction_id)
     const payments = new Set(
-      hooks.received
+      suite.hooks.received
         .filter((r) => r.json?.data?.metadata?.reference === "pedido-two-tabs")
         .map((r) => r.json.data.payment_id)
     )
@@ -338,10 +289,7 @@ describe("the checkout page in Chromium", () => {
       amount: { total_amount: 70_000 },
       expiration_date: BigInt(now + 3_600_000) * 1_000_000n
     })
-    await withContext(async (context) => {
-      const page = await context.newPage()
-      await page.goto(link.url)
-      await fillCard(page)
+    await withCardFilled(link.url, async (page) => {
       const advanced = await admin("POST", "/admin/v1/clock/advance", { seconds: 7200 })
       expect(advanced.status, advanced.text).toBe(200)
       await page.locator("#pay").click()

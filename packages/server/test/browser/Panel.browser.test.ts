@@ -8,43 +8,18 @@
  */
 import * as PanelPage from "@cobro/panel/PanelPage"
 import * as PanelText from "@cobro/panel/PanelText"
-import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import * as Fs from "node:fs"
-import * as Os from "node:os"
-import * as Path from "node:path"
-import type { Browser, BrowserContext, Page } from "playwright-core"
+import { describe, expect, it } from "@effect/vitest"
+import type { BrowserContext, Page } from "playwright-core"
 import * as ServerProcess from "../support/ServerProcess.js"
-import * as Chromium from "./support/Browser.js"
-import * as WebhookReceiver from "./support/WebhookReceiver.js"
+import * as Suite from "./support/Suite.js"
 
 const ADMIN_TOKEN = "panel-browser-admin-token"
 const PASSWORD = "una clave de panel muy larga"
 const SHOP = "https://shop.example"
 const es = PanelText.messages.es
 
-let server: ServerProcess.RunningServer
-let browser: Browser
-let hooks: WebhookReceiver.Receiver
-let dataDir: string
-
-const call = async (method: string, path: string, options: { body?: unknown; auth?: string } = {}) => {
-  const response = await fetch(server.url + path, {
-    method,
-    headers: {
-      ...(options.auth ? { authorization: options.auth } : {}),
-      ...(options.body === undefined ? {} : { "content-type": "application/json" })
-    },
-    ...(options.body === undefined ? {} : { body: JSON.stringify(options.body) })
-  })
-  const text = await response.text()
-  let json: any = undefined
-  try {
-    json = JSON.parse(text)
-  } catch {
-    json = undefined
-  }
-  return { status: response.status, text, json }
-}
+const suite = Suite.make("cobro-panel-browser-", { ADMIN_TOKEN })
+const call = suite.call
 const admin = (method: string, path: string, body?: unknown) =>
   call(method, path, { auth: `Bearer ${ADMIN_TOKEN}`, body })
 const withKey = (key: string, method: string, path: string, body?: unknown) =>
@@ -110,13 +85,14 @@ const onlinePayment = async (shop: Shop, reference: string, amount: number) => {
 }
 
 /** The merchant's webhook of `mode` set through the admin API. */
-const adminWebhook = async (shop: Shop, mode: "test" | "production", url = hooks.url) => {
+const adminWebhook = async (shop: Shop, mode: "test" | "production", url = suite.hooks.url) => {
   const set = await admin("PUT", `/admin/v1/merchants/${shop.merchantId}/webhook`, { url, mode })
   expect(set.status, set.text).toBe(200)
 }
 
 /** The notifications the receiver got for the merchant. */
-const receivedBy = (shop: Shop) => hooks.received.filter((r) => r.json?.data?.merchant_id === shop.merchantId)
+const receivedBy = (shop: Shop) =>
+  suite.hooks.received.filter((r) => r.json?.data?.merchant_id === shop.merchantId)
 
 /** A stream's history as the admin API answers it. */
 const history = async (streamId: string) => {
@@ -130,7 +106,7 @@ const withContext = async <A>(
   run: (context: BrowserContext) => Promise<A>,
   options: { width?: number } = {}
 ): Promise<A> => {
-  const context = await browser.newContext({
+  const context = await suite.browser.newContext({
     locale: "es-CO",
     viewport: { width: options.width ?? 1280, height: 900 }
   })
@@ -146,7 +122,7 @@ const withContext = async <A>(
 
 /** Signs in on the login form and waits for the payments list. */
 const signIn = async (page: Page, email: string) => {
-  await page.goto(`${server.url}/panel/login`)
+  await page.goto(`${suite.server.url}/panel/login`)
   await page.locator("#email").fill(email)
   await page.locator("#password").fill(PASSWORD)
   await page.locator("#sign-in").click()
@@ -188,27 +164,6 @@ const widths = (page: Page) =>
     }
   })
 
-beforeAll(async () => {
-  dataDir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "cobro-panel-browser-"))
-  hooks = await WebhookReceiver.start()
-  ;[server, browser] = await Promise.all([
-    ServerProcess.startProcess({
-      DATA_DIR: Path.join(dataDir, "data"),
-      ADMIN_TOKEN,
-      COBRO_DEV_WEBHOOKS: "1"
-    }),
-    Chromium.launch()
-  ])
-}, 180_000)
-
-afterAll(async () => {
-  await browser?.close()
-  const stopped = await server?.stop()
-  await hooks?.close()
-  if (dataDir) Fs.rmSync(dataDir, { recursive: true, force: true })
-  expect(stopped?.code ?? 0).toBe(0)
-}, 60_000)
-
 describe("the merchant panel in Chromium", () => {
   it("a full-access user signs in, finds an API payment by its reference in test mode, and opens its detail and history", async () => {
     const shop = await newShop("Tostadora Andina")
@@ -217,7 +172,7 @@ describe("the merchant panel in Chromium", () => {
     await withContext(async (context) => {
       const page = await context.newPage()
       // A wrong password is refused with a message that says only that, and no session.
-      await page.goto(`${server.url}/panel/payments`)
+      await page.goto(`${suite.server.url}/panel/payments`)
       await page.waitForURL(/\/panel\/login/)
       await page.locator("#email").fill(shop.fullAccess)
       await page.locator("#password").fill("not the password at all")
@@ -268,25 +223,25 @@ describe("the merchant panel in Chromium", () => {
       const page = await signedIn(context, shop.fullAccess)
       // The receiver registered as the test webhook through the panel's form.
       await page.locator("#nav-webhooks").click()
-      await page.locator("#webhook-url-test").fill(hooks.url)
+      await page.locator("#webhook-url-test").fill(suite.hooks.url)
       await page.locator("#save-webhook-test").click()
       await page.locator("#webhook-test-url").waitFor()
 
       const transactionId = await onlinePayment(shop, "panel-resend", 30_000)
-      const first = await hooks.waitFor(
+      const first = await suite.hooks.waitFor(
         (r) => r.json?.data?.payment_id === transactionId && r.json?.type === "SALE_APPROVED"
       )
-      await page.goto(`${server.url}/panel/payments?mode=test&reference=panel-resend`)
+      await page.goto(`${suite.server.url}/panel/payments?mode=test&reference=panel-resend`)
       await page.locator("[data-testid=payment-link]").click()
       await reloadUntil(page, "[data-testid=delivery][data-status=DELIVERED]")
       const delivery = page.locator("[data-testid=delivery]")
       const notificationId = (await delivery.getAttribute("data-notification-id"))!
       expect(await delivery.locator("[data-testid=attempt]").count()).toBe(1)
-      await expect(delivery.locator("[data-testid=delivery-url]").innerText()).resolves.toBe(hooks.url)
+      await expect(delivery.locator("[data-testid=delivery-url]").innerText()).resolves.toBe(suite.hooks.url)
 
       await page.locator(`#resend-${notificationId}`).click()
       await expect(page.locator("#flash").innerText()).resolves.toBe(es.flash.resent)
-      const again = await hooks.waitFor(
+      const again = await suite.hooks.waitFor(
         (r) => r.json?.data?.payment_id === transactionId && r !== first && r.json?.type === "SALE_APPROVED"
       )
       expect(again.json.data).toEqual(first.json.data)
@@ -397,15 +352,15 @@ describe("the merchant panel in Chromium", () => {
       await page.locator("#webhook-url-test-error").waitFor()
       await page.locator("#webhook-test-none").waitFor()
 
-      await page.locator("#webhook-url-test").fill(hooks.url)
+      await page.locator("#webhook-url-test").fill(suite.hooks.url)
       await page.locator("#standard-webhooks-test").check()
       await page.locator("#save-webhook-test").click()
       await page.locator("#webhook-test-url").waitFor()
-      await expect(page.locator("#webhook-test-url").innerText()).resolves.toBe(hooks.url)
+      await expect(page.locator("#webhook-test-url").innerText()).resolves.toBe(suite.hooks.url)
       await page.locator("#webhook-test-standard").waitFor()
 
       await page.locator("#send-test-notification").click()
-      const test = await hooks.waitFor(
+      const test = await suite.hooks.waitFor(
         (r) =>
           r.json?.data?.merchant_id === shop.merchantId &&
           r.json?.data?.metadata?.reference === "cobro-test-notification"
@@ -474,7 +429,7 @@ describe("the merchant panel in Chromium", () => {
     expect(link.status, link.text).toBe(201)
     const linkId: string = link.json.payload.payment_link
     const transactionId = await onlinePayment(shop, "panel-readonly", 25_000)
-    await hooks.waitFor((r) => r.json?.data?.payment_id === transactionId)
+    await suite.hooks.waitFor((r) => r.json?.data?.payment_id === transactionId)
     const notifications = await admin(
       "GET",
       `/admin/v1/merchants/${shop.merchantId}/notifications?delivery=delivered`
@@ -495,7 +450,7 @@ describe("the merchant panel in Chromium", () => {
         "/panel/terminals"
       ]
       for (const path of pages) {
-        const opened = await page.goto(server.url + path)
+        const opened = await page.goto(suite.server.url + path)
         expect(opened?.status(), path).toBe(200)
         // Only the sign-out form and the filters (GET) are there.
         const forms = await page
@@ -503,9 +458,9 @@ describe("the merchant panel in Chromium", () => {
           .evaluateAll((forms) => forms.map((f: any) => f.getAttribute("action")))
         expect(forms, path).toEqual(["/panel/logout"])
       }
-      await page.goto(`${server.url}/panel/webhooks?mode=test`)
-      expect(await page.locator("#webhook-test-url").innerText()).toBe(hooks.url)
-      await page.goto(`${server.url}/panel/links?mode=test`)
+      await page.goto(`${suite.server.url}/panel/webhooks?mode=test`)
+      expect(await page.locator("#webhook-test-url").innerText()).toBe(suite.hooks.url)
+      await page.goto(`${suite.server.url}/panel/links?mode=test`)
       expect(await page.locator("#new-link").count()).toBe(0)
       expect(await page.locator(`#cancel-${linkId}`).count()).toBe(0)
 
@@ -531,7 +486,7 @@ describe("the merchant panel in Chromium", () => {
           if (value === undefined) throw new Error(`no value for :${name} in ${route.path}`)
           return encodeURIComponent(value)
         })
-        const reply = await page.request.post(server.url + path, {
+        const reply = await page.request.post(suite.server.url + path, {
           form: { csrf, mode: "test", lang: "es", ...bodies[route.path] },
           maxRedirects: 0
         })
@@ -554,8 +509,8 @@ describe("the merchant panel in Chromium", () => {
     expect(merchantSteps.filter((e) => e.actor === `panel:${shop.readOnly}`)).toEqual([])
     await withContext(async (context) => {
       const page = await signedIn(context, shop.fullAccess)
-      await page.goto(`${server.url}/panel/webhooks?mode=test`)
-      await expect(page.locator("#webhook-test-url").innerText()).resolves.toBe(hooks.url)
+      await page.goto(`${suite.server.url}/panel/webhooks?mode=test`)
+      await expect(page.locator("#webhook-test-url").innerText()).resolves.toBe(suite.hooks.url)
     })
   })
 
@@ -568,7 +523,7 @@ describe("the merchant panel in Chromium", () => {
       1_250_000
     )
     await onlinePayment(shop, "panel-phone-2", 18_000)
-    await hooks.waitFor((r) => r.json?.data?.payment_id === transactionId)
+    await suite.hooks.waitFor((r) => r.json?.data?.payment_id === transactionId)
     await withContext(
       async (context) => {
         const page = await signedIn(context, shop.fullAccess)
@@ -582,12 +537,12 @@ describe("the merchant panel in Chromium", () => {
           "/panel/terminals"
         ]
         for (const path of pages) {
-          await page.goto(server.url + path)
+          await page.goto(suite.server.url + path)
           const { scrollWidth, innerWidth } = await widths(page)
           expect(innerWidth).toBe(390)
           expect(scrollWidth, path).toBeLessThanOrEqual(innerWidth)
         }
-        await page.goto(`${server.url}/panel/login`)
+        await page.goto(`${suite.server.url}/panel/login`)
         expect((await widths(page)).scrollWidth).toBeLessThanOrEqual(390)
       },
       { width: 390 }
@@ -602,7 +557,7 @@ describe("the merchant panel in Chromium", () => {
       expect(cookie.httpOnly).toBe(true)
       expect(cookie.sameSite).toBe("Lax")
       const withOld = () =>
-        fetch(`${server.url}/panel/payments`, {
+        fetch(`${suite.server.url}/panel/payments`, {
           headers: { cookie: `cobro_panel=${cookie.value}` },
           redirect: "manual"
         })
@@ -616,7 +571,7 @@ describe("the merchant panel in Chromium", () => {
       expect(after.headers.get("location")).toContain("/panel/login")
       // In a browser too: the old cookie put back leads to the sign-in form.
       await context.addCookies([cookie])
-      await page.goto(`${server.url}/panel/payments`)
+      await page.goto(`${suite.server.url}/panel/payments`)
       await page.waitForURL(/\/panel\/login/)
       await page.locator("#sign-in").waitFor()
     })

@@ -7,14 +7,16 @@ import * as Nanos from "@cobro/domain/Nanos"
 import * as Checkpoint from "@cobro/store-pg/Checkpoint"
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import { expect } from "@effect/vitest"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
-import { createHash } from "node:crypto"
+import { createHash, randomBytes } from "node:crypto"
 import type * as Config from "../../src/Config.js"
 import * as Server from "../../src/Server.js"
+import * as ServerProcess from "./ServerProcess.js"
 
 /** The settings of a node on `database` with the virtual clock (`COBRO_CLOCK=virtual`). */
 export const settingsFor = (
@@ -70,6 +72,24 @@ export const nodeWithHttp = (settings: Server.Settings, worker: Worker) =>
     Layer.provideMerge(ports(settings))
   )
 
+/**
+ * Runs `effect` on a node of the server on a fresh PostgreSQL database (admin token `adminToken`),
+ * served on a test socket, with no worker of the test's.
+ */
+export const onPostgres =
+  (adminToken: string) =>
+  <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+    Effect.gen(function* () {
+      const url = yield* ServerProcess.postgresDatabase
+      const dataDir = yield* ServerProcess.tempDir
+      const settings = settingsFor(
+        { _tag: "Postgres", url: Redacted.make(url), dataDir },
+        randomBytes(32),
+        adminToken
+      )
+      return yield* effect.pipe(Effect.provide(nodeWithHttp(settings, Effect.never)))
+    }).pipe(Effect.scoped)
+
 /** An answer of a node: its status, body as text and as exact JSON (when JSON), and `Location`. */
 export interface Reply {
   readonly status: number
@@ -121,3 +141,25 @@ export const sender =
       }
       return reply
     }).pipe(Effect.orDie)
+
+/** The request function of a node, as {@link sender} makes it. */
+export type Send = ReturnType<typeof sender>
+
+/**
+ * An online payment approved by card: C1 creates the intent `reference_id` of `total_amount` COP
+ * with the payment button key `button`, C4 pays it with the sandbox's approving card; C4's reply.
+ */
+export const paidByCard = (send: Send, button: string, reference_id: string, total_amount: number) =>
+  Effect.gen(function* () {
+    const intent = yield* send("POST", "/v1/payment-intent", {
+      key: button,
+      body: { reference_id, amount: { currency: "COP", total_amount } }
+    })
+    expect(intent.status, intent.text).toBe(201)
+    const paid = yield* send("POST", "/v1/payment", {
+      key: button,
+      body: { reference_id, payment_method: { name: "CREDIT_CARD", card_number: "4111111111111111" } }
+    })
+    expect(paid.status, paid.text).toBe(201)
+    return paid
+  })

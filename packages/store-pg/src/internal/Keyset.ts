@@ -18,6 +18,9 @@
  * `LATERAL` on the cursor's row, so the page's bound is an index condition and no round trip is
  * added; no row at all means an unknown cursor. `ending_before` reads ascending from the cursor and
  * reverses.
+ *
+ * Each listing read model declares its list once ({@link listing}): its table, scope, filters and
+ * how a row reads as the port's; the page and its statement come from here.
  * @internal
  */
 import type * as EventStore from "@cobro/domain/EventStore"
@@ -46,6 +49,27 @@ export interface Placed {
 export const positionOf = (row: Placed): EventStore.Checkpoint => ({
   transactionId: BigInt(row.created_xid),
   globalPosition: BigInt(row.created_position)
+})
+
+/**
+ * The columns a merchant's listing row of a payment-side list has besides its own (transactions,
+ * links, notifications, refunds): its place, its merchant and mode, and the instants of its first
+ * and last events.
+ */
+export interface MerchantPlaced extends Placed {
+  readonly merchant_id: string
+  readonly sandbox: boolean
+  readonly created_at: Date | string
+  readonly updated_at: Date | string
+}
+
+/** The fields of a {@link MerchantPlaced} row as the `Listings` port's row has them. */
+export const merchantFields = (row: MerchantPlaced) => ({
+  position: positionOf(row),
+  merchantId: row.merchant_id,
+  mode: row.sandbox ? ("test" as const) : ("production" as const),
+  createdAt: new Date(row.created_at),
+  updatedAt: new Date(row.updated_at)
 })
 
 /**
@@ -110,3 +134,60 @@ export const page = <Row extends object>(
     const data = found.slice(0, request.limit)
     return { data: after ? data : data.reverse(), hasMore: found.length > request.limit }
   })
+
+/**
+ * One list over a keyset read model, as `Listings` reads it: {@link page} of its rows, each read
+ * as the port's row, and the page's {@link statement} alone (for the query plans' tests and
+ * benchmarks), both from the list's scope (one merchant, or all) and its filter.
+ */
+export interface Listing<Scope, Filter, Row, Out> {
+  readonly list: (
+    scope: Scope,
+    filter: Filter,
+    request: Pagination.PageRequest
+  ) => Effect.Effect<Pagination.Page<Out>, Pagination.UnknownCursor, SqlClient.SqlClient>
+  readonly statement: (
+    scope: Scope,
+    filter: Filter,
+    request: Pagination.PageRequest
+  ) => Effect.Effect<Statement.Statement<Row>, never, SqlClient.SqlClient>
+}
+
+/**
+ * Builds the {@link Listing} of `table`, whose rows `id` identifies: `scope` and `filters` give the
+ * page's conditions, `toRow` reads a row as the port's.
+ */
+export const listing = <Scope, Filter, Row extends Placed, Out>(options: {
+  readonly table: string
+  readonly id: string
+  readonly scope: (sql: SqlClient.SqlClient, scope: Scope) => ReadonlyArray<Statement.Fragment>
+  readonly filters: (sql: SqlClient.SqlClient, filter: Filter) => ReadonlyArray<Statement.Fragment>
+  readonly toRow: (row: Row) => Out
+}): Listing<Scope, Filter, Row, Out> => {
+  const query = (
+    sql: SqlClient.SqlClient,
+    scope: Scope,
+    filter: Filter,
+    request: Pagination.PageRequest
+  ): Query => ({
+    table: options.table,
+    id: options.id,
+    scope: options.scope(sql, scope),
+    filters: options.filters(sql, filter),
+    request
+  })
+  return {
+    list: (scope, filter, request) =>
+      Effect.flatMap(SqlClient.SqlClient, (sql) => page<Row>(query(sql, scope, filter, request))).pipe(
+        Effect.map((rows) => ({ data: rows.data.map(options.toRow), hasMore: rows.hasMore }))
+      ),
+    statement: (scope, filter, request) =>
+      Effect.map(SqlClient.SqlClient, (sql) => statement<Row>(sql, query(sql, scope, filter, request)))
+  }
+}
+
+/** The scope of a merchant's list: its rows alone (the first column of each of its indexes). */
+export const byMerchant = (
+  sql: SqlClient.SqlClient,
+  merchantId: string
+): ReadonlyArray<Statement.Fragment> => [sql`merchant_id = ${merchantId}`]

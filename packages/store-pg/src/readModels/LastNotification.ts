@@ -10,7 +10,18 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as InlineReadModels from "../InlineReadModels.js"
+import * as Upsert from "../internal/Upsert.js"
 import * as Projection from "../Projection.js"
+
+/** The payment's row as its notification scheduled last in the log has it. */
+const scheduled = Upsert.latest("cobro_rm_last_notification", "subject", [
+  ["subject", "e.data->>'subject'"],
+  ["notification_id", "(e.data->>'notificationId')::uuid"],
+  ["type", "e.data->>'type'"],
+  ["merchant_id", "e.data->>'merchantId'"],
+  ["stream_id", "e.stream_id"],
+  ["created_at", "(e.data->>'createdAt')::timestamptz"]
+])
 
 /** The read model as migration 8 installs it (`InlineReadModels`). */
 export const model: InlineReadModels.InlineReadModel = InlineReadModels.make({
@@ -30,14 +41,7 @@ export const model: InlineReadModels.InlineReadModel = InlineReadModels.make({
   createFunction: `CREATE FUNCTION cobro_rm_last_notification(e cobro_events) RETURNS void LANGUAGE plpgsql AS $$
   BEGIN
     IF e.type <> 'DeliveryScheduled' OR NOT starts_with(e.stream_id, 'WebhookDelivery-') THEN RETURN; END IF;
-    INSERT INTO cobro_rm_last_notification AS t
-      (subject, notification_id, type, merchant_id, stream_id, created_at, log_transaction_id, log_position)
-    VALUES (e.data->>'subject', (e.data->>'notificationId')::uuid, e.data->>'type', e.data->>'merchantId',
-      e.stream_id, (e.data->>'createdAt')::timestamptz, e.transaction_id, e.global_position)
-    ON CONFLICT (subject) DO UPDATE SET notification_id = EXCLUDED.notification_id, type = EXCLUDED.type,
-      merchant_id = EXCLUDED.merchant_id, stream_id = EXCLUDED.stream_id, created_at = EXCLUDED.created_at,
-      log_transaction_id = EXCLUDED.log_transaction_id, log_position = EXCLUDED.log_position
-    WHERE (t.log_transaction_id, t.log_position) < (EXCLUDED.log_transaction_id, EXCLUDED.log_position);
+    ${scheduled}
   END $$`
 })
 

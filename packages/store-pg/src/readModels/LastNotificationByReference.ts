@@ -10,7 +10,20 @@ import type { SqlError } from "@effect/sql/SqlError"
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import * as InlineReadModels from "../InlineReadModels.js"
+import * as Upsert from "../internal/Upsert.js"
 import * as Projection from "../Projection.js"
+
+/** The payment's row as its notification scheduled last in the log has it, under its reference `v_reference`. */
+const scheduled = Upsert.latest("cobro_rm_last_notification_by_reference", "subject", [
+  ["subject", "e.data->>'subject'"],
+  ["merchant_id", "e.data->>'merchantId'"],
+  ["sandbox", "(e.data->>'sandbox')::boolean"],
+  ["reference", "v_reference #>> '{}'"],
+  ["notification_id", "(e.data->>'notificationId')::uuid"],
+  ["type", "e.data->>'type'"],
+  ["stream_id", "e.stream_id"],
+  ["created_at", "(e.data->>'createdAt')::timestamptz"]
+])
 
 /** The read model as migration 8 installs it (`InlineReadModels`). */
 export const model: InlineReadModels.InlineReadModel = InlineReadModels.make({
@@ -42,17 +55,7 @@ export const model: InlineReadModels.InlineReadModel = InlineReadModels.make({
       OR v_body IS NULL OR left(ltrim(v_body), 1) <> '{' THEN RETURN; END IF;
     v_reference := v_body::json #> '{data,metadata,reference}';
     IF v_reference IS NULL OR json_typeof(v_reference) <> 'string' THEN RETURN; END IF;
-    INSERT INTO cobro_rm_last_notification_by_reference AS t
-      (subject, merchant_id, sandbox, reference, notification_id, type, stream_id, created_at,
-       log_transaction_id, log_position)
-    VALUES (e.data->>'subject', e.data->>'merchantId', (e.data->>'sandbox')::boolean, v_reference #>> '{}',
-      (e.data->>'notificationId')::uuid, e.data->>'type', e.stream_id, (e.data->>'createdAt')::timestamptz,
-      e.transaction_id, e.global_position)
-    ON CONFLICT (subject) DO UPDATE SET merchant_id = EXCLUDED.merchant_id, sandbox = EXCLUDED.sandbox,
-      reference = EXCLUDED.reference, notification_id = EXCLUDED.notification_id, type = EXCLUDED.type,
-      stream_id = EXCLUDED.stream_id, created_at = EXCLUDED.created_at,
-      log_transaction_id = EXCLUDED.log_transaction_id, log_position = EXCLUDED.log_position
-    WHERE (t.log_transaction_id, t.log_position) < (EXCLUDED.log_transaction_id, EXCLUDED.log_position);
+    ${scheduled}
   END $$`
 })
 

@@ -11,9 +11,6 @@
  * the merchant for a mode.
  */
 import type * as Listings from "@cobro/domain/Listings"
-import type * as Pagination from "@cobro/domain/Pagination"
-import * as SqlClient from "@effect/sql/SqlClient"
-import * as Effect from "effect/Effect"
 import * as InlineReadModels from "../InlineReadModels.js"
 import * as Keyset from "../internal/Keyset.js"
 import * as Projection from "../Projection.js"
@@ -82,62 +79,42 @@ export const model: InlineReadModels.InlineReadModel = InlineReadModels.make({
 /** The read model as a projection, for `Projection.rebuildAll`. */
 export const projection: Projection.Projection = Projection.inline(model)
 
-interface Row extends Keyset.Placed {
+interface Row extends Keyset.MerchantPlaced {
   readonly link_id: string
-  readonly merchant_id: string
-  readonly sandbox: boolean
   readonly status: string
   readonly amount_type: "OPEN" | "CLOSE"
   readonly amount: string | number | null
   readonly currency: string
   readonly description: string | null
   readonly reference: string | null
-  readonly created_at: Date | string
   readonly expires_at: Date | string | null
-  readonly updated_at: Date | string
 }
 
 const toRow = (row: Row): Listings.LinkRow => ({
-  position: Keyset.positionOf(row),
+  ...Keyset.merchantFields(row),
   linkId: row.link_id,
-  merchantId: row.merchant_id,
-  mode: row.sandbox ? "test" : "production",
   status: row.status,
   amountType: row.amount_type,
   amount: row.amount === null ? 0 : Number(row.amount),
   currency: row.currency,
   description: row.description,
   reference: row.reference,
-  createdAt: new Date(row.created_at),
-  expiresAt: row.expires_at === null ? null : new Date(row.expires_at),
-  updatedAt: new Date(row.updated_at)
+  expiresAt: row.expires_at === null ? null : new Date(row.expires_at)
 })
 
-/** The page `request` of one merchant's links that pass `filter`. */
-const query = (
-  sql: SqlClient.SqlClient,
-  merchantId: string,
-  filter: Listings.LinkFilter,
-  request: Pagination.PageRequest
-): Keyset.Query => ({
+const listing = Keyset.listing({
   table: "cobro_rm_links",
   id: "link_id",
-  scope: [sql`merchant_id = ${merchantId}`],
-  filters: [
+  scope: Keyset.byMerchant,
+  filters: (sql, filter: Listings.LinkFilter) => [
     ...(filter.mode === undefined ? [] : [sql`sandbox = ${filter.mode === "test"}`]),
     ...(filter.status === undefined ? [] : [sql`status = ${filter.status}`])
   ],
-  request
+  toRow
 })
 
 /** A page of one merchant's links (`Listings.links`). */
-export const list = (merchantId: string, filter: Listings.LinkFilter, request: Pagination.PageRequest) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    Keyset.page<Row>(query(sql, merchantId, filter, request))
-  ).pipe(Effect.map((page) => ({ data: page.data.map(toRow), hasMore: page.hasMore })))
+export const list = listing.list
 
 /** The statement of {@link list}, for the query plans' tests and benchmarks. */
-export const statement = (merchantId: string, filter: Listings.LinkFilter, request: Pagination.PageRequest) =>
-  Effect.map(SqlClient.SqlClient, (sql) =>
-    Keyset.statement<Row>(sql, query(sql, merchantId, filter, request))
-  )
+export const statement = listing.statement

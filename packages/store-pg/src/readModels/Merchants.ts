@@ -10,8 +10,6 @@
  */
 import type * as Listings from "@cobro/domain/Listings"
 import type * as Pagination from "@cobro/domain/Pagination"
-import * as SqlClient from "@effect/sql/SqlClient"
-import * as Effect from "effect/Effect"
 import * as InlineReadModels from "../InlineReadModels.js"
 import * as Keyset from "../internal/Keyset.js"
 import * as Projection from "../Projection.js"
@@ -66,28 +64,22 @@ const toRow = (row: Row): Listings.MerchantRow => ({
   createdAt: new Date(row.created_at)
 })
 
-/** The page `request` of the merchants that pass `filter`. */
-const query = (
-  sql: SqlClient.SqlClient,
-  filter: Listings.MerchantFilter,
-  request: Pagination.PageRequest
-): Keyset.Query => ({
+const listing = Keyset.listing({
   table: "cobro_rm_merchants",
   id: "merchant_id",
-  scope: [],
-  filters: [
+  // The operator's list: every merchant's row.
+  scope: (_sql, _scope: void) => [],
+  filters: (sql, filter: Listings.MerchantFilter) => [
     ...(filter.status === undefined ? [] : [sql`status = ${filter.status}`]),
     ...(filter.name === undefined ? [] : [sql`strpos(lower(name), lower(${filter.name} COLLATE "C")) > 0`])
   ],
-  request
+  toRow
 })
 
 /** A page of the merchants (`Listings.merchants`). */
 export const list = (filter: Listings.MerchantFilter, request: Pagination.PageRequest) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) => Keyset.page<Row>(query(sql, filter, request))).pipe(
-    Effect.map((page) => ({ data: page.data.map(toRow), hasMore: page.hasMore }))
-  )
+  listing.list(undefined, filter, request)
 
 /** The statement of {@link list}, for the query plans' tests and benchmarks. */
 export const statement = (filter: Listings.MerchantFilter, request: Pagination.PageRequest) =>
-  Effect.map(SqlClient.SqlClient, (sql) => Keyset.statement<Row>(sql, query(sql, filter, request)))
+  listing.statement(undefined, filter, request)

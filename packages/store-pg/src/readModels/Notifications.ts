@@ -12,24 +12,15 @@
  * `(merchant_id, subject)` for one payment's notifications.
  */
 import type * as Listings from "@cobro/domain/Listings"
-import type * as Pagination from "@cobro/domain/Pagination"
-import * as SqlClient from "@effect/sql/SqlClient"
-import * as Effect from "effect/Effect"
 import * as InlineReadModels from "../InlineReadModels.js"
 import * as Keyset from "../internal/Keyset.js"
 import * as Projection from "../Projection.js"
+import * as WebhookDeliveries from "./WebhookDeliveries.js"
 
 /** The read model as migration 14 installs it (`InlineReadModels.reinstall`). */
 export const model: InlineReadModels.InlineReadModel = InlineReadModels.make({
   name: "notifications",
-  types: [
-    "DeliveryScheduled",
-    "AttemptSucceeded",
-    "AttemptFailed",
-    "DeliveryExhausted",
-    "ResendRequested",
-    "DeliveryCancelled"
-  ],
+  types: WebhookDeliveries.deliveryEvents,
   createTable: [
     `CREATE TABLE cobro_rm_notifications (
     notification_id text COLLATE "C" PRIMARY KEY,
@@ -101,67 +92,39 @@ export const model: InlineReadModels.InlineReadModel = InlineReadModels.make({
 /** The read model as a projection, for `Projection.rebuildAll`. */
 export const projection: Projection.Projection = Projection.inline(model)
 
-interface Row extends Keyset.Placed {
+interface Row extends Keyset.MerchantPlaced {
   readonly notification_id: string
-  readonly merchant_id: string
-  readonly sandbox: boolean
   readonly subject: string
   readonly type: string
   readonly delivery: Listings.DeliveryStanding
   readonly attempts: number
   readonly last_status_code: number | null
-  readonly created_at: Date | string
-  readonly updated_at: Date | string
 }
 
 const toRow = (row: Row): Listings.NotificationRow => ({
-  position: Keyset.positionOf(row),
+  ...Keyset.merchantFields(row),
   notificationId: row.notification_id,
-  merchantId: row.merchant_id,
-  mode: row.sandbox ? "test" : "production",
   subject: row.subject,
   type: row.type,
   delivery: row.delivery,
   attempts: row.attempts,
-  lastStatusCode: row.last_status_code,
-  createdAt: new Date(row.created_at),
-  updatedAt: new Date(row.updated_at)
+  lastStatusCode: row.last_status_code
 })
 
-/** The page `request` of one merchant's notifications that pass `filter`. */
-const query = (
-  sql: SqlClient.SqlClient,
-  merchantId: string,
-  filter: Listings.NotificationFilter,
-  request: Pagination.PageRequest
-): Keyset.Query => ({
+const listing = Keyset.listing({
   table: "cobro_rm_notifications",
   id: "notification_id",
-  scope: [sql`merchant_id = ${merchantId}`],
-  filters: [
+  scope: Keyset.byMerchant,
+  filters: (sql, filter: Listings.NotificationFilter) => [
     ...(filter.mode === undefined ? [] : [sql`sandbox = ${filter.mode === "test"}`]),
     ...(filter.delivery === undefined ? [] : [sql`delivery = ${filter.delivery}`]),
     ...(filter.subject === undefined ? [] : [sql`subject = ${filter.subject}`])
   ],
-  request
+  toRow
 })
 
 /** A page of one merchant's notifications (`Listings.notifications`). */
-export const list = (
-  merchantId: string,
-  filter: Listings.NotificationFilter,
-  request: Pagination.PageRequest
-) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    Keyset.page<Row>(query(sql, merchantId, filter, request))
-  ).pipe(Effect.map((page) => ({ data: page.data.map(toRow), hasMore: page.hasMore })))
+export const list = listing.list
 
 /** The statement of {@link list}, for the query plans' tests and benchmarks. */
-export const statement = (
-  merchantId: string,
-  filter: Listings.NotificationFilter,
-  request: Pagination.PageRequest
-) =>
-  Effect.map(SqlClient.SqlClient, (sql) =>
-    Keyset.statement<Row>(sql, query(sql, merchantId, filter, request))
-  )
+export const statement = listing.statement

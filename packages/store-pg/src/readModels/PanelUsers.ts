@@ -15,7 +15,6 @@
  * the row's page (a HOT update) and write no index.
  */
 import type * as Listings from "@cobro/domain/Listings"
-import type * as Pagination from "@cobro/domain/Pagination"
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import * as Effect from "effect/Effect"
@@ -108,31 +107,19 @@ const toRow = (row: Row): Listings.UserRow => ({
   updatedAt: new Date(row.updated_at)
 })
 
-/** The page `request` of one merchant's users that pass `filter`. */
-const query = (
-  sql: SqlClient.SqlClient,
-  merchantId: string,
-  filter: Listings.UserFilter,
-  request: Pagination.PageRequest
-): Keyset.Query => ({
+const listing = Keyset.listing({
   table: "cobro_rm_panel_users",
   id: "user_id",
-  scope: [sql`merchant_id = ${merchantId}`],
-  filters: [
+  scope: Keyset.byMerchant,
+  filters: (sql, filter: Listings.UserFilter) => [
     ...(filter.role === undefined ? [] : [sql`role = ${filter.role}`]),
     ...(filter.status === undefined ? [] : [sql`status = ${filter.status}`])
   ],
-  request
+  toRow
 })
 
 /** A page of one merchant's panel users (`Listings.users`). */
-export const list = (merchantId: string, filter: Listings.UserFilter, request: Pagination.PageRequest) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    Keyset.page<Row>(query(sql, merchantId, filter, request))
-  ).pipe(Effect.map((page) => ({ data: page.data.map(toRow), hasMore: page.hasMore })))
+export const list = listing.list
 
 /** The statement of {@link list}, for the query plans' tests and benchmarks. */
-export const statement = (merchantId: string, filter: Listings.UserFilter, request: Pagination.PageRequest) =>
-  Effect.map(SqlClient.SqlClient, (sql) =>
-    Keyset.statement<Row>(sql, query(sql, merchantId, filter, request))
-  )
+export const statement = listing.statement

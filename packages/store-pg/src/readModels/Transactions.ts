@@ -20,9 +20,6 @@
  * in log order anyway.
  */
 import type * as Listings from "@cobro/domain/Listings"
-import type * as Pagination from "@cobro/domain/Pagination"
-import * as SqlClient from "@effect/sql/SqlClient"
-import * as Effect from "effect/Effect"
 import * as InlineReadModels from "../InlineReadModels.js"
 import * as Instant from "../internal/Instant.js"
 import * as Keyset from "../internal/Keyset.js"
@@ -151,46 +148,32 @@ export const model: InlineReadModels.InlineReadModel = InlineReadModels.make({
 /** The read model as a projection, for `Projection.rebuildAll`. */
 export const projection: Projection.Projection = Projection.inline(model)
 
-interface Row extends Keyset.Placed {
+interface Row extends Keyset.MerchantPlaced {
   readonly transaction_id: string
   readonly kind: Listings.TransactionKind
   readonly resource_id: string
-  readonly merchant_id: string
-  readonly sandbox: boolean
   readonly status: string
   readonly amount: string | number
   readonly currency: string
   readonly reference: string | null
-  readonly created_at: Date | string
-  readonly updated_at: Date | string
 }
 
 const toRow = (row: Row): Listings.TransactionRow => ({
-  position: Keyset.positionOf(row),
+  ...Keyset.merchantFields(row),
   transactionId: row.transaction_id,
   kind: row.kind,
   resourceId: row.resource_id,
-  merchantId: row.merchant_id,
-  mode: row.sandbox ? "test" : "production",
   status: row.status,
   amount: Number(row.amount),
   currency: row.currency,
-  reference: row.reference,
-  createdAt: new Date(row.created_at),
-  updatedAt: new Date(row.updated_at)
+  reference: row.reference
 })
 
-/** The page `request` of one merchant's transactions that pass `filter`. */
-const query = (
-  sql: SqlClient.SqlClient,
-  merchantId: string,
-  filter: Listings.TransactionFilter,
-  request: Pagination.PageRequest
-): Keyset.Query => ({
+const listing = Keyset.listing({
   table: "cobro_rm_transactions",
   id: "transaction_id",
-  scope: [sql`merchant_id = ${merchantId}`],
-  filters: [
+  scope: Keyset.byMerchant,
+  filters: (sql, filter: Listings.TransactionFilter) => [
     ...(filter.mode === undefined ? [] : [sql`sandbox = ${filter.mode === "test"}`]),
     ...(filter.kind === undefined ? [] : [sql`kind = ${filter.kind}`]),
     ...(filter.status === undefined ? [] : [sql`status = ${filter.status}`]),
@@ -203,25 +186,11 @@ const query = (
     // Collation "C": a prefix is a range of the reference index.
     ...(filter.reference === undefined ? [] : [sql`starts_with(reference, ${filter.reference})`])
   ],
-  request
+  toRow
 })
 
 /** A page of one merchant's transactions (`Listings.transactions`). */
-export const list = (
-  merchantId: string,
-  filter: Listings.TransactionFilter,
-  request: Pagination.PageRequest
-) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    Keyset.page<Row>(query(sql, merchantId, filter, request))
-  ).pipe(Effect.map((page) => ({ data: page.data.map(toRow), hasMore: page.hasMore })))
+export const list = listing.list
 
 /** The statement of {@link list}, for the query plans' tests and benchmarks. */
-export const statement = (
-  merchantId: string,
-  filter: Listings.TransactionFilter,
-  request: Pagination.PageRequest
-) =>
-  Effect.map(SqlClient.SqlClient, (sql) =>
-    Keyset.statement<Row>(sql, query(sql, merchantId, filter, request))
-  )
+export const statement = listing.statement

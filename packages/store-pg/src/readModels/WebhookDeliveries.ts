@@ -8,9 +8,23 @@
  * append set it (`cobro.traceparent`, migration 18): trace metadata, not in the events, so a rebuild
  * leaves it NULL.
  */
+import type * as WebhookDelivery from "@cobro/domain/WebhookDelivery"
 import * as InlineReadModels from "../InlineReadModels.js"
 import * as Projection from "../Projection.js"
 import { currentTraceparentSql as currentTraceparent } from "../TraceContext.js"
+
+/**
+ * Every event of a `WebhookDelivery` stream: this queue and the list of notifications
+ * (`Notifications`) each apply them all.
+ */
+export const deliveryEvents: ReadonlyArray<WebhookDelivery.Event["_tag"]> = [
+  "DeliveryScheduled",
+  "AttemptSucceeded",
+  "AttemptFailed",
+  "DeliveryExhausted",
+  "ResendRequested",
+  "DeliveryCancelled"
+]
 
 /**
  * The read model as migration 8 installs it (`InlineReadModels`); migration 18 adds `traceparent`
@@ -18,14 +32,7 @@ import { currentTraceparentSql as currentTraceparent } from "../TraceContext.js"
  */
 export const model: InlineReadModels.InlineReadModel = InlineReadModels.make({
   name: "webhook_deliveries",
-  types: [
-    "DeliveryScheduled",
-    "AttemptSucceeded",
-    "AttemptFailed",
-    "DeliveryExhausted",
-    "ResendRequested",
-    "DeliveryCancelled"
-  ],
+  types: deliveryEvents,
   createTable: [
     `CREATE TABLE cobro_rm_webhook_deliveries (
     stream_id text PRIMARY KEY,

@@ -3,6 +3,7 @@
  * a fresh `cobro_test_<random>` database on a real PostgreSQL server (found, or started).
  */
 import type * as EventStore from "@cobro/domain/EventStore"
+import * as Migrator from "@effect/sql/Migrator"
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type * as PgClient from "@effect/sql-pg/PgClient"
 import * as Effect from "effect/Effect"
@@ -16,6 +17,7 @@ import * as Os from "node:os"
 import * as Path from "node:path"
 import * as Pg from "pg"
 import type * as LogNotifications from "../../src/LogNotifications.js"
+import * as Migrations from "../../src/Migrations.js"
 import * as PgEventStore from "../../src/PgEventStore.js"
 import * as PgliteClient from "../../src/PgliteClient.js"
 import * as PostgresClient from "../../src/PostgresClient.js"
@@ -192,3 +194,14 @@ export const postgresUnmigrated: Layer.Layer<StoreServicesUnmigrated> = Layer.un
 export const pgliteUnmigrated: Layer.Layer<StoreServicesUnmigrated> = Layer.unwrapScoped(
   Effect.map(tempDir, (dataDir) => PgliteClient.layer({ dataDir }))
 ).pipe(Layer.orDie)
+
+/** The store's migrations up to (and with) `last`, on an unmigrated database: where an upgrade starts from. */
+export const migrateTo = (last: number) =>
+  Migrator.make({})({
+    loader: Migrator.fromRecord(
+      Object.fromEntries(
+        Object.entries(Migrations.migrations).filter(([key]) => Number(key.split("_")[0]) <= last)
+      )
+    ),
+    table: Migrations.table
+  })

@@ -12,6 +12,7 @@ import type * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 import { randomUUID } from "node:crypto"
 
 let counter = 0
@@ -71,3 +72,35 @@ export const checkoutCreated = (options: {
     payer: Option.none(),
     createdAt: options.createdAt
   })
+
+/**
+ * Appends `events` (each its type and its encoded data) to `streamId` at the stream's current
+ * version, as a command's handler would after deciding them.
+ */
+export const recordEvents = (
+  streamId: string,
+  events: ReadonlyArray<{ readonly type: string; readonly data: unknown }>
+) =>
+  Effect.gen(function* () {
+    const store = yield* EventStore.EventStore
+    const version = (yield* store.readStream(streamId)).length
+    yield* store.append(
+      streamId,
+      events.map((event) => ({
+        eventId: randomUUID(),
+        type: event.type,
+        schemaVersion: 1,
+        data: event.data,
+        metadata: {}
+      })),
+      version === 0 ? EventStore.ExpectedVersion.NoStream() : EventStore.ExpectedVersion.Exact({ version })
+    )
+  })
+
+const encodeCheckout = Schema.encodeSync(TerminalCheckout.Event)
+
+/** A terminal checkout's event as the store records it: its tag and its encoded data. */
+export const checkoutEvent = (event: TerminalCheckout.Event) => ({
+  type: event._tag,
+  data: encodeCheckout(event)
+})
