@@ -14,7 +14,6 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import { createHmac, randomBytes } from "node:crypto"
 import * as Net from "node:net"
-import * as Path from "node:path"
 import * as Listen from "../src/cli/Listen.js"
 import type * as Config from "../src/Config.js"
 import type * as Server from "../src/Server.js"
@@ -27,11 +26,7 @@ const ADMIN_TOKEN = "listen-admin-token"
 /** One node on PGlite for the whole file, each test with merchants of its own. */
 const NodeLayer = Layer.unwrapScoped(
   Effect.gen(function* () {
-    const dataDir = Path.join(yield* ServerProcess.tempDir, "data")
-    return Nodes.nodeWithHttp(
-      Nodes.settingsFor({ _tag: "Pglite", dataDir }, randomBytes(32), ADMIN_TOKEN),
-      Effect.never
-    )
+    return Nodes.nodeWithHttp(yield* Nodes.setUpPgliteSettings(ADMIN_TOKEN), Effect.never)
   })
 )
 

@@ -15,8 +15,6 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Schedule from "effect/Schedule"
-import { randomBytes } from "node:crypto"
-import * as Path from "node:path"
 import { UserError } from "../src/cli/CliError.js"
 import * as Trigger from "../src/cli/Trigger.js"
 import * as Nodes from "./support/Nodes.js"
@@ -48,12 +46,7 @@ const eventually = <A, E, R>(check: Effect.Effect<A, E, R>) =>
   )
 
 const node = Layer.unwrapScoped(
-  Effect.map(ServerProcess.tempDir, (dir) =>
-    Nodes.nodeWithHttp(
-      Nodes.settingsFor({ _tag: "Pglite", dataDir: Path.join(dir, "data") }, randomBytes(32), ADMIN_TOKEN),
-      Effect.never
-    )
-  )
+  Effect.map(Nodes.setUpPgliteSettings(ADMIN_TOKEN), (settings) => Nodes.nodeWithHttp(settings, Effect.never))
 )
 
 /**

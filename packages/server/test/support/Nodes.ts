@@ -16,6 +16,7 @@ import * as Redacted from "effect/Redacted"
 import { createHash, randomBytes } from "node:crypto"
 import type * as Config from "../../src/Config.js"
 import * as Server from "../../src/Server.js"
+import * as PgliteTemplate from "./PgliteTemplate.js"
 import * as ServerProcess from "./ServerProcess.js"
 
 /** The settings of a node on `database` with the virtual clock (`COBRO_CLOCK=virtual`). */
@@ -48,6 +49,19 @@ export const settingsFor = (
     source: "COBRO_CHECKPOINT_KEY"
   }
 })
+
+/**
+ * The settings of a node on PGlite in a copy of the run's set-up folder (removed with the scope),
+ * with that folder's sealing and checkpoint keys: a node without PGlite's first start.
+ */
+export const setUpPgliteSettings = (adminToken: string) =>
+  Effect.map(ServerProcess.pgliteEnvSetUp, ({ DATA_DIR }): Server.Settings => ({
+    ...settingsFor({ _tag: "Pglite", dataDir: DATA_DIR }, PgliteTemplate.sealingKey(), adminToken),
+    checkpointKey: {
+      signer: Checkpoint.signer(new Uint8Array(PgliteTemplate.checkpointKey())),
+      source: "COBRO_CHECKPOINT_KEY"
+    }
+  }))
 
 /** The worker of the test, forked for the layer's lifetime as the server forks its own. */
 type Worker = Effect.Effect<unknown, unknown, Layer.Layer.Success<ReturnType<typeof ports>>>

@@ -7,10 +7,12 @@
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { inject } from "vitest"
+import * as CheckpointKey from "../../src/CheckpointKey.js"
+import * as SealingKey from "../../src/SealingKey.js"
 import "./PgliteTemplateSetup.js"
 
-/** The file the server keeps its sealing key in (`SealingKey.fileName`). */
-const sealingKeyFile = "sealing-key"
+const keyIn = (fileName: string): Buffer =>
+  Buffer.from(Fs.readFileSync(Path.join(inject("pgliteTemplate"), fileName), "utf8").trim(), "hex")
 
 /** Copies the run's set-up folder to `dataDir` (a folder that does not exist yet). */
 export const copyTo = (dataDir: string): void => {
@@ -18,5 +20,7 @@ export const copyTo = (dataDir: string): void => {
 }
 
 /** The sealing key the set-up folder's secrets are sealed with: what a node in a copy must be given. */
-export const sealingKey = (): Buffer =>
-  Buffer.from(Fs.readFileSync(Path.join(inject("pgliteTemplate"), sealingKeyFile), "utf8").trim(), "hex")
+export const sealingKey = (): Buffer => keyIn(SealingKey.fileName)
+
+/** The key the set-up folder's log is signed with: what a node in a copy must sign with. */
+export const checkpointKey = (): Buffer => keyIn(CheckpointKey.fileName)

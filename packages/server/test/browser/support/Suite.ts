@@ -1,6 +1,6 @@
 /**
  * What a browser suite runs against, started once for its file: a real server process (`npm start`'s
- * script) on PGlite in a temp folder, a local webhook receiver and Chromium; and the suite's calls to
+ * script) on PGlite in a copy of the run's set-up folder, a local webhook receiver and Chromium; and the suite's calls to
  * the server from outside the browser.
  */
 import { afterAll, beforeAll, expect } from "@effect/vitest"
@@ -8,6 +8,7 @@ import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import type { Browser } from "playwright-core"
+import * as PgliteTemplate from "../../support/PgliteTemplate.js"
 import * as ServerProcess from "../../support/ServerProcess.js"
 import * as Chromium from "./Browser.js"
 import * as WebhookReceiver from "./WebhookReceiver.js"
@@ -49,6 +50,7 @@ export const make = (prefix: string, env: Record<string, string>): Suite => {
 
   beforeAll(async () => {
     dataDir = Fs.mkdtempSync(Path.join(Os.tmpdir(), prefix))
+    PgliteTemplate.copyTo(Path.join(dataDir, "data"))
     hooks = await WebhookReceiver.start()
     ;[server, browser] = await Promise.all([
       ServerProcess.startProcess({ DATA_DIR: Path.join(dataDir, "data"), ...env, COBRO_DEV_WEBHOOKS: "1" }),
