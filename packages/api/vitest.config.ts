@@ -4,7 +4,7 @@ export default defineProject({
   test: {
     name: "api",
     include: ["test/**/*.test.ts"],
-    // In-process suites: modules shared across files, two files at a time (the root config).
+    // In-process suites: two files at a time, beside the suites on PostgreSQL (the root config).
     pool: "threads"
   }
 })
