@@ -14,39 +14,28 @@ import * as Arbitrary from "effect/Arbitrary"
 import * as Effect from "effect/Effect"
 import * as FastCheck from "effect/FastCheck"
 import * as Schema from "effect/Schema"
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
+import { mkdirSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
-import ts from "typescript"
 import { vi } from "vitest"
 import { Cobro } from "../src/Cobro.js"
+import * as ReadmeExamples from "../../domain/test/support/ReadmeExamples.js"
 import * as CobroServer from "./support/CobroServer.js"
 import { eventually, givenMerchant, terminalSale } from "./support/Merchants.js"
 
-const root = join(import.meta.dirname, "..", "..", "..")
 /** The example: the first ```ts block of the README's "Integrate in five minutes". */
-const readme = readFileSync(join(root, "README.md"), "utf8")
-const SOURCE = /```ts\n([\s\S]*?)```/.exec(readme.slice(readme.indexOf("## Integrate in five minutes")))![1]!
+const SOURCE = ReadmeExamples.firstTsBlock("## Integrate in five minutes")
 const dir = join(import.meta.dirname, "..", "build", "quickstart-example")
 const file = join(dir, "Quickstart.ts")
 mkdirSync(dir, { recursive: true })
 writeFileSync(file, SOURCE)
 
 describe("the quickstart", () => {
+  it("is found in the README", () => {
+    expect(SOURCE).toContain("@cobro/client")
+  })
+
   it("type-checks with the repository's compiler options", () => {
-    const base = ts.readConfigFile(join(root, "tsconfig.base.json"), ts.sys.readFile).config
-    const { options } = ts.convertCompilerOptionsFromJson(base.compilerOptions, root)
-    const program = ts.createProgram([file], {
-      ...options,
-      noEmit: true,
-      composite: false,
-      declaration: false,
-      emitDeclarationOnly: false,
-      declarationMap: false
-    })
-    const diagnostics = ts
-      .getPreEmitDiagnostics(program)
-      .map((d) => ts.flattenDiagnosticMessageText(d.messageText, "\n"))
-    expect(diagnostics).toEqual([])
+    expect(ReadmeExamples.typeErrors(file)).toEqual([])
   }, 60_000)
 })
 

@@ -1,15 +1,12 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
+import { mkdirSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
-import ts from "typescript"
+import * as ReadmeExamples from "./support/ReadmeExamples.js"
 
 // The README's "Embedding the domain" example is what an embedder copies first: it must compile
 // against the public entry points under the repository's compiler options, and do what it says.
-const root = join(import.meta.dirname, "..", "..", "..")
-const readme = readFileSync(join(root, "README.md"), "utf8")
-const section = readme.slice(readme.indexOf("## Embedding the domain"))
-const example = /```ts\n([\s\S]*?)```/.exec(section)?.[1] ?? ""
+const example = ReadmeExamples.firstTsBlock("## Embedding the domain")
 // Written inside the package (ignored by git) so that `@cobro/domain` resolves as an embedder's would.
 const dir = join(import.meta.dirname, "..", "build", "readme-example")
 const file = join(dir, "Example.ts")
@@ -27,20 +24,7 @@ describe("the README's embedding example", () => {
   })
 
   it("type-checks with the repository's compiler options", () => {
-    const base = ts.readConfigFile(join(root, "tsconfig.base.json"), ts.sys.readFile).config
-    const { options } = ts.convertCompilerOptionsFromJson(base.compilerOptions, root)
-    const program = ts.createProgram([file], {
-      ...options,
-      noEmit: true,
-      composite: false,
-      declaration: false,
-      emitDeclarationOnly: false,
-      declarationMap: false
-    })
-    const diagnostics = ts
-      .getPreEmitDiagnostics(program)
-      .map((d) => ts.flattenDiagnosticMessageText(d.messageText, "\n"))
-    expect(diagnostics).toEqual([])
+    expect(ReadmeExamples.typeErrors(file)).toEqual([])
   }, 60_000)
 
   it.effect("creates an ACTIVE link, as its comment says", () =>

@@ -61,21 +61,7 @@ const adapters = Effect.gen(function* () {
 })
 
 /** Every row of a list, a page of `limit` at a time, forwards with `starting_after`. */
-const walk = <A>(
-  list: (page: Pagination.PageRequest) => Effect.Effect<Pagination.Page<A>, Pagination.UnknownCursor>,
-  idOf: (row: A) => string,
-  limit: number
-) =>
-  Effect.gen(function* () {
-    const rows: Array<A> = []
-    let page = yield* list({ limit })
-    rows.push(...page.data)
-    while (page.hasMore) {
-      page = yield* list({ limit, startingAfter: idOf(page.data[page.data.length - 1]!) })
-      rows.push(...page.data)
-    }
-    return rows
-  })
+const walk = W.everyRow
 
 /** The same pages from both adapters: the whole list, then walks by 3 forwards and backwards. */
 const samePages = <A>(

@@ -210,36 +210,47 @@ export const stopsCleanly = (server: RunningServer) =>
     expect(stopped.code, server.output()).toBe(0)
   })
 
-/** An HTTP call to a running server; the body parsed as JSON when it is JSON. */
+/** A JSON body whose bigints (nanosecond instants) are written as exact integer literals. */
+export const jsonBody = (body: unknown) =>
+  JSON.stringify(body, (_, v) => (typeof v === "bigint" ? `__big${v}__` : v)).replace(/"__big(\d+)__"/g, "$1")
+
+/** An HTTP request to a running server, as a promise; the body parsed as JSON when it is JSON. */
+export const request = async (
+  server: RunningServer,
+  method: string,
+  path: string,
+  options: { readonly body?: unknown; readonly headers?: Record<string, string> } = {}
+) => {
+  const response = await fetch(server.url + path, {
+    method,
+    headers: {
+      ...(options.body === undefined ? {} : { "content-type": "application/json" }),
+      ...options.headers
+    },
+    ...(options.body === undefined ? {} : { body: jsonBody(options.body) })
+  })
+  const text = await response.text()
+  let json: unknown = undefined
+  try {
+    json = JSON.parse(text)
+  } catch {
+    json = undefined
+  }
+  return {
+    status: response.status,
+    text,
+    json: json as any,
+    headers: Object.fromEntries(response.headers.entries()) as Record<string, string>
+  }
+}
+
+/** An HTTP call to a running server (`request` as an effect). */
 export const call = (
   server: RunningServer,
   method: string,
   path: string,
   options: { readonly body?: unknown; readonly headers?: Record<string, string> } = {}
-) =>
-  Effect.promise(async () => {
-    const response = await fetch(server.url + path, {
-      method,
-      headers: {
-        ...(options.body === undefined ? {} : { "content-type": "application/json" }),
-        ...options.headers
-      },
-      ...(options.body === undefined ? {} : { body: JSON.stringify(options.body) })
-    })
-    const text = await response.text()
-    let json: unknown = undefined
-    try {
-      json = JSON.parse(text)
-    } catch {
-      json = undefined
-    }
-    return {
-      status: response.status,
-      text,
-      json: json as any,
-      headers: Object.fromEntries(response.headers.entries()) as Record<string, string>
-    }
-  })
+) => Effect.promise(() => request(server, method, path, options))
 
 /** A call with the server's admin token. */
 export const asAdmin = (server: RunningServer, method: string, path: string, body?: unknown) =>

@@ -33,10 +33,6 @@ export interface Suite {
   ) => Promise<Reply>
 }
 
-/** A JSON body whose bigints (nanosecond instants) are written as exact integer literals. */
-const jsonWithBigints = (body: unknown) =>
-  JSON.stringify(body, (_, v) => (typeof v === "bigint" ? `__big${v}__` : v)).replace(/"__big(\d+)__"/g, "$1")
-
 /**
  * Starts the suite before the file's tests (the server with `env` and development webhooks, its
  * data in a folder named from `prefix`) and stops it after them, checking that the server exited
@@ -76,23 +72,10 @@ export const make = (prefix: string, env: Record<string, string>): Suite => {
     get hooks() {
       return hooks!
     },
-    call: async (method, path, options = {}) => {
-      const response = await fetch(server!.url + path, {
-        method,
-        headers: {
-          ...(options.auth ? { authorization: options.auth } : {}),
-          ...(options.body === undefined ? {} : { "content-type": "application/json" })
-        },
-        ...(options.body === undefined ? {} : { body: jsonWithBigints(options.body) })
+    call: (method, path, options = {}) =>
+      ServerProcess.request(server!, method, path, {
+        ...(options.body === undefined ? {} : { body: options.body }),
+        headers: options.auth ? { authorization: options.auth } : {}
       })
-      const text = await response.text()
-      let json: any = undefined
-      try {
-        json = JSON.parse(text)
-      } catch {
-        json = undefined
-      }
-      return { status: response.status, text, json }
-    }
   }
 }
