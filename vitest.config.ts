@@ -3,16 +3,10 @@ import { defineConfig } from "vitest/config"
 // One vitest project per package: `npm test` runs them all, `npx vitest --project domain` one.
 export default defineConfig({
   test: {
-    projects: [
-      "packages/*",
-      // The suites of server, webhooks and store-pg that need no PostgreSQL, in the threads pool.
-      "packages/server/vitest.without-postgres.config.ts",
-      "packages/webhooks/vitest.without-postgres.config.ts",
-      "packages/store-pg/vitest.without-postgres.config.ts"
-    ],
+    projects: ["packages/*"],
     poolOptions: {
-      // The suites that need no PostgreSQL (domain, api, pages, panel, terminal-sim, http, client and the
-      // `*-without-postgres` projects: `pool: "threads"`) run two files at a time, beside the forks. Each file keeps its own modules: shared ones left
+      // The in-process suites (domain, api, pages, panel, terminal-sim, http, client: `pool: "threads"`)
+      // run two files at a time, beside the forks. Each file keeps its own modules: shared ones left
       // Effect's test clock unreachable in a later file (`testClock.adjust is not a function`), in an
       // order that depends on the sequencer's cache.
       threads: { isolate: true, maxThreads: 2, minThreads: 1 },
