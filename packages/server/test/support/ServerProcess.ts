@@ -17,6 +17,7 @@ import * as Os from "node:os"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
 import * as Bodies from "../../../http/test/support/Bodies.js"
+import * as Cluster from "../../../store-pg/test/support/Cluster.js"
 import * as Databases from "../../../store-pg/test/support/Databases.js"
 import * as PgliteTemplate from "./PgliteTemplate.js"
 
@@ -29,7 +30,7 @@ export const startScript = Path.join(root, "scripts", "start.mjs")
 export const startTimeoutMillis = 90_000
 
 /** A port nothing listens on right now. */
-export const freePort = Databases.freePort
+export const freePort = Cluster.freePort
 
 /** How a stopped server ended. */
 export interface Stopped {
