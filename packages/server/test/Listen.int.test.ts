@@ -61,6 +61,9 @@ const givenMerchant = (server: ServerProcess.RunningServer, name: string) =>
 
 type Merchant = Effect.Effect.Success<ReturnType<typeof givenMerchant>>
 
+/** A local webhook receiver: what a listener forwards to. */
+type Receiver = Effect.Effect.Success<typeof ServerProcess.webhookReceiver>
+
 /** An A3 sale with the terminal key of `mode`; answered 201. */
 const sell = (
   server: ServerProcess.RunningServer,
@@ -90,13 +93,16 @@ const receivedWith = (received: ReadonlyArray<ServerProcess.Received>, reference
     (found) => found !== undefined
   ).pipe(Effect.map((found) => found!))
 
+/** The notification types a listener may be told to forward (`--events`). */
+type EventFilter = ReadonlyArray<"SALE_APPROVED" | "SALE_REJECTED" | "VOID_APPROVED" | "VOID_REJECTED">
+
 /** A listener running in the test's scope: what it printed, and how to stop it and read its end. */
 const startListener = (options: {
   readonly server: ServerProcess.RunningServer
   readonly apiKey: string
   readonly forwardTo: string
-  readonly events?: ReadonlyArray<"SALE_APPROVED" | "SALE_REJECTED" | "VOID_APPROVED" | "VOID_REJECTED">
-  readonly apiUrl?: string
+  readonly events?: EventFilter | undefined
+  readonly apiUrl?: string | undefined
 }) =>
   Effect.gen(function* () {
     const { out, err, stopped } = yield* Listener.fork({
@@ -113,6 +119,43 @@ const startListener = (options: {
     )
     return { out, err, stopped }
   })
+
+/** A listener running in the test's scope, as {@link startListener} starts it. */
+type Listening = Effect.Effect.Success<ReturnType<typeof startListener>>
+
+/**
+ * A merchant of `name` on `server` and a listener of its test key (the terminal's, unless `key` says
+ * the payment button's) forwarding to a receiver of the test's: through `through` and only `events`,
+ * when given.
+ */
+const givenListener = (
+  server: ServerProcess.RunningServer,
+  name: string,
+  options: {
+    readonly key?: "terminal_api" | "payment_button"
+    readonly through?: Proxy
+    readonly events?: EventFilter
+  } = {}
+) =>
+  Effect.gen(function* () {
+    const merchant = yield* givenMerchant(server, name)
+    const local = yield* ServerProcess.webhookReceiver
+    const listener = yield* startListener({
+      server,
+      apiUrl: options.through?.url,
+      apiKey: merchant.keys[options.key ?? "terminal_api"].test.identity_key,
+      forwardTo: local.url,
+      events: options.events
+    })
+    return { merchant, local, listener }
+  })
+
+/** The references forwarded to `local`, in order, read a second later (a late duplicate would be among them). */
+const settledReferences = (local: Receiver) =>
+  Effect.zipRight(
+    Effect.sleep("1 second"),
+    Effect.sync(() => local.received.map((r) => referenceOf(r.body)))
+  )
 
 /** A raw request to the stream: its status and first bytes (the stream is cut after them). */
 const openStream = (server: ServerProcess.RunningServer, headers: Record<string, string>, query = "") =>
@@ -203,6 +246,42 @@ const proxy = (target: ServerProcess.RunningServer) =>
       )
   )
 
+/** A proxy to a node, as {@link proxy} makes it. */
+type Proxy = Effect.Effect.Success<ReturnType<typeof proxy>>
+
+/**
+ * Cuts the listener's stream at `through` and holds its reconnection while `reference` is sold on
+ * `server` and dispatched; once released, the listener must forward it (`what` names the wait).
+ */
+const dropWhileSelling = (
+  through: Proxy,
+  given: {
+    readonly listener: Listening
+    readonly merchant: Merchant
+    readonly local: Receiver
+  },
+  server: ServerProcess.RunningServer,
+  reference: string,
+  what: string
+) =>
+  Effect.gen(function* () {
+    const { listener, local, merchant } = given
+    const before = through.connections()
+    through.hold()
+    through.cut()
+    // The listener reconnects, and waits held, while the sale is notified.
+    yield* ServerProcess.within(
+      10_000,
+      () => `no reconnection: ${listener.err.join("\n")}`,
+      Effect.sync(() => through.connections()),
+      (n) => n > before
+    )
+    yield* sell(server, merchant, "test", reference)
+    yield* receivedWith(merchant.dispatched.received, reference, "dispatched")
+    through.release()
+    yield* receivedWith(local.received, reference, what)
+  })
+
 describe("cobro listen", { timeout: 120_000 }, () => {
   layer(NodeLayer, { excludeTestServices: true, timeout: 120_000 })((it) => {
     it.scoped(
@@ -210,12 +289,8 @@ describe("cobro listen", { timeout: 120_000 }, () => {
       () =>
         Effect.gen(function* () {
           const server = yield* theServer
-          const merchant = yield* givenMerchant(server, "Tienda Escucha")
-          const local = yield* ServerProcess.webhookReceiver
-          const listener = yield* startListener({
-            server,
-            apiKey: merchant.keys.payment_button.test.identity_key,
-            forwardTo: local.url
+          const { merchant, local, listener } = yield* givenListener(server, "Tienda Escucha", {
+            key: "payment_button"
           })
           expect(listener.out[0]).toBe(
             'Ready. Signing secret: "" (test mode: every test-mode notification is signed with the empty string).'
@@ -261,14 +336,13 @@ describe("cobro listen", { timeout: 120_000 }, () => {
       () =>
         Effect.gen(function* () {
           const server = yield* theServer
-          const merchant = yield* givenMerchant(server, "Tienda Filtro")
-          const approvals = yield* ServerProcess.webhookReceiver
+          const { merchant, local: approvals } = yield* givenListener(server, "Tienda Filtro", {
+            events: ["SALE_APPROVED"]
+          })
           const others = yield* ServerProcess.webhookReceiver
-          const key = merchant.keys.terminal_api.test.identity_key
-          yield* startListener({ server, apiKey: key, forwardTo: approvals.url, events: ["SALE_APPROVED"] })
           const filtered = yield* startListener({
             server,
-            apiKey: key,
+            apiKey: merchant.keys.terminal_api.test.identity_key,
             forwardTo: others.url,
             events: ["VOID_APPROVED", "SALE_REJECTED"]
           })
@@ -341,14 +415,8 @@ describe("cobro listen", { timeout: 120_000 }, () => {
       () =>
         Effect.gen(function* () {
           const server = yield* theServer
-          const merchant = yield* givenMerchant(server, "Tienda Propia")
+          const { merchant, local } = yield* givenListener(server, "Tienda Propia")
           const other = yield* givenMerchant(server, "Tienda Ajena")
-          const local = yield* ServerProcess.webhookReceiver
-          yield* startListener({
-            server,
-            apiKey: merchant.keys.terminal_api.test.identity_key,
-            forwardTo: local.url
-          })
           yield* sell(server, merchant, "production", "live-1")
           yield* sell(server, other, "test", "other-1")
           yield* receivedWith(other.dispatched.received, "other-1", "the other merchant's dispatched")
@@ -368,8 +436,7 @@ describe("cobro listen", { timeout: 120_000 }, () => {
           // The own test sale commits after the two others: had they been streamed, they came first.
           yield* sell(server, merchant, "test", "own-1")
           yield* receivedWith(local.received, "own-1", "forwarded")
-          yield* Effect.sleep("1 second")
-          expect(local.received.map((r) => referenceOf(r.body))).toEqual(["own-1"])
+          expect(yield* settledReferences(local)).toEqual(["own-1"])
         })
     )
 
@@ -378,40 +445,17 @@ describe("cobro listen", { timeout: 120_000 }, () => {
       () =>
         Effect.gen(function* () {
           const server = yield* theServer
-          const merchant = yield* givenMerchant(server, "Tienda Corte")
-          const local = yield* ServerProcess.webhookReceiver
           const through = yield* proxy(server)
-          const listener = yield* startListener({
-            server,
-            apiUrl: through.url,
-            apiKey: merchant.keys.terminal_api.test.identity_key,
-            forwardTo: local.url
-          })
-          const dropWhile = (reference: string) =>
-            Effect.gen(function* () {
-              const before = through.connections()
-              through.hold()
-              through.cut()
-              // The listener reconnects, and waits held, while the sale is notified.
-              yield* ServerProcess.within(
-                10_000,
-                () => `no reconnection: ${listener.err.join("\n")}`,
-                Effect.sync(() => through.connections()),
-                (n) => n > before
-              )
-              yield* sell(server, merchant, "test", reference)
-              yield* receivedWith(merchant.dispatched.received, reference, "dispatched")
-              through.release()
-              yield* receivedWith(local.received, reference, "forwarded after the reconnection")
-            })
+          const given = yield* givenListener(server, "Tienda Corte", { through })
+          const { listener, local, merchant } = given
+          const reconnected = "forwarded after the reconnection"
           // Dropped before any notification: resumed from the `ready` event's id.
-          yield* dropWhile("drop-1")
+          yield* dropWhileSelling(through, given, server, "drop-1", reconnected)
           yield* sell(server, merchant, "test", "steady-2")
           yield* receivedWith(local.received, "steady-2", "forwarded")
           // Dropped after one.
-          yield* dropWhile("drop-3")
-          yield* Effect.sleep("1 second")
-          expect(local.received.map((r) => referenceOf(r.body))).toEqual(["drop-1", "steady-2", "drop-3"])
+          yield* dropWhileSelling(through, given, server, "drop-3", reconnected)
+          expect(yield* settledReferences(local)).toEqual(["drop-1", "steady-2", "drop-3"])
           expect(listener.err.filter((line) => line.startsWith("Connection lost"))).toHaveLength(2)
           expect(listener.err.filter((line) => line.startsWith("Reconnected"))).toHaveLength(2)
           expect(Exit.isSuccess(yield* listener.stopped)).toBe(true)
@@ -439,36 +483,18 @@ describe("cobro listen on PostgreSQL, two nodes", { timeout: 180_000 }, () => {
         const settings = Nodes.settingsFor(database, randomBytes(32), ADMIN_TOKEN)
         const a = yield* nodeOn(settings)
         const b = yield* nodeOn(settings)
-        const merchant = yield* givenMerchant(a, "Tienda Dos Nodos")
-        const local = yield* ServerProcess.webhookReceiver
         const through = yield* proxy(a)
-        const listener = yield* startListener({
-          server: a,
-          apiUrl: through.url,
-          apiKey: merchant.keys.terminal_api.test.identity_key,
-          forwardTo: local.url
-        })
+        const given = yield* givenListener(a, "Tienda Dos Nodos", { through })
+        const { listener, local, merchant } = given
         yield* sell(b, merchant, "test", "pg-1")
         yield* receivedWith(local.received, "pg-1", "forwarded from the other node")
 
-        const before = through.connections()
-        through.hold()
+        // The listener's next connection goes to the other node.
         through.retarget(b)
-        through.cut()
-        yield* ServerProcess.within(
-          10_000,
-          () => `no reconnection: ${listener.err.join("\n")}`,
-          Effect.sync(() => through.connections()),
-          (n) => n > before
-        )
-        yield* sell(a, merchant, "test", "pg-2")
-        yield* receivedWith(merchant.dispatched.received, "pg-2", "dispatched")
-        through.release()
-        yield* receivedWith(local.received, "pg-2", "forwarded after moving to the other node")
+        yield* dropWhileSelling(through, given, a, "pg-2", "forwarded after moving to the other node")
         yield* sell(b, merchant, "test", "pg-3")
         yield* receivedWith(local.received, "pg-3", "forwarded")
-        yield* Effect.sleep("1 second")
-        expect(local.received.map((r) => referenceOf(r.body))).toEqual(["pg-1", "pg-2", "pg-3"])
+        expect(yield* settledReferences(local)).toEqual(["pg-1", "pg-2", "pg-3"])
         expect(Exit.isSuccess(yield* listener.stopped)).toBe(true)
       })
   )

@@ -14,11 +14,11 @@ import * as FastCheck from "effect/FastCheck"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Http from "node:http"
-import type * as Net from "node:net"
 import { UserError } from "../src/cli/CliError.js"
 import * as Listen from "../src/cli/Listen.js"
 import * as ServerSentEvents from "../src/cli/ServerSentEvents.js"
 import * as Listener from "./support/Listener.js"
+import * as Loopback from "./support/Loopback.js"
 import * as ServerProcess from "./support/ServerProcess.js"
 
 const STREAM =
@@ -137,39 +137,18 @@ describe("stopping cobro listen", () => {
 
 /** A stand-in for Cobro's stream: answers each request with the next of `responses`, keeping its headers. */
 const fakeStream = (responses: ReadonlyArray<string>) =>
-  Effect.acquireRelease(
-    Effect.promise(
-      () =>
-        new Promise<{ url: string; requests: Array<Http.IncomingHttpHeaders>; server: Http.Server }>(
-          (resolve) => {
-            const requests: Array<Http.IncomingHttpHeaders> = []
-            const server = Http.createServer((req, res) => {
-              const text = responses[requests.length]
-              requests.push(req.headers)
-              res.writeHead(200, { "content-type": "text/event-stream" })
-              res.write(text ?? "")
-              // The last one stays open; the others end (the stream dropped).
-              if (requests.length < responses.length) res.end()
-            })
-            server.listen(0, "127.0.0.1", () =>
-              resolve({
-                url: `http://127.0.0.1:${(server.address() as Net.AddressInfo).port}`,
-                requests,
-                server
-              })
-            )
-          }
-        )
-    ),
-    ({ server }) =>
-      Effect.promise(
-        () =>
-          new Promise<void>((resolve) => {
-            server.closeAllConnections()
-            server.close(() => resolve())
-          })
-      )
-  )
+  Effect.gen(function* () {
+    const requests: Array<Http.IncomingHttpHeaders> = []
+    const server = Http.createServer((req, res) => {
+      const text = responses[requests.length]
+      requests.push(req.headers)
+      res.writeHead(200, { "content-type": "text/event-stream" })
+      res.write(text ?? "")
+      // The last one stays open; the others end (the stream dropped).
+      if (requests.length < responses.length) res.end()
+    })
+    return { url: yield* Loopback.serve(server), requests }
+  })
 
 describe("the listener against a stream", () => {
   it.scopedLive(

@@ -5,7 +5,6 @@
  * its spans; the terminal is unplugged (the push fails and is left for the next round: the span is
  * what is checked).
  */
-import * as EventStore from "@cobro/domain/EventStore"
 import * as IdGenerator from "@cobro/domain/IdGenerator"
 import { IntegrationId } from "@cobro/domain/Ids"
 import * as TerminalCheckout from "@cobro/domain/TerminalCheckout"
@@ -16,8 +15,6 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
-import * as Schema from "effect/Schema"
-import { randomUUID } from "node:crypto"
 import * as Databases from "../../store-pg/test/support/Databases.js"
 import * as Fixtures from "../../store-pg/test/support/Fixtures.js"
 import * as RecordingTracer from "../../webhooks/test/support/RecordingTracer.js"
@@ -28,25 +25,14 @@ const at = DateTime.unsafeMake(T0)
 
 const Unplugged = Layer.succeed(TerminalGateway, { push: () => Effect.dieMessage("unplugged") })
 
-const encode = Schema.encodeSync(TerminalCheckout.Event)
-
 /** A checkout and its first push's claim, written in one append at T0 (long lapsed), as A3 does. */
 const claimed = (integrationId: IntegrationId) =>
-  Effect.flatMap(EventStore.EventStore, (store) =>
-    store.append(
-      `TerminalCheckout-${integrationId}`,
-      [
-        Fixtures.checkoutCreated({ integrationId, merchantId: "MER_PUSH", sandbox: false, createdAt: at }),
-        new TerminalCheckout.PushAttempted({ attempt: 1, at })
-      ].map((event) => ({
-        eventId: randomUUID(),
-        type: event._tag,
-        schemaVersion: 1,
-        data: encode(event),
-        metadata: {}
-      })),
-      EventStore.ExpectedVersion.NoStream()
-    )
+  Fixtures.recordEvents(
+    `TerminalCheckout-${integrationId}`,
+    [
+      Fixtures.checkoutCreated({ integrationId, merchantId: "MER_PUSH", sandbox: false, createdAt: at }),
+      new TerminalCheckout.PushAttempted({ attempt: 1, at })
+    ].map(Fixtures.checkoutEvent)
   )
 
 layer(Layer.mergeAll(Unplugged, IdGenerator.layerSequential).pipe(Layer.provideMerge(Databases.pglite)), {

@@ -144,6 +144,20 @@ const counting = () => {
   return { made, layer: Layer.succeed(HttpClient.HttpClient, client) }
 }
 
+/**
+ * The trigger of `event` with the merchant's test key of `integration`, over an `HttpClient` that
+ * makes no request, refused: its error, and the requests it asked for.
+ */
+const refusedOffline = (event: string, integration: "terminal" | "button") =>
+  Effect.gen(function* () {
+    const { apiUrl, keys } = yield* Fixture
+    const { layer, made } = counting()
+    const error = yield* Effect.flip(
+      Trigger.trigger({ event, apiKey: keys[integration].test, apiUrl }).pipe(Effect.provide(layer))
+    )
+    return { error, made }
+  })
+
 /** Seconds from now to the next 08:00 in Bogotá when it is 21:00 or later there (voids close at 21:00). */
 const untilVoidWindowOpens = (nowMillis: number): number => {
   const bogota = new Date(nowMillis - 5 * 3600_000)
@@ -155,58 +169,28 @@ const untilVoidWindowOpens = (nowMillis: number): number => {
 layer(Layer.provideMerge(fixture, node), { excludeTestServices: true, timeout: "120 seconds" })(
   "cobro trigger EVENT",
   (it) => {
+    /** By the event's family (its name's first part): the key it takes and the resources it creates. */
+    const families = {
+      terminal: { key: "terminal", kinds: ["terminal", "checkout", "transaction"] },
+      link: { key: "button", kinds: ["link", "transaction"] },
+      online: { key: "button", kinds: ["intent", "transaction"] }
+    } as const
     const cases: ReadonlyArray<{
       readonly event: Trigger.EventName
-      readonly key: "terminal" | "button"
-      readonly kinds: ReadonlyArray<string>
       /** Every type the transaction is notified of, in the end. */
       readonly types: ReadonlyArray<string>
     }> = [
-      {
-        event: "terminal.sale_approved",
-        key: "terminal",
-        kinds: ["terminal", "checkout", "transaction"],
-        types: ["SALE_APPROVED"]
-      },
-      {
-        event: "terminal.sale_rejected",
-        key: "terminal",
-        kinds: ["terminal", "checkout", "transaction"],
-        types: ["SALE_REJECTED"]
-      },
-      {
-        event: "link.sale_approved",
-        key: "button",
-        kinds: ["link", "transaction"],
-        types: ["SALE_APPROVED"]
-      },
-      {
-        event: "link.sale_rejected",
-        key: "button",
-        kinds: ["link", "transaction"],
-        types: ["SALE_REJECTED"]
-      },
-      {
-        event: "online.sale_approved",
-        key: "button",
-        kinds: ["intent", "transaction"],
-        types: ["SALE_APPROVED"]
-      },
-      {
-        event: "online.sale_rejected",
-        key: "button",
-        kinds: ["intent", "transaction"],
-        types: ["SALE_REJECTED"]
-      },
-      {
-        event: "online.void_approved",
-        key: "button",
-        kinds: ["intent", "transaction"],
-        types: ["SALE_APPROVED", "VOID_APPROVED"]
-      }
+      { event: "terminal.sale_approved", types: ["SALE_APPROVED"] },
+      { event: "terminal.sale_rejected", types: ["SALE_REJECTED"] },
+      { event: "link.sale_approved", types: ["SALE_APPROVED"] },
+      { event: "link.sale_rejected", types: ["SALE_REJECTED"] },
+      { event: "online.sale_approved", types: ["SALE_APPROVED"] },
+      { event: "online.sale_rejected", types: ["SALE_REJECTED"] },
+      { event: "online.void_approved", types: ["SALE_APPROVED", "VOID_APPROVED"] }
     ]
 
-    for (const { event, key, kinds, types } of cases) {
+    for (const { event, types } of cases) {
+      const { key, kinds } = families[event.split(".")[0] as keyof typeof families]
       const promised = Trigger.EVENTS[event].notification
       it.effect(`${event}: the test webhook gets ${promised} for the transaction printed`, () =>
         Effect.gen(function* () {
@@ -255,13 +239,7 @@ layer(Layer.provideMerge(fixture, node), { excludeTestServices: true, timeout: "
 
     it.effect("the other integration's key is refused, naming the key the event needs", () =>
       Effect.gen(function* () {
-        const { apiUrl, keys } = yield* Fixture
-        const { layer, made } = counting()
-        const error = yield* Effect.flip(
-          Trigger.trigger({ event: "online.sale_approved", apiKey: keys.terminal.test, apiUrl }).pipe(
-            Effect.provide(layer)
-          )
-        )
+        const { error, made } = yield* refusedOffline("online.sale_approved", "terminal")
         expect(error).toBeInstanceOf(UserError)
         expect(error.message).toContain("payment button test key (id_test_btn_…)")
         expect(made).toEqual([])
@@ -270,7 +248,6 @@ layer(Layer.provideMerge(fixture, node), { excludeTestServices: true, timeout: "
 
     it.effect("a terminal event for a merchant with no bound terminal says so, and creates nothing", () =>
       Effect.gen(function* () {
-        const { apiUrl } = yield* Fixture
         const created = yield* send("POST", "/admin/v1/merchants", {
           admin: true,
           body: { name: "Sin Datáfono" }
@@ -280,11 +257,7 @@ layer(Layer.provideMerge(fixture, node), { excludeTestServices: true, timeout: "
         yield* eventually(
           Effect.filterOrFail(send("GET", "/payments/binded-terminals", { key }), (r) => r.status === 200)
         )
-        const error = yield* Effect.flip(
-          Trigger.trigger({ event: "terminal.sale_approved", apiKey: key, apiUrl }).pipe(
-            Effect.provide(NodeHttpClient.layer)
-          )
-        )
+        const error = yield* Effect.flip(trigger("terminal.sale_approved", key))
         expect(error).toBeInstanceOf(UserError)
         expect(error.message).toContain("the merchant has no bound terminal")
       })
@@ -292,13 +265,7 @@ layer(Layer.provideMerge(fixture, node), { excludeTestServices: true, timeout: "
 
     it.effect("an unknown EVENT is refused with the list of the valid ones", () =>
       Effect.gen(function* () {
-        const { apiUrl, keys } = yield* Fixture
-        const { layer, made } = counting()
-        const error = yield* Effect.flip(
-          Trigger.trigger({ event: "sale.refunded", apiKey: keys.button.test, apiUrl }).pipe(
-            Effect.provide(layer)
-          )
-        )
+        const { error, made } = yield* refusedOffline("sale.refunded", "button")
         expect(error).toBeInstanceOf(UserError)
         expect(error.message).toContain('unknown event "sale.refunded"')
         for (const name of Trigger.EVENT_NAMES) expect(error.message).toContain(name)

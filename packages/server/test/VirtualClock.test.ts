@@ -15,9 +15,18 @@ import * as Option from "effect/Option"
 import * as TestClock from "effect/TestClock"
 import * as VirtualClock from "../src/VirtualClock.js"
 
-/** Runs `f` with the test's TestClock in hand: inside the virtual clock, `TestClock.adjust` would find the virtual one. */
-const withTestClock = <A, E, R>(f: (testClock: TestClock.TestClock) => Effect.Effect<A, E, R>) =>
-  TestClock.testClockWith(f)
+/**
+ * Runs `f` on the virtual clock (`COBRO_CLOCK=virtual`) with its sandbox clock and the test's
+ * TestClock in hand: inside the virtual clock, `TestClock.adjust` would find the virtual one.
+ */
+const onVirtualClock = <A, E>(
+  f: (sandbox: SandboxClock.SandboxClock["Type"], testClock: TestClock.TestClock) => Effect.Effect<A, E>
+) =>
+  TestClock.testClockWith((testClock) =>
+    Effect.flatMap(SandboxClock.SandboxClock, (sandbox) => f(sandbox, testClock)).pipe(
+      Effect.provide(VirtualClock.layerVirtual)
+    )
+  )
 
 const millis = Effect.map(DateTime.now, DateTime.toEpochMillis)
 
@@ -25,9 +34,8 @@ describe("VirtualClock", () => {
   it.effect(
     "COBRO_CLOCK=virtual: advancing moves DateTime.now and Clock forward by exactly that many seconds",
     () =>
-      withTestClock((testClock) =>
+      onVirtualClock((sandbox, testClock) =>
         Effect.gen(function* () {
-          const sandbox = yield* SandboxClock.SandboxClock
           expect(yield* millis).toBe(0)
           const now = yield* sandbox.advance(90)
           expect(DateTime.toEpochMillis(now)).toBe(90_000)
@@ -37,30 +45,30 @@ describe("VirtualClock", () => {
           // The underlying clock keeps running under the offset.
           yield* testClock.adjust("5 seconds")
           expect(yield* millis).toBe(95_000)
-        }).pipe(Effect.provide(VirtualClock.layerVirtual))
+        })
       )
   )
 
   it.effect("advancing never moves the clock back: a negative amount changes nothing", () =>
-    Effect.gen(function* () {
-      const sandbox = yield* SandboxClock.SandboxClock
-      yield* sandbox.advance(10)
-      const after = yield* sandbox.advance(-5)
-      expect(DateTime.toEpochMillis(after)).toBe(10_000)
-    }).pipe(Effect.provide(VirtualClock.layerVirtual))
+    onVirtualClock((sandbox) =>
+      Effect.gen(function* () {
+        yield* sandbox.advance(10)
+        const after = yield* sandbox.advance(-5)
+        expect(DateTime.toEpochMillis(after)).toBe(10_000)
+      })
+    )
   )
 
   it.effect("sleeps keep real durations: advancing does not wake a sleeper early", () =>
-    withTestClock((testClock) =>
+    onVirtualClock((sandbox, testClock) =>
       Effect.gen(function* () {
-        const sandbox = yield* SandboxClock.SandboxClock
         const sleeper = yield* Effect.fork(Effect.sleep("10 seconds"))
         yield* sandbox.advance(3600)
         yield* testClock.adjust("9 seconds")
         expect(Option.isNone(yield* Fiber.poll(sleeper))).toBe(true)
         yield* testClock.adjust("1 second")
         expect(Exit.isSuccess(yield* Fiber.await(sleeper))).toBe(true)
-      }).pipe(Effect.provide(VirtualClock.layerVirtual))
+      })
     )
   )
 
