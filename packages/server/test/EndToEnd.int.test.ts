@@ -40,6 +40,13 @@ const createLink = (server: Server, key: string) =>
     return reply.json.payload.payment_link as string
   })
 
+/** `env` with the sandbox's virtual clock (`COBRO_CLOCK=virtual`) and the admin token `adminToken`. */
+const withVirtualClock = (env: Record<string, string>, adminToken: string) => ({
+  ...env,
+  COBRO_CLOCK: "virtual",
+  ADMIN_TOKEN: adminToken
+})
+
 const readLink = (server: Server, key: string, id: string) =>
   withKey(server, key, "GET", `/online/link/v1/${id}`)
 
@@ -70,11 +77,7 @@ describe("the service end to end on PGlite", () => {
   it.scopedLive(
     "a restart on the same DATA_DIR keeps merchants, keys, links and the virtual clock's offset",
     Effect.fnUntraced(function* () {
-      const env = {
-        ...(yield* ServerProcess.pgliteEnvSetUp),
-        COBRO_CLOCK: "virtual",
-        ADMIN_TOKEN: "restart-token"
-      }
+      const env = withVirtualClock(yield* ServerProcess.pgliteEnvSetUp, "restart-token")
       const first = yield* ServerProcess.start(env)
       const merchant = yield* createMerchant(first)
       const id = yield* createLink(first, merchant.buttonTest)
@@ -186,11 +189,7 @@ describe("two server processes on one PostgreSQL", () => {
   it.scopedLive(
     "a merchant created on one node is served by the other: keys, links, rotation and the clock",
     Effect.fnUntraced(function* () {
-      const env = {
-        ...(yield* ServerProcess.postgresEnv),
-        COBRO_CLOCK: "virtual",
-        ADMIN_TOKEN: "shared-admin-token"
-      }
+      const env = withVirtualClock(yield* ServerProcess.postgresEnv, "shared-admin-token")
       const [a, b] = yield* Effect.all([ServerProcess.start(env), ServerProcess.start(env)], {
         concurrency: 2
       })

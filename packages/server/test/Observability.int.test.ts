@@ -9,7 +9,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Http from "node:http"
-import type * as Net from "node:net"
+import * as Loopback from "./support/Loopback.js"
 import * as ServerProcess from "./support/ServerProcess.js"
 
 /** A span as OTLP/JSON carries it. */
@@ -33,68 +33,62 @@ const attribute = (span: OtlpSpan, key: string): unknown => {
 }
 
 /** An OTLP/HTTP receiver (JSON) on a free port: the spans and metric names it was sent; closed with the scope. */
-const otlpReceiver = Effect.acquireRelease(
-  Effect.promise(
-    () =>
-      new Promise<{ url: string; spans: Array<OtlpSpan>; metrics: Set<string>; server: Http.Server }>(
-        (resolve) => {
-          const spans: Array<OtlpSpan> = []
-          const metrics = new Set<string>()
-          const server = Http.createServer((request, response) => {
-            let body = ""
-            request.on("data", (chunk) => (body += chunk))
-            request.on("end", () => {
-              const json = JSON.parse(body)
-              if (request.url === "/v1/traces") {
-                for (const resource of json.resourceSpans ?? [])
-                  for (const scope of resource.scopeSpans ?? []) spans.push(...(scope.spans ?? []))
-              } else if (request.url === "/v1/metrics") {
-                for (const resource of json.resourceMetrics ?? [])
-                  for (const scope of resource.scopeMetrics ?? [])
-                    for (const metric of scope.metrics ?? []) metrics.add(metric.name)
-              }
-              response.writeHead(200, { "content-type": "application/json" }).end("{}")
-            })
-          })
-          server.listen(0, "127.0.0.1", () =>
-            resolve({
-              url: `http://127.0.0.1:${(server.address() as Net.AddressInfo).port}`,
-              spans,
-              metrics,
-              server
-            })
-          )
-        }
-      )
-  ),
-  ({ server }) => Effect.promise(() => new Promise<void>((resolve) => server.close(() => resolve())))
-)
+const otlpReceiver = Effect.gen(function* () {
+  const spans: Array<OtlpSpan> = []
+  const metrics = new Set<string>()
+  const server = Http.createServer((request, response) => {
+    let body = ""
+    request.on("data", (chunk) => (body += chunk))
+    request.on("end", () => {
+      const json = JSON.parse(body)
+      if (request.url === "/v1/traces") {
+        for (const resource of json.resourceSpans ?? [])
+          for (const scope of resource.scopeSpans ?? []) spans.push(...(scope.spans ?? []))
+      } else if (request.url === "/v1/metrics") {
+        for (const resource of json.resourceMetrics ?? [])
+          for (const scope of resource.scopeMetrics ?? [])
+            for (const metric of scope.metrics ?? []) metrics.add(metric.name)
+      }
+      response.writeHead(200, { "content-type": "application/json" }).end("{}")
+    })
+  })
+  return { url: yield* Loopback.serve(server), spans, metrics }
+})
 
 const TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"
 const PARENT_SPAN_ID = "00f067aa0ba902b7"
+
+/**
+ * A server exporting its traces and metrics to an OTLP receiver of the test's, logging JSON at debug,
+ * and a merchant with the terminal `OBS-1` whose test webhook is a local receiver.
+ */
+const givenExportingServer = Effect.gen(function* () {
+  const otlp = yield* otlpReceiver
+  const hook = yield* ServerProcess.webhookReceiver
+  const server = yield* ServerProcess.start({
+    ...(yield* ServerProcess.pgliteEnvSetUp),
+    COBRO_DEV_WEBHOOKS: "1",
+    COBRO_LOG_FORMAT: "json",
+    COBRO_LOG_LEVEL: "debug",
+    OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url,
+    OTEL_SERVICE_NAME: "cobro-observability-test",
+    OTEL_BSP_SCHEDULE_DELAY: "100",
+    OTEL_METRIC_EXPORT_INTERVAL: "300"
+  })
+  const { keys } = yield* ServerProcess.merchantWithTerminal(server, {
+    name: "Observada",
+    serial: "OBS-1",
+    webhook: { url: hook.url, mode: "test" }
+  })
+  return { otlp, hook, server, keys }
+})
 
 describe("OpenTelemetry export, through a running server", () => {
   it.live(
     "an A3 sale's trace, its statements and its webhook attempt reach the receiver; metrics too; the JSON logs carry the ids",
     () =>
       Effect.gen(function* () {
-        const otlp = yield* otlpReceiver
-        const hook = yield* ServerProcess.webhookReceiver
-        const server = yield* ServerProcess.start({
-          ...(yield* ServerProcess.pgliteEnvSetUp),
-          COBRO_DEV_WEBHOOKS: "1",
-          COBRO_LOG_FORMAT: "json",
-          COBRO_LOG_LEVEL: "debug",
-          OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url,
-          OTEL_SERVICE_NAME: "cobro-observability-test",
-          OTEL_BSP_SCHEDULE_DELAY: "100",
-          OTEL_METRIC_EXPORT_INTERVAL: "300"
-        })
-        const { keys } = yield* ServerProcess.merchantWithTerminal(server, {
-          name: "Observada",
-          serial: "OBS-1",
-          webhook: { url: hook.url, mode: "test" }
-        })
+        const { hook, keys, otlp, server } = yield* givenExportingServer
         const reference = "order-traced-7731"
         const sale = yield* ServerProcess.call(server, "POST", "/payments/app-checkout", {
           headers: {
