@@ -40,6 +40,25 @@ const create = (overrides: Partial<ConstructorParameters<typeof PaymentLink.Crea
     ...overrides
   })
 
+/** What a creation records: the command's link, at its instant. */
+const linkCreated = (command = create()) =>
+  new PaymentLink.LinkCreated({
+    linkId,
+    merchantId: command.merchantId,
+    sandbox: true,
+    amountType: "CLOSE",
+    amount: command.amount,
+    reference: "order-1",
+    description: command.description,
+    expiresAt: command.expiresAt,
+    callbackUrl: Option.none(),
+    paymentMethods: ["CREDIT_CARD", "PSE"],
+    payerEmail: Option.none(),
+    imageUrl: Option.none(),
+    createdAt: at(0)
+  })
+
+// Histories, built from events (the given of each spec).
 const created = (command = create()) => openedBy(PaymentLink.PaymentLink, command)
 const started = (trx = trx1, minutes = 1) =>
   new PaymentLink.LinkPaymentStarted({
@@ -48,6 +67,18 @@ const started = (trx = trx1, minutes = 1) =>
     amount: amount(50_000),
     at: at(minutes)
   })
+const paid = (minutes = 2) => new PaymentLink.LinkPaid({ transactionId: trx1, at: at(minutes) })
+const failed = (minutes: number) =>
+  new PaymentLink.LinkPaymentFailed({ transactionId: trx1, at: at(minutes) })
+const rejected = (minutes: number) => new PaymentLink.LinkRejected({ transactionId: trx1, at: at(minutes) })
+const cancelled = (minutes = 5) => new PaymentLink.LinkCancelled({ at: at(minutes) })
+const expired = (minutes = 60) => new PaymentLink.LinkExpired({ at: at(minutes) })
+const processing = () => [...created(), started()]
+const paidLink = () => [...processing(), paid()]
+const cancelledLink = () => [...created(), cancelled()]
+const expiredLink = () => [...created(), expired()]
+
+// Commands, at an instant given in minutes after T0.
 const start = (overrides: Partial<ConstructorParameters<typeof PaymentLink.StartPayment>[0]> = {}) =>
   new PaymentLink.StartPayment({
     transactionId: trx1,
@@ -57,33 +88,19 @@ const start = (overrides: Partial<ConstructorParameters<typeof PaymentLink.Start
     now: at(1),
     ...overrides
   })
+const complete = (trx: TransactionId, minutes: number) =>
+  new PaymentLink.CompletePayment({ transactionId: trx, now: at(minutes) })
+const fail = (trx: TransactionId, minutes: number) =>
+  new PaymentLink.FailPayment({ transactionId: trx, now: at(minutes) })
+const cancel = (minutes: number) => new PaymentLink.CancelLink({ now: at(minutes) })
+const expire = (minutes: number) => new PaymentLink.ExpireLink({ now: at(minutes) })
 
 const spec = DeciderSpec.for(PaymentLink.PaymentLink)
 
 describe("PaymentLink", () => {
   describe("CreateLink", () => {
     it("a valid request creates an ACTIVE link", () => {
-      const command = create()
-      spec
-        .given([])
-        .when(command)
-        .then([
-          new PaymentLink.LinkCreated({
-            linkId,
-            merchantId: command.merchantId,
-            sandbox: true,
-            amountType: "CLOSE",
-            amount: command.amount,
-            reference: "order-1",
-            description: command.description,
-            expiresAt: command.expiresAt,
-            callbackUrl: Option.none(),
-            paymentMethods: ["CREDIT_CARD", "PSE"],
-            payerEmail: Option.none(),
-            imageUrl: Option.none(),
-            createdAt: at(0)
-          })
-        ])
+      spec.given([]).when(create()).then(linkCreated())
     })
     it("a CLOSE link requires an amount", () => {
       spec
@@ -152,7 +169,7 @@ describe("PaymentLink", () => {
     })
     it("a link already PROCESSING cannot start a second payment (two tabs)", () => {
       spec
-        .given([...created(), started()])
+        .given(processing())
         .when(start({ transactionId: trx2 }))
         .thenFails(PaymentLink.LinkNotInState, {
           status: "PROCESSING"
@@ -165,91 +182,55 @@ describe("PaymentLink", () => {
 
   describe("CompletePayment", () => {
     it("the payment under way approved makes the link PAID", () => {
-      spec
-        .given([...created(), started()])
-        .when(new PaymentLink.CompletePayment({ transactionId: trx1, now: at(2) }))
-        .then([new PaymentLink.LinkPaid({ transactionId: trx1, at: at(2) })])
+      spec.given(processing()).when(complete(trx1, 2)).then(paid(2))
     })
     it("another transaction cannot complete it", () => {
-      spec
-        .given([...created(), started()])
-        .when(new PaymentLink.CompletePayment({ transactionId: trx2, now: at(2) }))
-        .thenFails(PaymentLink.UnknownLinkTransaction)
+      spec.given(processing()).when(complete(trx2, 2)).thenFails(PaymentLink.UnknownLinkTransaction)
     })
     it("a re-delivered approval of a PAID link changes nothing", () => {
-      spec
-        .given([...created(), started(), new PaymentLink.LinkPaid({ transactionId: trx1, at: at(2) })])
-        .when(new PaymentLink.CompletePayment({ transactionId: trx1, now: at(3) }))
-        .thenNothing()
+      spec.given(paidLink()).when(complete(trx1, 3)).thenNothing()
     })
   })
 
   describe("FailPayment", () => {
     it("a failed payment returns a usable link to ACTIVE", () => {
-      spec
-        .given([...created(), started()])
-        .when(new PaymentLink.FailPayment({ transactionId: trx1, now: at(2) }))
-        .then([new PaymentLink.LinkPaymentFailed({ transactionId: trx1, at: at(2) })])
+      spec.given(processing()).when(fail(trx1, 2)).then(failed(2))
     })
     it("a failed payment of a link that expired meanwhile makes it REJECTED", () => {
-      spec
-        .given([...created(), started()])
-        .when(new PaymentLink.FailPayment({ transactionId: trx1, now: at(61) }))
-        .then([new PaymentLink.LinkRejected({ transactionId: trx1, at: at(61) })])
+      spec.given(processing()).when(fail(trx1, 61)).then(rejected(61))
     })
     it("a failure on an ACTIVE link is forbidden", () => {
-      spec
-        .given(created())
-        .when(new PaymentLink.FailPayment({ transactionId: trx1, now: at(2) }))
-        .thenFails(PaymentLink.LinkNotInState)
+      spec.given(created()).when(fail(trx1, 2)).thenFails(PaymentLink.LinkNotInState)
     })
   })
 
   describe("CancelLink", () => {
     it("an ACTIVE link can be cancelled", () => {
-      spec
-        .given(created())
-        .when(new PaymentLink.CancelLink({ now: at(5) }))
-        .then([new PaymentLink.LinkCancelled({ at: at(5) })])
+      spec.given(created()).when(cancel(5)).then(cancelled(5))
     })
     it("a PAID link cannot be cancelled", () => {
-      spec
-        .given([...created(), started(), new PaymentLink.LinkPaid({ transactionId: trx1, at: at(2) })])
-        .when(new PaymentLink.CancelLink({ now: at(5) }))
-        .thenFails(PaymentLink.LinkNotInState, { status: "PAID" })
+      spec.given(paidLink()).when(cancel(5)).thenFails(PaymentLink.LinkNotInState, { status: "PAID" })
     })
     it("cancelling a CANCELLED link again changes nothing", () => {
-      spec
-        .given([...created(), new PaymentLink.LinkCancelled({ at: at(5) })])
-        .when(new PaymentLink.CancelLink({ now: at(6) }))
-        .thenNothing()
+      spec.given(cancelledLink()).when(cancel(6)).thenNothing()
     })
   })
 
   describe("ExpireLink", () => {
     it("an ACTIVE link expires at its expiration_date", () => {
-      spec
-        .given(created())
-        .when(new PaymentLink.ExpireLink({ now: at(60) }))
-        .then([new PaymentLink.LinkExpired({ at: at(60) })])
+      spec.given(created()).when(expire(60)).then(expired(60))
     })
     it("a link cannot be expired before its expiration_date", () => {
-      spec
-        .given(created())
-        .when(new PaymentLink.ExpireLink({ now: at(59) }))
-        .thenFails(PaymentLink.LinkNotOverdue)
+      spec.given(created()).when(expire(59)).thenFails(PaymentLink.LinkNotOverdue)
     })
     it("a link without expiration_date never expires", () => {
       spec
         .given(created(create({ expiresAt: Option.none() })))
-        .when(new PaymentLink.ExpireLink({ now: at(1_000_000) }))
+        .when(expire(1_000_000))
         .thenFails(PaymentLink.LinkNotOverdue)
     })
     it("expiring an EXPIRED link again changes nothing", () => {
-      spec
-        .given([...created(), new PaymentLink.LinkExpired({ at: at(60) })])
-        .when(new PaymentLink.ExpireLink({ now: at(70) }))
-        .thenNothing()
+      spec.given(expiredLink()).when(expire(70)).thenNothing()
     })
     it("an overdue ACTIVE link reads as EXPIRED before the sweeper records it", () => {
       const state = openedBy(PaymentLink.PaymentLink, create())
@@ -277,12 +258,8 @@ describe("PaymentLink", () => {
       FastCheck.record({ trx, m: minute, a: FastCheck.constantFrom(50_000, 999, 2_000) }).map(
         ({ trx, m, a }) => start({ transactionId: trx, now: at(m), amount: amount(a) })
       ),
-      FastCheck.record({ trx, m: minute }).map(
-        ({ trx, m }) => new PaymentLink.CompletePayment({ transactionId: trx, now: at(m) })
-      ),
-      FastCheck.record({ trx, m: minute }).map(
-        ({ trx, m }) => new PaymentLink.FailPayment({ transactionId: trx, now: at(m) })
-      ),
+      FastCheck.record({ trx, m: minute }).map(({ trx, m }) => complete(trx, m)),
+      FastCheck.record({ trx, m: minute }).map(({ trx, m }) => fail(trx, m)),
       FastCheck.record({ trx, m: minute, timeout: FastCheck.constantFrom(5, 15, 30) }).map(
         ({ m, timeout, trx }) =>
           new PaymentLink.ExpirePayment({

@@ -27,6 +27,10 @@ const serial2 = TerminalSerial.make("SN-0002")
 
 const create = () => new Merchant.CreateMerchant({ merchantId, name: "Café Central", now: at(0) })
 const created = () => [new Merchant.MerchantCreated({ merchantId, name: "Café Central", createdAt: at(0) })]
+const disable = (minutes: number) => new Merchant.DisableMerchant({ now: at(minutes) })
+const enable = (minutes: number) => new Merchant.EnableMerchant({ now: at(minutes) })
+const disabled = () => new Merchant.MerchantDisabled({ at: at(1) })
+const disabledAccount = () => [...created(), disabled()]
 /** An integration with the key pairs number `production` and `test`: what activating it takes and records. */
 const keys = (integration: "terminal_api" | "payment_button" = "terminal_api", production = 1, test = 2) => ({
   integration,
@@ -58,44 +62,27 @@ describe("Merchant", () => {
       spec.given(created()).when(create()).thenFails(Merchant.MerchantAlreadyExists, { merchantId })
     })
     it("a command on a merchant that does not exist is not found", () => {
-      spec
-        .given([])
-        .when(new Merchant.DisableMerchant({ now: at(1) }))
-        .thenFails(Merchant.MerchantNotFound)
+      spec.given([]).when(disable(1)).thenFails(Merchant.MerchantNotFound)
     })
   })
 
   describe("EnableMerchant and DisableMerchant", () => {
     it("a disabled account fails the terminal API precondition 'the merchant account is enabled'", () => {
-      spec
-        .given(created())
-        .when(new Merchant.DisableMerchant({ now: at(1) }))
-        .then([new Merchant.MerchantDisabled({ at: at(1) })])
-      expect(Merchant.isEnabled(stateOf([...created(), new Merchant.MerchantDisabled({ at: at(1) })]))).toBe(
-        false
-      )
+      spec.given(created()).when(disable(1)).then(disabled())
+      expect(Merchant.isEnabled(stateOf(disabledAccount()))).toBe(false)
     })
     it("a disabled account can be enabled again", () => {
       spec
-        .given([...created(), new Merchant.MerchantDisabled({ at: at(1) })])
-        .when(new Merchant.EnableMerchant({ now: at(2) }))
-        .then([new Merchant.MerchantEnabled({ at: at(2) })])
+        .given(disabledAccount())
+        .when(enable(2))
+        .then(new Merchant.MerchantEnabled({ at: at(2) }))
     })
     it("enabling an enabled account, or disabling a disabled one, changes nothing", () => {
-      spec
-        .given(created())
-        .when(new Merchant.EnableMerchant({ now: at(1) }))
-        .thenNothing()
-      spec
-        .given([...created(), new Merchant.MerchantDisabled({ at: at(1) })])
-        .when(new Merchant.DisableMerchant({ now: at(2) }))
-        .thenNothing()
+      spec.given(created()).when(enable(1)).thenNothing()
+      spec.given(disabledAccount()).when(disable(2)).thenNothing()
     })
     it("a disabled account's configuration stays editable", () => {
-      spec
-        .given([...created(), new Merchant.MerchantDisabled({ at: at(1) })])
-        .when(activate())
-        .then([activated()])
+      spec.given(disabledAccount()).when(activate()).then([activated()])
     })
   })
 

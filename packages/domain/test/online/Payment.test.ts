@@ -48,6 +48,23 @@ const start = (overrides: Partial<ConstructorParameters<typeof Payment.StartPaym
     ...overrides
   })
 
+/** What an attempt records: the command's payment, at its instant. */
+const paymentStarted = (command = start()) =>
+  new Payment.PaymentStarted({
+    transactionId: trx,
+    merchantId: command.merchantId,
+    sandbox: true,
+    referenceId: command.referenceId,
+    amount: command.amount,
+    paymentMethod: "CREDIT_CARD",
+    card: command.card,
+    payer: command.payer,
+    metadata: Option.none(),
+    deviceFingerprint: Option.none(),
+    attemptedAt: at(0)
+  })
+
+// Histories, built from events (the given of each spec).
 const started = (command = start()) => openedBy(Payment.Payment, command)
 const approved = (when = at(1)) =>
   new Payment.PaymentApproved({ approvalNumber: "A1", threeDs: false, at: when })
@@ -59,8 +76,21 @@ const refundRequested = (refundId = rfd1) =>
 const refunded = (refundId = rfd1) =>
   new Payment.PaymentRefunded({ refundId, amount: amount(total), at: at(20) })
 const refundRejected = (refundId = rfd1) => new Payment.PaymentRefundRejected({ refundId, at: at(20) })
-const voided = () => new Payment.PaymentVoided({ at: at(5) })
+const rejected = (reason: string, minutes = 1) => new Payment.PaymentRejected({ reason, at: at(minutes) })
+const voided = (when = at(5)) => new Payment.PaymentVoided({ at: when })
 const approvedCard = (when = at(1)) => [...started(), approved(when)]
+const inChallenge = () => [...started(), challenged()]
+const voidedCard = () => [...approvedCard(), voided()]
+const refundUnderReview = () => [...approvedCard(), refundRequested()]
+const refundedCard = () => [...refundUnderReview(), refunded()]
+const refundDenied = () => [...refundUnderReview(), refundRejected()]
+
+// Commands, at an instant given in minutes after T0 (or as an instant).
+const requireChallenge = (minutes: number) =>
+  new Payment.RequireChallenge({ nextAction: challengeAction, now: at(minutes) })
+const approve = (minutes: number) =>
+  new Payment.ApprovePayment({ approvalNumber: "A1", threeDs: false, now: at(minutes) })
+const reject = (reason: string, minutes: number) => new Payment.RejectPayment({ reason, now: at(minutes) })
 const requestRefund = (refundId = rfd1, now = at(10)) =>
   new Payment.RequestRefund({ refundId, reason: "customer", now })
 const review = (outcome: Payment.ReviewOutcome, refundId = rfd1, now = at(20)) =>
@@ -136,25 +166,7 @@ describe("Payment", () => {
 
   describe("StartPayment", () => {
     it("an attempt starts the payment RUNNING", () => {
-      const command = start()
-      spec
-        .given([])
-        .when(command)
-        .then([
-          new Payment.PaymentStarted({
-            transactionId: trx,
-            merchantId: command.merchantId,
-            sandbox: true,
-            referenceId: command.referenceId,
-            amount: command.amount,
-            paymentMethod: "CREDIT_CARD",
-            card: command.card,
-            payer: command.payer,
-            metadata: Option.none(),
-            deviceFingerprint: Option.none(),
-            attemptedAt: at(0)
-          })
-        ])
+      spec.given([]).when(start()).then(paymentStarted())
       const state = fold(Payment.Payment, started())
       expect(state._tag === "Initial" ? undefined : Payment.status(state)).toBe("RUNNING")
     })
@@ -183,20 +195,14 @@ describe("Payment", () => {
 
   describe("RequireChallenge", () => {
     it("a 3DS challenge keeps the payment RUNNING with next_actions", () => {
-      spec
-        .given(started())
-        .when(new Payment.RequireChallenge({ nextAction: challengeAction, now: at(1) }))
-        .then([challenged()])
-      const state = fold(Payment.Payment, [...started(), challenged()])
+      spec.given(started()).when(requireChallenge(1)).then(challenged())
+      const state = fold(Payment.Payment, inChallenge())
       if (state._tag === "Initial") throw new Error("not started")
       expect(Payment.status(state)).toBe("RUNNING")
       expect(state.nextAction).toEqual(Option.some(challengeAction))
     })
     it("a re-delivered challenge changes nothing", () => {
-      spec
-        .given([...started(), challenged()])
-        .when(new Payment.RequireChallenge({ nextAction: challengeAction, now: at(2) }))
-        .thenNothing()
+      spec.given(inChallenge()).when(requireChallenge(2)).thenNothing()
     })
     it("an approved payment cannot be challenged", () => {
       spec
@@ -214,7 +220,7 @@ describe("Payment", () => {
   describe("CompleteChallenge", () => {
     it("an authenticated and authorized challenge approves the payment with 3DS", () => {
       spec
-        .given([...started(), challenged()])
+        .given(inChallenge())
         .when(
           new Payment.CompleteChallenge({ result: { _tag: "Approved", approvalNumber: "A7" }, now: at(3) })
         )
@@ -222,11 +228,11 @@ describe("Payment", () => {
     })
     it("a declined challenge rejects the payment", () => {
       spec
-        .given([...started(), challenged()])
+        .given(inChallenge())
         .when(
           new Payment.CompleteChallenge({ result: { _tag: "Declined", reason: "3DS_FAILED" }, now: at(3) })
         )
-        .then([new Payment.PaymentRejected({ reason: "3DS_FAILED", at: at(3) })])
+        .then(rejected("3DS_FAILED", 3))
     })
     it("no challenge is pending on a RUNNING payment without next_actions", () => {
       spec
@@ -238,13 +244,13 @@ describe("Payment", () => {
     })
     it("the same outcome re-delivered (the cardholder reloads the callback) changes nothing", () => {
       spec
-        .given([...started(), challenged(), approved(at(3))])
+        .given([...inChallenge(), approved(at(3))])
         .when(
           new Payment.CompleteChallenge({ result: { _tag: "Approved", approvalNumber: "A7" }, now: at(4) })
         )
         .thenNothing()
       spec
-        .given([...started(), challenged(), approved(at(3))])
+        .given([...inChallenge(), approved(at(3))])
         .when(new Payment.CompleteChallenge({ result: { _tag: "Declined", reason: "late" }, now: at(4) }))
         .thenFails(Payment.PaymentNotInState, { state: "APPROVED" })
     })
@@ -252,76 +258,61 @@ describe("Payment", () => {
 
   describe("ApprovePayment", () => {
     it("the acquirer's approval makes the payment APPROVED", () => {
-      spec
-        .given(started())
-        .when(new Payment.ApprovePayment({ approvalNumber: "A1", threeDs: false, now: at(1) }))
-        .then([approved()])
+      spec.given(started()).when(approve(1)).then(approved())
     })
     it("a re-delivered approval changes nothing", () => {
-      spec
-        .given(approvedCard())
-        .when(new Payment.ApprovePayment({ approvalNumber: "A1", threeDs: false, now: at(2) }))
-        .thenNothing()
+      spec.given(approvedCard()).when(approve(2)).thenNothing()
     })
     it("a payment waiting for the cardholder's challenge cannot be approved directly", () => {
-      spec
-        .given([...started(), challenged()])
-        .when(new Payment.ApprovePayment({ approvalNumber: "A1", threeDs: false, now: at(2) }))
-        .thenFails(Payment.PaymentNotInState, { state: "CHALLENGE" })
+      spec.given(inChallenge()).when(approve(2)).thenFails(Payment.PaymentNotInState, { state: "CHALLENGE" })
     })
     it("a rejected payment cannot be approved", () => {
       spec
-        .given([...started(), new Payment.PaymentRejected({ reason: "FRAUD_ENGINE", at: at(1) })])
-        .when(new Payment.ApprovePayment({ approvalNumber: "A1", threeDs: false, now: at(2) }))
+        .given([...started(), rejected("FRAUD_ENGINE")])
+        .when(approve(2))
         .thenFails(Payment.PaymentNotInState, { state: "REJECTED" })
     })
   })
 
   describe("RejectPayment", () => {
     it("the acquirer's rejection makes the payment REJECTED", () => {
-      spec
-        .given(started())
-        .when(new Payment.RejectPayment({ reason: "FRAUD_ENGINE", now: at(1) }))
-        .then([new Payment.PaymentRejected({ reason: "FRAUD_ENGINE", at: at(1) })])
+      spec.given(started()).when(reject("FRAUD_ENGINE", 1)).then(rejected("FRAUD_ENGINE"))
     })
     it("an abandoned challenge ends REJECTED", () => {
-      spec
-        .given([...started(), challenged()])
-        .when(new Payment.RejectPayment({ reason: "CHALLENGE_TIMEOUT", now: at(30) }))
-        .then([new Payment.PaymentRejected({ reason: "CHALLENGE_TIMEOUT", at: at(30) })])
+      spec.given(inChallenge()).when(reject("CHALLENGE_TIMEOUT", 30)).then(rejected("CHALLENGE_TIMEOUT", 30))
     })
     it("an approved payment cannot be rejected", () => {
       spec
         .given(approvedCard())
-        .when(new Payment.RejectPayment({ reason: "late", now: at(2) }))
+        .when(reject("late", 2))
         .thenFails(Payment.PaymentNotInState, { state: "APPROVED" })
     })
   })
 
   describe("VoidPayment", () => {
     const voidAt = (now: DateTime.Utc) => new Payment.VoidPayment({ now })
+    /** Given `history`, a void at `now` is refused for `reason`. */
+    const voidRefused = (
+      history: ReadonlyArray<Payment.Event>,
+      now: DateTime.Utc,
+      reason: Payment.PaymentCannotBeVoided["reason"]
+    ) => spec.given(history).when(voidAt(now)).thenFails(Payment.PaymentCannotBeVoided, { reason })
     it("an approved card payment is voided the same Bogotá day before 21:00", () => {
       spec
         .given(approvedCard())
         .when(voidAt(at(5)))
-        .then([voided()])
+        .then(voided())
     })
     it("a void at 20:59:59.999 Bogotá is allowed", () => {
       const when = bogota(21, 20, 59, 59, 999)
-      spec
-        .given(approvedCard())
-        .when(voidAt(when))
-        .then([new Payment.PaymentVoided({ at: when })])
+      spec.given(approvedCard()).when(voidAt(when)).then(voided(when))
     })
     for (const [title, when] of [
       ["a void at 21:00:00.000 Bogotá is refused: after that, a refund is the remedy", bogota(21, 21)],
       ["a void at midnight Bogotá (the next day) is refused", bogota(22, 0)]
     ] as const) {
       it(title, () => {
-        spec
-          .given(approvedCard())
-          .when(voidAt(when))
-          .thenFails(Payment.PaymentCannotBeVoided, { reason: "WindowClosed" })
+        voidRefused(approvedCard(), when, "WindowClosed")
       })
     }
     it("a payment approved at 19:30 Bogotá (00:30 UTC the next day) is voidable until 21:00 Bogotá that day", () => {
@@ -330,19 +321,11 @@ describe("Payment", () => {
       spec
         .given(approvedCard(approvedAt))
         .when(voidAt(bogota(21, 20, 59, 59, 999)))
-        .then([new Payment.PaymentVoided({ at: bogota(21, 20, 59, 59, 999) })])
-      spec
-        .given(approvedCard(approvedAt))
-        .when(voidAt(bogota(21, 21)))
-        .thenFails(Payment.PaymentCannotBeVoided, {
-          reason: "WindowClosed"
-        })
+        .then(voided(bogota(21, 20, 59, 59, 999)))
+      voidRefused(approvedCard(approvedAt), bogota(21, 21), "WindowClosed")
     })
     it("a payment approved at or after 21:00 Bogotá is never voidable", () => {
-      spec
-        .given(approvedCard(bogota(21, 21, 30)))
-        .when(voidAt(bogota(21, 21, 31)))
-        .thenFails(Payment.PaymentCannotBeVoided, { reason: "WindowClosed" })
+      voidRefused(approvedCard(bogota(21, 21, 30)), bogota(21, 21, 31), "WindowClosed")
     })
     it.prop(
       "voidable iff the same Bogotá calendar day and before 21:00",
@@ -367,58 +350,48 @@ describe("Payment", () => {
       }
     )
     it("only a card payment can be voided", () => {
-      spec
-        .given([...started(start({ paymentMethod: "PSE", card: Option.none() })), approved()])
-        .when(voidAt(at(5)))
-        .thenFails(Payment.PaymentCannotBeVoided, { reason: "NotCard" })
+      voidRefused(
+        [...started(start({ paymentMethod: "PSE", card: Option.none() })), approved()],
+        at(5),
+        "NotCard"
+      )
     })
     it("a DEBIT_CARD payment is a card payment", () => {
       spec
         .given([...started(start({ paymentMethod: "DEBIT_CARD" })), approved()])
         .when(voidAt(at(5)))
-        .then([voided()])
+        .then(voided())
     })
     it("only an APPROVED payment can be voided", () => {
-      spec
-        .given(started())
-        .when(voidAt(at(5)))
-        .thenFails(Payment.PaymentCannotBeVoided, { reason: "NotApproved" })
-      spec
-        .given([...started(), challenged()])
-        .when(voidAt(at(5)))
-        .thenFails(Payment.PaymentCannotBeVoided, { reason: "NotApproved" })
-      spec
-        .given([...started(), new Payment.PaymentRejected({ reason: "x", at: at(1) })])
-        .when(voidAt(at(5)))
-        .thenFails(Payment.PaymentCannotBeVoided, { reason: "NotApproved" })
+      voidRefused(started(), at(5), "NotApproved")
+      voidRefused(inChallenge(), at(5), "NotApproved")
+      voidRefused([...started(), rejected("x")], at(5), "NotApproved")
     })
     it("a void is irreversible: a second void is refused", () => {
-      spec
-        .given([...approvedCard(), voided()])
-        .when(voidAt(at(6)))
-        .thenFails(Payment.PaymentCannotBeVoided, { reason: "AlreadyVoided" })
+      voidRefused(voidedCard(), at(6), "AlreadyVoided")
     })
     it("a payment with a refund under review or applied cannot be voided", () => {
-      spec
-        .given([...approvedCard(), refundRequested()])
-        .when(voidAt(at(15)))
-        .thenFails(Payment.PaymentCannotBeVoided, { reason: "Refunded" })
-      spec
-        .given([...approvedCard(), refundRequested(), refunded()])
-        .when(voidAt(at(25)))
-        .thenFails(Payment.PaymentCannotBeVoided, { reason: "Refunded" })
+      voidRefused(refundUnderReview(), at(15), "Refunded")
+      voidRefused(refundedCard(), at(25), "Refunded")
     })
     it("after a rejected refund the payment can still be voided within the window", () => {
       spec
-        .given([...approvedCard(), refundRequested(), refundRejected()])
+        .given(refundDenied())
         .when(voidAt(at(25)))
-        .then([new Payment.PaymentVoided({ at: at(25) })])
+        .then(voided(at(25)))
     })
   })
 
   describe("RequestRefund", () => {
+    /** Given `history`, a refund request (of `refundId`) is refused for `reason`. */
+    const refundRefused = (
+      history: ReadonlyArray<Payment.Event>,
+      reason: Payment.RefundCannotBeRequested["reason"],
+      refundId = rfd1
+    ) =>
+      spec.given(history).when(requestRefund(refundId)).thenFails(Payment.RefundCannotBeRequested, { reason })
     it("a refund of an approved card payment is requested for the whole captured amount", () => {
-      spec.given(approvedCard()).when(requestRefund()).then([refundRequested()])
+      spec.given(approvedCard()).when(requestRefund()).then(refundRequested())
     })
     it("a refund can be requested at any time after approval", () => {
       const later = DateTime.unsafeMake(DateTime.toEpochMillis(T0) + 400 * DAY)
@@ -435,38 +408,23 @@ describe("Payment", () => {
         ])
     })
     it("only a card payment can be refunded", () => {
-      spec
-        .given([...started(start({ paymentMethod: "PSE", card: Option.none() })), approved()])
-        .when(requestRefund())
-        .thenFails(Payment.RefundCannotBeRequested, { reason: "NotCard" })
+      refundRefused([...started(start({ paymentMethod: "PSE", card: Option.none() })), approved()], "NotCard")
     })
     it("only an APPROVED payment can be refunded", () => {
-      spec
-        .given(started())
-        .when(requestRefund())
-        .thenFails(Payment.RefundCannotBeRequested, { reason: "NotApproved" })
+      refundRefused(started(), "NotApproved")
     })
     it("a voided payment cannot be refunded", () => {
-      spec
-        .given([...approvedCard(), voided()])
-        .when(requestRefund())
-        .thenFails(Payment.RefundCannotBeRequested, { reason: "Voided" })
+      refundRefused(voidedCard(), "Voided")
     })
     it("a second refund while one is PROCESSING is refused", () => {
-      spec
-        .given([...approvedCard(), refundRequested()])
-        .when(requestRefund(rfd2))
-        .thenFails(Payment.RefundCannotBeRequested, { reason: "RefundInProgress" })
+      refundRefused(refundUnderReview(), "RefundInProgress", rfd2)
     })
     it("a second refund after one was APPROVED is refused", () => {
-      spec
-        .given([...approvedCard(), refundRequested(), refunded()])
-        .when(requestRefund(rfd2))
-        .thenFails(Payment.RefundCannotBeRequested, { reason: "AlreadyRefunded" })
+      refundRefused(refundedCard(), "AlreadyRefunded", rfd2)
     })
     it("after a REJECTED refund a new request is allowed", () => {
       spec
-        .given([...approvedCard(), refundRequested(), refundRejected()])
+        .given(refundDenied())
         .when(requestRefund(rfd2, at(30)))
         .then([
           new Payment.PaymentRefundRequested({
@@ -481,19 +439,11 @@ describe("Payment", () => {
 
   describe("RecordRefundReview", () => {
     it("an approved refund makes the payment REFUNDED", () => {
-      spec
-        .given([...approvedCard(), refundRequested()])
-        .when(review("APPROVED"))
-        .then([refunded()])
+      spec.given(refundUnderReview()).when(review("APPROVED")).then(refunded())
     })
     it("a rejected refund leaves the payment APPROVED", () => {
-      spec
-        .given([...approvedCard(), refundRequested()])
-        .when(review("REJECTED"))
-        .then([refundRejected()])
-      expect(fold(Payment.Payment, [...approvedCard(), refundRequested(), refundRejected()])._tag).toBe(
-        "APPROVED"
-      )
+      spec.given(refundUnderReview()).when(review("REJECTED")).then(refundRejected())
+      expect(fold(Payment.Payment, refundDenied())._tag).toBe("APPROVED")
     })
     it("C9 reads the refund by transaction id: the payment records its latest refund", () => {
       const state = fold(Payment.Payment, [
@@ -509,24 +459,18 @@ describe("Payment", () => {
     })
     it("a review of another refund is refused", () => {
       spec
-        .given([...approvedCard(), refundRequested()])
+        .given(refundUnderReview())
         .when(review("APPROVED", rfd2))
         .thenFails(Payment.UnknownRefund, { refundId: rfd2 })
       spec.given(approvedCard()).when(review("APPROVED")).thenFails(Payment.UnknownRefund)
     })
     it("a repeated review outcome changes nothing", () => {
-      spec
-        .given([...approvedCard(), refundRequested(), refunded()])
-        .when(review("APPROVED"))
-        .thenNothing()
-      spec
-        .given([...approvedCard(), refundRequested(), refundRejected()])
-        .when(review("REJECTED"))
-        .thenNothing()
+      spec.given(refundedCard()).when(review("APPROVED")).thenNothing()
+      spec.given(refundDenied()).when(review("REJECTED")).thenNothing()
     })
     it("a refund is irreversible: a contradicting review is refused", () => {
       spec
-        .given([...approvedCard(), refundRequested(), refunded()])
+        .given(refundedCard())
         .when(review("REJECTED"))
         .thenFails(Payment.RefundReviewConflict, { status: "APPROVED" })
     })

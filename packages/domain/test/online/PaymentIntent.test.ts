@@ -52,6 +52,18 @@ const create = (overrides: Partial<ConstructorParameters<typeof PaymentIntent.Cr
     ...overrides
   })
 
+/** What a creation records: the command's intent, at its instant. */
+const intentCreated = (command = create()) =>
+  new PaymentIntent.IntentCreated({
+    merchantId: merchant,
+    sandbox: true,
+    referenceId,
+    details: command.details,
+    deviceFingerprint: command.deviceFingerprint,
+    createdAt: at(0)
+  })
+
+// Histories, built from events (the given of each spec).
 const created = (command = create()) => openedBy(PaymentIntent.PaymentIntent, command)
 const started = (trx = trx1, minutes = 1) =>
   new PaymentIntent.IntentPaymentStarted({
@@ -61,6 +73,15 @@ const started = (trx = trx1, minutes = 1) =>
   })
 const paid = (trx = trx1) => new PaymentIntent.IntentPaid({ transactionId: trx, at: at(2) })
 const failed = (trx = trx1) => new PaymentIntent.IntentPaymentFailed({ transactionId: trx, at: at(2) })
+const updated = (replacement: PaymentIntent.IntentDetails) =>
+  new PaymentIntent.IntentUpdated({ details: replacement, at: at(3) })
+const processing = () => [...created(), started()]
+const paidIntent = () => [...processing(), paid()]
+const afterFailure = () => [...processing(), failed()]
+
+// Commands, at an instant given in minutes after T0.
+const update = (replacement: PaymentIntent.IntentDetails) =>
+  new PaymentIntent.UpdateIntent({ details: replacement, now: at(3) })
 const start = (overrides: Partial<ConstructorParameters<typeof PaymentIntent.StartPayment>[0]> = {}) =>
   new PaymentIntent.StartPayment({
     transactionId: trx1,
@@ -68,26 +89,24 @@ const start = (overrides: Partial<ConstructorParameters<typeof PaymentIntent.Sta
     now: at(1),
     ...overrides
   })
+const complete = (trx: TransactionId, minutes = 2) =>
+  new PaymentIntent.CompletePayment({ transactionId: trx, now: at(minutes) })
+const fail = (trx: TransactionId, minutes = 2) =>
+  new PaymentIntent.FailPayment({ transactionId: trx, now: at(minutes) })
 
 const spec = DeciderSpec.for(PaymentIntent.PaymentIntent)
+
+/** Given an attempt of TRX_1 under way, `command`, for TRX_2, is refused as another transaction's. */
+const refusedForOtherTransaction = (command: PaymentIntent.Command) =>
+  spec
+    .given(processing())
+    .when(command)
+    .thenFails(PaymentIntent.UnknownIntentTransaction, { transactionId: trx2 })
 
 describe("PaymentIntent", () => {
   describe("CreateIntent", () => {
     it("C1 creates an ACTIVE intent", () => {
-      const command = create()
-      spec
-        .given([])
-        .when(command)
-        .then([
-          new PaymentIntent.IntentCreated({
-            merchantId: merchant,
-            sandbox: true,
-            referenceId,
-            details: command.details,
-            deviceFingerprint: command.deviceFingerprint,
-            createdAt: at(0)
-          })
-        ])
+      spec.given([]).when(create()).then(intentCreated())
       expect(fold(PaymentIntent.PaymentIntent, created())._tag).toBe("ACTIVE")
     })
     it("a duplicate reference_id is a conflict", () => {
@@ -164,64 +183,45 @@ describe("PaymentIntent", () => {
         metadata: Option.none(),
         customer: Option.none()
       })
-      spec
-        .given(created())
-        .when(new PaymentIntent.UpdateIntent({ details: replacement, now: at(3) }))
-        .then([new PaymentIntent.IntentUpdated({ details: replacement, at: at(3) })])
-      const state = fold(PaymentIntent.PaymentIntent, [
-        ...created(),
-        new PaymentIntent.IntentUpdated({ details: replacement, at: at(3) })
-      ])
+      spec.given(created()).when(update(replacement)).then(updated(replacement))
+      const state = fold(PaymentIntent.PaymentIntent, [...created(), updated(replacement)])
       expect(state).toMatchObject({ _tag: "ACTIVE", details: replacement })
     })
     it("an identical PUT (a retry) appends nothing", () => {
-      spec
-        .given(created())
-        .when(new PaymentIntent.UpdateIntent({ details: details(), now: at(3) }))
-        .thenNothing()
+      spec.given(created()).when(update(details())).thenNothing()
     })
     it("while an attempt is RUNNING the amount cannot change", () => {
       spec
-        .given([...created(), started()])
-        .when(new PaymentIntent.UpdateIntent({ details: details({ amount: intentAmount(1) }), now: at(3) }))
+        .given(processing())
+        .when(update(details({ amount: intentAmount(1) })))
         .thenFails(PaymentIntent.IntentAmountLocked, { referenceId, transactionId: trx1 })
     })
     it("while an attempt is RUNNING the other fields can change", () => {
       const replacement = details({ description: Option.some("Three coffees") })
-      spec
-        .given([...created(), started()])
-        .when(new PaymentIntent.UpdateIntent({ details: replacement, now: at(3) }))
-        .then([new PaymentIntent.IntentUpdated({ details: replacement, at: at(3) })])
+      spec.given(processing()).when(update(replacement)).then(updated(replacement))
     })
     it("an intent can be updated only while it has not been paid", () => {
       spec
-        .given([...created(), started(), paid()])
-        .when(new PaymentIntent.UpdateIntent({ details: details({ amount: intentAmount(1) }), now: at(3) }))
+        .given(paidIntent())
+        .when(update(details({ amount: intentAmount(1) })))
         .thenFails(PaymentIntent.IntentAlreadyPaid, { referenceId, transactionId: trx1 })
-      spec
-        .given([...created(), started(), paid()])
-        .when(new PaymentIntent.UpdateIntent({ details: details(), now: at(3) }))
-        .thenFails(PaymentIntent.IntentAlreadyPaid)
+      spec.given(paidIntent()).when(update(details())).thenFails(PaymentIntent.IntentAlreadyPaid)
     })
     it("an unknown reference is not found (404 PaymentNotFound)", () => {
-      spec
-        .given([])
-        .when(new PaymentIntent.UpdateIntent({ details: details(), now: at(3) }))
-        .thenFails(PaymentIntent.IntentNotFound)
+      spec.given([]).when(update(details())).thenFails(PaymentIntent.IntentNotFound)
     })
   })
 
   describe("StartPayment", () => {
     it("an attempt ties its transaction to the intent: PROCESSING, with service_transaction_id", () => {
       spec.given(created()).when(start()).then([started()])
-      const state = fold(PaymentIntent.PaymentIntent, [...created(), started()])
+      const state = fold(PaymentIntent.PaymentIntent, processing())
       expect(state).toMatchObject({ _tag: "PROCESSING", transactionId: Option.some(trx1) })
     })
     it("a second attempt while one is running is refused", () => {
-      spec
-        .given([...created(), started()])
-        .when(start({ transactionId: trx2 }))
-        .thenFails(PaymentIntent.IntentNotInState, { status: "PROCESSING" })
+      spec.refusedIn(start({ transactionId: trx2 }), PaymentIntent.IntentNotInState, {
+        PROCESSING: processing()
+      })
     })
     it("callback_url is required for the PSE and the bank-button payment methods", () => {
       const noCallback = created(create({ details: details({ callbackUrl: Option.none() }) }))
@@ -245,10 +245,7 @@ describe("PaymentIntent", () => {
       spec.given(noCallback).when(start()).then([started()])
     })
     it("a PAID intent cannot be attempted again", () => {
-      spec
-        .given([...created(), started(), paid()])
-        .when(start({ transactionId: trx2 }))
-        .thenFails(PaymentIntent.IntentNotInState, { status: "PAID" })
+      spec.refusedIn(start({ transactionId: trx2 }), PaymentIntent.IntentNotInState, { PAID: paidIntent() })
     })
     it("an attempt on an unknown intent is not found", () => {
       spec.given([]).when(start()).thenFails(PaymentIntent.IntentNotFound)
@@ -257,67 +254,40 @@ describe("PaymentIntent", () => {
 
   describe("CompletePayment", () => {
     it("when the payment is approved the intent is PAID", () => {
-      spec
-        .given([...created(), started()])
-        .when(new PaymentIntent.CompletePayment({ transactionId: trx1, now: at(2) }))
-        .then([paid()])
+      spec.given(processing()).when(complete(trx1)).then([paid()])
     })
     it("another transaction cannot pay it", () => {
-      spec
-        .given([...created(), started()])
-        .when(new PaymentIntent.CompletePayment({ transactionId: trx2, now: at(2) }))
-        .thenFails(PaymentIntent.UnknownIntentTransaction, { transactionId: trx2 })
+      refusedForOtherTransaction(complete(trx2))
     })
     it("a re-delivered approval of a PAID intent changes nothing", () => {
-      spec
-        .given([...created(), started(), paid()])
-        .when(new PaymentIntent.CompletePayment({ transactionId: trx1, now: at(5) }))
-        .thenNothing()
+      spec.given(paidIntent()).when(complete(trx1, 5)).thenNothing()
     })
     it("an ACTIVE intent has no attempt to approve", () => {
-      spec
-        .given(created())
-        .when(new PaymentIntent.CompletePayment({ transactionId: trx1, now: at(2) }))
-        .thenFails(PaymentIntent.IntentNotInState, { status: "ACTIVE" })
+      spec.refusedIn(complete(trx1), PaymentIntent.IntentNotInState, { ACTIVE: created() })
     })
   })
 
   describe("FailPayment", () => {
     it("a rejected payment returns the intent to ACTIVE", () => {
-      spec
-        .given([...created(), started()])
-        .when(new PaymentIntent.FailPayment({ transactionId: trx1, now: at(2) }))
-        .then([failed()])
+      spec.given(processing()).when(fail(trx1)).then([failed()])
     })
     it("after a rejected payment the intent can be attempted again", () => {
       spec
-        .given([...created(), started(), failed()])
+        .given(afterFailure())
         .when(start({ transactionId: trx2, now: at(3) }))
         .then([started(trx2, 3)])
-      const state = fold(PaymentIntent.PaymentIntent, [...created(), started(), failed()])
+      const state = fold(PaymentIntent.PaymentIntent, afterFailure())
       expect(state).toMatchObject({ _tag: "ACTIVE", transactionId: Option.some(trx1) })
     })
     it("a re-delivered rejection of the last attempt changes nothing", () => {
-      spec
-        .given([...created(), started(), failed()])
-        .when(new PaymentIntent.FailPayment({ transactionId: trx1, now: at(4) }))
-        .thenNothing()
+      spec.given(afterFailure()).when(fail(trx1, 4)).thenNothing()
     })
     it("a rejection of another transaction is refused", () => {
-      spec
-        .given([...created(), started()])
-        .when(new PaymentIntent.FailPayment({ transactionId: trx2, now: at(2) }))
-        .thenFails(PaymentIntent.UnknownIntentTransaction)
-      spec
-        .given(created())
-        .when(new PaymentIntent.FailPayment({ transactionId: trx1, now: at(2) }))
-        .thenFails(PaymentIntent.UnknownIntentTransaction)
+      refusedForOtherTransaction(fail(trx2))
+      spec.given(created()).when(fail(trx1)).thenFails(PaymentIntent.UnknownIntentTransaction)
     })
     it("a PAID intent cannot fail", () => {
-      spec
-        .given([...created(), started(), paid()])
-        .when(new PaymentIntent.FailPayment({ transactionId: trx1, now: at(3) }))
-        .thenFails(PaymentIntent.IntentNotInState, { status: "PAID" })
+      spec.refusedIn(fail(trx1, 3), PaymentIntent.IntentNotInState, { PAID: paidIntent() })
     })
   })
 

@@ -29,7 +29,26 @@ const request = (overrides: Partial<ConstructorParameters<typeof Refund.RequestR
     ...overrides
   })
 
+/** What a request records: the command's refund, at its instant. */
+const refundRequested = (command = request()) =>
+  new Refund.RefundRequested({
+    refundId,
+    merchantId: command.merchantId,
+    sandbox: true,
+    transactionId: command.transactionId,
+    referenceId: command.referenceId,
+    amount: amount(119_000),
+    reason: "customer changed their mind",
+    requestedAt: at(0)
+  })
+
+// Histories, built from events (the given of each spec).
 const requested = (command = request()) => openedBy(Refund.Refund, command)
+const approved = () => new Refund.RefundApproved({ dateApplied: at(10) })
+const rejected = () => new Refund.RefundRejected({ dateApplied: at(10) })
+const approvedRefund = () => [...requested(), approved()]
+const rejectedRefund = () => [...requested(), rejected()]
+
 const reviewRefund = (outcome: Refund.Outcome, minutes = 10) =>
   new Refund.ReviewRefund({ outcome, now: at(minutes) })
 
@@ -38,22 +57,7 @@ const spec = DeciderSpec.for(Refund.Refund)
 describe("Refund", () => {
   describe("RequestRefund", () => {
     it("a refund request is PROCESSING, for the captured amount", () => {
-      const command = request()
-      spec
-        .given([])
-        .when(command)
-        .then([
-          new Refund.RefundRequested({
-            refundId,
-            merchantId: command.merchantId,
-            sandbox: true,
-            transactionId: command.transactionId,
-            referenceId: command.referenceId,
-            amount: amount(119_000),
-            reason: "customer changed their mind",
-            requestedAt: at(0)
-          })
-        ])
+      spec.given([]).when(request()).then(refundRequested())
       expect(fold(Refund.Refund, requested())).toMatchObject({
         _tag: "PROCESSING",
         dateApplied: Option.none()
@@ -65,7 +69,7 @@ describe("Refund", () => {
         .when(request({ now: at(1) }))
         .thenFails(Refund.RefundAlreadyExists, { refundId })
       spec
-        .given([...requested(), new Refund.RefundRejected({ dateApplied: at(10) })])
+        .given(rejectedRefund())
         .when(request({ now: at(11) }))
         .thenFails(Refund.RefundAlreadyExists)
     })
@@ -78,40 +82,26 @@ describe("Refund", () => {
 
   describe("ReviewRefund", () => {
     it("the review approves the refund, with date_applied", () => {
-      spec
-        .given(requested())
-        .when(reviewRefund("APPROVED"))
-        .then([new Refund.RefundApproved({ dateApplied: at(10) })])
-      expect(
-        fold(Refund.Refund, [...requested(), new Refund.RefundApproved({ dateApplied: at(10) })])
-      ).toMatchObject({
+      spec.given(requested()).when(reviewRefund("APPROVED")).then(approved())
+      expect(fold(Refund.Refund, approvedRefund())).toMatchObject({
         _tag: "APPROVED",
         dateApplied: Option.some(at(10))
       })
     })
     it("the review rejects the refund, with date_applied", () => {
-      spec
-        .given(requested())
-        .when(reviewRefund("REJECTED"))
-        .then([new Refund.RefundRejected({ dateApplied: at(10) })])
+      spec.given(requested()).when(reviewRefund("REJECTED")).then(rejected())
     })
     it("a repeated review outcome changes nothing", () => {
-      spec
-        .given([...requested(), new Refund.RefundApproved({ dateApplied: at(10) })])
-        .when(reviewRefund("APPROVED", 20))
-        .thenNothing()
-      spec
-        .given([...requested(), new Refund.RefundRejected({ dateApplied: at(10) })])
-        .when(reviewRefund("REJECTED", 20))
-        .thenNothing()
+      spec.given(approvedRefund()).when(reviewRefund("APPROVED", 20)).thenNothing()
+      spec.given(rejectedRefund()).when(reviewRefund("REJECTED", 20)).thenNothing()
     })
     it("a refund is irreversible: a contradicting review is refused", () => {
       spec
-        .given([...requested(), new Refund.RefundApproved({ dateApplied: at(10) })])
+        .given(approvedRefund())
         .when(reviewRefund("REJECTED", 20))
         .thenFails(Refund.RefundAlreadyReviewed, { status: "APPROVED" })
       spec
-        .given([...requested(), new Refund.RefundRejected({ dateApplied: at(10) })])
+        .given(rejectedRefund())
         .when(reviewRefund("APPROVED", 20))
         .thenFails(Refund.RefundAlreadyReviewed, { status: "REJECTED" })
     })

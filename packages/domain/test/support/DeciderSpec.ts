@@ -19,8 +19,8 @@ type ErrorClass<Err> = abstract new (...args: ReadonlyArray<any>) => Err & Tagge
 
 /** What a command came to, to be compared with what it should come to. */
 export interface Outcome<E, Err> {
-  /** The command is allowed: exactly these events. */
-  readonly then: (expected: ReadonlyArray<E>) => void
+  /** The command is allowed: exactly this event, or exactly these events. */
+  readonly then: (expected: E | ReadonlyArray<E>) => void
   /** The command is refused with this error class (and these fields, when given). */
   thenFails<K extends ErrorClass<Err>>(error: K, fields?: Partial<InstanceType<K>>): void
   /** The older form: refused with an error of this tag (and these fields, when given). */
@@ -37,35 +37,50 @@ const isAggregate = <C, E, S, Err>(
 export const DeciderSpec = {
   for: <C, E, S, Err>(decider: Decider<C, E, S, Err>) => {
     const decide = isAggregate(decider) ? checked(decider).decide : decider.decide
-    return {
-      given: (events: ReadonlyArray<E>) => ({
-        when: (command: C): Outcome<E, Err> => {
-          const result = decide(command as C & Tagged, fold(decider, events) as S & Tagged)
-          const refusal = () => {
-            expect(Either.isLeft(result), `expected a refusal, got ${inspect(result, { depth: 6 })}`).toBe(
-              true
-            )
-            return Either.getLeft(result).pipe((o) => (o._tag === "Some" ? o.value : undefined))
-          }
-          return {
-            then: (expected) => {
-              expect(result).toEqual(Either.right(expected))
-            },
-            thenFails: (error: ErrorClass<Err> | string, fields: object = {}) => {
-              const refused = refusal()
-              if (typeof error === "string") {
-                expect(refused).toMatchObject({ _tag: error, ...fields })
-              } else {
-                expect(refused).toBeInstanceOf(error)
-                expect(refused).toMatchObject(fields)
-              }
-            },
-            thenNothing: () => {
-              expect(result).toEqual(Either.right([]))
+    const given = (events: ReadonlyArray<E>) => ({
+      when: (command: C): Outcome<E, Err> => {
+        const result = decide(command as C & Tagged, fold(decider, events) as S & Tagged)
+        const refusal = () => {
+          expect(Either.isLeft(result), `expected a refusal, got ${inspect(result, { depth: 6 })}`).toBe(true)
+          return Either.getLeft(result).pipe((o) => (o._tag === "Some" ? o.value : undefined))
+        }
+        return {
+          then: (expected) => {
+            expect(result).toEqual(Either.right(Array.isArray(expected) ? expected : [expected]))
+          },
+          thenFails: (error: ErrorClass<Err> | string, fields: object = {}) => {
+            const refused = refusal()
+            if (typeof error === "string") {
+              expect(refused).toMatchObject({ _tag: error, ...fields })
+            } else {
+              expect(refused).toBeInstanceOf(error)
+              expect(refused).toMatchObject(fields)
             }
+          },
+          thenNothing: () => {
+            expect(result).toEqual(Either.right([]))
           }
         }
-      })
+      }
+    })
+    return {
+      given,
+      /**
+       * Given each history, `command` is refused with `error`, whose `status` names the status the
+       * history is filed under (and with `fields`, when given).
+       */
+      refusedIn: <K extends ErrorClass<Err>>(
+        command: C,
+        error: K,
+        histories: Readonly<Record<string, ReadonlyArray<E>>>,
+        fields: Partial<InstanceType<K>> = {}
+      ) => {
+        for (const [status, events] of Object.entries(histories)) {
+          given(events)
+            .when(command)
+            .thenFails(error, { ...fields, status })
+        }
+      }
     }
   }
 }

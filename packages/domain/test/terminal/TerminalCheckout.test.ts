@@ -73,21 +73,39 @@ const Checkout = {
     events.reduce(TerminalCheckout.evolve, TerminalCheckout.initialState)
 }
 
+/** What a creation records: the command's checkout, at its instant. */
+const checkoutCreated = (command = create()) =>
+  new TerminalCheckout.CheckoutCreated({
+    integrationId,
+    transactionId: trx1,
+    merchantId: command.merchantId,
+    sandbox: true,
+    terminalSerial: serial,
+    terminalModel: "Smart Pro",
+    reference: "order-1",
+    amount: command.amount,
+    paymentMethod: "POS",
+    userEmail: "seller@shop.example",
+    description: Option.some("Two coffees"),
+    payer: Option.none(),
+    createdAt: at(0)
+  })
+
 // Histories, built from events (the given of each spec).
 const created = (command = create()) => openedBy(TerminalCheckout.TerminalCheckout, command)
 const attempted = (attempt = 1, minutes = 0) =>
   new TerminalCheckout.PushAttempted({ attempt, at: at(minutes) })
+const checkoutSent = (minutes = 0) =>
+  new TerminalCheckout.CheckoutSent({ lockedSince: Option.none(), at: at(minutes) })
+const deliveryFailed = (reason: string, minutes = 0) =>
+  new TerminalCheckout.DeliveryFailed({ reason, at: at(minutes) })
+const released = (minutes: number) => new TerminalCheckout.CheckoutReleased({ at: at(minutes) })
 const sending = () => [...created(), attempted()]
-const sent = () => [
-  ...sending(),
-  new TerminalCheckout.CheckoutSent({ lockedSince: Option.none(), at: at(0) })
-]
+const sent = () => [...sending(), checkoutSent()]
 const held = () => [...sending(), new TerminalCheckout.CheckoutHeld({ lockedSince: at(-10), at: at(0) })]
-const unreachable = () => [
-  ...sending(),
-  new TerminalCheckout.DeliveryFailed({ reason: "SESSION_EXPIRED", at: at(0) })
-]
-const cancelled = () => [...created(), new TerminalCheckout.CheckoutCancelled({ at: at(1) })]
+const unreachable = () => [...sending(), deliveryFailed("SESSION_EXPIRED")]
+const checkoutCancelled = (minutes = 1) => new TerminalCheckout.CheckoutCancelled({ at: at(minutes) })
+const cancelled = () => [...created(), checkoutCancelled()]
 const saleApproved = (when: DateTime.Utc = at(1), sale = cardSale) =>
   new TerminalCheckout.SaleApproved({ transactionId: trx1, sale, at: when })
 const approved = (when: DateTime.Utc = at(1), sale = cardSale) => [...sent(), saleApproved(when, sale)]
@@ -112,26 +130,25 @@ const rejectVoid = (now: DateTime.Utc = at(2), transactionId = trx1) =>
   new TerminalCheckout.RejectVoid({ transactionId, reason: "NETWORK_DECLINED", now })
 const deliver = (lockedSince: Option.Option<DateTime.Utc>, now = at(0)) =>
   new TerminalCheckout.RecordDelivery({ lockedSince, now })
+/** A delivery to an unlocked terminal, reported `minutes` after T0. */
+const deliverUnlocked = (minutes = 0) => deliver(Option.none(), at(minutes))
+const attemptPush = (minutes: number) => new TerminalCheckout.AttemptPush({ now: at(minutes) })
+const recordUnreachable = (reason: string, minutes: number) =>
+  new TerminalCheckout.RecordUnreachable({ reason, now: at(minutes) })
+const unlock = (minutes: number) => new TerminalCheckout.UnlockTerminal({ now: at(minutes) })
+const cancel = (minutes: number) => new TerminalCheckout.CancelCheckout({ now: at(minutes) })
 
 const spec = DeciderSpec.for(TerminalCheckout.TerminalCheckout)
 
-/**
- * Given each history, `command` is refused with `error`, which names the status the history is
- * filed under (and `fields`, when given).
- */
-const refusedIn = (
-  command: TerminalCheckout.Command,
-  error: typeof TerminalCheckout.CheckoutNotInState | typeof TerminalCheckout.CheckoutAlreadySent,
-  histories: Partial<Record<TerminalCheckout.Status, ReadonlyArray<TerminalCheckout.Event>>>,
-  fields: { readonly integrationId?: IntegrationId } = {}
-) => {
-  for (const [status, events] of Object.entries(histories)) {
-    spec
-      .given(events)
-      .when(command)
-      .thenFails(error, { ...fields, status: status as TerminalCheckout.Status })
-  }
-}
+/** Given `history` (a checkout of TRX_1), `command`, for TRX_2, is refused as another transaction's. */
+const refusedForOtherTransaction = (
+  history: ReadonlyArray<TerminalCheckout.Event>,
+  command: TerminalCheckout.Command
+) =>
+  spec
+    .given(history)
+    .when(command)
+    .thenFails(TerminalCheckout.UnknownCheckoutTransaction, { transactionId: trx2 })
 
 /**
  * A sale approved at `approvedAt`, on 2026-11-21 in Bogotá, is voidable until 20:59:59.999 Bogotá
@@ -152,27 +169,7 @@ const voidableUntil21 = (approvedAt: DateTime.Utc) => {
 describe("TerminalCheckout", () => {
   describe("CreateCheckout", () => {
     it("A3: a checkout is created PENDING, to be pushed to the bound terminal", () => {
-      const command = create()
-      spec
-        .given([])
-        .when(command)
-        .then([
-          new TerminalCheckout.CheckoutCreated({
-            integrationId,
-            transactionId: trx1,
-            merchantId: command.merchantId,
-            sandbox: true,
-            terminalSerial: serial,
-            terminalModel: "Smart Pro",
-            reference: "order-1",
-            amount: command.amount,
-            paymentMethod: "POS",
-            userEmail: "seller@shop.example",
-            description: Option.some("Two coffees"),
-            payer: Option.none(),
-            createdAt: at(0)
-          })
-        ])
+      spec.given([]).when(create()).then(checkoutCreated())
     })
     it("an empty payment_method is kept: the terminal shows its own method-selection screen", () => {
       const result = TerminalCheckout.decide(create({ paymentMethod: "" }), TerminalCheckout.initialState)
@@ -204,16 +201,10 @@ describe("TerminalCheckout", () => {
 
   describe("AttemptPush", () => {
     it("a PENDING checkout is claimed for its first push", () => {
-      spec
-        .given(created())
-        .when(new TerminalCheckout.AttemptPush({ now: at(0) }))
-        .then([attempted(1, 0)])
+      spec.given(created()).when(attemptPush(0)).then(attempted(1, 0))
     })
     it("R5: an UNREACHABLE checkout waits and is pushed again", () => {
-      spec
-        .given(unreachable())
-        .when(new TerminalCheckout.AttemptPush({ now: at(3) }))
-        .then([attempted(2, 3)])
+      spec.given(unreachable()).when(attemptPush(3)).then(attempted(2, 3))
     })
     it("a push claimed again while its claim is live changes nothing: its pusher pushes it", () => {
       const justBefore = DateTime.unsafeMake(T0 + TerminalCheckout.PUSH_TIMEOUT_MS - 1)
@@ -244,23 +235,17 @@ describe("TerminalCheckout", () => {
     it("a checkout already on the terminal is not pushed again", () => {
       spec
         .given(sent())
-        .when(new TerminalCheckout.AttemptPush({ now: at(1) }))
+        .when(attemptPush(1))
         .thenFails(TerminalCheckout.CheckoutNotInState, { status: "SENT", command: "AttemptPush" })
     })
     it("a checkout on a non-existing stream is not found", () => {
-      spec
-        .given([])
-        .when(new TerminalCheckout.AttemptPush({ now: at(0) }))
-        .thenFails(TerminalCheckout.CheckoutNotFound)
+      spec.given([]).when(attemptPush(0)).thenFails(TerminalCheckout.CheckoutNotFound)
     })
   })
 
   describe("RecordDelivery", () => {
     it("an unlocked terminal gets the payment: SENT", () => {
-      spec
-        .given(sending())
-        .when(deliver(Option.none(), at(1)))
-        .then([new TerminalCheckout.CheckoutSent({ lockedSince: Option.none(), at: at(1) })])
+      spec.given(sending()).when(deliverUnlocked(1)).then(checkoutSent(1))
     })
     it("R1: a terminal locked for exactly 2 minutes gets the payment normally", () => {
       const lockedSince = DateTime.unsafeMake(T0 - 2 * 60_000)
@@ -293,87 +278,53 @@ describe("TerminalCheckout", () => {
       }
     )
     it("a repeated delivery report changes nothing", () => {
-      spec
-        .given(sent())
-        .when(deliver(Option.none(), at(1)))
-        .thenNothing()
-      spec
-        .given(held())
-        .when(deliver(Option.none(), at(1)))
-        .thenNothing()
+      spec.given(sent()).when(deliverUnlocked(1)).thenNothing()
+      spec.given(held()).when(deliverUnlocked(1)).thenNothing()
     })
     it("a delivery report overtaken by the terminal's outcome changes nothing", () => {
-      spec
-        .given(approved())
-        .when(deliver(Option.none(), at(2)))
-        .thenNothing()
+      spec.given(approved()).when(deliverUnlocked(2)).thenNothing()
     })
     it("a delivery without a claimed push is refused", () => {
-      spec
-        .given(created())
-        .when(deliver(Option.none()))
-        .thenFails(TerminalCheckout.CheckoutNotInState, { status: "PENDING" })
+      spec.refusedIn(deliverUnlocked(), TerminalCheckout.CheckoutNotInState, { PENDING: created() })
     })
   })
 
   describe("RecordUnreachable", () => {
     it("R5: a terminal off, with its app closed or its session expired leaves the checkout UNREACHABLE", () => {
-      spec
-        .given(sending())
-        .when(new TerminalCheckout.RecordUnreachable({ reason: "APP_CLOSED", now: at(1) }))
-        .then([new TerminalCheckout.DeliveryFailed({ reason: "APP_CLOSED", at: at(1) })])
+      spec.given(sending()).when(recordUnreachable("APP_CLOSED", 1)).then(deliveryFailed("APP_CLOSED", 1))
     })
     it("a failed push is reported only for a push under way", () => {
-      spec
-        .given(sent())
-        .when(new TerminalCheckout.RecordUnreachable({ reason: "APP_CLOSED", now: at(1) }))
-        .thenFails(TerminalCheckout.CheckoutNotInState, { status: "SENT" })
+      spec.refusedIn(recordUnreachable("APP_CLOSED", 1), TerminalCheckout.CheckoutNotInState, {
+        SENT: sent()
+      })
     })
     it("a failure report overtaken by the terminal's outcome changes nothing", () => {
-      spec
-        .given(approved())
-        .when(new TerminalCheckout.RecordUnreachable({ reason: "TIMEOUT", now: at(2) }))
-        .thenNothing()
+      spec.given(approved()).when(recordUnreachable("TIMEOUT", 2)).thenNothing()
     })
   })
 
   describe("UnlockTerminal", () => {
     it("R1: unlocking processes the held payment automatically: SENT", () => {
-      spec
-        .given(held())
-        .when(new TerminalCheckout.UnlockTerminal({ now: at(5) }))
-        .then([new TerminalCheckout.CheckoutReleased({ at: at(5) })])
+      spec.given(held()).when(unlock(5)).then(released(5))
     })
     it("unlocking a terminal that did not hold the payment changes nothing", () => {
-      spec
-        .given(sent())
-        .when(new TerminalCheckout.UnlockTerminal({ now: at(5) }))
-        .thenNothing()
+      spec.given(sent()).when(unlock(5)).thenNothing()
     })
     it("an unlock before the checkout reached the terminal is refused", () => {
-      spec
-        .given(created())
-        .when(new TerminalCheckout.UnlockTerminal({ now: at(5) }))
-        .thenFails(TerminalCheckout.CheckoutNotInState, { status: "PENDING" })
+      spec.refusedIn(unlock(5), TerminalCheckout.CheckoutNotInState, { PENDING: created() })
     })
   })
 
   describe("CancelCheckout", () => {
     it("R3: a request not yet sent can be cancelled", () => {
-      spec
-        .given(created())
-        .when(new TerminalCheckout.CancelCheckout({ now: at(1) }))
-        .then([new TerminalCheckout.CheckoutCancelled({ at: at(1) })])
+      spec.given(created()).when(cancel(1)).then(checkoutCancelled(1))
     })
     it("R5: a request that could not reach the terminal can be cancelled", () => {
-      spec
-        .given(unreachable())
-        .when(new TerminalCheckout.CancelCheckout({ now: at(1) }))
-        .then([new TerminalCheckout.CheckoutCancelled({ at: at(1) })])
+      spec.given(unreachable()).when(cancel(1)).then(checkoutCancelled(1))
     })
     it("R3: a payment request already sent cannot be cancelled remotely", () => {
-      refusedIn(
-        new TerminalCheckout.CancelCheckout({ now: at(3) }),
+      spec.refusedIn(
+        cancel(3),
         TerminalCheckout.CheckoutAlreadySent,
         {
           SENDING: sending(),
@@ -387,10 +338,7 @@ describe("TerminalCheckout", () => {
       )
     })
     it("cancelling a CANCELLED checkout again changes nothing", () => {
-      spec
-        .given(cancelled())
-        .when(new TerminalCheckout.CancelCheckout({ now: at(2) }))
-        .thenNothing()
+      spec.given(cancelled()).when(cancel(2)).thenNothing()
     })
   })
 
@@ -429,10 +377,7 @@ describe("TerminalCheckout", () => {
         .given(sent())
         .when(approve({ transactionId: trx2 }))
         .thenFails(TerminalCheckout.UnknownCheckoutTransaction, { integrationId, transactionId: trx2 })
-      spec
-        .given(approved())
-        .when(approve({ transactionId: trx2 }))
-        .thenFails(TerminalCheckout.UnknownCheckoutTransaction, { transactionId: trx2 })
+      refusedForOtherTransaction(approved(), approve({ transactionId: trx2 }))
     })
     it("a re-delivered approval changes nothing", () => {
       spec
@@ -445,13 +390,10 @@ describe("TerminalCheckout", () => {
         .thenNothing()
     })
     it("an approval of a REJECTED sale conflicts and is refused", () => {
-      spec
-        .given(rejected())
-        .when(approve())
-        .thenFails(TerminalCheckout.CheckoutNotInState, { status: "REJECTED" })
+      spec.refusedIn(approve(), TerminalCheckout.CheckoutNotInState, { REJECTED: rejected() })
     })
     it("a checkout that never reached the terminal cannot be approved", () => {
-      refusedIn(approve(), TerminalCheckout.CheckoutNotInState, {
+      spec.refusedIn(approve(), TerminalCheckout.CheckoutNotInState, {
         PENDING: created(),
         UNREACHABLE: unreachable(),
         CANCELLED: cancelled()
@@ -474,10 +416,7 @@ describe("TerminalCheckout", () => {
         ])
     })
     it("an outcome for a different transaction is refused", () => {
-      spec
-        .given(sent())
-        .when(reject(trx2))
-        .thenFails(TerminalCheckout.UnknownCheckoutTransaction, { transactionId: trx2 })
+      refusedForOtherTransaction(sent(), reject(trx2))
     })
     it("a re-delivered rejection changes nothing", () => {
       spec
@@ -486,10 +425,7 @@ describe("TerminalCheckout", () => {
         .thenNothing()
     })
     it("a rejection of an APPROVED sale conflicts and is refused", () => {
-      spec
-        .given(approved())
-        .when(reject())
-        .thenFails(TerminalCheckout.CheckoutNotInState, { status: "APPROVED" })
+      spec.refusedIn(reject(), TerminalCheckout.CheckoutNotInState, { APPROVED: approved() })
     })
   })
 
@@ -541,7 +477,10 @@ describe("TerminalCheckout", () => {
       }
     )
     it("only APPROVED sales can be voided", () => {
-      refusedIn(approveVoid(), TerminalCheckout.CheckoutNotInState, { REJECTED: rejected(), SENT: sent() })
+      spec.refusedIn(approveVoid(), TerminalCheckout.CheckoutNotInState, {
+        REJECTED: rejected(),
+        SENT: sent()
+      })
     })
     it("only credit or debit card sales can be voided", () => {
       spec
@@ -550,10 +489,7 @@ describe("TerminalCheckout", () => {
         .thenFails(TerminalCheckout.NotACardSale, { paymentMethod: "WALLET_A" })
     })
     it("a void for a different transaction is refused", () => {
-      spec
-        .given(approved())
-        .when(approveVoid(at(2), trx2))
-        .thenFails(TerminalCheckout.UnknownCheckoutTransaction)
+      refusedForOtherTransaction(approved(), approveVoid(at(2), trx2))
     })
     it("a void is irreversible: a re-delivered void approval changes nothing, even after 21:00", () => {
       spec
@@ -591,16 +527,10 @@ describe("TerminalCheckout", () => {
         .thenFails(TerminalCheckout.VoidWindowClosed)
     })
     it("a void is irreversible: a VOIDED sale takes no void rejection", () => {
-      spec
-        .given(voided())
-        .when(rejectVoid())
-        .thenFails(TerminalCheckout.CheckoutNotInState, { status: "VOIDED" })
+      spec.refusedIn(rejectVoid(), TerminalCheckout.CheckoutNotInState, { VOIDED: voided() })
     })
     it("a void rejection for a different transaction is refused", () => {
-      spec
-        .given(approved())
-        .when(rejectVoid(at(2), trx2))
-        .thenFails(TerminalCheckout.UnknownCheckoutTransaction)
+      refusedForOtherTransaction(approved(), rejectVoid(at(2), trx2))
     })
   })
 
