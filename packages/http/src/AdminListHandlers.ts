@@ -196,6 +196,16 @@ const defined = <A extends Record<string, unknown>>(fields: A) =>
     [K in keyof A]: Exclude<A[K], undefined>
   }
 
+/** The handler's answer of one merchant's list, under the span `AdminListHandlers.<list>`. */
+const merchantList = <A, B>(
+  merchantId: string,
+  list: string,
+  params: MerchantList.PageParams,
+  row: (a: A) => B,
+  query: MerchantList.Query<A>
+) =>
+  MerchantList.make(merchantId, list, params, query, row).pipe(Effect.withSpan(`AdminListHandlers.${list}`))
+
 /** The handlers of the operator's lists. */
 export const layer = HttpApiBuilder.group(CobroApi, "adminLists", (handlers) =>
   handlers
@@ -211,63 +221,39 @@ export const layer = HttpApiBuilder.group(CobroApi, "adminLists", (handlers) =>
       })
     )
     .handle("listPayments", ({ path, urlParams }) =>
-      MerchantList.make(
-        path.merchant_id,
-        "payments",
-        urlParams,
-        (listings, page) =>
-          listings.transactions(
-            path.merchant_id,
-            defined({
-              mode: urlParams.mode,
-              kind: urlParams.kind,
-              status: urlParams.status,
-              createdGte: urlParams["created[gte]"],
-              createdLt: urlParams["created[lt]"],
-              reference: urlParams.reference
-            }),
-            page
-          ),
-        paymentRow
-      ).pipe(Effect.withSpan("AdminListHandlers.payments"))
+      merchantList(path.merchant_id, "payments", urlParams, paymentRow, (listings, page) =>
+        listings.transactions(
+          path.merchant_id,
+          defined({
+            mode: urlParams.mode,
+            kind: urlParams.kind,
+            status: urlParams.status,
+            createdGte: urlParams["created[gte]"],
+            createdLt: urlParams["created[lt]"],
+            reference: urlParams.reference
+          }),
+          page
+        )
+      )
     )
     .handle("listLinks", ({ path, urlParams }) =>
-      MerchantList.make(
-        path.merchant_id,
-        "links",
-        urlParams,
-        (listings, page) =>
-          listings.links(path.merchant_id, defined({ mode: urlParams.mode, status: urlParams.status }), page),
-        linkRow
-      ).pipe(Effect.withSpan("AdminListHandlers.links"))
+      merchantList(path.merchant_id, "links", urlParams, linkRow, (listings, page) =>
+        listings.links(path.merchant_id, defined({ mode: urlParams.mode, status: urlParams.status }), page)
+      )
     )
     .handle("listNotifications", ({ path, urlParams }) =>
-      MerchantList.make(
-        path.merchant_id,
-        "notifications",
-        urlParams,
-        (listings, page) =>
-          listings.notifications(
-            path.merchant_id,
-            defined({ mode: urlParams.mode, delivery: urlParams.delivery, subject: urlParams.subject }),
-            page
-          ),
-        notificationRow
-      ).pipe(Effect.withSpan("AdminListHandlers.notifications"))
+      merchantList(path.merchant_id, "notifications", urlParams, notificationRow, (listings, page) =>
+        listings.notifications(
+          path.merchant_id,
+          defined({ mode: urlParams.mode, delivery: urlParams.delivery, subject: urlParams.subject }),
+          page
+        )
+      )
     )
     .handle("listRefunds", ({ path, urlParams }) =>
-      MerchantList.make(
-        path.merchant_id,
-        "refunds",
-        urlParams,
-        (listings, page) =>
-          listings.refunds(
-            path.merchant_id,
-            defined({ mode: urlParams.mode, status: urlParams.status }),
-            page
-          ),
-        refundRow
-      ).pipe(Effect.withSpan("AdminListHandlers.refunds"))
+      merchantList(path.merchant_id, "refunds", urlParams, refundRow, (listings, page) =>
+        listings.refunds(path.merchant_id, defined({ mode: urlParams.mode, status: urlParams.status }), page)
+      )
     )
     .handle("listEvents", ({ urlParams }) => events(urlParams))
     .handle("streamHistory", ({ path }) => history(path.stream_id))

@@ -51,6 +51,12 @@ export const listBody = <A, B>(url: string, page: Pagination.Page<A>, row: (a: A
   url
 })
 
+/** How a list reads one page of its rows from the `Listings` port. */
+export type Query<A> = (
+  listings: Context.Tag.Service<typeof Listings.Listings>,
+  page: Pagination.PageRequest
+) => Effect.Effect<Pagination.Page<A>, Pagination.UnknownCursor>
+
 /**
  * A list of one merchant's rows at `/admin/v1/merchants/{merchantId}/{list}`: its page request, the
  * merchant's 404, the cursor's 400.
@@ -59,10 +65,7 @@ export const make = <A, B>(
   merchantId: string,
   list: string,
   params: PageParams,
-  query: (
-    listings: Context.Tag.Service<typeof Listings.Listings>,
-    page: Pagination.PageRequest
-  ) => Effect.Effect<Pagination.Page<A>, Pagination.UnknownCursor>,
+  query: Query<A>,
   row: (a: A) => B
 ) =>
   Effect.gen(function* () {

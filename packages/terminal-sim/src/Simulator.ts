@@ -42,6 +42,18 @@ const PUSH_BACKOFF = Schedule.exponential("2 millis").pipe(
  */
 export type Mode = "sandbox" | "production"
 
+/** The terminal's command of each sandbox action that is one (approve and reject decide its payment instead). */
+const TERMINAL_COMMANDS: Partial<
+  Record<TerminalSandbox.Action, new (props: { readonly now: DateTime.Utc }) => SimTerminal.Command>
+> = {
+  lock: SimTerminal.Lock,
+  unlock: SimTerminal.Unlock,
+  power_off: SimTerminal.PowerOff,
+  power_on: SimTerminal.PowerOn,
+  expire_session: SimTerminal.ExpireSession,
+  open_notification: SimTerminal.OpenNotification
+}
+
 /** The mode of a checkout or a charge instruction by its `sandbox` flag. */
 export const modeOf = (sandbox: boolean): Mode => (sandbox ? "sandbox" : "production")
 
@@ -469,24 +481,8 @@ export const make = Effect.gen(function* () {
   const commandFor = (
     action: TerminalSandbox.Action,
     now: DateTime.Utc
-  ): Option.Option<SimTerminal.Command> => {
-    switch (action) {
-      case "lock":
-        return Option.some(new SimTerminal.Lock({ now }))
-      case "unlock":
-        return Option.some(new SimTerminal.Unlock({ now }))
-      case "power_off":
-        return Option.some(new SimTerminal.PowerOff({ now }))
-      case "power_on":
-        return Option.some(new SimTerminal.PowerOn({ now }))
-      case "expire_session":
-        return Option.some(new SimTerminal.ExpireSession({ now }))
-      case "open_notification":
-        return Option.some(new SimTerminal.OpenNotification({ now }))
-      default:
-        return Option.none()
-    }
-  }
+  ): Option.Option<SimTerminal.Command> =>
+    Option.map(Option.fromNullable(TERMINAL_COMMANDS[action]), (Command) => new Command({ now }))
 
   // The port a test key reaches: every call reads and writes the sandbox terminal only.
   const sandbox: TerminalSandbox.TerminalSandbox["Type"] = {

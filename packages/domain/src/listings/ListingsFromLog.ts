@@ -106,38 +106,49 @@ const merchantRow = (state: Merchant.Existing, position: EventStore.Checkpoint):
   createdAt: date(state.createdAt)
 })
 
-const terminalRow = (
-  state: TerminalCheckout.Existing,
-  position: EventStore.Checkpoint
+/** What a terminal checkout and an online payment recorded of their sale, as a transaction row lists it. */
+interface RecordedSale {
+  readonly transactionId: string
+  readonly merchantId: string
+  readonly sandbox: boolean
+  readonly amount: { readonly total: number; readonly currency: string }
+}
+
+/** The row of a sale with a stream of its own: its status and last change are its state's. */
+const saleRow = (
+  kind: Listings.TransactionKind,
+  position: EventStore.Checkpoint,
+  state: { readonly _tag: string; readonly updatedAt: DateTime.Utc },
+  sale: RecordedSale,
+  recorded: Pick<Listings.TransactionRow, "resourceId" | "reference" | "createdAt">
 ): Listings.TransactionRow => ({
   position,
-  transactionId: state.checkout.transactionId,
-  kind: "terminal",
-  resourceId: state.checkout.integrationId,
-  merchantId: state.checkout.merchantId,
-  mode: modeOf(state.checkout.sandbox),
+  transactionId: sale.transactionId,
+  kind,
+  resourceId: recorded.resourceId,
+  merchantId: sale.merchantId,
+  mode: modeOf(sale.sandbox),
   status: state._tag,
-  amount: state.checkout.amount.total,
-  currency: state.checkout.amount.currency,
-  reference: state.checkout.reference,
-  createdAt: date(state.checkout.createdAt),
+  amount: sale.amount.total,
+  currency: sale.amount.currency,
+  reference: recorded.reference,
+  createdAt: recorded.createdAt,
   updatedAt: date(state.updatedAt)
 })
 
-const onlineRow = (state: Payment.Existing, position: EventStore.Checkpoint): Listings.TransactionRow => ({
-  position,
-  transactionId: state.payment.transactionId,
-  kind: "online",
-  resourceId: state.payment.transactionId,
-  merchantId: state.payment.merchantId,
-  mode: modeOf(state.payment.sandbox),
-  status: state._tag,
-  amount: state.payment.amount.total,
-  currency: state.payment.amount.currency,
-  reference: state.payment.referenceId,
-  createdAt: date(state.payment.attemptedAt),
-  updatedAt: date(state.updatedAt)
-})
+const terminalRow = (state: TerminalCheckout.Existing, position: EventStore.Checkpoint) =>
+  saleRow("terminal", position, state, state.checkout, {
+    resourceId: state.checkout.integrationId,
+    reference: state.checkout.reference,
+    createdAt: date(state.checkout.createdAt)
+  })
+
+const onlineRow = (state: Payment.Existing, position: EventStore.Checkpoint) =>
+  saleRow("online", position, state, state.payment, {
+    resourceId: state.payment.transactionId,
+    reference: state.payment.referenceId,
+    createdAt: date(state.payment.attemptedAt)
+  })
 
 const linkRow = (state: PaymentLink.Existing, position: EventStore.Checkpoint): Listings.LinkRow => ({
   position,

@@ -229,24 +229,33 @@ const isTransient = (error: unknown) =>
     (error.status === 503 || (error.status === 409 && error.errors[0]?.code === "IdempotencyKeyInUse")))
 
 /**
- * One step: the request made with the idempotency key `<run>-<step>` (when it has an effect),
- * retried a few times if it was lost, and its failure explained.
+ * One step: the request retried a few times if it was lost, and its failure explained. A request
+ * that has an effect goes through {@link keyedStep}.
  */
 const step = <A, E, R>(
   run: Run,
   name: string,
-  request: Effect.Effect<A, E, R>,
-  options: { readonly idempotent?: boolean } = {}
+  request: Effect.Effect<A, E, R>
 ): Effect.Effect<A, UserError, R> =>
   request.pipe(
-    options.idempotent === true
-      ? Effect.locally(
-          currentIdempotencyKey,
-          Option.some(`cobro-trigger-${run.runId}-${name.replace(/[^A-Za-z0-9]+/g, "-")}`)
-        )
-      : (e) => e,
     Effect.retry({ while: isTransient, schedule: Schedule.spaced("500 millis"), times: 4 }),
     Effect.mapError((error) => explain(run, name, error))
+  )
+
+/** A step whose request has an effect: made with the idempotency key `<run>-<step>`, so a retry does it once. */
+const keyedStep = <A, E, R>(
+  run: Run,
+  name: string,
+  request: Effect.Effect<A, E, R>
+): Effect.Effect<A, UserError, R> =>
+  step(
+    run,
+    name,
+    Effect.locally(
+      request,
+      currentIdempotencyKey,
+      Option.some(`cobro-trigger-${run.runId}-${name.replace(/[^A-Za-z0-9]+/g, "-")}`)
+    )
   )
 
 /** Retries `check` every 250 ms until it succeeds, for at most `timeout`; then fails with `message`. */
@@ -289,6 +298,19 @@ export interface Triggered {
   readonly notes: ReadonlyArray<string>
 }
 
+/** What a trigger made: the resources that led to the transaction, then the transaction. */
+const made = (
+  transactionId: string,
+  reference: string,
+  leading: ReadonlyArray<Resource>,
+  notes: ReadonlyArray<string> = []
+): Omit<Triggered, "event" | "notification"> => ({
+  transactionId,
+  reference,
+  resources: [...leading, { kind: "transaction", id: transactionId }],
+  notes
+})
+
 const decodeCheckout = Schema.decodeUnknown(TerminalApi.CheckoutRequest)
 const decodeLink = Schema.decodeUnknown(LinkApi.CreateLinkRequest)
 const decodeIntent = Schema.decodeUnknown(OnlineApi.IntentCreateRequest)
@@ -328,17 +350,15 @@ const terminalSale = (run: Run, outcome: "approve" | "reject", serial: Option.Op
     }
     const path = { terminal_serial: terminal.terminal_serial }
     const behavior = outcome === "approve" ? "auto_approve" : "auto_reject"
-    const state = yield* step(
+    const state = yield* keyedStep(
       run,
       `set terminal ${terminal.terminal_serial} to ${behavior}`,
-      client.sandbox.setBehavior({ path, payload: { mode: behavior } }),
-      { idempotent: true }
+      client.sandbox.setBehavior({ path, payload: { mode: behavior } })
     )
-    const restore = step(
+    const restore = keyedStep(
       run,
       `set terminal ${terminal.terminal_serial} back to auto_approve`,
-      client.sandbox.setBehavior({ path, payload: { mode: "auto_approve" } }),
-      { idempotent: true }
+      client.sandbox.setBehavior({ path, payload: { mode: "auto_approve" } })
     )
     if (!state.reachable || state.locked) {
       if (outcome === "reject") yield* Effect.ignore(restore)
@@ -364,13 +384,10 @@ const terminalSale = (run: Run, outcome: "approve" | "reject", serial: Option.Op
           description: `cobro trigger ${run.event}`
         })
       )
-      const created = yield* step(
+      const created = yield* keyedStep(
         run,
         "create the checkout (A3)",
-        client.terminal.checkout({ payload: body }),
-        {
-          idempotent: true
-        }
+        client.terminal.checkout({ payload: body })
       )
       const expected = EVENTS[run.event].notification
       const notification = yield* waitFor(
@@ -402,16 +419,15 @@ const terminalSale = (run: Run, outcome: "approve" | "reject", serial: Option.Op
     } else {
       notes.push(`terminal ${terminal.terminal_serial} is set to auto_approve`)
     }
-    return {
-      transactionId: notification.subject,
+    return made(
+      notification.subject,
       reference,
-      resources: [
+      [
         { kind: "terminal", id: terminal.terminal_serial },
-        { kind: "checkout", id: created.payload.integration_id },
-        { kind: "transaction", id: notification.subject }
+        { kind: "checkout", id: created.payload.integration_id }
       ],
       notes
-    } satisfies Omit<Triggered, "event" | "notification">
+    )
   })
 
 /** The card form of the checkout page, as a payer fills it in (a card that expires in two years). */
@@ -450,9 +466,7 @@ const linkPayment = (run: Run, total: number) =>
         payment_methods: ["CREDIT_CARD"]
       })
     )
-    const created = yield* step(run, "create the link (B2)", client.links.createLink({ payload: body }), {
-      idempotent: true
-    })
+    const created = yield* keyedStep(run, "create the link (B2)", client.links.createLink({ payload: body }))
     const linkId = created.payload.payment_link
     // The payer's side: the checkout page's form, no API key.
     const form = HttpClientRequest.post(created.payload.url).pipe(
@@ -473,15 +487,7 @@ const linkPayment = (run: Run, total: number) =>
             : `the checkout page of link ${linkId} (${created.payload.url}) did not take the payment (HTTP ${response.status})`
       })
     }
-    return {
-      transactionId,
-      reference,
-      resources: [
-        { kind: "link", id: linkId },
-        { kind: "transaction", id: transactionId }
-      ],
-      notes: []
-    } satisfies Omit<Triggered, "event" | "notification">
+    return made(transactionId, reference, [{ kind: "link", id: linkId }])
   })
 
 /** online.*: C1 an intent, C4 a card attempt, C5 until decided; then C7 the void if asked. */
@@ -496,13 +502,10 @@ const onlinePayment = (run: Run, total: number, voided: boolean) =>
         description: `cobro trigger ${run.event}`
       })
     )
-    const created = yield* step(
+    const created = yield* keyedStep(
       run,
       "create the intent (C1)",
-      client.online.createIntent({ payload: intent }),
-      {
-        idempotent: true
-      }
+      client.online.createIntent({ payload: intent })
     )
     if (!created.test) {
       // Unreachable with a test key; a server that says otherwise is not charged further.
@@ -515,13 +518,10 @@ const onlinePayment = (run: Run, total: number, voided: boolean) =>
         payment_method: { name: "CREDIT_CARD", card_number: "4111111111111111", installments: 1 }
       })
     )
-    const attempted = yield* step(
+    const attempted = yield* keyedStep(
       run,
       "pay the intent by card (C4)",
-      client.online.attempt({ payload: attempt }),
-      {
-        idempotent: true
-      }
+      client.online.attempt({ payload: attempt })
     )
     if (!("transaction_id" in attempted)) {
       return yield* new UserError({
@@ -550,23 +550,14 @@ const onlinePayment = (run: Run, total: number, voided: boolean) =>
       })
     }
     if (voided) {
-      yield* step(
+      yield* keyedStep(
         run,
         `void payment ${transactionId} (C7)`,
-        client.online.voidPayment({ payload: { transaction_id: transactionId } }),
-        { idempotent: true }
+        client.online.voidPayment({ payload: { transaction_id: transactionId } })
       )
       yield* statusIs(["VOIDED"], "voided")
     }
-    return {
-      transactionId,
-      reference,
-      resources: [
-        { kind: "intent", id: reference },
-        { kind: "transaction", id: transactionId }
-      ],
-      notes: []
-    } satisfies Omit<Triggered, "event" | "notification">
+    return made(transactionId, reference, [{ kind: "intent", id: reference }])
   })
 
 // ---------------------------------------------------------------------------------------------

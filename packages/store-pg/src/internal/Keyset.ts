@@ -24,6 +24,7 @@
  * @internal
  */
 import type * as EventStore from "@cobro/domain/EventStore"
+import type * as Listings from "@cobro/domain/Listings"
 import type * as Pagination from "@cobro/domain/Pagination"
 import { UnknownCursor } from "@cobro/domain/Pagination"
 import * as SqlClient from "@effect/sql/SqlClient"
@@ -185,6 +186,22 @@ export const listing = <Scope, Filter, Row extends Placed, Out>(options: {
       Effect.map(SqlClient.SqlClient, (sql) => statement<Row>(sql, query(sql, scope, filter, request)))
   }
 }
+
+/**
+ * A list's filters on equal values: `column = value` for each member the filter gave (an `undefined`
+ * one sets no condition), as `ListingsFromLog` keeps its rows (`sameWhereGiven`).
+ */
+export const equalWhereGiven = (
+  sql: SqlClient.SqlClient,
+  columns: Readonly<Record<string, string | boolean | undefined>>
+): ReadonlyArray<Statement.Fragment> =>
+  Object.entries(columns).flatMap(([column, value]) =>
+    value === undefined ? [] : [sql`${sql(column)} = ${value}`]
+  )
+
+/** The `sandbox` column a list's `mode` filter asks for, if it gives one. */
+export const sandboxOf = (mode: Listings.Mode | undefined): boolean | undefined =>
+  mode === undefined ? undefined : mode === "test"
 
 /** The scope of a merchant's list: its rows alone (the first column of each of its indexes). */
 export const byMerchant = (

@@ -106,10 +106,8 @@ const listing = Keyset.listing({
   table: "cobro_rm_links",
   id: "link_id",
   scope: Keyset.byMerchant,
-  filters: (sql, filter: Listings.LinkFilter) => [
-    ...(filter.mode === undefined ? [] : [sql`sandbox = ${filter.mode === "test"}`]),
-    ...(filter.status === undefined ? [] : [sql`status = ${filter.status}`])
-  ],
+  filters: (sql, filter: Listings.LinkFilter) =>
+    Keyset.equalWhereGiven(sql, { sandbox: Keyset.sandboxOf(filter.mode), status: filter.status }),
   toRow
 })
 

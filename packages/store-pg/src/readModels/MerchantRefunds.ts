@@ -83,10 +83,8 @@ const listing = Keyset.listing({
   table: "cobro_rm_merchant_refunds",
   id: "refund_id",
   scope: Keyset.byMerchant,
-  filters: (sql, filter: Listings.RefundFilter) => [
-    ...(filter.mode === undefined ? [] : [sql`sandbox = ${filter.mode === "test"}`]),
-    ...(filter.status === undefined ? [] : [sql`status = ${filter.status}`])
-  ],
+  filters: (sql, filter: Listings.RefundFilter) =>
+    Keyset.equalWhereGiven(sql, { sandbox: Keyset.sandboxOf(filter.mode), status: filter.status }),
   toRow
 })
 

@@ -70,7 +70,7 @@ const listing = Keyset.listing({
   // The operator's list: every merchant's row.
   scope: (_sql, _scope: void) => [],
   filters: (sql, filter: Listings.MerchantFilter) => [
-    ...(filter.status === undefined ? [] : [sql`status = ${filter.status}`]),
+    ...Keyset.equalWhereGiven(sql, { status: filter.status }),
     ...(filter.name === undefined ? [] : [sql`strpos(lower(name), lower(${filter.name} COLLATE "C")) > 0`])
   ],
   toRow

@@ -115,11 +115,12 @@ const listing = Keyset.listing({
   table: "cobro_rm_notifications",
   id: "notification_id",
   scope: Keyset.byMerchant,
-  filters: (sql, filter: Listings.NotificationFilter) => [
-    ...(filter.mode === undefined ? [] : [sql`sandbox = ${filter.mode === "test"}`]),
-    ...(filter.delivery === undefined ? [] : [sql`delivery = ${filter.delivery}`]),
-    ...(filter.subject === undefined ? [] : [sql`subject = ${filter.subject}`])
-  ],
+  filters: (sql, filter: Listings.NotificationFilter) =>
+    Keyset.equalWhereGiven(sql, {
+      sandbox: Keyset.sandboxOf(filter.mode),
+      delivery: filter.delivery,
+      subject: filter.subject
+    }),
   toRow
 })
 

@@ -111,10 +111,8 @@ const listing = Keyset.listing({
   table: "cobro_rm_panel_users",
   id: "user_id",
   scope: Keyset.byMerchant,
-  filters: (sql, filter: Listings.UserFilter) => [
-    ...(filter.role === undefined ? [] : [sql`role = ${filter.role}`]),
-    ...(filter.status === undefined ? [] : [sql`status = ${filter.status}`])
-  ],
+  filters: (sql, filter: Listings.UserFilter) =>
+    Keyset.equalWhereGiven(sql, { role: filter.role, status: filter.status }),
   toRow
 })
 

@@ -174,9 +174,11 @@ const listing = Keyset.listing({
   id: "transaction_id",
   scope: Keyset.byMerchant,
   filters: (sql, filter: Listings.TransactionFilter) => [
-    ...(filter.mode === undefined ? [] : [sql`sandbox = ${filter.mode === "test"}`]),
-    ...(filter.kind === undefined ? [] : [sql`kind = ${filter.kind}`]),
-    ...(filter.status === undefined ? [] : [sql`status = ${filter.status}`]),
+    ...Keyset.equalWhereGiven(sql, {
+      sandbox: Keyset.sandboxOf(filter.mode),
+      kind: filter.kind,
+      status: filter.status
+    }),
     ...(filter.createdGte === undefined
       ? []
       : [sql`created_at >= ${Instant.timestamptz(sql, filter.createdGte)}`]),
