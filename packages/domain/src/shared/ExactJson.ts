@@ -102,6 +102,20 @@ export const parse = (text: string): Either.Either<unknown, JsonSyntaxError> => 
     }
     return stop("unexpected token")
   }
+  /** Reads `close`, after white space, if it comes next: the object or array ends there. */
+  const closes = (close: "}" | "]"): boolean => {
+    skipWhitespace()
+    if (text[i] !== close) return false
+    i++
+    return true
+  }
+  /** After a member or an element: the object's or array's end, or the `,` before the next one. */
+  const endsOrGoesOn = (close: "}" | "]"): boolean => {
+    if (closes(close)) return true
+    if (text[i] !== ",") stop(`expected ',' or '${close}'`)
+    i++
+    return false
+  }
   const readValue = (depth: number): unknown => {
     if (depth > MAX_DEPTH) stop("nesting too deep")
     skipWhitespace()
@@ -110,11 +124,7 @@ export const parse = (text: string): Either.Either<unknown, JsonSyntaxError> => 
       case "{": {
         i++
         const object: Record<string, unknown> = {}
-        skipWhitespace()
-        if (text[i] === "}") {
-          i++
-          return object
-        }
+        if (closes("}")) return object
         for (;;) {
           skipWhitespace()
           if (text[i] !== '"') stop("expected a property name")
@@ -133,30 +143,16 @@ export const parse = (text: string): Either.Either<unknown, JsonSyntaxError> => 
           } else {
             object[key] = value
           }
-          skipWhitespace()
-          if (text[i] === ",") i++
-          else if (text[i] === "}") {
-            i++
-            return object
-          } else stop("expected ',' or '}'")
+          if (endsOrGoesOn("}")) return object
         }
       }
       case "[": {
         i++
         const array: Array<unknown> = []
-        skipWhitespace()
-        if (text[i] === "]") {
-          i++
-          return array
-        }
+        if (closes("]")) return array
         for (;;) {
           array.push(readValue(depth + 1))
-          skipWhitespace()
-          if (text[i] === ",") i++
-          else if (text[i] === "]") {
-            i++
-            return array
-          } else stop("expected ',' or ']'")
+          if (endsOrGoesOn("]")) return array
         }
       }
       case '"':
