@@ -40,21 +40,31 @@ export const payments: Metric.Metric.Counter<number> = Metric.fromMetricKey(paym
 const outcome = (key: MetricKey.MetricKey.Counter<number>, name: string) =>
   Metric.fromMetricKey(MetricKey.tagged(key, "outcome", name))
 
+/** The outcome events of one counter, each with the outcome it counts. */
+const outcomesOf = (key: MetricKey.MetricKey.Counter<number>, outcomes: Record<string, string>) =>
+  Object.entries(outcomes).map(([type, name]) => [type, outcome(key, name)] as const)
+
 /** The counter each outcome event adds one to. */
 export const OUTCOMES: ReadonlyMap<string, Metric.Metric.Counter<number>> = new Map([
-  ["SaleApproved", outcome(salesKey, "approved")],
-  ["SaleRejected", outcome(salesKey, "rejected")],
-  ["SaleVoided", outcome(salesKey, "voided")],
-  ["CheckoutCancelled", outcome(salesKey, "cancelled")],
-  ["LinkCreated", outcome(linksKey, "created")],
-  ["LinkPaid", outcome(linksKey, "paid")],
-  ["LinkRejected", outcome(linksKey, "rejected")],
-  ["LinkCancelled", outcome(linksKey, "cancelled")],
-  ["LinkExpired", outcome(linksKey, "expired")],
-  ["PaymentApproved", outcome(paymentsKey, "approved")],
-  ["PaymentRejected", outcome(paymentsKey, "rejected")],
-  ["PaymentVoided", outcome(paymentsKey, "voided")],
-  ["PaymentRefunded", outcome(paymentsKey, "refunded")]
+  ...outcomesOf(salesKey, {
+    SaleApproved: "approved",
+    SaleRejected: "rejected",
+    SaleVoided: "voided",
+    CheckoutCancelled: "cancelled"
+  }),
+  ...outcomesOf(linksKey, {
+    LinkCreated: "created",
+    LinkPaid: "paid",
+    LinkRejected: "rejected",
+    LinkCancelled: "cancelled",
+    LinkExpired: "expired"
+  }),
+  ...outcomesOf(paymentsKey, {
+    PaymentApproved: "approved",
+    PaymentRejected: "rejected",
+    PaymentVoided: "voided",
+    PaymentRefunded: "refunded"
+  })
 ])
 
 const count = (events: ReadonlyArray<EventStore.NewEvent>) => {
