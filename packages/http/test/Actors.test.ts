@@ -59,8 +59,7 @@ const transactionOf = (reply: TestApp.Reply): string =>
 describe("who the events of a payment name (metadata.actor)", () => {
   it.live(
     "an online payment: the intent, its update, the attempt and the acquirer's answer name the merchant of the key",
-    TestApp.fresh(function* () {
-      const m = yield* merchant()
+    TestApp.given(merchant(), function* (m) {
       const key = m.button.test
       expect((yield* Calls.createIntent(key, Bodies.intent("order-1", 555040))).status).toBe(201)
       expect(
@@ -84,8 +83,7 @@ describe("who the events of a payment name (metadata.actor)", () => {
 
   it.live(
     "a 3DS challenge: the attempt names the merchant, the cardholder's decision on Cobro's page names the payer",
-    TestApp.fresh(function* () {
-      const m = yield* merchant()
+    TestApp.given(merchant(), function* (m) {
       const attempt = yield* attempted(m.button.test, "order-1", 555020)
       const path = Calls.challengePath(attempt)
       expect((yield* TestApp.send("GET", path)).status).toBe(200)
@@ -104,8 +102,7 @@ describe("who the events of a payment name (metadata.actor)", () => {
 
   it.live(
     "a void names the merchant of the key",
-    TestApp.fresh(function* () {
-      const m = yield* merchant()
+    TestApp.given(merchant(), function* (m) {
       const transactionId = transactionOf(yield* attempted(m.button.test, "order-1", 555040))
       expect((yield* Calls.voidPayment(m.button.test, transactionId)).status).toBe(204)
       expect((yield* historyOf(`Payment-${transactionId}`)).at(-1)).toEqual(["PaymentVoided", m.merchantId])
@@ -114,8 +111,7 @@ describe("who the events of a payment name (metadata.actor)", () => {
 
   it.live(
     "a refund: the request names the merchant, the operator's review admin, the sandbox's own review sandbox",
-    TestApp.fresh(function* () {
-      const m = yield* merchant()
+    TestApp.given(merchant(), function* (m) {
       const time = yield* TestClock.VirtualTime
       // Production: the operator reviews.
       const live = transactionOf(yield* attempted(m.button.production, "order-1", 50000))
@@ -156,8 +152,7 @@ describe("who the events of a payment name (metadata.actor)", () => {
 
   it.live(
     "an abandoned payment expired by the timeout sweeper names the sweeper",
-    TestApp.fresh(function* () {
-      const m = yield* merchant()
+    TestApp.given(merchant(), function* (m) {
       const time = yield* TestClock.VirtualTime
       const transactionId = transactionOf(yield* attempted(m.button.test, "order-1", 555020))
       yield* time.advance(16 * 60_000)
@@ -170,8 +165,7 @@ describe("who the events of a payment name (metadata.actor)", () => {
 
   it.live(
     "a link payment abandoned, and a link overdue, are expired in the name of the sweeper",
-    TestApp.fresh(function* () {
-      const m = yield* merchant()
+    TestApp.given(merchant(), function* (m) {
       const time = yield* TestClock.VirtualTime
       const abandoned = yield* Calls.newLink(m.button.test, { amount_type: "OPEN" })
       const pending = yield* Calls.postForm(abandoned.path, Bodies.cardForm({ amount: "555020" }))
@@ -200,8 +194,7 @@ describe("who the events of a payment name (metadata.actor)", () => {
 
   it.live(
     "a terminal checkout: the checkout and its push name the merchant, what the terminal reports names terminal:<serial>",
-    TestApp.fresh(function* () {
-      const m = yield* merchant()
+    TestApp.given(merchant(), function* (m) {
       const terminal = `terminal:${m.serial}`
       const created = yield* Calls.checkout(m.terminal.test, Bodies.terminalSale(m.serial))
       expect(created.status, created.text).toBe(201)
@@ -224,8 +217,7 @@ describe("who the events of a payment name (metadata.actor)", () => {
 
   it.live(
     "a terminal that cannot be reached: the failed push names the merchant, the push again on power_on and the outcome the terminal",
-    TestApp.fresh(function* () {
-      const m = yield* merchant()
+    TestApp.given(merchant(), function* (m) {
       const terminal = `terminal:${m.serial}`
       expect((yield* Calls.action(m.terminal.test, m.serial, "power_off")).status).toBe(200)
       const created = yield* Calls.checkout(m.terminal.test, Bodies.terminalSale(m.serial))
@@ -245,8 +237,7 @@ describe("who the events of a payment name (metadata.actor)", () => {
 
   it.live(
     "a link payment: the link names the merchant, the payment on the checkout page and its answers the payer",
-    TestApp.fresh(function* () {
-      const m = yield* merchant()
+    TestApp.given(merchant(), function* (m) {
       const link = yield* Calls.newLink(m.button.test, { amount_type: "OPEN" })
       const paid = yield* Calls.postForm(link.path, Bodies.cardForm({ amount: "50000" }))
       expect(paid.status, paid.text).toBe(303)

@@ -17,6 +17,25 @@ const caja1 = (terminal_model: string) => ({ terminal_model, terminal_serial: "S
 const newMerchant = (suffix: string) =>
   Effect.map(TestApp.createMerchant(), (m) => `${merchantPath(m.merchantId)}/${suffix}`)
 
+/** The terminal methods of a new merchant: POS on, the others off. */
+const NEW_TERMINAL_METHODS = {
+  POS: true,
+  WALLET_A: false,
+  WALLET_B: false,
+  PAY_BY_LINK: false,
+  PAY_BY_QR_SERVICE: false
+}
+
+/** `PUT …/webhook` at the merchant's `path`: the URL of a mode, and any other field of the body. */
+const putWebhook = (path: string, url: string, mode: string, extra: Record<string, unknown> = {}) =>
+  TestApp.admin("PUT", path, { url, mode, ...extra })
+
+/** Checks a 400 whose first error item names `field`. */
+const expectInvalid = (reply: TestApp.Reply, field: string) => {
+  expect(reply.status).toBe(400)
+  expect(reply.json.errors[0].field).toBe(field)
+}
+
 const MERCHANT_DISABLED = {
   payload: {},
   errors: [{ code: "MerchantDisabled", message: expect.stringContaining("the merchant account is disabled") }]
@@ -97,8 +116,7 @@ describe("admin API", () => {
   describe("terminals", () => {
     it.live(
       "POST terminals binds a terminal: 201 with the A2 entry and api_enabled false",
-      TestApp.fresh(function* () {
-        const path = yield* newMerchant("terminals")
+      TestApp.given(newMerchant("terminals"), function* (path) {
         const reply = yield* TestApp.admin("POST", path, caja1("SMART"))
         expect(reply.status).toBe(201)
         expect(reply.json).toEqual({
@@ -113,8 +131,7 @@ describe("admin API", () => {
 
     it.live(
       "binding an unsupported terminal model is 400 on terminal_model",
-      TestApp.fresh(function* () {
-        const path = yield* newMerchant("terminals")
+      TestApp.given(newMerchant("terminals"), function* (path) {
         const reply = yield* TestApp.admin("POST", path, caja1("smart_pro"))
         expect(reply.status).toBe(400)
         expect(reply.json.errors).toEqual([
@@ -129,8 +146,7 @@ describe("admin API", () => {
 
     it.live(
       "binding a serial bound as something else is 409 TerminalAlreadyBound",
-      TestApp.fresh(function* () {
-        const path = yield* newMerchant("terminals")
+      TestApp.given(newMerchant("terminals"), function* (path) {
         const first = caja1("SMART")
         expect((yield* TestApp.admin("POST", path, first)).status).toBe(201)
         expect((yield* TestApp.admin("POST", path, first)).status).toBe(201)
@@ -145,8 +161,7 @@ describe("admin API", () => {
 
     it.live(
       "PATCH terminals selects and deselects a terminal for the API: 200 with the terminal",
-      TestApp.fresh(function* () {
-        const base = yield* newMerchant("terminals")
+      TestApp.given(newMerchant("terminals"), function* (base) {
         yield* TestApp.admin("POST", base, caja1("SMART_PRO"))
         const on = yield* TestApp.admin("PATCH", `${base}/SN-0001`, { api_enabled: true })
         expect(on.status).toBe(200)
@@ -158,8 +173,7 @@ describe("admin API", () => {
 
     it.live(
       "PATCH of a terminal that is not bound is 404 TerminalNotFound",
-      TestApp.fresh(function* () {
-        const path = yield* newMerchant("terminals/SN-9")
+      TestApp.given(newMerchant("terminals/SN-9"), function* (path) {
         const reply = yield* TestApp.admin("PATCH", path, {
           api_enabled: true
         })
@@ -171,51 +185,28 @@ describe("admin API", () => {
   describe("payment methods", () => {
     it.live(
       "a new merchant has POS on, the other terminal methods off and no link methods",
-      TestApp.fresh(function* () {
-        const path = yield* newMerchant("payment-methods")
+      TestApp.given(newMerchant("payment-methods"), function* (path) {
         const reply = yield* TestApp.admin("PUT", path, {})
         expect(reply.status).toBe(200)
-        expect(reply.json).toEqual({
-          terminal: {
-            POS: true,
-            WALLET_A: false,
-            WALLET_B: false,
-            PAY_BY_LINK: false,
-            PAY_BY_QR_SERVICE: false
-          },
-          link: {}
-        })
+        expect(reply.json).toEqual({ terminal: NEW_TERMINAL_METHODS, link: {} })
       })
     )
 
     it.live(
       "PUT payment-methods replaces each section given: 200 with the methods after",
-      TestApp.fresh(function* () {
-        const path = yield* newMerchant("payment-methods")
+      TestApp.given(newMerchant("payment-methods"), function* (path) {
         const first = yield* TestApp.admin("PUT", path, {
           terminal: { POS: true, WALLET_A: true },
           link: { CREDIT_CARD: { min: 1000, max: 5000000 }, PSE: { min: 1000, max: 100000 } }
         })
         expect(first.status).toBe(200)
         expect(first.json).toEqual({
-          terminal: {
-            POS: true,
-            WALLET_A: true,
-            WALLET_B: false,
-            PAY_BY_LINK: false,
-            PAY_BY_QR_SERVICE: false
-          },
+          terminal: { ...NEW_TERMINAL_METHODS, WALLET_A: true },
           link: { CREDIT_CARD: { min: 1000, max: 5000000 }, PSE: { min: 1000, max: 100000 } }
         })
         const second = yield* TestApp.admin("PUT", path, { link: { CREDIT_CARD: { min: 1, max: 2 } } })
         expect(second.json).toEqual({
-          terminal: {
-            POS: true,
-            WALLET_A: true,
-            WALLET_B: false,
-            PAY_BY_LINK: false,
-            PAY_BY_QR_SERVICE: false
-          },
+          terminal: { ...NEW_TERMINAL_METHODS, WALLET_A: true },
           link: { CREDIT_CARD: { min: 1, max: 2 } }
         })
       })
@@ -223,8 +214,7 @@ describe("admin API", () => {
 
     it.live(
       "link bounds with min above max are 400 on link.<method> and change nothing",
-      TestApp.fresh(function* () {
-        const path = yield* newMerchant("payment-methods")
+      TestApp.given(newMerchant("payment-methods"), function* (path) {
         const before = yield* TestApp.logSize
         const reply = yield* TestApp.admin("PUT", path, {
           terminal: { POS: false },
@@ -240,14 +230,11 @@ describe("admin API", () => {
 
     it.live(
       "an unknown method name or a negative bound is 400",
-      TestApp.fresh(function* () {
-        const path = yield* newMerchant("payment-methods")
+      TestApp.given(newMerchant("payment-methods"), function* (path) {
         const unknown = yield* TestApp.admin("PUT", path, { terminal: { BITCOIN: true } })
-        expect(unknown.status).toBe(400)
-        expect(unknown.json.errors[0].field).toBe("terminal.BITCOIN")
+        expectInvalid(unknown, "terminal.BITCOIN")
         const negative = yield* TestApp.admin("PUT", path, { link: { PSE: { min: -1, max: 5 } } })
-        expect(negative.status).toBe(400)
-        expect(negative.json.errors[0].field).toBe("link.PSE.min")
+        expectInvalid(negative, "link.PSE.min")
       })
     )
   })
@@ -255,19 +242,15 @@ describe("admin API", () => {
   describe("webhooks", () => {
     it.live(
       "PUT webhook registers the URL of a mode: 200 {url, mode}; DELETE ?mode= is 204",
-      TestApp.fresh(function* () {
-        const path = yield* newMerchant("webhook")
-        const prod = yield* TestApp.admin("PUT", path, {
-          url: "https://shop.example/hooks",
-          mode: "production"
-        })
+      TestApp.given(newMerchant("webhook"), function* (path) {
+        const prod = yield* putWebhook(path, "https://shop.example/hooks", "production")
         expect(prod.status).toBe(200)
         expect(prod.json).toEqual({
           url: "https://shop.example/hooks",
           mode: "production",
           standard_webhooks: false
         })
-        const test = yield* TestApp.admin("PUT", path, { url: "http://localhost:9000/hooks", mode: "test" })
+        const test = yield* putWebhook(path, "http://localhost:9000/hooks", "test")
         expect(test.status).toBe(200)
         const deleted = yield* TestApp.admin("DELETE", `${path}?mode=test`)
         expect(deleted.status).toBe(204)
@@ -279,33 +262,24 @@ describe("admin API", () => {
 
     it.live(
       "PUT webhook with standard_webhooks: true registers the endpoint with the Standard Webhooks headers; a non-boolean is 400 on standard_webhooks",
-      TestApp.fresh(function* () {
-        const path = yield* newMerchant("webhook")
+      TestApp.given(newMerchant("webhook"), function* (path) {
         const url = "https://shop.example/hooks"
-        const on = yield* TestApp.admin("PUT", path, { url, mode: "production", standard_webhooks: true })
+        const on = yield* putWebhook(path, url, "production", { standard_webhooks: true })
         expect(on.status).toBe(200)
         expect(on.json).toEqual({ url, mode: "production", standard_webhooks: true })
-        const bad = yield* TestApp.admin("PUT", path, {
-          url,
-          mode: "production",
-          standard_webhooks: "yes"
-        })
+        const bad = yield* putWebhook(path, url, "production", { standard_webhooks: "yes" })
         expect(bad.status).toBe(400)
         expect(bad.json.errors[0]).toMatchObject({ code: "ValidationError", field: "standard_webhooks" })
         // Registering the same URL without it turns them off.
-        const off = yield* TestApp.admin("PUT", path, { url, mode: "production" })
+        const off = yield* putWebhook(path, url, "production")
         expect(off.json).toEqual({ url, mode: "production", standard_webhooks: false })
       })
     )
 
     it.live(
       "the production webhook must be https (400 on url)",
-      TestApp.fresh(function* () {
-        const path = yield* newMerchant("webhook")
-        const reply = yield* TestApp.admin("PUT", path, {
-          url: "http://shop.example/hooks",
-          mode: "production"
-        })
+      TestApp.given(newMerchant("webhook"), function* (path) {
+        const reply = yield* putWebhook(path, "http://shop.example/hooks", "production")
         expect(reply.status).toBe(400)
         expect(reply.json.errors[0]).toMatchObject({ code: "ValidationError", field: "url" })
       })
@@ -317,10 +291,10 @@ describe("admin API", () => {
         Effect.gen(function* () {
           const path = yield* newMerchant("webhook")
           const url = "http://127.0.0.1:4000/hooks"
-          const reply = yield* TestApp.admin("PUT", path, { url, mode: "production" })
+          const reply = yield* putWebhook(path, url, "production")
           expect(reply.status, reply.text).toBe(200)
           expect(reply.json).toEqual({ url, mode: "production", standard_webhooks: false })
-          const ftp = yield* TestApp.admin("PUT", path, { url: "ftp://127.0.0.1/hooks", mode: "production" })
+          const ftp = yield* putWebhook(path, "ftp://127.0.0.1/hooks", "production")
           expect(ftp.status).toBe(400)
           expect(ftp.json.errors[0]).toMatchObject({
             code: "ValidationError",
@@ -335,8 +309,7 @@ describe("admin API", () => {
 
     it.live(
       "DELETE webhook without a valid mode is 400 on mode",
-      TestApp.fresh(function* () {
-        const path = yield* newMerchant("webhook")
+      TestApp.given(newMerchant("webhook"), function* (path) {
         const none = yield* TestApp.admin("DELETE", path)
         expect(none.status).toBe(400)
         expect(none.json.errors[0]).toMatchObject({ code: "ValidationError", field: "mode" })
@@ -349,8 +322,7 @@ describe("admin API", () => {
   describe("keys", () => {
     it.live(
       "POST keys/rotate: 200 with the new pair; the old key stops working, the other mode's does not",
-      TestApp.fresh(function* () {
-        const m = yield* TestApp.createMerchant()
+      TestApp.withMerchant(function* (m) {
         const reply = yield* TestApp.admin("POST", `${merchantPath(m.merchantId)}/keys/rotate`, {
           integration: "terminal_api",
           mode: "test"
@@ -367,14 +339,12 @@ describe("admin API", () => {
 
     it.live(
       "a body naming no integration is 400 on integration",
-      TestApp.fresh(function* () {
-        const path = yield* newMerchant("keys/rotate")
+      TestApp.given(newMerchant("keys/rotate"), function* (path) {
         const reply = yield* TestApp.admin("POST", path, {
           integration: "pos",
           mode: "test"
         })
-        expect(reply.status).toBe(400)
-        expect(reply.json.errors[0].field).toBe("integration")
+        expectInvalid(reply, "integration")
       })
     )
   })
@@ -382,8 +352,7 @@ describe("admin API", () => {
   describe("merchant status", () => {
     it.live(
       "PUT status DISABLED: 200 {merchant_id, status}; A3 is AP004 (400), B2, C1 and C4 are 403 MerchantDisabled and record nothing; A1, B1, B3 and C5 still answer",
-      TestApp.fresh(function* () {
-        const m = yield* TestApp.createMerchantWithTerminal()
+      TestApp.withTerminal(function* (m) {
         const key = m.button.test
         const link = yield* Calls.createLink(key, CLOSE_LINK)
         expect(link.status, link.text).toBe(201)
@@ -433,8 +402,7 @@ describe("admin API", () => {
 
     it.live(
       "PUT status ENABLED again: A3, B2, C1 and C4 are accepted as before",
-      TestApp.fresh(function* () {
-        const m = yield* TestApp.createMerchantWithTerminal()
+      TestApp.withTerminal(function* (m) {
         expect((yield* TestApp.setStatus(m.merchantId, "DISABLED")).status).toBe(200)
         const refused = yield* askForPayments(m, 1)
         expect([refused.a3.status, refused.b2.status, refused.c1.status]).toEqual([400, 403, 403])
@@ -452,8 +420,7 @@ describe("admin API", () => {
 
     it.live(
       "setting the status the account has is a 200 that records nothing (disabling twice, enabling an enabled account)",
-      TestApp.fresh(function* () {
-        const m = yield* TestApp.createMerchant()
+      TestApp.withMerchant(function* (m) {
         const start = yield* TestApp.logSize
         const enabled = yield* TestApp.setStatus(m.merchantId, "ENABLED")
         expect(enabled.status).toBe(200)
@@ -470,8 +437,7 @@ describe("admin API", () => {
 
     it.live(
       "a status other than ENABLED or DISABLED, a missing one or malformed JSON is 400 in the envelope and records nothing",
-      TestApp.fresh(function* () {
-        const m = yield* TestApp.createMerchant()
+      TestApp.withMerchant(function* (m) {
         const before = yield* TestApp.logSize
         const path = `${merchantPath(m.merchantId)}/status`
         for (const body of [{ status: "PAUSED" }, { status: "disabled" }, { status: true }, {}, []]) {
@@ -528,8 +494,7 @@ describe("admin API", () => {
 
     it.live(
       "PUT status without the Bearer ADMIN_TOKEN is 401 and the account stays enabled",
-      TestApp.fresh(function* () {
-        const m = yield* TestApp.createMerchant()
+      TestApp.withMerchant(function* (m) {
         const before = yield* TestApp.logSize
         for (const options of [
           {},
@@ -606,8 +571,7 @@ describe("admin API", () => {
       "a negative advance is 400 on seconds",
       TestApp.fresh(function* () {
         const reply = yield* TestApp.admin("POST", "/admin/v1/clock/advance", { seconds: -1 })
-        expect(reply.status).toBe(400)
-        expect(reply.json.errors[0].field).toBe("seconds")
+        expectInvalid(reply, "seconds")
       })
     )
   })

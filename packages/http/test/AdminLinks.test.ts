@@ -76,8 +76,7 @@ const expectNotCancelled = (id: string, message: string) =>
 describe("POST /admin/v1/links/{payment_link}/cancel", () => {
   it.live(
     "an ACTIVE link is cancelled: 200 with its B3 record, status CANCELLED; B3 then reads CANCELLED",
-    TestApp.fresh(function* () {
-      const m = yield* merchant
+    TestApp.given(merchant, function* (m) {
       const { id } = yield* createLink(m.button.test, { description: "Dos cafés", reference: "order-7" })
       const before = yield* TestApp.logSize
       const reply = yield* cancel(id)
@@ -168,8 +167,7 @@ describe("POST /admin/v1/links/{payment_link}/cancel", () => {
 
   it.live(
     "an EXPIRED link is 409 LinkNotInState, whether the expiry is recorded or the link is only overdue",
-    TestApp.fresh(function* () {
-      const m = yield* merchant
+    TestApp.given(merchant, function* (m) {
       const expiry = { expiration_date: Nanos.fromEpochMillis(TestClock.START + 3_600_000) }
       const overdue = yield* createLink(m.button.test, expiry)
       const recorded = yield* createLink(m.button.test, expiry)
@@ -198,8 +196,7 @@ describe("POST /admin/v1/links/{payment_link}/cancel", () => {
 
   it.live(
     "a REJECTED link (its payment failed after it expired) is 409 LinkNotInState",
-    TestApp.fresh(function* () {
-      const m = yield* merchant
+    TestApp.given(merchant, function* (m) {
       const { id, path } = yield* createLink(m.button.test, {
         expiration_date: Nanos.fromEpochMillis(TestClock.START + 3_600_000)
       })
@@ -214,8 +211,7 @@ describe("POST /admin/v1/links/{payment_link}/cancel", () => {
 
   it.live(
     "the admin cancels links of both modes: a production link and a sandbox link",
-    TestApp.fresh(function* () {
-      const m = yield* merchant
+    TestApp.given(merchant, function* (m) {
       const live = yield* createLink(m.button.production)
       const sandbox = yield* createLink(m.button.test)
       const liveReply = yield* cancel(live.id)

@@ -132,8 +132,7 @@ describe("GET /admin/v1/merchants", () => {
 describe("GET /admin/v1/merchants/{merchant_id}/payments", () => {
   it.live(
     "lists terminal checkouts, link payments and online payments, newest first, each with its kind, resource and history",
-    TestApp.fresh(function* () {
-      const m = yield* TestApp.createMerchantWithTerminal()
+    TestApp.withTerminal(function* (m) {
       for (const key of [m.button.test]) yield* TestApp.send("GET", "/v1/payment/pse/banks", { key })
       const checkout = yield* Calls.checkout(m.terminal.test, Bodies.terminalSale(m.serial))
       expect(checkout.status, checkout.text).toBe(201)
@@ -193,8 +192,7 @@ describe("GET /admin/v1/merchants/{merchant_id}/payments", () => {
 
   it.live(
     "filters by mode, kind, status, created[gte] / created[lt] (bracketed, encoded or not) and a reference's start",
-    TestApp.fresh(function* () {
-      const m = yield* merchant()
+    TestApp.given(merchant(), function* (m) {
       const base = `/admin/v1/merchants/${m.merchantId}/payments`
       const a = yield* onlinePayment(m.button.test, "order-a1")
       yield* later(3_600_000)
@@ -234,8 +232,7 @@ describe("GET /admin/v1/merchants/{merchant_id}/payments", () => {
 describe("GET /admin/v1/merchants/{merchant_id}/links", () => {
   it.live(
     "lists the merchant's links with every field, filtered by mode and status",
-    TestApp.fresh(function* () {
-      const m = yield* merchant()
+    TestApp.given(merchant(), function* (m) {
       const base = `/admin/v1/merchants/${m.merchantId}/links`
       const active = yield* Calls.newLink(m.button.test, {
         amount_type: "CLOSE",
@@ -314,8 +311,7 @@ const uuid = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, "0
 describe("GET /admin/v1/merchants/{merchant_id}/notifications", () => {
   it.live(
     "lists notifications with where each delivery stands, filtered by delivery (failed, pending, delivered), mode and subject",
-    TestApp.fresh(function* () {
-      const m = yield* TestApp.createMerchant()
+    TestApp.withMerchant(function* (m) {
       const base = `/admin/v1/merchants/${m.merchantId}/notifications`
       const pending = yield* scheduleNotification(m.merchantId, uuid(1), true, "TRX_1")
       yield* later()
@@ -364,8 +360,7 @@ describe("GET /admin/v1/merchants/{merchant_id}/notifications", () => {
 describe("GET /admin/v1/merchants/{merchant_id}/refunds", () => {
   it.live(
     "lists refunds with their payment, filtered by mode and status",
-    TestApp.fresh(function* () {
-      const m = yield* merchant()
+    TestApp.given(merchant(), function* (m) {
       const base = `/admin/v1/merchants/${m.merchantId}/refunds`
       const test = yield* onlinePayment(m.button.test, "order-1")
       const prod = yield* onlinePayment(m.button.production, "order-2")
@@ -441,8 +436,7 @@ describe("the lists' errors", () => {
 
   it.live(
     "without the admin token every list is 401 Unauthorized, with a merchant's key too",
-    TestApp.fresh(function* () {
-      const m = yield* TestApp.createMerchant()
+    TestApp.withMerchant(function* (m) {
       for (const path of [
         "/admin/v1/merchants",
         ...MERCHANT_LISTS.map((name) => `/admin/v1/merchants/${m.merchantId}/${name}`),
@@ -457,8 +451,7 @@ describe("the lists' errors", () => {
 
   it.live(
     "a limit that is not 1 to 100 (0, 101, abc, -1, 01, 1.5, empty, repeated) is 400 naming limit, on every list",
-    TestApp.fresh(function* () {
-      const m = yield* TestApp.createMerchant()
+    TestApp.withMerchant(function* (m) {
       const paths = [
         "/admin/v1/merchants",
         ...MERCHANT_LISTS.map((name) => `/admin/v1/merchants/${m.merchantId}/${name}`),
@@ -484,8 +477,7 @@ describe("the lists' errors", () => {
 
   it.live(
     "a mode, kind, delivery or status outside its values is 400 naming it",
-    TestApp.fresh(function* () {
-      const m = yield* TestApp.createMerchant()
+    TestApp.withMerchant(function* (m) {
       const base = `/admin/v1/merchants/${m.merchantId}`
       for (const name of MERCHANT_LISTS) {
         for (const mode of ["live", "TEST", "", "sandbox"])
@@ -499,8 +491,7 @@ describe("the lists' errors", () => {
 
   it.live(
     "a created bound that is not an ISO 8601 date-time with a zone is 400 naming it",
-    TestApp.fresh(function* () {
-      const m = yield* TestApp.createMerchant()
+    TestApp.withMerchant(function* (m) {
       const base = `/admin/v1/merchants/${m.merchantId}/payments`
       for (const name of ["created[gte]", "created[lt]"]) {
         for (const bad of [
@@ -528,8 +519,7 @@ describe("the lists' errors", () => {
 
   it.live(
     "starting_after with ending_before is 400; a cursor that names no row of the list (or another merchant's row) is 400 naming it",
-    TestApp.fresh(function* () {
-      const m = yield* merchant()
+    TestApp.given(merchant(), function* (m) {
       const other = yield* merchant("Otra")
       const own = yield* Calls.newLink(m.button.test, { amount_type: "OPEN" })
       const theirs = yield* Calls.newLink(other.button.test, { amount_type: "OPEN" })
@@ -761,8 +751,7 @@ describe("GET /admin/v1/events", () => {
 
   it.live(
     "each event: position, event_id, stream_id, version, type, schema_version, recorded_at, metadata (actor …) and the stored data",
-    TestApp.fresh(function* () {
-      const m = yield* TestApp.createMerchant()
+    TestApp.withMerchant(function* (m) {
       const log = yield* wholeLog
       const stored = log.find((e) => e.streamId === `Merchant-${m.merchantId}`)
       const page = yield* list(`/admin/v1/events?limit=1&stream=Merchant-${m.merchantId}`)
@@ -787,8 +776,7 @@ describe("GET /admin/v1/events", () => {
 
   it.live(
     "stream (a stream id or a resource id) and type filter the log; paged and resumed, still exact",
-    TestApp.fresh(function* () {
-      const a = yield* TestApp.createMerchant()
+    TestApp.withMerchant(function* (a) {
       const b = yield* TestApp.createMerchant()
       for (const m of [a, b, a]) {
         yield* TestApp.disable(m.merchantId)
@@ -851,8 +839,7 @@ describe("GET /admin/v1/events", () => {
 describe("GET /admin/v1/streams/{stream_id}/history", () => {
   it.live(
     "a paid link's history: every event in order with its time, actor, data and the state after it, by link id or stream id",
-    TestApp.fresh(function* () {
-      const m = yield* merchant()
+    TestApp.given(merchant(), function* (m) {
       const linkId = yield* paidLink(m.button.test, { description: "Dos cafés" })
       const stored = yield* Effect.flatMap(EventStore.EventStore, (store) =>
         store.readStream(`PaymentLink-${linkId}`)
@@ -896,8 +883,7 @@ describe("GET /admin/v1/streams/{stream_id}/history", () => {
 
   it.live(
     "a merchant's, a notification's and an intent's history by their resource ids",
-    TestApp.fresh(function* () {
-      const m = yield* merchant()
+    TestApp.given(merchant(), function* (m) {
       const merchantHistory = yield* get(`/admin/v1/streams/${m.merchantId}/history`)
       expect(merchantHistory.json).toMatchObject({
         stream_id: `Merchant-${m.merchantId}`,

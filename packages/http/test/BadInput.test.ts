@@ -62,8 +62,7 @@ const intent = (reference_id: string, extra: Record<string, unknown> = {}) => ({
 describe("path parameters (issue 17 item 5, item 7)", () => {
   it.live(
     "an intent created with a reference of 101 to 255 characters is read back by C2, C3 and C5 (never a 405)",
-    TestApp.fresh(function* () {
-      const m = yield* given
+    TestApp.given(given, function* (m) {
       for (const length of [101, 142, 255]) {
         const reference = "r".repeat(length)
         const created = yield* Calls.createIntent(m.button.test, intent(reference))
@@ -85,8 +84,7 @@ describe("path parameters (issue 17 item 5, item 7)", () => {
 
   it.live(
     "a path parameter of any length on any route is answered by the route (a 400 or 404 when unknown, A4 an empty list), never a 405 or a 500",
-    TestApp.fresh(function* () {
-      const m = yield* given
+    TestApp.given(given, function* (m) {
       const routes = parametrized()
       expect(routes.length).toBeGreaterThanOrEqual(10)
       for (const route of routes) {
@@ -113,8 +111,7 @@ describe("path parameters (issue 17 item 5, item 7)", () => {
 
   it.live(
     "a path parameter with a NUL, a control character or bytes that are not UTF-8 is a 400 ValidationError naming it, on every route, and stores nothing",
-    TestApp.fresh(function* () {
-      const m = yield* given
+    TestApp.given(given, function* (m) {
       for (const route of parametrized()) {
         const names = [...route.path.matchAll(/:(\w+)/g)].map((match) => match[1]!)
         for (const bad of ["a%00b", "%0d%0aX", "%ED%A0%80", "%FF"]) {
@@ -171,8 +168,7 @@ const ACCEPTED_CALLBACKS = [
 describe("callback_url (issue 17 item 6)", () => {
   it.live(
     "C1 and C3 refuse a callback_url a browser would run or that breaks a header (script and data schemes, control characters, no host) with a 400 on callback_url, and store nothing",
-    TestApp.fresh(function* () {
-      const m = yield* given
+    TestApp.given(given, function* (m) {
       const created = yield* Calls.createIntent(
         m.button.test,
         intent("cb-1", { callback_url: "https://shop.example/back" })
@@ -201,8 +197,7 @@ describe("callback_url (issue 17 item 6)", () => {
 
   it.live(
     "C1 accepts https, http (sandbox callbacks on localhost) and a mobile app's own scheme with a host",
-    TestApp.fresh(function* () {
-      const m = yield* given
+    TestApp.given(given, function* (m) {
       let i = 0
       for (const url of ACCEPTED_CALLBACKS) {
         const reply = yield* Calls.createIntent(m.button.test, intent(`ok-${i++}`, { callback_url: url }))
@@ -214,8 +209,7 @@ describe("callback_url (issue 17 item 6)", () => {
 
   it.live(
     "B2 refuses a callback_url with control characters (the URL parser would drop them silently)",
-    TestApp.fresh(function* () {
-      const m = yield* given
+    TestApp.given(given, function* (m) {
       for (const url of ["https://shop.example/back\r\nSet-Cookie: a=b", "https://shop.example/\tx"]) {
         const before = yield* TestApp.logSize
         const reply = yield* Calls.createLink(m.button.test, {
@@ -232,8 +226,7 @@ describe("callback_url (issue 17 item 6)", () => {
 
   it.live(
     "the 3DS return never writes a malformed Location: an intent stored with a bad callback_url gets a result page without the link",
-    TestApp.fresh(function* () {
-      const m = yield* given
+    TestApp.given(given, function* (m) {
       // Stored before the rule existed: written through the use case, past the wire schema.
       for (const [i, bad] of [
         "https://shop.example/back\r\nSet-Cookie: a=b",
@@ -287,8 +280,7 @@ describe("callback_url (issue 17 item 6)", () => {
 describe("amounts (issue 17 item 7)", () => {
   it.live(
     "A3: total_amount 1e308 with IVA_19 is AP006 on amount.total_amount, and stores nothing",
-    TestApp.fresh(function* () {
-      const m = yield* given
+    TestApp.given(given, function* (m) {
       const reply = yield* TestApp.storesNothing(
         Calls.checkout(
           m.terminal.test,
@@ -301,8 +293,7 @@ describe("amounts (issue 17 item 7)", () => {
 
   it.live(
     "A3: a tip larger than the total is AP006 on amount.tip_amount; full-form tax values larger than the total are AP002",
-    TestApp.fresh(function* () {
-      const m = yield* given
+    TestApp.given(given, function* (m) {
       const send = (amount: unknown) => Calls.checkout(m.terminal.test, terminalSale(m.serial, { amount }))
       const [tip, taxes] = yield* TestApp.storesNothing(
         Effect.all([
@@ -322,8 +313,7 @@ describe("amounts (issue 17 item 7)", () => {
 
   it.live(
     "C1: an amount above 1,000,000,000,000, with more than 2 decimals, or a tip or taxes above the total is a 400 on its field; 2 decimals are accepted",
-    TestApp.fresh(function* () {
-      const m = yield* given
+    TestApp.given(given, function* (m) {
       const cases: ReadonlyArray<readonly [string, string]> = [
         [`{"currency":"COP","total_amount":1e308}`, "amount.total_amount"],
         [`{"currency":"COP","total_amount":1000000000000.01}`, "amount.total_amount"],

@@ -79,8 +79,7 @@ describe("the checkout page", { timeout: 60_000 }, () => {
 
   it.live(
     "a production link says nothing of the sandbox; an image_url is shown",
-    TestApp.fresh(function* () {
-      const m = yield* TestApp.createMerchant()
+    TestApp.withMerchant(function* (m) {
       yield* TestApp.setLinkMethods(m.merchantId, { CREDIT_CARD: { min: 1000, max: 5000000 } })
       const { path } = yield* createLink(
         m.button.production,
@@ -112,8 +111,7 @@ describe("the checkout page", { timeout: 60_000 }, () => {
 
   it.live(
     "merchant-supplied text is escaped: name, description, reference, image_url, callback_url (XSS)",
-    TestApp.fresh(function* () {
-      const key = yield* merchant(`<script>alert("name")</script>`)
+    TestApp.given(merchant(`<script>alert("name")</script>`), function* (key) {
       const { path } = yield* createLink(
         key,
         close(50_000, {
@@ -210,8 +208,7 @@ describe("the checkout page", { timeout: 60_000 }, () => {
 
   it.live(
     "an OPEN link refuses an amount outside the method's bounds (400) and takes one within",
-    TestApp.fresh(function* () {
-      const key = yield* merchant()
+    TestApp.given(merchant(), function* (key) {
       const { id, path } = yield* createLink(key, { amount_type: "OPEN" })
       const page = yield* TestApp.send("GET", path)
       expect(page.text).toContain('id="amount"')
@@ -230,8 +227,7 @@ describe("the checkout page", { timeout: 60_000 }, () => {
 
   it.live(
     "EXPIRED, CANCELLED: the page shows the state and cannot be paid (409)",
-    TestApp.fresh(function* () {
-      const key = yield* merchant()
+    TestApp.given(merchant(), function* (key) {
       const expiring = yield* createLink(
         key,
         close(50_000, { expiration_date: Nanos.fromEpochMillis(TestClock.START + 3_600_000) })

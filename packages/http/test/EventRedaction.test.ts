@@ -24,8 +24,7 @@ describe(
   () => {
     it.live(
       "a panel user's password hash and a merchant's sealed secret keys show as <redacted> in the events' data and the histories' data and state; the log keeps them",
-      TestApp.fresh(function* () {
-        const m = yield* TestApp.createMerchant()
+      TestApp.withMerchant(function* (m) {
         const created = yield* TestApp.admin("POST", `/admin/v1/merchants/${m.merchantId}/users`, {
           email: "ana@cafe.example",
           password: "correct horse battery",

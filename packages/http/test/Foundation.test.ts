@@ -95,6 +95,16 @@ describe("request bodies", () => {
   )
 })
 
+/** Checks a 405 that names the methods the path allows. */
+const expectMethodNotAllowed = (reply: TestApp.Reply, allow: string) => {
+  expect(reply.status).toBe(405)
+  expect(reply.headers["allow"]).toBe(allow)
+}
+
+/** A probe path whose handler dies, called with the key `keyOf` picks from a new merchant's. */
+const probeDefect = (path: string, keyOf: (m: TestApp.MerchantKeys) => string) =>
+  Effect.flatMap(TestApp.createMerchant(), (m) => TestApp.send("GET", path, { key: keyOf(m) }))
+
 describe("unknown paths, methods and failures", () => {
   it.live(
     "an unknown path is 404 NotFound in the envelope",
@@ -114,20 +124,17 @@ describe("unknown paths, methods and failures", () => {
     "a known path with another method is 405 MethodNotAllowed with Allow",
     TestApp.fresh(function* () {
       const reply = yield* TestApp.send("DELETE", "/admin/v1/merchants")
-      expect(reply.status).toBe(405)
-      expect(reply.headers["allow"]).toBe("POST, GET")
+      expectMethodNotAllowed(reply, "POST, GET")
       expect(reply.json).toMatchObject({ payload: {}, errors: [{ code: "MethodNotAllowed" }] })
       const health = yield* TestApp.send("POST", "/health", { body: "{}" })
-      expect(health.status).toBe(405)
-      expect(health.headers["allow"]).toBe("GET")
+      expectMethodNotAllowed(health, "GET")
     })
   )
 
   it.live(
     "a defect on a terminal API path is a 500 AP001 envelope without a stack",
     ProbeApi.fresh(function* () {
-      const m = yield* TestApp.createMerchant()
-      const reply = yield* TestApp.send("GET", "/payments/probe/defect", { key: m.terminal.test })
+      const reply = yield* probeDefect("/payments/probe/defect", (m) => m.terminal.test)
       TestApp.expectOnlyError(reply, 500, "AP001", "internal error")
       expect(reply.text).not.toContain("boom")
     })
@@ -136,8 +143,7 @@ describe("unknown paths, methods and failures", () => {
   it.live(
     "a defect elsewhere is a 500 InternalError envelope",
     ProbeApi.fresh(function* () {
-      const m = yield* TestApp.createMerchant()
-      const reply = yield* TestApp.send("GET", "/online/probe/defect", { key: m.button.test })
+      const reply = yield* probeDefect("/online/probe/defect", (m) => m.button.test)
       TestApp.expectOnlyError(reply, 500, "InternalError", "internal error")
     })
   )
@@ -329,12 +335,17 @@ describe("health", () => {
     errors: [{ code: "NotReady", message: "the event store does not answer" }]
   }
 
+  /** Checks that `GET /ready` answers 503 NotReady in the envelope. */
+  const expectNotReady = Effect.gen(function* () {
+    const ready = yield* TestApp.send("GET", "/ready")
+    expect([ready.status, ready.json]).toEqual([503, NOT_READY])
+  })
+
   it.live(
     "GET /ready is 503 NotReady in the envelope when the database is unreachable (the store's read dies, as PgEventStore's does on a connection error)",
     () =>
       Effect.gen(function* () {
-        const ready = yield* TestApp.send("GET", "/ready")
-        expect([ready.status, ready.json]).toEqual([503, NOT_READY])
+        yield* expectNotReady
         // The process itself is alive: /health still answers 200.
         expect((yield* TestApp.send("GET", "/health")).status).toBe(200)
       }).pipe(
@@ -347,10 +358,7 @@ describe("health", () => {
   )
 
   it.live("GET /ready is 503 NotReady in the envelope when the store's read fails", () =>
-    Effect.gen(function* () {
-      const ready = yield* TestApp.send("GET", "/ready")
-      expect([ready.status, ready.json]).toEqual([503, NOT_READY])
-    }).pipe(
+    expectNotReady.pipe(
       Effect.provide(
         appWithStore(
           () => Effect.fail(new Error("the database is starting up")) as unknown as Effect.Effect<never>
@@ -361,11 +369,7 @@ describe("health", () => {
 
   it.live(
     "GET /ready is 503 NotReady in the envelope when the store does not answer within Readiness.TIMEOUT",
-    () =>
-      Effect.gen(function* () {
-        const ready = yield* TestApp.send("GET", "/ready")
-        expect([ready.status, ready.json]).toEqual([503, NOT_READY])
-      }).pipe(Effect.provide(appWithStore(() => Effect.never))),
+    () => expectNotReady.pipe(Effect.provide(appWithStore(() => Effect.never))),
     30_000
   )
 })

@@ -72,8 +72,7 @@ const body = (fields: ReadonlyArray<string>) =>
 describe("fuzz", () => {
   it.live(
     "generated bodies to every POST/PUT/PATCH endpoint of CobroApi: never a 5xx, and nothing stored on a rejection",
-    TestApp.fresh(function* () {
-      const merchant = yield* TestApp.createMerchantWithTerminal()
+    TestApp.withTerminal(function* (merchant) {
       const spec = (yield* TestApp.send("GET", "/openapi.json")).json
       const runtime = yield* Effect.runtime<never>()
       const all = targets()
@@ -361,18 +360,25 @@ const checkReply = (
     })
   )
 
+/**
+ * The resources of two merchants (terminals SN-0001 and SN-0002), the pools of their ids, and the
+ * runtime the properties' calls run on.
+ */
+const twoMerchantsResources = Effect.gen(function* () {
+  const own = yield* givenResources("SN-0001")
+  const other = yield* givenResources("SN-0002")
+  const runtime = (yield* Effect.runtime<never>()) as Runtime.Runtime<any>
+  return { own, pools: idPools(own, other), runtime }
+})
+
 /** A stable fast-check seed for a name. */
 const seedOf = (name: string) => [...name].reduce((hash, c) => (hash * 31 + c.charCodeAt(0)) | 0, 7)
 
 describe("fuzz against real ids", () => {
   it.live(
     "generated bodies naming real links, intents, payments and terminals of the caller and of another merchant: never a 5xx, nothing stored on a rejection",
-    TestApp.fresh(function* () {
-      const own = yield* givenResources("SN-0001")
-      const other = yield* givenResources("SN-0002")
-      const pools = idPools(own, other)
+    TestApp.given(twoMerchantsResources, function* ({ own, pools, runtime }) {
       const spec = (yield* TestApp.send("GET", "/openapi.json")).json
-      const runtime = (yield* Effect.runtime<never>()) as Runtime.Runtime<any>
       const statuses = new Map<string, Set<number>>()
       for (const target of adminLast(targets())) {
         const key = keyFor(own.merchant, target)
@@ -412,11 +418,7 @@ describe("fuzz against real ids", () => {
 
   it.live(
     "GET endpoints with real ids of the caller and of another merchant in the path: never a 5xx",
-    TestApp.fresh(function* () {
-      const own = yield* givenResources("SN-0001")
-      const other = yield* givenResources("SN-0002")
-      const pools = idPools(own, other)
-      const runtime = (yield* Effect.runtime<never>()) as Runtime.Runtime<any>
+    TestApp.given(twoMerchantsResources, function* ({ own, pools, runtime }) {
       for (const target of targets(["GET"]).filter((t) => t.path.includes(":"))) {
         const key = keyFor(own.merchant, target)
         yield* Effect.promise(() =>
@@ -458,11 +460,7 @@ const poisoned = (valid: FastCheck.Arbitrary<Record<string, unknown>>) =>
 describe("fuzz with text that cannot be stored", () => {
   it.live(
     "a NUL or an unpaired surrogate in any string of a valid body, on every endpoint with one: a 400 in the envelope, never a 5xx, nothing stored",
-    TestApp.fresh(function* () {
-      const own = yield* givenResources("SN-0001")
-      const other = yield* givenResources("SN-0002")
-      const pools = idPools(own, other)
-      const runtime = (yield* Effect.runtime<never>()) as Runtime.Runtime<any>
+    TestApp.given(twoMerchantsResources, function* ({ own, pools, runtime }) {
       let checked = 0
       for (const target of adminLast(targets())) {
         const valid = validBody(pools, target)

@@ -52,8 +52,7 @@ const diedAfterCommit = <A, E, R>(
 describe("Idempotency-Key recovery points", () => {
   it.live(
     "A3 retried after its node died past the checkout's commit: in use until the lease lapses, then the checkout's own 201 answer, replayed, and still one checkout",
-    TestApp.fresh(function* () {
-      const m = yield* TestApp.createMerchantWithTerminal()
+    TestApp.withTerminal(function* (m) {
       const body = Nanos.stringifyWithBigInt(Bodies.terminalSale(m.serial, { reference: "once-1" }))
       const scope = { merchantId: m.merchantId, mode: "test", key: "sale-once-1" }
       const created = yield* diedAfterCommit(
@@ -92,8 +91,7 @@ describe("Idempotency-Key recovery points", () => {
 
   it.live(
     "B2 retried after its node died past the link's commit answers the link's own 201 and creates no second link",
-    TestApp.fresh(function* () {
-      const m = yield* TestApp.createMerchantWithTerminal()
+    TestApp.withTerminal(function* (m) {
       const body = JSON.stringify({ amount_type: "CLOSE", amount: { total_amount: 50_000 } })
       const scope = { merchantId: m.merchantId, mode: "test", key: "link-once" }
       const credential = MerchantDirectory.Credential.make({
@@ -125,8 +123,7 @@ describe("Idempotency-Key recovery points", () => {
 
   it.live(
     "a route that cannot make its answer again answers 409 IdempotencyKeyUnanswered after its node died past the commit, and runs nothing",
-    TestApp.fresh(function* () {
-      const m = yield* TestApp.createMerchantWithTerminal()
+    TestApp.withTerminal(function* (m) {
       const path = `/admin/v1/merchants/${m.merchantId}/keys/rotate`
       const body = JSON.stringify({ integration: "terminal_api", mode: "test" })
       const scope = { merchantId: "admin", mode: "admin", key: "rotate-once" }
@@ -148,8 +145,7 @@ describe("Idempotency-Key recovery points", () => {
 
   it.live(
     "a client that goes away while its keyed A3 runs: the checkout is made once, the request runs to its end, and the retry replays its answer",
-    TestApp.fresh(function* () {
-      const m = yield* TestApp.createMerchantWithTerminal()
+    TestApp.withTerminal(function* (m) {
       const body = Nanos.stringifyWithBigInt(Bodies.terminalSale(m.serial, { reference: "gone-1" }))
       const client = yield* HttpClient.HttpClient
       const request = HttpClientRequest.post("/payments/app-checkout").pipe(

@@ -77,8 +77,7 @@ describe("tenant and sandbox isolation", () => {
 
   it.live(
     "A4: another merchant's key, or A's key of the other mode, reads none of A's notifications",
-    TestApp.fresh(function* () {
-      const a = yield* TestApp.createMerchantWithTerminal()
+    TestApp.withTerminal(function* (a) {
       const b = yield* TestApp.createMerchantWithTerminal({ serial: "SN-B" })
       yield* Notifications.seed(a.merchantId, false, "TRX_live1")
       yield* Notifications.seed(a.merchantId, true, "TRX_test1")

@@ -26,6 +26,12 @@ const merchantWith = (link: Methods = { CREDIT_CARD: { min: 1_000, max: 5_000_00
 
 const { createLink, readLink } = Calls
 
+/** CREDIT_CARD and PSE links, each with its bounds. */
+const CARD_AND_PSE = {
+  CREDIT_CARD: { min: 1_000, max: 5_000_000 },
+  PSE: { min: 2_500, max: 3_000_000 }
+}
+
 /** A B2 request that breaks one rule: 400 ValidationError on `field`, nothing stored. */
 const refused = (body: unknown, field: string, methods?: Methods) =>
   Effect.gen(function* () {
@@ -47,27 +53,23 @@ const accepted = (body: unknown, methods?: Methods) =>
   })
 
 const OPEN = { amount_type: "OPEN" }
+
+/** OPEN B2 requests that set `field` to each of `values`: each keeps every rule (201). */
+const acceptedEach = (field: string, values: ReadonlyArray<unknown>) =>
+  Effect.forEach(values, (value) => accepted({ ...OPEN, [field]: value }), { discard: true })
+
+/** OPEN B2 requests that set `field` to each of `values`: each refused on that field. */
+const refusedEach = (field: string, values: ReadonlyArray<unknown>) =>
+  Effect.forEach(values, (value) => refused({ ...OPEN, [field]: value }, field), { discard: true })
 const close = Bodies.closeLink
 
 describe("B1: GET /online/link/v1/payment_methods", { timeout: 30_000 }, () => {
   it.live(
     "B1: payload.payment_methods maps each method the merchant offers to its {max, min}",
-    TestApp.fresh(function* () {
-      const merchant = yield* merchantWith({
-        CREDIT_CARD: { min: 1_000, max: 5_000_000 },
-        PSE: { min: 2_500, max: 3_000_000 }
-      })
+    TestApp.given(merchantWith(CARD_AND_PSE), function* (merchant) {
       const reply = yield* TestApp.send("GET", `${LINKS}/payment_methods`, { key: merchant.button.test })
       expect(reply.status).toBe(200)
-      expect(reply.json).toEqual({
-        payload: {
-          payment_methods: {
-            CREDIT_CARD: { min: 1_000, max: 5_000_000 },
-            PSE: { min: 2_500, max: 3_000_000 }
-          }
-        },
-        errors: []
-      })
+      expect(reply.json).toEqual({ payload: { payment_methods: CARD_AND_PSE }, errors: [] })
       // The production key sees the same bounds: they are the merchant's.
       const production = yield* TestApp.send("GET", `${LINKS}/payment_methods`, {
         key: merchant.button.production
@@ -93,8 +95,7 @@ describe("B1: GET /online/link/v1/payment_methods", { timeout: 30_000 }, () => {
 
   it.live(
     "B1 lists no method for a merchant that offers none",
-    TestApp.fresh(function* () {
-      const merchant = yield* TestApp.createMerchant()
+    TestApp.withMerchant(function* (merchant) {
       const reply = yield* TestApp.send("GET", `${LINKS}/payment_methods`, { key: merchant.button.test })
       expect(reply.json).toEqual({ payload: { payment_methods: {} }, errors: [] })
     })
@@ -102,8 +103,7 @@ describe("B1: GET /online/link/v1/payment_methods", { timeout: 30_000 }, () => {
 
   it.live(
     "the link API takes the payment-button key: none is 401, the terminal-API key is 403",
-    TestApp.fresh(function* () {
-      const merchant = yield* merchantWith()
+    TestApp.given(merchantWith(), function* (merchant) {
       for (const [method, path, body] of [
         ["GET", `${LINKS}/payment_methods`, undefined],
         ["POST", LINKS, OPEN],
@@ -121,8 +121,7 @@ describe("B1: GET /online/link/v1/payment_methods", { timeout: 30_000 }, () => {
 describe("B2: POST /online/link/v1", { timeout: 30_000 }, () => {
   it.live(
     "B2: 201 with payload.payment_link (prefix LNK_) and payload.url {checkout_url}/<payment_link>",
-    TestApp.fresh(function* () {
-      const merchant = yield* merchantWith()
+    TestApp.given(merchantWith(), function* (merchant) {
       const reply = yield* createLink(merchant.button.test, close(50_000))
       expect(reply.status).toBe(201)
       expect(reply.json.errors).toEqual([])
@@ -223,47 +222,37 @@ describe("B2: POST /online/link/v1", { timeout: 30_000 }, () => {
       "reference: only letters, digits, _ and -",
       Effect.fnUntraced(function* () {
         yield* accepted({ ...OPEN, reference: "Order_42-b" })
-        for (const reference of ["pedido-ñ", "order 42", "order.42", ""]) {
-          yield* refused({ ...OPEN, reference }, "reference")
-        }
+        yield* refusedEach("reference", ["pedido-ñ", "order 42", "order.42", ""])
       })
     )
     it.effect(
       "description: 2 to 100 characters, counted as code points",
       Effect.fnUntraced(function* () {
-        yield* accepted({ ...OPEN, description: "ok" })
-        yield* accepted({ ...OPEN, description: "☕".repeat(100) })
-        yield* accepted({ ...OPEN, description: "😀".repeat(100) })
-        yield* refused({ ...OPEN, description: "x" }, "description")
-        yield* refused({ ...OPEN, description: "😀".repeat(101) }, "description")
+        yield* acceptedEach("description", ["ok", "☕".repeat(100), "😀".repeat(100)])
+        yield* refusedEach("description", ["x", "😀".repeat(101)])
       })
     )
     it.effect(
       "callback_url: a valid URL that starts with https://",
       Effect.fnUntraced(function* () {
         yield* accepted({ ...OPEN, callback_url: "https://shop.example/return?order=42" })
-        for (const callback_url of [
+        yield* refusedEach("callback_url", [
           "http://shop.example/return",
           "https://",
           "shop.example",
           "HTTPS://shop.example"
-        ]) {
-          yield* refused({ ...OPEN, callback_url }, "callback_url")
-        }
+        ])
       })
     )
     it.effect(
       "image_url: https and ends with .png or .jpg",
       Effect.fnUntraced(function* () {
-        yield* accepted({ ...OPEN, image_url: "https://cdn.example/logo.png" })
-        yield* accepted({ ...OPEN, image_url: "https://cdn.example/photo.jpg" })
-        for (const image_url of [
+        yield* acceptedEach("image_url", ["https://cdn.example/logo.png", "https://cdn.example/photo.jpg"])
+        yield* refusedEach("image_url", [
           "https://cdn.example/logo.gif",
           "http://cdn.example/logo.png",
           "https://cdn.example/a.jpeg"
-        ]) {
-          yield* refused({ ...OPEN, image_url }, "image_url")
-        }
+        ])
       })
     )
     it.effect(
@@ -306,8 +295,7 @@ describe("B2: POST /online/link/v1", { timeout: 30_000 }, () => {
 
   it.live(
     "B2: a request that breaks several rules gets one error item per field",
-    TestApp.fresh(function* () {
-      const merchant = yield* merchantWith()
+    TestApp.given(merchantWith(), function* (merchant) {
       const reply = yield* createLink(merchant.button.test, {
         amount_type: "CLOSE",
         amount: { total_amount: 50_000, currency: "EUR" },
@@ -331,8 +319,7 @@ describe("B2: POST /online/link/v1", { timeout: 30_000 }, () => {
 
   it.live(
     "B2: malformed JSON is a 400 in the envelope and stores nothing",
-    TestApp.fresh(function* () {
-      const merchant = yield* merchantWith()
+    TestApp.given(merchantWith(), function* (merchant) {
       const before = yield* TestApp.logSize
       const reply = yield* createLink(merchant.button.test, '{"amount_type": "OPEN",')
       TestApp.expectError(reply, 400, "MalformedJson")
@@ -342,8 +329,7 @@ describe("B2: POST /online/link/v1", { timeout: 30_000 }, () => {
 
   it.live(
     "B2: a disabled merchant account cannot create links (403 MerchantDisabled)",
-    TestApp.fresh(function* () {
-      const merchant = yield* merchantWith()
+    TestApp.given(merchantWith(), function* (merchant) {
       yield* TestApp.disable(merchant.merchantId)
       const reply = yield* createLink(merchant.button.test, OPEN)
       TestApp.expectError(reply, 403, "MerchantDisabled")
@@ -352,8 +338,7 @@ describe("B2: POST /online/link/v1", { timeout: 30_000 }, () => {
 
   it.live(
     "a disabled merchant account: B2 is 403 MerchantDisabled in the envelope and stores nothing; B1 and B3 still answer",
-    TestApp.fresh(function* () {
-      const merchant = yield* merchantWith()
+    TestApp.given(merchantWith(), function* (merchant) {
       const created = yield* createLink(merchant.button.production, close(50_000))
       expect(created.status).toBe(201)
       const id = created.json.payload.payment_link as string
@@ -382,8 +367,7 @@ describe("B2: POST /online/link/v1", { timeout: 30_000 }, () => {
 describe("B3: GET /online/link/v1/{payment_link}", { timeout: 30_000 }, () => {
   it.live(
     "B3: the link record, not wrapped in payload, with exact nanosecond dates",
-    TestApp.fresh(function* () {
-      const merchant = yield* merchantWith()
+    TestApp.given(merchantWith(), function* (merchant) {
       const created = yield* createLink(merchant.button.test, {
         amount_type: "CLOSE",
         amount: {
@@ -422,8 +406,7 @@ describe("B3: GET /online/link/v1/{payment_link}", { timeout: 30_000 }, () => {
 
   it.live(
     "an expiration_date above 2^53 is kept to the nanosecond from the request text to the record text",
-    TestApp.fresh(function* () {
-      const merchant = yield* merchantWith()
+    TestApp.given(merchantWith(), function* (merchant) {
       // Written by hand: the literal a client sends, which JSON.parse would round to …700.
       const created = yield* createLink(
         merchant.button.test,
@@ -453,8 +436,7 @@ describe("B3: GET /online/link/v1/{payment_link}", { timeout: 30_000 }, () => {
 
   it.live(
     "an overdue link reads EXPIRED",
-    TestApp.fresh(function* () {
-      const merchant = yield* merchantWith()
+    TestApp.given(merchantWith(), function* (merchant) {
       const created = yield* createLink(merchant.button.test, {
         ...OPEN,
         expiration_date: NANOS_START + 60_000_000_000n
@@ -469,8 +451,7 @@ describe("B3: GET /online/link/v1/{payment_link}", { timeout: 30_000 }, () => {
 
   it.live(
     "B3: an unknown link, or a malformed id, is a 404 LinkNotFound in the envelope",
-    TestApp.fresh(function* () {
-      const merchant = yield* merchantWith()
+    TestApp.given(merchantWith(), function* (merchant) {
       for (const id of ["LNK_404", "not-a-link"]) {
         const reply = yield* readLink(merchant.button.test, id)
         TestApp.expectOnlyError(reply, 404, "LinkNotFound", "no payment link with this id for this key")
@@ -492,8 +473,7 @@ describe("B3: GET /online/link/v1/{payment_link}", { timeout: 30_000 }, () => {
 
   it.live(
     "sandbox and production are isolated: a test key sees sandbox links only, a production key production links only",
-    TestApp.fresh(function* () {
-      const merchant = yield* merchantWith()
+    TestApp.given(merchantWith(), function* (merchant) {
       const sandbox = (yield* createLink(merchant.button.test, OPEN)).json.payload.payment_link
       const production = (yield* createLink(merchant.button.production, OPEN)).json.payload.payment_link
       expect((yield* readLink(merchant.button.test, sandbox)).json.is_sandbox).toBe(true)
@@ -505,8 +485,7 @@ describe("B3: GET /online/link/v1/{payment_link}", { timeout: 30_000 }, () => {
 
   it.live(
     "B3 shows a link paid on the checkout: PAID, the method and the transaction",
-    TestApp.fresh(function* () {
-      const merchant = yield* merchantWith()
+    TestApp.given(merchantWith(), function* (merchant) {
       const id = (yield* createLink(merchant.button.test, close(50_000))).json.payload.payment_link
       const { transactionId } = yield* LinkPayments.startPayment(id, { paymentMethod: "CREDIT_CARD" })
       expect((yield* readLink(merchant.button.test, id)).json.status).toBe("PROCESSING")

@@ -14,6 +14,9 @@ const merchant = (name?: string) =>
     return m
   })
 
+/** The payment-button key of the mode of a new {@link merchant}. */
+const buttonKey = (mode: "test" | "production") => Effect.map(merchant(), (m) => m.button[mode])
+
 /** Creates an intent and attempts it with a card; returns the attempt's reply. */
 const paid = (key: string, reference: string, total: number) =>
   Effect.gen(function* () {
@@ -49,8 +52,7 @@ describe("online payments (C) through the handler", () => {
   describe("C1–C3 intents", () => {
     it.live(
       "C1 answers 201 with the intent, creation_date, status ACTIVE and test",
-      TestApp.fresh(function* () {
-        const m = yield* merchant()
+      TestApp.given(merchant(), function* (m) {
         const reply = yield* Calls.createIntent(
           m.button.test,
           intent("order-1", 119000, {
@@ -76,8 +78,7 @@ describe("online payments (C) through the handler", () => {
 
     it.live(
       "C1: a duplicate reference_id is 409; a body without amount is 400 and stores nothing",
-      TestApp.fresh(function* () {
-        const key = (yield* merchant()).button.test
+      TestApp.given(buttonKey("test"), function* (key) {
         yield* Calls.createIntent(key, intent("order-1", 1000))
         const duplicate = yield* Calls.createIntent(key, intent("order-1", 2000))
         expect(duplicate.status).toBe(409)
@@ -102,8 +103,7 @@ describe("online payments (C) through the handler", () => {
 
     it.live(
       "C2 reads the intent (200) with service_transaction_id once attempted; unknown is 404 PaymentNotFound",
-      TestApp.fresh(function* () {
-        const key = (yield* merchant()).button.test
+      TestApp.given(buttonKey("test"), function* (key) {
         const attempt = yield* paid(key, "order-1", 555040)
         const read = yield* Calls.readIntent(key, "order-1")
         expect(read.status).toBe(200)
@@ -119,8 +119,7 @@ describe("online payments (C) through the handler", () => {
 
     it.live(
       "C3 replaces the intent (200); unknown is 404; a paid intent is 409 IntentAlreadyPaid",
-      TestApp.fresh(function* () {
-        const key = (yield* merchant()).button.test
+      TestApp.given(buttonKey("test"), function* (key) {
         yield* Calls.createIntent(key, intent("order-1", 1000))
         const updated = yield* Calls.updateIntent(key, {
           reference_id: "order-1",
@@ -138,8 +137,7 @@ describe("online payments (C) through the handler", () => {
 
     it.live(
       "C3: while a challenge is pending the amount is locked (409 IntentAmountLocked)",
-      TestApp.fresh(function* () {
-        const key = (yield* merchant()).button.test
+      TestApp.given(buttonKey("test"), function* (key) {
         yield* paid(key, "order-1", 555020)
         const reply = yield* Calls.updateIntent(key, intent("order-1", 1))
         expect(reply.status).toBe(409)
@@ -158,8 +156,7 @@ describe("online payments (C) through the handler", () => {
     for (const [amount, status] of cases) {
       it.live(
         `sandbox ${amount}: C4 answers 201 RUNNING without next_actions, C5 reads ${status}`,
-        TestApp.fresh(function* () {
-          const key = (yield* merchant()).button.test
+        TestApp.given(buttonKey("test"), function* (key) {
           const attempt = yield* paid(key, "order-1", amount)
           expect(attempt.json).toEqual({
             transaction_id: expect.stringMatching(/^TRX_/),
@@ -182,8 +179,7 @@ describe("online payments (C) through the handler", () => {
 
     it.live(
       "sandbox 555020: the enveloped 3DS response with next_actions to Cobro's challenge page",
-      TestApp.fresh(function* () {
-        const key = (yield* merchant()).button.test
+      TestApp.given(buttonKey("test"), function* (key) {
         const { payload, errors } = (yield* paid(key, "order-1", 555020)).json
         expect(errors).toEqual([])
         expect(payload).toMatchObject({ status: "running", status_detail: "pending_challenge" })
@@ -211,8 +207,7 @@ describe("online payments (C) through the handler", () => {
     ] as const) {
       it.live(
         title,
-        TestApp.fresh(function* () {
-          const key = (yield* merchant()).button.test
+        TestApp.given(buttonKey("test"), function* (key) {
           const done = yield* decide(yield* paid(key, "order-1", 555020), decision)
           expect(done.status).toBe(303)
           expect(done.headers.location).toBe("https://shop.example/back")
@@ -223,8 +218,7 @@ describe("online payments (C) through the handler", () => {
 
     it.live(
       "C4: unknown reference 404; a card without card_number 400; a second attempt while one runs 409",
-      TestApp.fresh(function* () {
-        const key = (yield* merchant()).button.test
+      TestApp.given(buttonKey("test"), function* (key) {
         TestApp.expectError(yield* Calls.attempt(key, cardAttempt("nope")), 404, "PaymentNotFound")
         yield* Calls.createIntent(key, intent("order-1", 555020))
         const noCard = yield* Calls.attempt(key, {
@@ -245,8 +239,7 @@ describe("online payments (C) through the handler", () => {
 
     it.live(
       "C4 PSE: 400 without the intent's callback_url; with it, the bare response with next_actions",
-      TestApp.fresh(function* () {
-        const key = (yield* merchant()).button.test
+      TestApp.given(buttonKey("test"), function* (key) {
         yield* Calls.createIntent(key, {
           reference_id: "order-1",
           amount: { currency: "COP", total_amount: 50000 }
@@ -270,8 +263,7 @@ describe("online payments (C) through the handler", () => {
 
     it.live(
       "C5: an intent without an attempt, or an unknown reference, is 404 PaymentNotFound",
-      TestApp.fresh(function* () {
-        const key = (yield* merchant()).button.test
+      TestApp.given(buttonKey("test"), function* (key) {
         yield* Calls.createIntent(key, intent("order-1", 1000))
         for (const reference of ["order-1", "nope"]) {
           TestApp.expectError(yield* Calls.readPayment(key, reference), 404, "PaymentNotFound")
@@ -281,8 +273,7 @@ describe("online payments (C) through the handler", () => {
 
     it.live(
       "C6: 200 with payload.banks[] of bank_code and bank_name",
-      TestApp.fresh(function* () {
-        const m = yield* merchant()
+      TestApp.given(merchant(), function* (m) {
         const reply = yield* TestApp.send("GET", "/v1/payment/pse/banks", { key: m.button.test })
         expect(reply.status).toBe(200)
         expect(reply.json.errors).toEqual([])
@@ -294,8 +285,7 @@ describe("online payments (C) through the handler", () => {
   describe("C7 void", () => {
     it.live(
       "C7: 204 inside the window; 409 at 21:00 Bogotá on the virtual clock; 404 unknown",
-      TestApp.fresh(function* () {
-        const key = (yield* merchant()).button.test
+      TestApp.given(buttonKey("test"), function* (key) {
         const time = yield* TestClock.VirtualTime
         const first = transactionOf(yield* paid(key, "order-1", 555040))
         const second = transactionOf(yield* paid(key, "order-2", 555040))
@@ -315,8 +305,7 @@ describe("online payments (C) through the handler", () => {
 
     it.live(
       "C7: a rejected payment cannot be voided (409)",
-      TestApp.fresh(function* () {
-        const key = (yield* merchant()).button.test
+      TestApp.given(buttonKey("test"), function* (key) {
         const rejected = yield* paid(key, "order-1", 555042)
         expect((yield* Calls.voidPayment(key, transactionOf(rejected))).status).toBe(409)
       })
@@ -329,8 +318,7 @@ describe("online payments (C) through the handler", () => {
 
     it.live(
       "C8 204, C9 PROCESSING with date_applied null, approved by the sandbox 60 s later",
-      TestApp.fresh(function* () {
-        const key = (yield* merchant()).button.test
+      TestApp.given(buttonKey("test"), function* (key) {
         const time = yield* TestClock.VirtualTime
         const transaction_id = transactionOf(yield* paid(key, "order-1", 555040))
         TestApp.expectError(yield* Calls.refundStatus(key, transaction_id), 404, "PaymentNotFound")
@@ -363,8 +351,7 @@ describe("online payments (C) through the handler", () => {
 
     it.live(
       "C8: 404 for another reference or an unknown transaction; 409 for a rejected payment",
-      TestApp.fresh(function* () {
-        const key = (yield* merchant()).button.test
+      TestApp.given(buttonKey("test"), function* (key) {
         const approved = transactionOf(yield* paid(key, "order-1", 555040))
         const rejected = transactionOf(yield* paid(key, "order-2", 555042))
         for (const [reference_id, transaction_id, status] of [
@@ -382,8 +369,7 @@ describe("online payments (C) through the handler", () => {
 
     it.live(
       "production refunds wait for the admin review: REJECTED, then a new request, then APPROVED",
-      TestApp.fresh(function* () {
-        const key = (yield* merchant()).button.production
+      TestApp.given(buttonKey("production"), function* (key) {
         const time = yield* TestClock.VirtualTime
         const transaction_id = transactionOf(yield* paid(key, "order-1", 555002))
         yield* Calls.requestRefund(key, { reference_id: "order-1", transaction_id })
@@ -440,8 +426,7 @@ describe("online payments (C) through the handler", () => {
 
     it.live(
       "C endpoints need the payment-button key: none is 401, the terminal API key is 403",
-      TestApp.fresh(function* () {
-        const m = yield* merchant()
+      TestApp.given(merchant(), function* (m) {
         yield* TestApp.send("GET", "/v1/payment/pse/banks", { key: m.terminal.test })
         expect((yield* TestApp.send("GET", "/v1/payment/pse/banks")).status).toBe(401)
         TestApp.expectError(yield* Calls.createIntent(m.terminal.test, intent("o", 1)), 403, "Forbidden")
@@ -451,8 +436,7 @@ describe("online payments (C) through the handler", () => {
   describe("a disabled merchant account (M1, L6)", () => {
     it.live(
       "C1 and C4 of a disabled account are 403 MerchantDisabled in the envelope and store nothing",
-      TestApp.fresh(function* () {
-        const m = yield* merchant()
+      TestApp.given(merchant(), function* (m) {
         const other = yield* merchant("Other shop")
         const keys = [m.button.test, m.button.production]
         for (const key of keys) {
@@ -483,8 +467,7 @@ describe("online payments (C) through the handler", () => {
 
     it.live(
       "a disabled account still answers C2, C3, C5, C6, C7, C8 and C9, and a challenge under way completes",
-      TestApp.fresh(function* () {
-        const m = yield* merchant()
+      TestApp.given(merchant(), function* (m) {
         const key = m.button.test
         const first = transactionOf(yield* paid(key, "order-1", 555040))
         const second = transactionOf(yield* paid(key, "order-2", 555040))

@@ -69,9 +69,24 @@ const page = (reply: TestApp.Reply, status = 200) => {
   return reply.text
 }
 
+/** Checks that a page's text holds each of `parts`. */
+const expectShows = (text: string, parts: ReadonlyArray<string>) => {
+  for (const part of parts) expect(text).toContain(part)
+}
+
 /** A panel user of the merchant, created through the admin API. */
 const givenUser = (merchantId: string, email = "ana@cafe.example") =>
   Effect.asVoid(TestApp.createPanelUser(merchantId, email))
+
+/** A merchant whose user ana@cafe.example is not signed in yet. */
+const merchantWithUser = Effect.tap(TestApp.createMerchant(), (m) => givenUser(m.merchantId))
+
+/** The merchant `create` makes, and its full-access user signed in. */
+const signedInMerchant = <M extends TestApp.MerchantKeys>(create: Effect.Effect<M, never, any>) =>
+  Effect.gen(function* () {
+    const m = yield* create
+    return { m, browser: yield* signedIn(m.merchantId) }
+  })
 
 /** A sign-in post refused for its missing, wrong or foreign token: 403, the form's message, no session. */
 const expectForged = (reply: TestApp.Reply, what: string) => {
@@ -134,17 +149,16 @@ describe("the merchant panel", { timeout: 120_000 }, () => {
 
     it.live(
       "a wrong password is refused (401) with one message for both halves; the right one sets the session cookie and goes to the payments (303)",
-      TestApp.fresh(function* () {
-        const m = yield* TestApp.createMerchant()
-        yield* givenUser(m.merchantId)
+      TestApp.given(merchantWithUser, function* () {
         const wrong = yield* postLogin({
           email: "ana@cafe.example",
           password: "not the password"
         })
-        const text = page(wrong, 401)
-        expect(text).toContain('id="sign-in-error"')
-        expect(text).toContain("El correo o la contraseña no son correctos.")
-        expect(text).toContain('value="ana@cafe.example"')
+        expectShows(page(wrong, 401), [
+          'id="sign-in-error"',
+          "El correo o la contraseña no son correctos.",
+          'value="ana@cafe.example"'
+        ])
         expect(wrong.headers["set-cookie"]).toBeUndefined()
         const unknown = yield* postLogin({
           email: "nobody@cafe.example",
@@ -162,9 +176,7 @@ describe("the merchant panel", { timeout: 120_000 }, () => {
 
     it.live(
       "a throttled sign-in shows how long to wait (429 with Retry-After)",
-      TestApp.fresh(function* () {
-        const m = yield* TestApp.createMerchant()
-        yield* givenUser(m.merchantId)
+      TestApp.given(merchantWithUser, function* () {
         let last: TestApp.Reply | undefined
         for (let i = 0; i < 12 && last?.status !== 429; i++) {
           last = yield* postLogin({
@@ -182,9 +194,7 @@ describe("the merchant panel", { timeout: 120_000 }, () => {
 
     it.live(
       "GET /panel goes to the payments; sign-out ends the session: the old cookie opens nothing",
-      TestApp.fresh(function* () {
-        const m = yield* TestApp.createMerchant()
-        const browser = yield* signedIn(m.merchantId)
+      TestApp.given(signedInMerchant(TestApp.createMerchant()), function* ({ browser }) {
         const root = yield* get("/panel", browser)
         expect(root.status).toBe(303)
         expect(root.headers.location).toBe("/panel/payments")
@@ -228,9 +238,7 @@ describe("the merchant panel", { timeout: 120_000 }, () => {
 
     it.live(
       "a page asked before signing in is where the sign-in leads; an address outside the panel is not",
-      TestApp.fresh(function* () {
-        const m = yield* TestApp.createMerchant()
-        yield* givenUser(m.merchantId)
+      TestApp.given(merchantWithUser, function* () {
         const form = page(yield* get("/panel/login?next=%2Fpanel%2Fwebhooks%3Fmode%3Dtest"))
         expect(form).toContain('name="next" value="/panel/webhooks?mode=test"')
         const back = yield* postLogin({
@@ -259,9 +267,7 @@ describe("the merchant panel", { timeout: 120_000 }, () => {
 
     it.live(
       "GET /panel/login sets cobro_panel_login (an hour, HttpOnly, SameSite=Strict, Path=/panel/login) holding the form's csrf token; the browser keeps it across loads; a sign-in expires it",
-      TestApp.fresh(function* () {
-        const m = yield* TestApp.createMerchant()
-        yield* givenUser(m.merchantId)
+      TestApp.given(merchantWithUser, function* () {
         const first = yield* TestApp.send("GET", "/panel/login")
         const [, token] =
           /^cobro_panel_login=([0-9]+\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}); Max-Age=3600; Path=\/panel\/login; HttpOnly; SameSite=Strict$/.exec(
@@ -291,9 +297,7 @@ describe("the merchant panel", { timeout: 120_000 }, () => {
 
     it.live(
       "a sign-in post without the form's token (no field, no cookie, neither) is refused with 403 and nobody is signed in",
-      TestApp.fresh(function* () {
-        const m = yield* TestApp.createMerchant()
-        yield* givenUser(m.merchantId)
+      TestApp.given(merchantWithUser, function* () {
         const form = yield* loginForm()
         const credentials = { email: "ana@cafe.example", password: PASSWORD }
         for (const [what, reply] of [
@@ -309,9 +313,7 @@ describe("the merchant panel", { timeout: 120_000 }, () => {
 
     it.live(
       "a sign-in post with a wrong token, or with another browser's (cookie of one, field of the other), is refused with 403",
-      TestApp.fresh(function* () {
-        const m = yield* TestApp.createMerchant()
-        yield* givenUser(m.merchantId)
+      TestApp.given(merchantWithUser, function* () {
         const mine = yield* loginForm()
         const theirs = yield* loginForm()
         const credentials = { email: "ana@cafe.example", password: PASSWORD }
@@ -332,9 +334,7 @@ describe("the merchant panel", { timeout: 120_000 }, () => {
 
     it.live(
       "a cookie and field an attacker planted, the same value in both, are refused with 403 unless the server made the token (HMAC)",
-      TestApp.fresh(function* () {
-        const m = yield* TestApp.createMerchant()
-        yield* givenUser(m.merchantId)
+      TestApp.given(merchantWithUser, function* () {
         const credentials = { email: "ana@cafe.example", password: PASSWORD }
         const genuine = (yield* loginForm()).csrf
         const [issued, nonce, mac] = genuine.split(".") as [string, string, string]
@@ -364,9 +364,7 @@ describe("the merchant panel", { timeout: 120_000 }, () => {
 
     it.live(
       "a sign-in post from another origin is refused with 403 even with the right token; Cobro's own (Host, X-Forwarded-Proto) is taken",
-      TestApp.fresh(function* () {
-        const m = yield* TestApp.createMerchant()
-        yield* givenUser(m.merchantId)
+      TestApp.given(merchantWithUser, function* () {
         const credentials = { email: "ana@cafe.example", password: PASSWORD }
         for (const [what, headers] of [
           ["another site", { host: "cobro.test", origin: "https://evil.example" }],
@@ -394,9 +392,7 @@ describe("the merchant panel", { timeout: 120_000 }, () => {
 
     it.live(
       "no refused sign-in post checks the password, records an event or counts as a failed sign-in: the right password then signs in at once",
-      TestApp.fresh(function* () {
-        const m = yield* TestApp.createMerchant()
-        yield* givenUser(m.merchantId)
+      TestApp.given(merchantWithUser, function* () {
         const mine = yield* loginForm()
         const theirs = yield* loginForm()
         const before = yield* TestApp.logSize
@@ -430,9 +426,7 @@ describe("the merchant panel", { timeout: 120_000 }, () => {
   describe("payments", () => {
     it.live(
       "the list shows the mode's transactions newest first with reference, kind, amount and status; the switch shows the other mode",
-      TestApp.fresh(function* () {
-        const m = yield* merchantWithTerminal()
-        const browser = yield* signedIn(m.merchantId)
+      TestApp.given(signedInMerchant(merchantWithTerminal()), function* ({ m, browser }) {
         const first = yield* sale(m.terminal.test, m.serial, { reference: "order-1" })
         const second = yield* sale(m.terminal.test, m.serial, { reference: "order-2" })
         const production = page(yield* get("/panel/payments", browser))
@@ -461,9 +455,7 @@ describe("the merchant panel", { timeout: 120_000 }, () => {
 
     it.live(
       "filters: reference (prefix), status, kind and Bogotá days; a bad day is shown beside its field",
-      TestApp.fresh(function* () {
-        const m = yield* merchantWithTerminal()
-        const browser = yield* signedIn(m.merchantId)
+      TestApp.given(signedInMerchant(merchantWithTerminal()), function* ({ m, browser }) {
         const a = yield* sale(m.terminal.test, m.serial, { reference: "order-1" })
         const b = yield* sale(m.terminal.test, m.serial, { reference: "invoice-9" })
         const ids = (text: string) =>
@@ -492,9 +484,7 @@ describe("the merchant panel", { timeout: 120_000 }, () => {
 
     it.live(
       "newer and older links walk the list a page at a time, every row once",
-      TestApp.fresh(function* () {
-        const m = yield* merchantWithTerminal()
-        const browser = yield* signedIn(m.merchantId)
+      TestApp.given(signedInMerchant(merchantWithTerminal()), function* ({ m, browser }) {
         const made: Array<string> = []
         for (let i = 0; i < 23; i++) {
           made.unshift((yield* sale(m.terminal.test, m.serial, { reference: `r-${i}` })).transactionId)
@@ -524,9 +514,7 @@ describe("the merchant panel", { timeout: 120_000 }, () => {
 
     it.live(
       "a payment's page: state, amounts, card summary, each notification with every attempt, and every event with time, actor and the state after it",
-      TestApp.fresh(function* () {
-        const m = yield* merchantWithTerminal()
-        const browser = yield* signedIn(m.merchantId)
+      TestApp.given(signedInMerchant(merchantWithTerminal()), function* ({ m, browser }) {
         const s = yield* sale(m.terminal.test, m.serial, { reference: "order-42" })
         yield* notified(m.merchantId, s.transactionId, NOTIFICATION, 500, "<b>down</b>")
         const path = `/panel/payments/${s.transactionId}?mode=test&kind=terminal&resource=${s.integrationId}`
@@ -563,9 +551,7 @@ describe("the merchant panel", { timeout: 120_000 }, () => {
 
     it.live(
       "a link payment and an online payment have their pages: the payment's own status, the link's history, the card of the online one",
-      TestApp.fresh(function* () {
-        const m = yield* merchantWithTerminal()
-        const browser = yield* signedIn(m.merchantId)
+      TestApp.given(signedInMerchant(merchantWithTerminal()), function* ({ m, browser }) {
         // An OPEN link: the sandbox declines 555042 (the fraud engine), approves 50000.
         const link = yield* Calls.newLink(m.button.test, { amount_type: "OPEN" })
         const declined = yield* Calls.postForm(link.path, Bodies.cardForm({ amount: "555042" }))
@@ -614,8 +600,7 @@ describe("the merchant panel", { timeout: 120_000 }, () => {
 
     it.live(
       "re-send: the notification is due again, recorded with the panel user as actor, and the page says so",
-      TestApp.fresh(function* () {
-        const m = yield* merchantWithTerminal()
+      TestApp.given(merchantWithTerminal(), function* (m) {
         yield* TestApp.setTestWebhook(m.merchantId)
         const browser = yield* signedIn(m.merchantId)
         const s = yield* sale(m.terminal.test, m.serial)
@@ -644,8 +629,7 @@ describe("the merchant panel", { timeout: 120_000 }, () => {
 
     it.live(
       "another merchant's payment, notification and link are not found (404), and the address must name the right resource",
-      TestApp.fresh(function* () {
-        const m = yield* merchantWithTerminal()
+      TestApp.given(merchantWithTerminal(), function* (m) {
         const s = yield* sale(m.terminal.test, m.serial)
         yield* notified(m.merchantId, s.transactionId, NOTIFICATION, 200)
         const link = yield* Calls.newLink(m.button.test, {
@@ -679,9 +663,7 @@ describe("the merchant panel", { timeout: 120_000 }, () => {
   describe("links", () => {
     it.live(
       "a link made with the form is B2's: the list shows the URL B2 answers, and its events say panel:<email>",
-      TestApp.fresh(function* () {
-        const m = yield* merchantWithTerminal()
-        const browser = yield* signedIn(m.merchantId)
+      TestApp.given(signedInMerchant(merchantWithTerminal()), function* ({ m, browser }) {
         const form = page(yield* get("/panel/links/new?mode=test", browser))
         expect(form).toContain('id="amount_type-CLOSE" value="CLOSE" checked')
         expect(form).toContain('id="payment_methods-CREDIT_CARD" value="CREDIT_CARD"')
@@ -728,9 +710,7 @@ describe("the merchant panel", { timeout: 120_000 }, () => {
 
     it.live(
       "B2's errors show beside their fields, the form keeps what was typed, and nothing is recorded",
-      TestApp.fresh(function* () {
-        const m = yield* merchantWithTerminal()
-        const browser = yield* signedIn(m.merchantId)
+      TestApp.given(signedInMerchant(merchantWithTerminal()), function* ({ browser }) {
         const before = yield* TestApp.logSize
         const reply = yield* post("/panel/links", browser, {
           mode: "test",
@@ -767,20 +747,19 @@ describe("the merchant panel", { timeout: 120_000 }, () => {
           total_amount: "10",
           expiration_date: "2020-01-01T00:00"
         })
-        const ruled = page(rules, 400)
-        expect(ruled).toContain('id="total_amount-error"')
-        expect(ruled).toContain("El valor está fuera de los límites de todos los medios de pago del enlace.")
-        expect(ruled).toContain('id="expiration_date-error"')
-        expect(ruled).toContain("La fecha de vencimiento debe ser futura.")
+        expectShows(page(rules, 400), [
+          'id="total_amount-error"',
+          "El valor está fuera de los límites de todos los medios de pago del enlace.",
+          'id="expiration_date-error"',
+          "La fecha de vencimiento debe ser futura."
+        ])
         expect(yield* TestApp.logSize).toBe(before)
       })
     )
 
     it.live(
       "cancel asks first, then cancels an ACTIVE link with the panel user as actor; a cancelled link offers no cancel",
-      TestApp.fresh(function* () {
-        const m = yield* merchantWithTerminal()
-        const browser = yield* signedIn(m.merchantId)
+      TestApp.given(signedInMerchant(merchantWithTerminal()), function* ({ m, browser }) {
         const link = yield* Calls.newLink(m.button.test, {
           amount_type: "CLOSE",
           amount: { total_amount: 5000 }
@@ -812,14 +791,12 @@ describe("the merchant panel", { timeout: 120_000 }, () => {
   describe("integrations", () => {
     it.live(
       "revoke asks first, then shows the new pair once: the old identity key is refused, the new one works, the event says panel:<email>",
-      TestApp.fresh(function* () {
-        const m = yield* merchantWithTerminal()
-        const browser = yield* signedIn(m.merchantId)
+      TestApp.given(signedInMerchant(merchantWithTerminal()), function* ({ m, browser }) {
         const list = page(yield* get("/panel/integrations", browser))
-        expect(list).toContain(
-          'data-testid="integration-row" data-integration="terminal_api" data-mode="test" data-active="true"'
-        )
-        expect(list).toContain('<code id="identity-key-terminal_api-test">id_test_term_…</code>')
+        expectShows(list, [
+          'data-testid="integration-row" data-integration="terminal_api" data-mode="test" data-active="true"',
+          '<code id="identity-key-terminal_api-test">id_test_term_…</code>'
+        ])
         expect(list).not.toContain(m.terminal.test)
         const confirm = page(yield* get("/panel/integrations/terminal_api/test/revoke", browser))
         expect(confirm).toContain('action="/panel/integrations/terminal_api/test/revoke"')
@@ -850,9 +827,7 @@ describe("the merchant panel", { timeout: 120_000 }, () => {
   describe("webhooks", () => {
     it.live(
       "production and test URLs are set with the admin API's rules, the error beside the field; Standard Webhooks opt-in; delete asks first",
-      TestApp.fresh(function* () {
-        const m = yield* TestApp.createMerchant()
-        const browser = yield* signedIn(m.merchantId)
+      TestApp.given(signedInMerchant(TestApp.createMerchant()), function* ({ m, browser }) {
         const before = yield* TestApp.logSize
         const refused = yield* post("/panel/webhooks", browser, {
           webhook_mode: "production",
@@ -907,9 +882,7 @@ describe("the merchant panel", { timeout: 120_000 }, () => {
 
     it.live(
       "a test notification is a sandbox SALE_APPROVED scheduled to the test webhook, signed with the empty key, actor panel:<email>; without a webhook the page says so",
-      TestApp.fresh(function* () {
-        const m = yield* TestApp.createMerchant()
-        const browser = yield* signedIn(m.merchantId)
+      TestApp.given(signedInMerchant(TestApp.createMerchant()), function* ({ browser }) {
         const before = yield* TestApp.logSize
         const none = yield* post("/panel/webhooks/test", browser)
         expect(none.headers.location).toBe("/panel/webhooks?notice=noTestWebhook")
@@ -948,9 +921,7 @@ describe("the merchant panel", { timeout: 120_000 }, () => {
 
     it.live(
       "recent deliveries of the mode list the failed ones first",
-      TestApp.fresh(function* () {
-        const m = yield* TestApp.createMerchant()
-        const browser = yield* signedIn(m.merchantId)
+      TestApp.given(signedInMerchant(TestApp.createMerchant()), function* ({ m, browser }) {
         const failedId = "0b6f3c1e-6d1a-4c1f-9a53-2f1c8a0e7d42"
         const okId = "0b6f3c1e-6d1a-4c1f-9a53-2f1c8a0e7d43"
         yield* notified(m.merchantId, "TRX_1", failedId, 500)
@@ -985,9 +956,7 @@ describe("the merchant panel", { timeout: 120_000 }, () => {
   describe("terminals", () => {
     it.live(
       "bound terminals are enabled and disabled for the API (actor panel:<email>), and R6 is switched on the sandbox device",
-      TestApp.fresh(function* () {
-        const m = yield* merchantWithTerminal()
-        const browser = yield* signedIn(m.merchantId)
+      TestApp.given(signedInMerchant(merchantWithTerminal()), function* ({ m, browser }) {
         const shown = page(yield* get("/panel/terminals", browser))
         expect(shown).toContain(
           'data-testid="terminal-row" data-serial="SN-0001" data-api-enabled="true" data-charge-notifications="true"'
@@ -1127,9 +1096,7 @@ describe("the merchant panel", { timeout: 120_000 }, () => {
   describe("pages", () => {
     it.live(
       "what merchants and payers typed is escaped: a hostile reference and description show as text",
-      TestApp.fresh(function* () {
-        const m = yield* merchantWithTerminal()
-        const browser = yield* signedIn(m.merchantId)
+      TestApp.given(signedInMerchant(merchantWithTerminal()), function* ({ m, browser }) {
         const hostile = `"><script>alert(1)</script><img src=x onerror=alert(2)>`
         const s = yield* sale(m.terminal.test, m.serial, { reference: hostile })
         yield* Calls.newLink(m.button.test, {
@@ -1162,9 +1129,7 @@ describe("the merchant panel", { timeout: 120_000 }, () => {
 
     it.live(
       "every page has the checkout page's security headers and Cache-Control: no-store; the language follows Accept-Language and ?lang=",
-      TestApp.fresh(function* () {
-        const m = yield* merchantWithTerminal()
-        const browser = yield* signedIn(m.merchantId)
+      TestApp.given(signedInMerchant(merchantWithTerminal()), function* ({ browser }) {
         for (const path of [
           "/panel/payments",
           "/panel/links",

@@ -81,8 +81,7 @@ describe("panel users and sign-in", () => {
   describe("POST /admin/v1/merchants/{merchant_id}/users", () => {
     it.live(
       "creates a panel user: 201 with user_id, merchant_id, email, role and created, never the password or its hash",
-      TestApp.fresh(function* () {
-        const merchant = yield* TestApp.createMerchant()
+      TestApp.withMerchant(function* (merchant) {
         const reply = yield* TestApp.admin("POST", usersPath(merchant.merchantId), {
           email: " Ana@Cafe.example",
           password: PASSWORD,
@@ -110,8 +109,7 @@ describe("panel users and sign-in", () => {
 
     it.live(
       "400 ValidationError naming email, password or role, without quoting the password; nothing is stored",
-      TestApp.fresh(function* () {
-        const merchant = yield* TestApp.createMerchant()
+      TestApp.withMerchant(function* (merchant) {
         const before = yield* TestApp.logSize
         const cases: ReadonlyArray<readonly [unknown, string]> = [
           [{ email: "ana", password: PASSWORD, role: "full_access" }, "email"],

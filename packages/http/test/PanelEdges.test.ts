@@ -53,8 +53,7 @@ describe("the merchant panel's edges (issue 31)", { timeout: 120_000 }, () => {
   describe("text that reaches a header (item 5)", () => {
     it.live(
       "a sign-in whose next a header cannot hold signs in once and goes to the panel with its cookie: a 303, never a 500",
-      TestApp.fresh(function* () {
-        const m = yield* TestApp.createMerchant()
+      TestApp.withMerchant(function* (m) {
         const userId = yield* createUser(m.merchantId, "ana@cafe.example")
         const before = (yield* streamOf(`PanelUser-${userId}`)).length
         const reply = yield* signIn("ana@cafe.example", FORBIDDEN)
@@ -70,8 +69,7 @@ describe("the merchant panel's edges (issue 31)", { timeout: 120_000 }, () => {
 
     it.live(
       "a signed-in browser sent to the sign-in page with such a next goes on to the panel (303)",
-      TestApp.fresh(function* () {
-        const m = yield* TestApp.createMerchant()
+      TestApp.withMerchant(function* (m) {
         const browser = yield* signedIn(m.merchantId)
         const reply = yield* get(`/panel/login?next=${encodeURIComponent(FORBIDDEN)}`, browser)
         expect(reply.status, reply.text).toBe(303)
@@ -87,8 +85,7 @@ describe("the merchant panel's edges (issue 31)", { timeout: 120_000 }, () => {
 
     it.live(
       "a re-send whose return_to a header cannot hold re-sends once and comes back to the notification's page (303)",
-      TestApp.fresh(function* () {
-        const m = yield* TestApp.createMerchant()
+      TestApp.withMerchant(function* (m) {
         yield* TestApp.setTestWebhook(m.merchantId)
         const browser = yield* signedIn(m.merchantId)
         yield* delivered(m.merchantId)

@@ -148,8 +148,7 @@ const expectSameRedirect = (again: TestApp.Reply, first: TestApp.Reply) => {
 describe("the panel's forms act once (issue 31, item 1)", { timeout: 120_000 }, () => {
   it.live(
     "a re-send form submitted twice re-sends the notification once, and both answers are the same 303",
-    TestApp.fresh(function* () {
-      const m = yield* TestApp.createMerchant()
+    TestApp.withMerchant(function* (m) {
       yield* TestApp.setTestWebhook(m.merchantId)
       const browser = yield* signedIn(m.merchantId, "ana@cafe.example")
       yield* delivered(m.merchantId)
@@ -219,8 +218,7 @@ describe("the panel's forms act once (issue 31, item 1)", { timeout: 120_000 }, 
 
   it.live(
     "a revoke form sent again revokes once; the new keys are shown to the first answer only and never kept",
-    TestApp.fresh(function* () {
-      const m = yield* TestApp.createMerchant()
+    TestApp.withMerchant(function* (m) {
       const browser = yield* signedIn(m.merchantId, "ana@cafe.example")
       const action = "/panel/integrations/payment_button/test/revoke"
       const form = yield* renderedForm(browser, `${action}?mode=test`, action)

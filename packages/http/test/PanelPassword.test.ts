@@ -41,8 +41,7 @@ const status = (cookie: string) =>
 describe("a panel user's own password", { timeout: 120_000 }, () => {
   it.live(
     "with the current password: PasswordChanged by the user, its other sessions end and this one stays; the old password is refused, the new one signs in",
-    TestApp.fresh(function* () {
-      const cafe = yield* TestApp.createMerchant()
+    TestApp.withMerchant(function* (cafe) {
       const ana = yield* givenUser(cafe.merchantId, "ana@cafe.example", "read_only")
       const here = yield* signIn("ana@cafe.example")
       const elsewhere = yield* signIn("ana@cafe.example")
@@ -61,8 +60,7 @@ describe("a panel user's own password", { timeout: 120_000 }, () => {
 
   it.live(
     "a wrong current password or a new one out of the rule shows the form again (400) and changes nothing; wrong ones count as failed sign-ins until the account waits (429)",
-    TestApp.fresh(function* () {
-      const cafe = yield* TestApp.createMerchant()
+    TestApp.withMerchant(function* (cafe) {
       const ana = yield* givenUser(cafe.merchantId, "ana@cafe.example")
       const browser = yield* signIn("ana@cafe.example")
       const weak = yield* change(browser, PASSWORD, "too short")
@@ -84,8 +82,7 @@ describe("a panel user's own password", { timeout: 120_000 }, () => {
 
   it.live(
     "without the session's CSRF token the change is refused (403); without a session the form goes to the sign-in page",
-    TestApp.fresh(function* () {
-      const cafe = yield* TestApp.createMerchant()
+    TestApp.withMerchant(function* (cafe) {
       const ana = yield* givenUser(cafe.merchantId, "ana@cafe.example")
       const browser = yield* signIn("ana@cafe.example")
       TestApp.expectPage(yield* change(browser, PASSWORD, NEW, "forged"), 403)

@@ -55,6 +55,14 @@ const createLink = (browser: Browser) =>
     { cookie: browser.cookie }
   )
 
+/** A merchant offering CREDIT_CARD links, and its user ana@cafe.example (the id) signed in. */
+const anaSignedInToLinks = Effect.gen(function* () {
+  const cafe = yield* TestApp.createMerchant()
+  yield* TestApp.setLinkMethods(cafe.merchantId, { CREDIT_CARD: { min: 1000, max: 5000000 } })
+  const ana = yield* givenUser(cafe.merchantId, "ana@cafe.example")
+  return { cafe, ana, browser: yield* signIn("ana@cafe.example") }
+})
+
 const patch = (merchantId: string, userId: string, body: unknown) =>
   TestApp.admin("PATCH", `${usersPath(merchantId)}/${userId}`, body)
 
@@ -73,8 +81,7 @@ describe("the operator's panel users", { timeout: 120_000 }, () => {
   describe("GET /admin/v1/merchants/{merchant_id}/users", () => {
     it.live(
       "lists the merchant's users newest first: id, email, role, status, created_at, last_sign_in_at; never another merchant's, never a password or hash",
-      TestApp.fresh(function* () {
-        const cafe = yield* TestApp.createMerchant()
+      TestApp.withMerchant(function* (cafe) {
         const other = yield* TestApp.createMerchant("Otro Café")
         const ana = yield* givenUser(cafe.merchantId, "ana@cafe.example")
         yield* advance(MINUTE)
@@ -127,8 +134,7 @@ describe("the operator's panel users", { timeout: 120_000 }, () => {
 
     it.live(
       "pages walk the users newest first, each once: starting_after goes older, ending_before newer, has_more says what lies beyond",
-      TestApp.fresh(function* () {
-        const cafe = yield* TestApp.createMerchant()
+      TestApp.withMerchant(function* (cafe) {
         const created: Array<string> = []
         for (let i = 1; i <= 5; i++) {
           created.push(yield* givenUser(cafe.merchantId, `user${i}@cafe.example`))
@@ -151,8 +157,7 @@ describe("the operator's panel users", { timeout: 120_000 }, () => {
 
     it.live(
       "400 for a cursor that is none of the merchant's users (another merchant's included), both cursors, a bad limit; 404 MerchantNotFound; 401 without the admin token",
-      TestApp.fresh(function* () {
-        const cafe = yield* TestApp.createMerchant()
+      TestApp.withMerchant(function* (cafe) {
         const other = yield* TestApp.createMerchant("Otro Café")
         const ana = yield* givenUser(cafe.merchantId, "ana@cafe.example")
         const zoe = yield* givenUser(other.merchantId, "zoe@otro.example")
@@ -217,11 +222,7 @@ describe("the operator's panel users", { timeout: 120_000 }, () => {
   describe("PATCH /admin/v1/merchants/{merchant_id}/users/{user_id}", () => {
     it.live(
       "a role change to read_only ends the user's open session: its next page asks to sign in and its forms change nothing; signed in again, its changes are refused (403)",
-      TestApp.fresh(function* () {
-        const cafe = yield* TestApp.createMerchant()
-        yield* TestApp.setLinkMethods(cafe.merchantId, { CREDIT_CARD: { min: 1000, max: 5000000 } })
-        const ana = yield* givenUser(cafe.merchantId, "ana@cafe.example")
-        const browser = yield* signIn("ana@cafe.example")
+      TestApp.given(anaSignedInToLinks, function* ({ cafe, ana, browser }) {
         // Before: the session may change things.
         const made = yield* createLink(browser)
         expect(made.status, made.text).toBe(303)
@@ -246,8 +247,7 @@ describe("the operator's panel users", { timeout: 120_000 }, () => {
 
     it.live(
       "disabled: true ends the user's sessions and it cannot sign in again (the refusal a wrong password gets); again is a 200 that records nothing",
-      TestApp.fresh(function* () {
-        const cafe = yield* TestApp.createMerchant()
+      TestApp.withMerchant(function* (cafe) {
         const ana = yield* givenUser(cafe.merchantId, "ana@cafe.example")
         const browser = yield* signIn("ana@cafe.example")
         const reply = yield* patch(cafe.merchantId, ana, { disabled: true })
@@ -274,8 +274,7 @@ describe("the operator's panel users", { timeout: 120_000 }, () => {
 
     it.live(
       "the same role again is a 200 that records nothing and keeps the sessions; role and disabled together do both",
-      TestApp.fresh(function* () {
-        const cafe = yield* TestApp.createMerchant()
+      TestApp.withMerchant(function* (cafe) {
         const ana = yield* givenUser(cafe.merchantId, "ana@cafe.example", "read_only")
         const browser = yield* signIn("ana@cafe.example")
         const before = yield* TestApp.logSize
@@ -295,8 +294,7 @@ describe("the operator's panel users", { timeout: 120_000 }, () => {
 
     it.live(
       "404 UserNotFound for an unknown or malformed id and for another merchant's user, 404 MerchantNotFound, 401 without the admin token; nothing changes",
-      TestApp.fresh(function* () {
-        const cafe = yield* TestApp.createMerchant()
+      TestApp.withMerchant(function* (cafe) {
         const other = yield* TestApp.createMerchant("Otro Café")
         yield* givenUser(cafe.merchantId, "ana@cafe.example")
         const zoe = yield* givenUser(other.merchantId, "zoe@otro.example")
@@ -318,8 +316,7 @@ describe("the operator's panel users", { timeout: 120_000 }, () => {
 
     it.live(
       "400 ValidationError for no member, a disabled that is no boolean, a role that is none, a password not 12 to 256 characters, or another member (a password is never quoted); nothing changes",
-      TestApp.fresh(function* () {
-        const cafe = yield* TestApp.createMerchant()
+      TestApp.withMerchant(function* (cafe) {
         const ana = yield* givenUser(cafe.merchantId, "ana@cafe.example")
         const before = yield* TestApp.logSize
         for (const [body, field] of [
@@ -345,8 +342,7 @@ describe("the operator's panel users", { timeout: 120_000 }, () => {
   describe("PATCH …/users/{user_id}: passwords, enabling, current rights (issue 31)", () => {
     it.live(
       "password sets a new password: PasswordChanged by admin, the user's sessions end, the old password is refused and the new one signs in; neither is in any answer",
-      TestApp.fresh(function* () {
-        const cafe = yield* TestApp.createMerchant()
+      TestApp.withMerchant(function* (cafe) {
         const ana = yield* givenUser(cafe.merchantId, "ana@cafe.example")
         const browser = yield* signIn("ana@cafe.example")
         const reply = yield* patch(cafe.merchantId, ana, { password: "a brand new password" })
@@ -363,8 +359,7 @@ describe("the operator's panel users", { timeout: 120_000 }, () => {
 
     it.live(
       "disabled: false enables a disabled user again with its role and password (PanelUserEnabled by admin); an active one is a 200 that records nothing; a disabled user's role or password changes only with it",
-      TestApp.fresh(function* () {
-        const cafe = yield* TestApp.createMerchant()
+      TestApp.withMerchant(function* (cafe) {
         const ana = yield* givenUser(cafe.merchantId, "ana@cafe.example", "read_only")
         expect((yield* patch(cafe.merchantId, ana, { disabled: true })).status).toBe(200)
         const before = yield* TestApp.logSize
@@ -405,11 +400,7 @@ describe("the operator's panel users", { timeout: 120_000 }, () => {
 
     it.live(
       "a session follows its user's current role and status on the next request, though no revocation ran",
-      TestApp.fresh(function* () {
-        const cafe = yield* TestApp.createMerchant()
-        yield* TestApp.setLinkMethods(cafe.merchantId, { CREDIT_CARD: { min: 1000, max: 5000000 } })
-        const ana = yield* givenUser(cafe.merchantId, "ana@cafe.example")
-        const browser = yield* signIn("ana@cafe.example")
+      TestApp.given(anaSignedInToLinks, function* ({ ana, browser }) {
         const handle = CommandHandler.make(PanelUser.PanelUser)
         const now = yield* DateTime.now
         // The events alone, as if every revocation had failed.
@@ -526,8 +517,7 @@ describe("the operator's panel users", { timeout: 120_000 }, () => {
 
     it.live(
       "a retry under the same key with another password answers the first response: one user, whose password is the first",
-      TestApp.fresh(function* () {
-        const cafe = yield* TestApp.createMerchant()
+      TestApp.withMerchant(function* (cafe) {
         const create = (password: string) =>
           TestApp.send("POST", usersPath(cafe.merchantId), {
             admin: true,

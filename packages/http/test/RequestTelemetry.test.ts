@@ -79,8 +79,7 @@ describe("RequestTelemetry.routesOf", () => {
 describe("RequestTelemetry.middleware", () => {
   it.live(
     "counts each request under its route, method and status, including 404s without a route",
-    TestApp.fresh(function* () {
-      const merchant = yield* TestApp.createMerchantWithTerminal()
+    TestApp.withTerminal(function* (merchant) {
       const created = "/payments/app-checkout"
       const before = yield* countOf(created, "POST", 201)
       const sale = yield* TestApp.send("POST", created, {
@@ -173,8 +172,7 @@ describe("RequestTelemetry.middleware", () => {
 describe("Idempotency.conflicts", () => {
   it.live(
     "counts a key reused with another request under its code",
-    TestApp.fresh(function* () {
-      const merchant = yield* TestApp.createMerchantWithTerminal()
+    TestApp.withTerminal(function* (merchant) {
       const reused = Metric.tagged(Idempotency.conflicts, "code", Errors.Codes.IdempotencyKeyReused)
       const before = (yield* Metric.value(reused)).count
       const send = (reference: string) =>

@@ -12,8 +12,7 @@ const checkout = (key: string, serial: string) =>
 describe("terminal sandbox", () => {
   it.live(
     "PUT behavior answers 200 with the terminal's state; the default mode is auto_approve",
-    TestApp.fresh(function* () {
-      const m = yield* TestApp.createMerchantWithTerminal()
+    TestApp.withTerminal(function* (m) {
       const reply = yield* action(m.terminal.test, m.serial, "lock")
       expect(reply.status).toBe(200)
       expect(reply.json).toMatchObject({ terminal_serial: m.serial, behavior: "auto_approve", locked: true })
@@ -25,8 +24,7 @@ describe("terminal sandbox", () => {
 
   it.live(
     "end to end: checkout → auto_approve → the checkout's events show the sale",
-    TestApp.fresh(function* () {
-      const m = yield* TestApp.createMerchantWithTerminal()
+    TestApp.withTerminal(function* (m) {
       const created = yield* checkout(m.terminal.test, m.serial)
       expect(created.status).toBe(201)
       expect(yield* checkoutEvents(created.json.payload.integration_id)).toEqual([
@@ -40,8 +38,7 @@ describe("terminal sandbox", () => {
 
   it.live(
     "end to end: manual waits for the approve action; auto_reject rejects",
-    TestApp.fresh(function* () {
-      const m = yield* TestApp.createMerchantWithTerminal()
+    TestApp.withTerminal(function* (m) {
       yield* behavior(m.terminal.test, m.serial, { mode: "manual" })
       const created = yield* checkout(m.terminal.test, m.serial)
       const id = created.json.payload.integration_id
@@ -58,8 +55,7 @@ describe("terminal sandbox", () => {
 
   it.live(
     "R1 over HTTP: locked for more than 2 minutes (virtual clock) the payment is held until unlock",
-    TestApp.fresh(function* () {
-      const m = yield* TestApp.createMerchantWithTerminal()
+    TestApp.withTerminal(function* (m) {
       yield* action(m.terminal.test, m.serial, "lock")
       yield* Effect.flatMap(TestClock.VirtualTime, (t) => t.advance(121_000))
       const created = yield* checkout(m.terminal.test, m.serial)
@@ -74,8 +70,7 @@ describe("terminal sandbox", () => {
 
   it.live(
     "R5 over HTTP: a powered-off terminal still gets a 201; the checkout goes through on power_on",
-    TestApp.fresh(function* () {
-      const m = yield* TestApp.createMerchantWithTerminal()
+    TestApp.withTerminal(function* (m) {
       expect((yield* action(m.terminal.test, m.serial, "power_off")).json.reachable).toBe(false)
       const created = yield* checkout(m.terminal.test, m.serial)
       expect(created.status).toBe(201)
@@ -88,8 +83,7 @@ describe("terminal sandbox", () => {
 
   it.live(
     "an action the terminal cannot do now is 409 ActionRefused",
-    TestApp.fresh(function* () {
-      const m = yield* TestApp.createMerchantWithTerminal()
+    TestApp.withTerminal(function* (m) {
       const reply = yield* action(m.terminal.test, m.serial, "approve")
       TestApp.expectError(reply, 409, "ActionRefused")
     })
@@ -97,8 +91,7 @@ describe("terminal sandbox", () => {
 
   it.live(
     "an unknown mode or action is a 400 naming the field",
-    TestApp.fresh(function* () {
-      const m = yield* TestApp.createMerchantWithTerminal()
+    TestApp.withTerminal(function* (m) {
       const mode = yield* behavior(m.terminal.test, m.serial, { mode: "sometimes" })
       expect(mode.status).toBe(400)
       expect(mode.json.errors[0].field).toBe("mode")
@@ -111,10 +104,8 @@ describe("terminal sandbox", () => {
   describe("isolation", () => {
     it.live(
       "a production key is 403: the sandbox takes a test key",
-      TestApp.fresh(function* () {
-        const m = yield* TestApp.createMerchantWithTerminal()
-        const reply = yield* action(m.terminal.production, m.serial, "lock")
-        expect(reply.status).toBe(403)
+      TestApp.withTerminal(function* (m) {
+        expect((yield* action(m.terminal.production, m.serial, "lock")).status).toBe(403)
         expect((yield* behavior(m.terminal.production, m.serial, { mode: "manual" })).status).toBe(403)
       })
     )

@@ -135,8 +135,7 @@ describe("sandbox isolation", () => {
   for (const control of controls) {
     it.live(
       `${control.name} set with a test key reaches the sandbox sale and not the production sale on the same terminal`,
-      TestApp.fresh(function* () {
-        const m = yield* TestApp.createMerchantWithTerminal()
+      TestApp.withTerminal(function* (m) {
         yield* control.set(m)
         const live = yield* sale(m.terminal.production, m.serial, "live-order")
         const test = yield* sale(m.terminal.test, m.serial, "test-order")
@@ -234,8 +233,7 @@ describe("sandbox isolation", () => {
 
   it.live(
     "every sandbox route × every key: only a test key of the terminal's merchant gets through; no key, a production key, a payment-button key or another merchant's key is refused and changes nothing",
-    TestApp.fresh(function* () {
-      const m = yield* TestApp.createMerchantWithTerminal()
+    TestApp.withTerminal(function* (m) {
       const other = yield* TestApp.createMerchantWithTerminal({ serial: "SN-OTHER" })
       const live = yield* sale(m.terminal.production, m.serial, "live-order")
       const keys: ReadonlyArray<{
@@ -279,8 +277,7 @@ describe("sandbox isolation", () => {
 
   it.live(
     "the virtual clock is the operator's: a merchant's key of either mode cannot advance it",
-    TestApp.fresh(function* () {
-      const m = yield* TestApp.createMerchantWithTerminal()
+    TestApp.withTerminal(function* (m) {
       const time = yield* TestClock.VirtualTime
       const start = time.now()
       for (const key of [m.terminal.test, m.terminal.production, m.button.test, m.button.production]) {

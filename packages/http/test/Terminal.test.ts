@@ -46,8 +46,7 @@ describe("terminal API (A1–A4)", () => {
   ] as const) {
     it.live(
       read.name,
-      TestApp.fresh(function* () {
-        const m = yield* TestApp.createMerchantWithTerminal()
+      TestApp.withTerminal(function* (m) {
         const reply = yield* TestApp.send("GET", read.path, { key: m.terminal[read.mode] })
         expect(reply.status).toBe(200)
         expect(reply.json).toEqual({ payload: read.payload, errors: [] })
@@ -57,8 +56,7 @@ describe("terminal API (A1–A4)", () => {
 
   it.live(
     "A1–A4 take the terminal-API key: no key is 401, a payment-button key is 403",
-    TestApp.fresh(function* () {
-      const m = yield* TestApp.createMerchantWithTerminal()
+    TestApp.withTerminal(function* (m) {
       expect((yield* TestApp.send("GET", "/payments/payment-methods")).status).toBe(401)
       const button = yield* TestApp.send("GET", "/payments/binded-terminals", { key: m.button.production })
       TestApp.expectError(button, 403, "Forbidden")
@@ -67,8 +65,7 @@ describe("terminal API (A1–A4)", () => {
 
   it.live(
     "A3: 201 with payload.integration_id and empty errors; the checkout is pushed to the terminal",
-    TestApp.fresh(function* () {
-      const m = yield* TestApp.createMerchantWithTerminal()
+    TestApp.withTerminal(function* (m) {
       const reply = yield* checkout(m.terminal.production, body(m.serial))
       expect(reply.status).toBe(201)
       expect(reply.json.errors).toEqual([])
@@ -125,8 +122,7 @@ describe("terminal API (A1–A4)", () => {
     for (const [name, make, code, field] of cases) {
       it.live(
         `A3 ${name} (HTTP 400), and stores nothing`,
-        TestApp.fresh(function* () {
-          const m = yield* TestApp.createMerchantWithTerminal()
+        TestApp.withTerminal(function* (m) {
           const before = yield* TestApp.logSize
           const reply = yield* checkout(m.terminal.production, make(m.serial))
           expect(reply.status).toBe(400)
@@ -141,8 +137,7 @@ describe("terminal API (A1–A4)", () => {
 
     it.live(
       "A3 malformed JSON is a 400 in the envelope",
-      TestApp.fresh(function* () {
-        const m = yield* TestApp.createMerchantWithTerminal()
+      TestApp.withTerminal(function* (m) {
         const reply = yield* checkout(m.terminal.production, "{not json")
         expect(reply.status).toBe(400)
         expect(reply.json.payload).toEqual({})
@@ -151,8 +146,7 @@ describe("terminal API (A1–A4)", () => {
 
     it.live(
       "A3 of a disabled merchant account is AP004 (HTTP 400) on terminal_serial and stores nothing; A1, A2 and A4 still answer",
-      TestApp.fresh(function* () {
-        const m = yield* TestApp.createMerchantWithTerminal()
+      TestApp.withTerminal(function* (m) {
         yield* Notifications.seedMany(m.merchantId, false, 1)
         const status = `/admin/v1/merchants/${m.merchantId}/status`
         expect((yield* TestApp.admin("PUT", status, { status: "DISABLED" })).status).toBe(200)
@@ -207,8 +201,7 @@ describe("terminal API (A1–A4)", () => {
   describe("A4 fallback notifications", () => {
     it.live(
       "A4 by transaction id (is_external_reference defaults to false): {notifications} with franchise",
-      TestApp.fresh(function* () {
-        const m = yield* TestApp.createMerchantWithTerminal()
+      TestApp.withTerminal(function* (m) {
         yield* Notifications.seedMany(m.merchantId, false, 5)
         const reply = yield* TestApp.send("GET", "/payments/webhook/notifications/TRX_n3", {
           key: m.terminal.production
@@ -230,8 +223,7 @@ describe("terminal API (A1–A4)", () => {
 
     it.live(
       "A4 by external reference (is_external_reference=true) returns at most 10 notifications",
-      TestApp.fresh(function* () {
-        const m = yield* TestApp.createMerchantWithTerminal()
+      TestApp.withTerminal(function* (m) {
         yield* Notifications.seedMany(m.merchantId, false, 12)
         const reply = yield* TestApp.send(
           "GET",
@@ -247,8 +239,7 @@ describe("terminal API (A1–A4)", () => {
 
     it.live(
       "A4 with a test key sees only sandbox notifications",
-      TestApp.fresh(function* () {
-        const m = yield* TestApp.createMerchantWithTerminal()
+      TestApp.withTerminal(function* (m) {
         yield* Notifications.seedMany(m.merchantId, false, 5)
         yield* Notifications.seedMany(m.merchantId, true, 1, "TRX_s")
         const reply = yield* TestApp.send("GET", "/payments/webhook/notifications/TRX_n3", {
@@ -266,8 +257,7 @@ describe("terminal API (A1–A4)", () => {
 
     it.live(
       "A4 is_external_reference other than true or false is a 400 in the envelope",
-      TestApp.fresh(function* () {
-        const m = yield* TestApp.createMerchantWithTerminal()
+      TestApp.withTerminal(function* (m) {
         const reply = yield* TestApp.send(
           "GET",
           "/payments/webhook/notifications/TRX_n3?is_external_reference=yes",

@@ -18,6 +18,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
+import type { YieldWrap } from "effect/Utils"
 import * as Fallback from "../src/Fallback.js"
 import * as Http from "../src/Http.js"
 import * as Unavailability from "../src/Unavailability.js"
@@ -98,12 +99,24 @@ const appOn = (database: Database, logged: Logged) => {
   )
 }
 
-/** Runs a test's body on an app of its own over `database`, with what it logs. */
+/** A merchant with a terminal, as `TestApp.createMerchantWithTerminal` makes it. */
+type MerchantWithTerminal = Effect.Effect.Success<ReturnType<typeof TestApp.createMerchantWithTerminal>>
+
+/**
+ * Runs a test's body on an app of its own over `database`, with what it logs, given a merchant with
+ * a terminal.
+ */
 const withDatabase =
-  (body: (database: Database, logged: Logged) => Effect.Effect<void, never, any>) => () => {
+  <Eff extends YieldWrap<Effect.Effect<any, any, any>>>(
+    body: (m: MerchantWithTerminal, database: Database, logged: Logged) => Generator<Eff, void, any>
+  ) =>
+  () => {
     const database: Database = { down: new Set(), losesCommits: false }
     const logged: Logged = []
-    return Effect.provide(body(database, logged), appOn(database, logged)) as Effect.Effect<void>
+    const run = Effect.gen(function* () {
+      return yield* body(yield* TestApp.createMerchantWithTerminal(), database, logged)
+    })
+    return Effect.provide(run, appOn(database, logged)) as Effect.Effect<void>
   }
 
 /** Sends a request and returns its answer with the lines logged while it ran. */
@@ -153,121 +166,106 @@ describe("the database cannot take writes (issue 33, item 1)", () => {
 
   it.live(
     "B2: the key lookup, the key's reservation and the handler's append each answer 503 Unavailable in the envelope with Retry-After, logged once",
-    withDatabase((database, logged) =>
-      Effect.gen(function* () {
-        const m = yield* TestApp.createMerchantWithTerminal()
-        const b2 = (part: Part, idempotencyKey?: string) =>
-          Effect.gen(function* () {
-            database.down.add(part)
-            const { logs, reply } = yield* sendLogged(
-              logged,
-              "POST",
-              "/online/link/v1",
-              b2Of(m, idempotencyKey)
-            )
-            database.down.delete(part)
-            expectUnavailable(reply)
-            expect(
-              logs.map((l) => l.level),
-              `${part} ${idempotencyKey}`
-            ).toEqual(["ERROR"])
-          })
-        // The idempotency middleware's own lookup of the key, and the route's.
-        yield* b2("keys", "b2-keys")
-        yield* b2("keys")
-        yield* b2("idempotency", "b2-reserve")
-        yield* b2("log", "b2-append")
-        yield* b2("log")
-        expect(yield* countOf("LinkCreated")).toBe(0)
-      })
-    )
-  )
-
-  it.live(
-    "A3: the same failures answer AP001 with status 500, as the spec fixes it, and Retry-After, logged once",
-    withDatabase((database, logged) =>
-      Effect.gen(function* () {
-        const m = yield* TestApp.createMerchantWithTerminal()
-        for (const [part, idempotencyKey] of [
-          ["keys", "a3-keys"],
-          ["keys", undefined],
-          ["idempotency", "a3-reserve"],
-          ["log", "a3-append"]
-        ] as const) {
+    withDatabase(function* (m, database, logged) {
+      const b2 = (part: Part, idempotencyKey?: string) =>
+        Effect.gen(function* () {
           database.down.add(part)
-          const { logs, reply } = yield* sendLogged(logged, "POST", "/payments/app-checkout", {
-            key: m.terminal.test,
-            body: Bodies.terminalSale(m.serial, { reference: `down-${part}-${idempotencyKey}` }),
-            ...(idempotencyKey === undefined ? {} : { idempotencyKey })
-          })
+          const { logs, reply } = yield* sendLogged(
+            logged,
+            "POST",
+            "/online/link/v1",
+            b2Of(m, idempotencyKey)
+          )
           database.down.delete(part)
-          expect(reply.status, `${part} ${idempotencyKey}: ${reply.text}`).toBe(500)
-          expect(reply.headers["retry-after"]).toBe("1")
-          expect(reply.headers["content-type"]).toMatch(/^application\/json/)
-          expect(reply.json).toEqual({ payload: {}, errors: [{ code: "AP001", message: "internal error" }] })
+          expectUnavailable(reply)
           expect(
             logs.map((l) => l.level),
             `${part} ${idempotencyKey}`
           ).toEqual(["ERROR"])
-        }
-        expect(yield* countOf("CheckoutCreated")).toBe(0)
-      })
-    )
+        })
+      // The idempotency middleware's own lookup of the key, and the route's.
+      yield* b2("keys", "b2-keys")
+      yield* b2("keys")
+      yield* b2("idempotency", "b2-reserve")
+      yield* b2("log", "b2-append")
+      yield* b2("log")
+      expect(yield* countOf("LinkCreated")).toBe(0)
+    })
+  )
+
+  it.live(
+    "A3: the same failures answer AP001 with status 500, as the spec fixes it, and Retry-After, logged once",
+    withDatabase(function* (m, database, logged) {
+      for (const [part, idempotencyKey] of [
+        ["keys", "a3-keys"],
+        ["keys", undefined],
+        ["idempotency", "a3-reserve"],
+        ["log", "a3-append"]
+      ] as const) {
+        database.down.add(part)
+        const { logs, reply } = yield* sendLogged(logged, "POST", "/payments/app-checkout", {
+          key: m.terminal.test,
+          body: Bodies.terminalSale(m.serial, { reference: `down-${part}-${idempotencyKey}` }),
+          ...(idempotencyKey === undefined ? {} : { idempotencyKey })
+        })
+        database.down.delete(part)
+        expect(reply.status, `${part} ${idempotencyKey}: ${reply.text}`).toBe(500)
+        expect(reply.headers["retry-after"]).toBe("1")
+        expect(reply.headers["content-type"]).toMatch(/^application\/json/)
+        expect(reply.json).toEqual({ payload: {}, errors: [{ code: "AP001", message: "internal error" }] })
+        expect(
+          logs.map((l) => l.level),
+          `${part} ${idempotencyKey}`
+        ).toEqual(["ERROR"])
+      }
+      expect(yield* countOf("CheckoutCreated")).toBe(0)
+    })
   )
 
   it.live(
     "a retry under the same Idempotency-Key once the database is back runs the request (nothing committed); the 503 is never replayed",
-    withDatabase((database) =>
-      Effect.gen(function* () {
-        const m = yield* TestApp.createMerchantWithTerminal()
-        const b2 = TestApp.send("POST", "/online/link/v1", b2Of(m, "b2-retried"))
-        database.down.add("log")
-        expectUnavailable(yield* b2)
-        expectUnavailable(yield* b2)
-        database.down.delete("log")
-        const created = yield* b2
-        expect(created.status, created.text).toBe(201)
-        expect(created.headers["idempotent-replayed"]).toBeUndefined()
-        const replayed = yield* b2
-        expect(replayed.text).toBe(created.text)
-        expect(replayed.headers["idempotent-replayed"]).toBe("true")
-        expect(yield* countOf("LinkCreated")).toBe(1)
-      })
-    )
+    withDatabase(function* (m, database) {
+      const b2 = TestApp.send("POST", "/online/link/v1", b2Of(m, "b2-retried"))
+      database.down.add("log")
+      expectUnavailable(yield* b2)
+      expectUnavailable(yield* b2)
+      database.down.delete("log")
+      const created = yield* b2
+      expect(created.status, created.text).toBe(201)
+      expect(created.headers["idempotent-replayed"]).toBeUndefined()
+      const replayed = yield* b2
+      expect(replayed.text).toBe(created.text)
+      expect(replayed.headers["idempotent-replayed"]).toBe("true")
+      expect(yield* countOf("LinkCreated")).toBe(1)
+    })
   )
 
   it.live(
     "a 503 of a request whose effect committed (its commit's answer lost) is not kept: the retry at once answers from the link it wrote, and makes no second link",
-    withDatabase((database) =>
-      Effect.gen(function* () {
-        const m = yield* TestApp.createMerchantWithTerminal()
-        const b2 = TestApp.send("POST", "/online/link/v1", b2Of(m, "b2-committed"))
-        database.losesCommits = true
-        expectUnavailable(yield* b2)
-        database.losesCommits = false
-        expect(yield* countOf("LinkCreated")).toBe(1)
-        // No lease to wait out: the key was handed back with the 503.
-        const recovered = yield* b2
-        expect(recovered.status, recovered.text).toBe(201)
-        expect(recovered.headers["idempotent-replayed"]).toBe("true")
-        const link = recovered.json.payload.payment_link as string
-        const read = yield* TestApp.send("GET", `/online/link/v1/${link}`, { key: m.button.test })
-        expect(read.status, read.text).toBe(200)
-        expect((yield* b2).text).toBe(recovered.text)
-        expect(yield* countOf("LinkCreated")).toBe(1)
-      })
-    )
+    withDatabase(function* (m, database) {
+      const b2 = TestApp.send("POST", "/online/link/v1", b2Of(m, "b2-committed"))
+      database.losesCommits = true
+      expectUnavailable(yield* b2)
+      database.losesCommits = false
+      expect(yield* countOf("LinkCreated")).toBe(1)
+      // No lease to wait out: the key was handed back with the 503.
+      const recovered = yield* b2
+      expect(recovered.status, recovered.text).toBe(201)
+      expect(recovered.headers["idempotent-replayed"]).toBe("true")
+      const link = recovered.json.payload.payment_link as string
+      const read = yield* TestApp.send("GET", `/online/link/v1/${link}`, { key: m.button.test })
+      expect(read.status, read.text).toBe(200)
+      expect((yield* b2).text).toBe(recovered.text)
+      expect(yield* countOf("LinkCreated")).toBe(1)
+    })
   )
 
   it.live(
     "a read (B3) is answered 503 Unavailable with Retry-After too",
-    withDatabase((database) =>
-      Effect.gen(function* () {
-        const m = yield* TestApp.createMerchantWithTerminal()
-        database.down.add("log")
-        expectUnavailable(yield* TestApp.send("GET", "/online/link/v1/LNK_unknown", { key: m.button.test }))
-      })
-    )
+    withDatabase(function* (m, database) {
+      database.down.add("log")
+      expectUnavailable(yield* TestApp.send("GET", "/online/link/v1/LNK_unknown", { key: m.button.test }))
+    })
   )
 })
 

@@ -5,8 +5,9 @@
  *
  *   it.live("…", TestApp.fresh(function* () { const m = yield* TestApp.createMerchant(); … }))
  *
- * `fresh` (and `run`) give each test a fresh app (its own log, ids and clock); `shared` serves one
- * app to the tests of a block that need no fresh one.
+ * `fresh` (and `run`) give each test a fresh app (its own log, ids and clock), and `given` (or
+ * `withMerchant`, `withTerminal`) the same after the setup the test's body starts from; `shared`
+ * serves one app to the tests of a block that need no fresh one.
  */
 import { expect, layer as sharedLayer } from "@effect/vitest"
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
@@ -267,6 +268,29 @@ export const createMerchantWithTerminal = (
     yield* admin("PUT", `${base}/payment-methods`, { link: { CREDIT_CARD: { min: 1000, max: 5000000 } } })
     return { ...merchant, serial }
   })
+
+/**
+ * A test's body on a fresh app (as {@link fresh}), given what `setup` makes first:
+ * `it.live("…", TestApp.given(setup, function* (made) { … }))`.
+ */
+export const given = <G, Eff extends YieldWrap<Effect.Effect<any, any, any>>, A>(
+  setup: Effect.Effect<G, any, any>,
+  body: (made: G) => Generator<Eff, A, any>,
+  options: Options = {}
+) =>
+  fresh(function* () {
+    return yield* body(yield* setup)
+  }, options)
+
+/** A test's body given a new merchant: `it.live("…", TestApp.withMerchant(function* (m) { … }))`. */
+export const withMerchant = <Eff extends YieldWrap<Effect.Effect<any, any, any>>, A>(
+  body: (m: MerchantKeys) => Generator<Eff, A, any>
+) => given(createMerchant(), body)
+
+/** A test's body given a merchant with a terminal ({@link createMerchantWithTerminal}). */
+export const withTerminal = <Eff extends YieldWrap<Effect.Effect<any, any, any>>, A>(
+  body: (m: MerchantKeys & { readonly serial: string }) => Generator<Eff, A, any>
+) => given(createMerchantWithTerminal(), body)
 
 /** Sets the merchant's link methods (`PUT …/payment-methods`), each with its `{min, max}`. */
 export const setLinkMethods = (
