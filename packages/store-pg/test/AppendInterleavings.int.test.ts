@@ -5,7 +5,7 @@
  * `CommandHandler.commit` with `retryOnConflict` does), while a catch-up reader follows the log.
  */
 import * as EventStore from "@cobro/domain/EventStore"
-import { expect, layer } from "@effect/vitest"
+import { expect } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as FastCheck from "effect/FastCheck"
 import type * as Layer from "effect/Layer"
@@ -14,6 +14,7 @@ import * as Verify from "../src/Verify.js"
 import * as Databases from "./support/Databases.js"
 import * as Eventually from "./support/Eventually.js"
 import { event, streamId } from "./support/Fixtures.js"
+import { storeSuite, withStore } from "./support/StoreTest.js"
 
 const { Exact, NoStream } = EventStore.ExpectedVersion
 
@@ -38,107 +39,103 @@ interface Commit {
 }
 
 const suite = (name: string, database: Layer.Layer<Databases.StoreServices>, runs: number) =>
-  layer(database, { excludeTestServices: true, timeout: "120 seconds" })(name, (it) => {
+  storeSuite(database, "120 seconds")(name, (it) => {
     it.effect.prop(
       "concurrent commits on overlapping streams: each all or nothing, no event lost or doubled, chains intact, a catch-up reader sees every event once",
       [plans],
-      ([writers]) =>
-        Effect.gen(function* () {
-          const store = yield* EventStore.EventStore
-          const after = EventStore.Start
-          const streams = Array.from({ length: STREAMS }, () => streamId("interleave"))
+      withStore(function* ({ store }, [writers]) {
+        const after = EventStore.Start
+        const streams = Array.from({ length: STREAMS }, () => streamId("interleave"))
 
-          /** One commit: read each stream's version, append one event to each; again on conflict. */
-          const commit = (writer: number, index: number, set: ReadonlyArray<number>) =>
-            Effect.gen(function* () {
-              const id = `w${writer}c${index}`
-              const ids = set.map((slot) => streams[slot]!)
-              for (let attempt = 0; attempt < TRIES; attempt++) {
-                const versions = yield* Effect.forEach(ids, (stream) =>
-                  Effect.map(store.readStream(stream), (events) => events.length)
+        /** One commit: read each stream's version, append one event to each; again on conflict. */
+        const commit = (writer: number, index: number, set: ReadonlyArray<number>) =>
+          Effect.gen(function* () {
+            const id = `w${writer}c${index}`
+            const ids = set.map((slot) => streams[slot]!)
+            for (let attempt = 0; attempt < TRIES; attempt++) {
+              const versions = yield* Effect.forEach(ids, (stream) =>
+                Effect.map(store.readStream(stream), (events) => events.length)
+              )
+              const written = yield* Effect.either(
+                store.appendBatch(
+                  ids.map((stream, i) => ({
+                    streamId: stream,
+                    events: [event("Committed", { commit: id, attempt })],
+                    expected: versions[i] === 0 ? NoStream() : Exact({ version: versions[i]! })
+                  }))
                 )
-                const written = yield* Effect.either(
-                  store.appendBatch(
-                    ids.map((stream, i) => ({
-                      streamId: stream,
-                      events: [event("Committed", { commit: id, attempt })],
-                      expected: versions[i] === 0 ? NoStream() : Exact({ version: versions[i]! })
-                    }))
-                  )
-                )
-                if (written._tag === "Right") return { id, streams: ids, committed: true } satisfies Commit
-                expect(written.left._tag).toBe("ConcurrencyConflict")
-                yield* Effect.yieldNow()
-              }
-              return { id, streams: ids, committed: false } satisfies Commit
-            })
-
-          // A reader following the log while the writers write, from the checkpoint it last saw.
-          const seen = yield* Ref.make<ReadonlyArray<EventStore.LoggedEvent>>([])
-          const follow = Effect.gen(function* () {
-            const read = yield* Ref.get(seen)
-            const page = yield* store.readAll({ after: read[read.length - 1]?.checkpoint ?? after })
-            yield* Ref.set(seen, read.concat(page.filter((e) => streams.includes(e.streamId))))
-            return page.length
+              )
+              if (written._tag === "Right") return { id, streams: ids, committed: true } satisfies Commit
+              expect(written.left._tag).toBe("ConcurrencyConflict")
+              yield* Effect.yieldNow()
+            }
+            return { id, streams: ids, committed: false } satisfies Commit
           })
-          const done = yield* Ref.make(false)
-          const reader = yield* Effect.fork(
-            Effect.gen(function* () {
-              while (!(yield* Ref.get(done))) {
-                yield* follow
-                yield* Effect.sleep("5 millis")
-              }
-            })
-          )
-          const commits = (yield* Effect.forEach(
-            writers,
-            (sets, writer) => Effect.forEach(sets, (set, index) => commit(writer, index, set)),
-            { concurrency: "unbounded" }
-          )).flat()
-          yield* Ref.set(done, true)
-          yield* reader.await
-          yield* Eventually.logVisible
-          while ((yield* follow) > 0) {
-            // drain what the reader had not reached
-          }
 
-          // Each commit is on every stream of its set, once, or on none.
-          const byStream = new Map<string, ReadonlyArray<EventStore.RecordedEvent>>()
-          for (const stream of streams) byStream.set(stream, yield* store.readStream(stream))
-          const all = [...byStream.values()].flat()
-          for (const c of commits) {
-            const mine = all.filter((e) => (e.data as { commit: string }).commit === c.id)
-            expect(mine.map((e) => e.streamId).sort()).toEqual(c.committed ? [...c.streams].sort() : [])
-          }
-          // No event doubled; every stream's versions from 1 without a gap, and its chain intact.
-          expect(new Set(all.map((e) => e.eventId)).size).toBe(all.length)
-          expect(all.length).toBe(
-            commits.filter((c) => c.committed).reduce((n, c) => n + c.streams.length, 0)
+        // A reader following the log while the writers write, from the checkpoint it last saw.
+        const seen = yield* Ref.make<ReadonlyArray<EventStore.LoggedEvent>>([])
+        const follow = Effect.gen(function* () {
+          const read = yield* Ref.get(seen)
+          const page = yield* store.readAll({ after: read[read.length - 1]?.checkpoint ?? after })
+          yield* Ref.set(seen, read.concat(page.filter((e) => streams.includes(e.streamId))))
+          return page.length
+        })
+        const done = yield* Ref.make(false)
+        const reader = yield* Effect.fork(
+          Effect.gen(function* () {
+            while (!(yield* Ref.get(done))) {
+              yield* follow
+              yield* Effect.sleep("5 millis")
+            }
+          })
+        )
+        const commits = (yield* Effect.forEach(
+          writers,
+          (sets, writer) => Effect.forEach(sets, (set, index) => commit(writer, index, set)),
+          { concurrency: "unbounded" }
+        )).flat()
+        yield* Ref.set(done, true)
+        yield* reader.await
+        yield* Eventually.logVisible
+        while ((yield* follow) > 0) {
+          // drain what the reader had not reached
+        }
+
+        // Each commit is on every stream of its set, once, or on none.
+        const byStream = new Map<string, ReadonlyArray<EventStore.RecordedEvent>>()
+        for (const stream of streams) byStream.set(stream, yield* store.readStream(stream))
+        const all = [...byStream.values()].flat()
+        for (const c of commits) {
+          const mine = all.filter((e) => (e.data as { commit: string }).commit === c.id)
+          expect(mine.map((e) => e.streamId).sort()).toEqual(c.committed ? [...c.streams].sort() : [])
+        }
+        // No event doubled; every stream's versions from 1 without a gap, and its chain intact.
+        expect(new Set(all.map((e) => e.eventId)).size).toBe(all.length)
+        expect(all.length).toBe(commits.filter((c) => c.committed).reduce((n, c) => n + c.streams.length, 0))
+        for (const events of byStream.values()) {
+          expect(events.map((e) => e.streamVersion)).toEqual(events.map((_, i) => i + 1))
+          expect(Verify.checkStream(events)).toBeUndefined()
+        }
+        // The reader saw each event once, in commit order, and a commit's events in one transaction.
+        const followed = yield* Ref.get(seen)
+        expect(followed.map((e) => e.eventId).sort()).toEqual(all.map((e) => e.eventId).sort())
+        const order = followed.map((e) => e.checkpoint)
+        for (let i = 1; i < order.length; i++) {
+          const [a, b] = [order[i - 1]!, order[i]!]
+          expect(
+            a.transactionId < b.transactionId ||
+              (a.transactionId === b.transactionId && a.globalPosition < b.globalPosition)
+          ).toBe(true)
+        }
+        for (const c of commits.filter((c) => c.committed)) {
+          const transactions = new Set(
+            followed
+              .filter((e) => (e.data as { commit: string }).commit === c.id)
+              .map((e) => e.checkpoint.transactionId)
           )
-          for (const events of byStream.values()) {
-            expect(events.map((e) => e.streamVersion)).toEqual(events.map((_, i) => i + 1))
-            expect(Verify.checkStream(events)).toBeUndefined()
-          }
-          // The reader saw each event once, in commit order, and a commit's events in one transaction.
-          const followed = yield* Ref.get(seen)
-          expect(followed.map((e) => e.eventId).sort()).toEqual(all.map((e) => e.eventId).sort())
-          const order = followed.map((e) => e.checkpoint)
-          for (let i = 1; i < order.length; i++) {
-            const [a, b] = [order[i - 1]!, order[i]!]
-            expect(
-              a.transactionId < b.transactionId ||
-                (a.transactionId === b.transactionId && a.globalPosition < b.globalPosition)
-            ).toBe(true)
-          }
-          for (const c of commits.filter((c) => c.committed)) {
-            const transactions = new Set(
-              followed
-                .filter((e) => (e.data as { commit: string }).commit === c.id)
-                .map((e) => e.checkpoint.transactionId)
-            )
-            expect(transactions.size).toBe(1)
-          }
-        }),
+          expect(transactions.size).toBe(1)
+        }
+      }),
       { timeout: 240_000, fastCheck: { numRuns: runs } }
     )
   })

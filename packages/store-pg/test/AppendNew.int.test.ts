@@ -4,7 +4,7 @@
  * conflict and a reused event id behave as `cobro_append` does.
  */
 import * as EventStore from "@cobro/domain/EventStore"
-import { expect, layer } from "@effect/vitest"
+import { expect } from "@effect/vitest"
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -16,6 +16,7 @@ import * as Rows from "../src/internal/Rows.js"
 import * as Verify from "../src/Verify.js"
 import * as Databases from "./support/Databases.js"
 import { event, streamId } from "./support/Fixtures.js"
+import { storeSuite, withStore } from "./support/StoreTest.js"
 
 const { Any, Exact, NoStream } = EventStore.ExpectedVersion
 
@@ -34,7 +35,7 @@ const headOf = (id: string) =>
   ).pipe(Effect.orDie)
 
 const suite = (name: string, database: Layer.Layer<Databases.StoreServices>, propRuns: number) =>
-  layer(database, { excludeTestServices: true, timeout: "60 seconds" })(name, (it) => {
+  storeSuite(database, "60 seconds")(name, (it) => {
     it.effect.prop(
       "one event to a new stream (cobro_append_new): the hash linked in SQL is the auditor's recipe in JS",
       [
@@ -43,116 +44,107 @@ const suite = (name: string, database: Layer.Layer<Databases.StoreServices>, pro
         FastCheck.option(FastCheck.string({ unit: "grapheme", maxLength: 8 }), { nil: undefined }),
         FastCheck.string({ unit: "grapheme", maxLength: 6 })
       ],
-      ([data, type, actor, suffix]) =>
-        Effect.gen(function* () {
-          const store = yield* EventStore.EventStore
-          // PostgreSQL text and jsonb refuse U+0000: such events cannot be stored at all.
-          const storable = (value: unknown) => !JSON.stringify(value).includes("\\u0000")
-          if (!storable([data, type, actor, suffix])) return
-          const id = `${streamId("new")}-ñ😀"\\-${suffix}`
-          const sent = event(type, data, actor === undefined ? {} : { actor })
-          const result = yield* store.append(id, [sent], NoStream())
-          const [row] = yield* rowsOf(id)
-          expect(row).toBeDefined()
-          expect(result).toEqual({
-            nextVersion: 1,
-            firstPosition: BigInt(row!.global_position),
-            lastPosition: BigInt(row!.global_position)
-          })
-          const fromInput = HashChain.hashEvent(HashChain.genesis, {
-            streamId: id,
-            streamVersion: 1,
-            eventId: sent.eventId.toLowerCase(),
-            type: sent.type,
-            schemaVersion: sent.schemaVersion,
-            data: HashChain.normalizeJson(sent.data),
-            metadata: HashChain.normalizeJson(sent.metadata),
-            recordedAt: row!.recorded_at
-          })
-          expect(row!.stream_version).toBe(1)
-          expect(row!.prev_hash).toBe(HashChain.genesis)
-          expect(row!.hash).toBe(fromInput)
-          expect(HashChain.hashEvent(HashChain.genesis, Rows.toRecorded(row!))).toBe(row!.hash)
-          expect(yield* headOf(id)).toEqual([{ version: 1, last_hash: row!.hash }])
-          // The chain goes on from it through cobro_append, and verifies.
-          yield* store.append(id, [event("Next", { n: 2 })], Exact({ version: 1 }))
-          yield* store.append(id, [event("Next", { n: 3 })], Any())
-          expect(Verify.checkStream(yield* store.readStream(id))).toBeUndefined()
-        }),
+      withStore(function* ({ store }, [data, type, actor, suffix]) {
+        // PostgreSQL text and jsonb refuse U+0000: such events cannot be stored at all.
+        const storable = (value: unknown) => !JSON.stringify(value).includes("\\u0000")
+        if (!storable([data, type, actor, suffix])) return
+        const id = `${streamId("new")}-ñ😀"\\-${suffix}`
+        const sent = event(type, data, actor === undefined ? {} : { actor })
+        const result = yield* store.append(id, [sent], NoStream())
+        const [row] = yield* rowsOf(id)
+        expect(row).toBeDefined()
+        expect(result).toEqual({
+          nextVersion: 1,
+          firstPosition: BigInt(row!.global_position),
+          lastPosition: BigInt(row!.global_position)
+        })
+        const fromInput = HashChain.hashEvent(HashChain.genesis, {
+          streamId: id,
+          streamVersion: 1,
+          eventId: sent.eventId.toLowerCase(),
+          type: sent.type,
+          schemaVersion: sent.schemaVersion,
+          data: HashChain.normalizeJson(sent.data),
+          metadata: HashChain.normalizeJson(sent.metadata),
+          recordedAt: row!.recorded_at
+        })
+        expect(row!.stream_version).toBe(1)
+        expect(row!.prev_hash).toBe(HashChain.genesis)
+        expect(row!.hash).toBe(fromInput)
+        expect(HashChain.hashEvent(HashChain.genesis, Rows.toRecorded(row!))).toBe(row!.hash)
+        expect(yield* headOf(id)).toEqual([{ version: 1, last_hash: row!.hash }])
+        // The chain goes on from it through cobro_append, and verifies.
+        yield* store.append(id, [event("Next", { n: 2 })], Exact({ version: 1 }))
+        yield* store.append(id, [event("Next", { n: 3 })], Any())
+        expect(Verify.checkStream(yield* store.readStream(id))).toBeUndefined()
+      }),
       { fastCheck: { numRuns: propRuns } }
     )
 
     it.effect(
       "one event to a new stream: a retry is a no-op with the original position, another event a ConcurrencyConflict at version 1",
-      () =>
-        Effect.gen(function* () {
-          const store = yield* EventStore.EventStore
-          const id = streamId()
-          const sent = event("Opened", { amount: 5 }, { requestId: "r-1" })
-          const first = yield* store.append(id, [sent], NoStream())
-          expect(yield* store.append(id, [sent], NoStream())).toEqual(first)
-          expect(
-            yield* store.append(id, [{ ...sent, eventId: sent.eventId.toUpperCase() }], NoStream())
-          ).toEqual(first)
-          const conflict = yield* Effect.flip(store.append(id, [event("Opened")], NoStream()))
-          expect(conflict).toEqual(
-            new EventStore.ConcurrencyConflict({ streamId: id, expected: "NoStream", actual: 1 })
-          )
-          // Exact(0) means NoStream.
-          const exactZero = yield* Effect.flip(store.append(id, [event("Opened")], Exact({ version: 0 })))
-          expect(exactZero).toMatchObject({ _tag: "ConcurrencyConflict", actual: 1 })
-          expect((yield* store.readStream(id)).length).toBe(1)
-        })
+      withStore(function* ({ store }) {
+        const id = streamId()
+        const sent = event("Opened", { amount: 5 }, { requestId: "r-1" })
+        const first = yield* store.append(id, [sent], NoStream())
+        expect(yield* store.append(id, [sent], NoStream())).toEqual(first)
+        expect(
+          yield* store.append(id, [{ ...sent, eventId: sent.eventId.toUpperCase() }], NoStream())
+        ).toEqual(first)
+        const conflict = yield* Effect.flip(store.append(id, [event("Opened")], NoStream()))
+        expect(conflict).toEqual(
+          new EventStore.ConcurrencyConflict({ streamId: id, expected: "NoStream", actual: 1 })
+        )
+        // Exact(0) means NoStream.
+        const exactZero = yield* Effect.flip(store.append(id, [event("Opened")], Exact({ version: 0 })))
+        expect(exactZero).toMatchObject({ _tag: "ConcurrencyConflict", actual: 1 })
+        expect((yield* store.readStream(id)).length).toBe(1)
+      })
     )
 
     it.effect(
       "one event to a new stream: an event id stored elsewhere is EventIdReused, or a no-op if it is the same event there",
-      () =>
-        Effect.gen(function* () {
-          const store = yield* EventStore.EventStore
-          const original = event("A", { amount: 1 })
-          const id = streamId()
-          const first = yield* store.append(id, [original], NoStream())
-          const other = streamId()
-          const reused = yield* Effect.flip(store.append(other, [original], NoStream()))
-          expect(reused).toEqual(new EventStore.EventIdReused({ eventId: original.eventId }))
-          const changed = yield* Effect.flip(
-            store.append(id, [{ ...original, data: { amount: 2 } }], NoStream())
-          )
-          expect(changed).toEqual(new EventStore.EventIdReused({ eventId: original.eventId }))
-          expect(yield* store.readStream(other)).toEqual([])
-          expect(yield* headOf(other)).toEqual([])
-          expect(yield* store.append(id, [original], NoStream())).toEqual(first)
-        })
+      withStore(function* ({ store }) {
+        const original = event("A", { amount: 1 })
+        const id = streamId()
+        const first = yield* store.append(id, [original], NoStream())
+        const other = streamId()
+        const reused = yield* Effect.flip(store.append(other, [original], NoStream()))
+        expect(reused).toEqual(new EventStore.EventIdReused({ eventId: original.eventId }))
+        const changed = yield* Effect.flip(
+          store.append(id, [{ ...original, data: { amount: 2 } }], NoStream())
+        )
+        expect(changed).toEqual(new EventStore.EventIdReused({ eventId: original.eventId }))
+        expect(yield* store.readStream(other)).toEqual([])
+        expect(yield* headOf(other)).toEqual([])
+        expect(yield* store.append(id, [original], NoStream())).toEqual(first)
+      })
     )
 
     it.effect(
       "one event to a new stream, 8 concurrent writers: exactly one creates it, the others conflict",
-      () =>
-        Effect.gen(function* () {
-          const store = yield* EventStore.EventStore
-          const id = streamId("race")
-          const results = yield* Effect.all(
-            Array.from({ length: 8 }, (_, w) =>
-              Effect.either(store.append(id, [event("Opened", { w })], NoStream()))
-            ),
-            { concurrency: "unbounded" }
-          )
-          const won = results.filter(Either.isRight)
-          expect(won.length).toBe(1)
-          for (const lost of results.filter(Either.isLeft)) {
-            expect(lost.left).toMatchObject({ _tag: "ConcurrencyConflict", streamId: id, actual: 1 })
-          }
-          const stored = yield* store.readStream(id)
-          expect(stored.length).toBe(1)
-          expect(BigInt(stored[0]!.globalPosition)).toBe(won[0]!.right.firstPosition)
-        })
+      withStore(function* ({ store }) {
+        const id = streamId("race")
+        const results = yield* Effect.all(
+          Array.from({ length: 8 }, (_, w) =>
+            Effect.either(store.append(id, [event("Opened", { w })], NoStream()))
+          ),
+          { concurrency: "unbounded" }
+        )
+        const won = results.filter(Either.isRight)
+        expect(won.length).toBe(1)
+        for (const lost of results.filter(Either.isLeft)) {
+          expect(lost.left).toMatchObject({ _tag: "ConcurrencyConflict", streamId: id, actual: 1 })
+        }
+        const stored = yield* store.readStream(id)
+        expect(stored.length).toBe(1)
+        expect(BigInt(stored[0]!.globalPosition)).toBe(won[0]!.right.firstPosition)
+      })
     )
 
-    it.effect("cobro_append_new returns null and writes nothing when the stream exists", () =>
-      Effect.gen(function* () {
-        const store = yield* EventStore.EventStore
-        const sql = yield* SqlClient.SqlClient
+    it.effect(
+      "cobro_append_new returns null and writes nothing when the stream exists",
+      withStore(function* ({ store, sql }) {
         const id = streamId()
         yield* store.append(id, [event("A")], NoStream())
         const rows = yield* Effect.orDie(

@@ -4,7 +4,6 @@
  */
 import * as EventStore from "@cobro/domain/EventStore"
 import { expect, layer } from "@effect/vitest"
-import * as SqlClient from "@effect/sql/SqlClient"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as FastCheck from "effect/FastCheck"
@@ -17,6 +16,7 @@ import * as Counters from "./support/Counters.js"
 import * as Databases from "./support/Databases.js"
 import * as Eventually from "./support/Eventually.js"
 import { taggedEvent } from "./support/Fixtures.js"
+import { withStore } from "./support/StoreTest.js"
 
 /** A counter of the streams `<prefix>-…`, in a table of its own. */
 const counter = (prefix: string) => Counters.counter(prefix, `audit_${prefix}`)
@@ -24,49 +24,47 @@ const counter = (prefix: string) => Counters.counter(prefix, `audit_${prefix}`)
 layer(Databases.pglite, { excludeTestServices: true })("auditor's tools", (it) => {
   it.effect(
     "an export holds every event once, in commit order, and its streams verify without the database",
-    () =>
-      Effect.gen(function* () {
-        const store = yield* EventStore.EventStore
-        const ids = Array.from({ length: 5 }, () => `Export-${randomUUID()}`)
-        for (let round = 0; round < 3; round++) {
-          for (const id of ids)
-            yield* store.append(
-              id,
-              [taggedEvent("A", { round }), taggedEvent("B")],
-              EventStore.ExpectedVersion.Any()
-            )
-        }
-        yield* Eventually.logVisible
-        const all = Chunk.toReadonlyArray(yield* Stream.runCollect(Export.events({ pageSize: 4 })))
-        const lines = all.map(Export.toLine)
-        const back = lines.map(Export.fromLine)
-        const positions = back.map((e) => e.globalPosition)
-        expect(new Set(positions).size).toBe(positions.length)
-        for (let i = 1; i < all.length; i++) {
-          const a = all[i - 1]!.checkpoint
-          const b = all[i]!.checkpoint
-          expect(
-            a.transactionId < b.transactionId ||
-              (a.transactionId === b.transactionId && a.globalPosition < b.globalPosition)
-          ).toBe(true)
-        }
-        for (const id of ids) {
-          const ofStream = back.filter((e) => e.streamId === id)
-          expect(ofStream.length).toBe(6)
-          expect(Verify.checkStream(ofStream)).toBeUndefined()
-        }
-        // An export line altered on disk no longer verifies.
-        const first = back.find((e) => e.streamId === ids[0])!
-        const altered = back
-          .filter((e) => e.streamId === ids[0])
-          .map((e) => (e === first ? { ...e, data: { _tag: "A", round: 9 } } : e))
-        expect(Verify.checkStream(altered)).toMatchObject({ _tag: "AlteredEvent", streamVersion: 1 })
-      })
+    withStore(function* ({ store }) {
+      const ids = Array.from({ length: 5 }, () => `Export-${randomUUID()}`)
+      for (let round = 0; round < 3; round++) {
+        for (const id of ids)
+          yield* store.append(
+            id,
+            [taggedEvent("A", { round }), taggedEvent("B")],
+            EventStore.ExpectedVersion.Any()
+          )
+      }
+      yield* Eventually.logVisible
+      const all = Chunk.toReadonlyArray(yield* Stream.runCollect(Export.events({ pageSize: 4 })))
+      const lines = all.map(Export.toLine)
+      const back = lines.map(Export.fromLine)
+      const positions = back.map((e) => e.globalPosition)
+      expect(new Set(positions).size).toBe(positions.length)
+      for (let i = 1; i < all.length; i++) {
+        const a = all[i - 1]!.checkpoint
+        const b = all[i]!.checkpoint
+        expect(
+          a.transactionId < b.transactionId ||
+            (a.transactionId === b.transactionId && a.globalPosition < b.globalPosition)
+        ).toBe(true)
+      }
+      for (const id of ids) {
+        const ofStream = back.filter((e) => e.streamId === id)
+        expect(ofStream.length).toBe(6)
+        expect(Verify.checkStream(ofStream)).toBeUndefined()
+      }
+      // An export line altered on disk no longer verifies.
+      const first = back.find((e) => e.streamId === ids[0])!
+      const altered = back
+        .filter((e) => e.streamId === ids[0])
+        .map((e) => (e === first ? { ...e, data: { _tag: "A", round: 9 } } : e))
+      expect(Verify.checkStream(altered)).toMatchObject({ _tag: "AlteredEvent", streamVersion: 1 })
+    })
   )
 
-  it.effect("an export's --since is inclusive and --until exclusive", () =>
-    Effect.gen(function* () {
-      const store = yield* EventStore.EventStore
+  it.effect(
+    "an export's --since is inclusive and --until exclusive",
+    withStore(function* ({ store }) {
       const id = `Window-${randomUUID()}`
       yield* store.append(id, [taggedEvent("A")], EventStore.ExpectedVersion.NoStream())
       yield* Effect.sleep("20 millis")
@@ -93,45 +91,42 @@ layer(Databases.pglite, { excludeTestServices: true })("auditor's tools", (it) =
         { minLength: 1, maxLength: 15 }
       )
     ],
-    ([history]) =>
-      Effect.gen(function* () {
-        const store = yield* EventStore.EventStore
-        const tag = randomUUID().slice(0, 8)
-        const p = counter(`p${tag}`)
-        const q = counter(`q${tag}`)
-        for (const [stream, amount] of history) {
-          const prefix = stream % 2 === 0 ? `p${tag}` : `q${tag}`
-          yield* store.append(
-            `${prefix}-${stream}`,
-            [taggedEvent("Added", { amount })],
-            EventStore.ExpectedVersion.Any()
-          )
-        }
-        yield* Eventually.logVisible
-        yield* Projection.catchUp(p, { batchSize: 3 })
-        yield* Projection.catchUp(q, { batchSize: 3 })
-        const before = [yield* Counters.rowsOf(p.name), yield* Counters.rowsOf(q.name)]
-        const seen: Array<number> = []
-        const replayed = yield* Projection.rebuildAll([p, q], {
-          batchSize: 7,
-          onProgress: (progress) => Effect.sync(() => seen.push(progress.events))
-        })
-        expect([yield* Counters.rowsOf(p.name), yield* Counters.rowsOf(q.name)]).toEqual(before)
-        expect(replayed).toBeGreaterThanOrEqual(history.length)
-        expect(seen[seen.length - 1]).toBe(replayed)
-        expect([...seen].sort((a, b) => a - b)).toEqual(seen)
-        // Their checkpoints are at the end of the log: a catch-up after the rebuild applies nothing.
-        expect(yield* Projection.catchUp(p)).toBe(0)
-        expect(yield* Projection.catchUp(q)).toBe(0)
-        expect((yield* Verify.verifyCheckpoints).filter((c) => c.name.includes(tag))).toEqual([])
-      }),
+    withStore(function* ({ store }, [history]) {
+      const tag = randomUUID().slice(0, 8)
+      const p = counter(`p${tag}`)
+      const q = counter(`q${tag}`)
+      for (const [stream, amount] of history) {
+        const prefix = stream % 2 === 0 ? `p${tag}` : `q${tag}`
+        yield* store.append(
+          `${prefix}-${stream}`,
+          [taggedEvent("Added", { amount })],
+          EventStore.ExpectedVersion.Any()
+        )
+      }
+      yield* Eventually.logVisible
+      yield* Projection.catchUp(p, { batchSize: 3 })
+      yield* Projection.catchUp(q, { batchSize: 3 })
+      const before = [yield* Counters.rowsOf(p.name), yield* Counters.rowsOf(q.name)]
+      const seen: Array<number> = []
+      const replayed = yield* Projection.rebuildAll([p, q], {
+        batchSize: 7,
+        onProgress: (progress) => Effect.sync(() => seen.push(progress.events))
+      })
+      expect([yield* Counters.rowsOf(p.name), yield* Counters.rowsOf(q.name)]).toEqual(before)
+      expect(replayed).toBeGreaterThanOrEqual(history.length)
+      expect(seen[seen.length - 1]).toBe(replayed)
+      expect([...seen].sort((a, b) => a - b)).toEqual(seen)
+      // Their checkpoints are at the end of the log: a catch-up after the rebuild applies nothing.
+      expect(yield* Projection.catchUp(p)).toBe(0)
+      expect(yield* Projection.catchUp(q)).toBe(0)
+      expect((yield* Verify.verifyCheckpoints).filter((c) => c.name.includes(tag))).toEqual([])
+    }),
     { fastCheck: { numRuns: 5 } }
   )
 
-  it.effect("verify reports its progress page by page, and a checkpoint naming an event that is gone", () =>
-    Effect.gen(function* () {
-      const store = yield* EventStore.EventStore
-      const sql = yield* SqlClient.SqlClient
+  it.effect(
+    "verify reports its progress page by page, and a checkpoint naming an event that is gone",
+    withStore(function* ({ store, sql }) {
       const id = `Gone-${randomUUID()}`
       yield* store.append(
         id,

@@ -10,7 +10,7 @@ import { IntegrationId, MerchantId, NotificationId, TransactionId } from "@cobro
 import * as Notifications from "@cobro/domain/Notifications"
 import * as TerminalCheckout from "@cobro/domain/TerminalCheckout"
 import * as WebhookDelivery from "@cobro/domain/WebhookDelivery"
-import { describe, expect, layer } from "@effect/vitest"
+import { describe, expect } from "@effect/vitest"
 import * as Clock from "effect/Clock"
 import * as DateTime from "effect/DateTime"
 import * as Duration from "effect/Duration"
@@ -23,6 +23,7 @@ import * as PgDeliveryQueue from "../src/PgDeliveryQueue.js"
 import * as ReadModels from "../src/ReadModels.js"
 import * as Databases from "./support/Databases.js"
 import * as Fixtures from "./support/Fixtures.js"
+import { storeSuite } from "./support/StoreTest.js"
 
 const T0 = Date.UTC(2026, 10, 21, 15, 0, 0)
 const at = (seconds: number) => DateTime.unsafeMake(T0 + seconds * 1000)
@@ -104,10 +105,7 @@ const pushed = (sandbox: boolean, then: ReadonlyArray<TerminalCheckout.Event> = 
   })
 
 const suite = (name: string, database: Layer.Layer<Databases.StoreServices>) =>
-  layer(PgDeliveryQueue.layer.pipe(Layer.provideMerge(database)), {
-    excludeTestServices: true,
-    timeout: 60_000
-  })(name, (it) => {
+  storeSuite(PgDeliveryQueue.layer.pipe(Layer.provideMerge(database)), 60_000)(name, (it) => {
     it.effect(
       "the depth counts what is due, leased or scheduled for a retry; the age is the oldest due now's",
       () =>

@@ -19,6 +19,7 @@ import * as PgPool from "../src/PgPool.js"
 import * as PostgresClient from "../src/PostgresClient.js"
 import * as Databases from "./support/Databases.js"
 import { event } from "./support/Fixtures.js"
+import { withDatabase } from "./support/StoreTest.js"
 
 const { NoStream } = EventStore.ExpectedVersion
 
@@ -110,26 +111,24 @@ describe("the pool when its server turns into a replica", () => {
 describe("a connection the server ends while it is checked out and idle", () => {
   it.scopedLive(
     "does not end the process (its error has a listener), and is discarded when it is given back",
-    () =>
-      Effect.gen(function* () {
-        const url = yield* Databases.postgresDatabase
-        const pool = yield* PgPool.make({ url: Redacted.make(url), maxConnections: 2 })
-        const admin = yield* Databases.databaseClient(url)
-        const client = yield* Effect.promise(() => pool.connect())
-        const pid = (yield* Effect.promise(() => client.query("SELECT pg_backend_pid() AS pid"))).rows[0].pid
-        const errors: Array<unknown> = []
-        client.on("error", (error) => errors.push(error))
-        // No statement runs on it: the FATAL 57P01 is emitted on the client, as in a switchover.
-        yield* Effect.promise(() => admin.query("SELECT pg_terminate_backend($1)", [pid]))
-        const deadline = Date.now() + 5_000
-        while (errors.length === 0 && Date.now() < deadline) yield* Effect.sleep("50 millis")
-        expect(errors.length).toBeGreaterThan(0)
-        // The pool's own listener is there beside the test's: without it, this emit would have thrown.
-        expect(client.listenerCount("error")).toBeGreaterThanOrEqual(2)
-        client.release()
-        const fresh = yield* Effect.promise(() => pool.query("SELECT pg_backend_pid() AS pid"))
-        expect(fresh.rows[0].pid).not.toBe(pid)
-      }),
+    withDatabase(function* (url) {
+      const pool = yield* PgPool.make({ url: Redacted.make(url), maxConnections: 2 })
+      const admin = yield* Databases.databaseClient(url)
+      const client = yield* Effect.promise(() => pool.connect())
+      const pid = (yield* Effect.promise(() => client.query("SELECT pg_backend_pid() AS pid"))).rows[0].pid
+      const errors: Array<unknown> = []
+      client.on("error", (error) => errors.push(error))
+      // No statement runs on it: the FATAL 57P01 is emitted on the client, as in a switchover.
+      yield* Effect.promise(() => admin.query("SELECT pg_terminate_backend($1)", [pid]))
+      const deadline = Date.now() + 5_000
+      while (errors.length === 0 && Date.now() < deadline) yield* Effect.sleep("50 millis")
+      expect(errors.length).toBeGreaterThan(0)
+      // The pool's own listener is there beside the test's: without it, this emit would have thrown.
+      expect(client.listenerCount("error")).toBeGreaterThanOrEqual(2)
+      client.release()
+      const fresh = yield* Effect.promise(() => pool.query("SELECT pg_backend_pid() AS pid"))
+      expect(fresh.rows[0].pid).not.toBe(pid)
+    }),
     30_000
   )
 })
@@ -159,59 +158,55 @@ describe("the pool behind a transaction-mode pooler", () => {
 
   it.scopedLive(
     "its connections carry no startup parameter but the application's name, and still never JIT-compile",
-    () =>
-      Effect.gen(function* () {
-        const url = yield* Databases.postgresDatabase
-        const migrated = yield* Layer.build(
-          PgEventStore.layerMigrated.pipe(
-            Layer.provideMerge(PostgresClient.layer({ url: Redacted.make(url), maxConnections: 2 })),
-            Layer.orDie
-          )
+    withDatabase(function* (url) {
+      const migrated = yield* Layer.build(
+        PgEventStore.layerMigrated.pipe(
+          Layer.provideMerge(PostgresClient.layer({ url: Redacted.make(url), maxConnections: 2 })),
+          Layer.orDie
         )
-        yield* Effect.void.pipe(Effect.provide(migrated))
-        // A new pool in transaction mode: it sends no `SET`, so `jit` is the database's own setting.
-        const pool = yield* PgPool.make({
-          url: Redacted.make(url),
-          maxConnections: 1,
-          poolMode: "transaction"
-        })
-        expect((pool.options as { options?: unknown }).options).toBeUndefined()
-        const rows = yield* PgPool.query<{ jit: string }>(pool, "SHOW jit", [])
-        expect(rows[0]!.jit).toBe("off")
+      )
+      yield* Effect.void.pipe(Effect.provide(migrated))
+      // A new pool in transaction mode: it sends no `SET`, so `jit` is the database's own setting.
+      const pool = yield* PgPool.make({
+        url: Redacted.make(url),
+        maxConnections: 1,
+        poolMode: "transaction"
       })
+      expect((pool.options as { options?: unknown }).options).toBeUndefined()
+      const rows = yield* PgPool.query<{ jit: string }>(pool, "SHOW jit", [])
+      expect(rows[0]!.jit).toBe("off")
+    })
   )
 })
 
 describe("LISTEN that receives nothing", () => {
   it.scopedLive(
     "is detected: its own NOTIFY does not come back, and it says what to set, instead of silently leaving consumers to poll",
-    () =>
-      Effect.gen(function* () {
-        const url = yield* Databases.postgresDatabase
-        // NOTIFY through the pool reaches another database than the one LISTEN is on: as through pgbouncer.
-        const elsewhere = yield* Databases.postgresDatabase
-        const logs: Array<string> = []
-        const logger = Logger.replace(
-          Logger.defaultLogger,
-          Logger.make(({ cause, message }) => logs.push(`${String(message)} ${String(cause)}`))
-        )
-        const context = yield* Layer.build(
-          PostgresClient.layer({
-            url: Redacted.make(url),
-            listenUrl: Redacted.make(elsewhere),
-            maxConnections: 2
-          }).pipe(Layer.orDie)
-        )
-        const notifications = yield* Effect.provide(LogNotifications.LogNotifications, context)
-        yield* notifications.appended.pipe(Stream.runDrain, Effect.provide(logger), Effect.forkScoped)
-        const deadline = Date.now() + 15_000
-        while (!logs.some((line) => line.includes("did not come back")) && Date.now() < deadline) {
-          yield* Effect.sleep("200 millis")
-        }
-        const lost = logs.find((line) => line.includes("did not come back"))
-        expect(lost, logs.join("\n")).toBeDefined()
-        expect(lost).toContain("DATABASE_LISTEN_URL")
-      }),
+    withDatabase(function* (url) {
+      // NOTIFY through the pool reaches another database than the one LISTEN is on: as through pgbouncer.
+      const elsewhere = yield* Databases.postgresDatabase
+      const logs: Array<string> = []
+      const logger = Logger.replace(
+        Logger.defaultLogger,
+        Logger.make(({ cause, message }) => logs.push(`${String(message)} ${String(cause)}`))
+      )
+      const context = yield* Layer.build(
+        PostgresClient.layer({
+          url: Redacted.make(url),
+          listenUrl: Redacted.make(elsewhere),
+          maxConnections: 2
+        }).pipe(Layer.orDie)
+      )
+      const notifications = yield* Effect.provide(LogNotifications.LogNotifications, context)
+      yield* notifications.appended.pipe(Stream.runDrain, Effect.provide(logger), Effect.forkScoped)
+      const deadline = Date.now() + 15_000
+      while (!logs.some((line) => line.includes("did not come back")) && Date.now() < deadline) {
+        yield* Effect.sleep("200 millis")
+      }
+      const lost = logs.find((line) => line.includes("did not come back"))
+      expect(lost, logs.join("\n")).toBeDefined()
+      expect(lost).toContain("DATABASE_LISTEN_URL")
+    }),
     30_000
   )
 })

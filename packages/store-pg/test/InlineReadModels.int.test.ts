@@ -7,7 +7,7 @@
 import * as Aggregate from "@cobro/domain/Aggregate"
 import * as EventStore from "@cobro/domain/EventStore"
 import * as WebhookDelivery from "@cobro/domain/WebhookDelivery"
-import { expect, layer } from "@effect/vitest"
+import { expect } from "@effect/vitest"
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as DateTime from "effect/DateTime"
 import * as Deferred from "effect/Deferred"
@@ -23,6 +23,7 @@ import * as PgEventStore from "../src/PgEventStore.js"
 import * as Projection from "../src/Projection.js"
 import * as ReadModels from "../src/ReadModels.js"
 import * as Databases from "./support/Databases.js"
+import { storeSuite, withStore } from "./support/StoreTest.js"
 
 const encode = Schema.encodeSync(WebhookDelivery.Event)
 const at = (seconds: number) => DateTime.unsafeMake(Date.UTC(2026, 10, 26) + seconds * 1000)
@@ -92,88 +93,83 @@ const writer = (run: string, index: number, failures: number) =>
   })
 
 const suite = (name: string, database: Layer.Layer<Databases.StoreServices>, options: { server: boolean }) =>
-  layer(database, { excludeTestServices: true, timeout: "120 seconds" })(name, (it) => {
+  storeSuite(database, "120 seconds")(name, (it) => {
     it.effect(
       "a rebuild beside concurrent appends (and a long unrelated transaction) loses and doubles no event of an inline read model",
-      () =>
-        Effect.gen(function* () {
-          const sql = yield* SqlClient.SqlClient
-          const run = randomUUID().replaceAll("-", "").slice(0, 10)
-          // History before the rebuild, then writers racing it.
-          const before = yield* Effect.forEach([0, 1, 2, 3, 4, 5], (i) => writer(run, i, 2))
-          // On a server, another session's open transaction holds the snapshot's xmin back all along:
-          // the rebuild's bounded pages stop below it, and its swap must still see every committed event.
-          const started = yield* Deferred.make<void>()
-          const done = yield* Deferred.make<void>()
-          const holder = options.server
-            ? yield* Effect.fork(
-                sql.withTransaction(
-                  Effect.gen(function* () {
-                    yield* sql`SELECT pg_current_xact_id()`
-                    yield* Deferred.succeed(started, undefined)
-                    yield* Deferred.await(done)
-                  })
-                )
+      withStore(function* ({ sql }) {
+        const run = randomUUID().replaceAll("-", "").slice(0, 10)
+        // History before the rebuild, then writers racing it.
+        const before = yield* Effect.forEach([0, 1, 2, 3, 4, 5], (i) => writer(run, i, 2))
+        // On a server, another session's open transaction holds the snapshot's xmin back all along:
+        // the rebuild's bounded pages stop below it, and its swap must still see every committed event.
+        const started = yield* Deferred.make<void>()
+        const done = yield* Deferred.make<void>()
+        const holder = options.server
+          ? yield* Effect.fork(
+              sql.withTransaction(
+                Effect.gen(function* () {
+                  yield* sql`SELECT pg_current_xact_id()`
+                  yield* Deferred.succeed(started, undefined)
+                  yield* Deferred.await(done)
+                })
               )
-            : undefined
-          if (holder !== undefined) yield* Deferred.await(started)
-          const racing = yield* Effect.fork(
-            Effect.forEach(
-              Array.from({ length: 24 }, (_, i) => 6 + i),
-              (i) => writer(run, i, i % 4),
-              { concurrency: 4 }
             )
+          : undefined
+        if (holder !== undefined) yield* Deferred.await(started)
+        const racing = yield* Effect.fork(
+          Effect.forEach(
+            Array.from({ length: 24 }, (_, i) => 6 + i),
+            (i) => writer(run, i, i % 4),
+            { concurrency: 4 }
           )
-          const rebuilt = yield* Effect.fork(
-            Projection.rebuildAll([ReadModels.webhookDeliveries, ReadModels.lastNotification], {
-              batchSize: 4
-            })
-          )
-          const during = yield* Fiber.join(racing)
-          yield* Fiber.join(rebuilt)
-          yield* Deferred.succeed(done, undefined)
-          if (holder !== undefined) yield* Fiber.join(holder)
-          const expected = [...before, ...during].sort((a, b) => (a.stream_id < b.stream_id ? -1 : 1))
-          expect(yield* deliveryRows(run)).toEqual(expected)
-          // The appends after the swap write the swapped-in tables.
-          const after = yield* writer(run, 30, 1)
-          expect((yield* deliveryRows(run)).find((row) => row.stream_id === after.stream_id)).toEqual(after)
-          const notifications = yield* sql<{ n: number }>`
+        )
+        const rebuilt = yield* Effect.fork(
+          Projection.rebuildAll([ReadModels.webhookDeliveries, ReadModels.lastNotification], {
+            batchSize: 4
+          })
+        )
+        const during = yield* Fiber.join(racing)
+        yield* Fiber.join(rebuilt)
+        yield* Deferred.succeed(done, undefined)
+        if (holder !== undefined) yield* Fiber.join(holder)
+        const expected = [...before, ...during].sort((a, b) => (a.stream_id < b.stream_id ? -1 : 1))
+        expect(yield* deliveryRows(run)).toEqual(expected)
+        // The appends after the swap write the swapped-in tables.
+        const after = yield* writer(run, 30, 1)
+        expect((yield* deliveryRows(run)).find((row) => row.stream_id === after.stream_id)).toEqual(after)
+        const notifications = yield* sql<{ n: number }>`
             SELECT count(*)::int AS n FROM cobro_rm_last_notification WHERE subject LIKE ${`TRX_${run}x%`}`
-          expect(notifications[0]!.n).toBe(31)
-          // No runner's checkpoint: nothing follows the log for them.
-          expect(
-            yield* sql`SELECT name FROM cobro_checkpoints WHERE name IN ('projection:webhook_deliveries', 'projection:last_notification')`
-          ).toEqual([])
-        })
+        expect(notifications[0]!.n).toBe(31)
+        // No runner's checkpoint: nothing follows the log for them.
+        expect(
+          yield* sql`SELECT name FROM cobro_checkpoints WHERE name IN ('projection:webhook_deliveries', 'projection:last_notification')`
+        ).toEqual([])
+      })
     )
 
     it.effect(
       "a notification whose body is not a JSON object is appended, and names no reference (a body that is one does)",
-      () =>
-        Effect.gen(function* () {
-          const store = yield* EventStore.EventStore
-          const sql = yield* SqlClient.SqlClient
-          const run = randomUUID().replaceAll("-", "").slice(0, 10)
-          const bodies = [
-            "plain text",
-            "[1, 2]",
-            JSON.stringify({ data: { metadata: { reference: 7 } } }),
-            JSON.stringify({ data: { metadata: { reference: `ref-${run}` } } })
-          ]
-          for (const [i, body] of bodies.entries()) {
-            yield* store.append(
-              Aggregate.streamId(WebhookDelivery.WebhookDelivery, `${run}-${i}`),
-              [toNew(scheduled(run, i), body)],
-              EventStore.ExpectedVersion.NoStream()
-            )
-          }
-          expect(
-            yield* sql`SELECT subject, reference FROM cobro_rm_last_notification_by_reference
+      withStore(function* ({ store, sql }) {
+        const run = randomUUID().replaceAll("-", "").slice(0, 10)
+        const bodies = [
+          "plain text",
+          "[1, 2]",
+          JSON.stringify({ data: { metadata: { reference: 7 } } }),
+          JSON.stringify({ data: { metadata: { reference: `ref-${run}` } } })
+        ]
+        for (const [i, body] of bodies.entries()) {
+          yield* store.append(
+            Aggregate.streamId(WebhookDelivery.WebhookDelivery, `${run}-${i}`),
+            [toNew(scheduled(run, i), body)],
+            EventStore.ExpectedVersion.NoStream()
+          )
+        }
+        expect(
+          yield* sql`SELECT subject, reference FROM cobro_rm_last_notification_by_reference
               WHERE subject LIKE ${`TRX_${run}x%`}`
-          ).toEqual([{ subject: `TRX_${run}x3`, reference: `ref-${run}` }])
-          expect((yield* deliveryRows(run)).length).toBe(4)
-        })
+        ).toEqual([{ subject: `TRX_${run}x3`, reference: `ref-${run}` }])
+        expect((yield* deliveryRows(run)).length).toBe(4)
+      })
     )
 
     it.effect("refuses to run an inline read model as a runner, or to reset it", () =>
@@ -194,7 +190,7 @@ suite("inline read models on PGlite", Databases.pglite, { server: false })
 suite("inline read models on PostgreSQL", Databases.postgres, { server: true })
 
 const upgrade = (name: string, database: Layer.Layer<Databases.StoreServicesUnmigrated>) =>
-  layer(database, { excludeTestServices: true, timeout: "120 seconds" })(name, (it) => {
+  storeSuite(database, "120 seconds")(name, (it) => {
     it.effect(
       "migration 8 replaces the runners of an earlier version: the tables hold every event of the log once, and their checkpoints are gone",
       () =>

@@ -9,7 +9,7 @@ import * as Listings from "@cobro/domain/Listings"
 import * as ListingsFromLog from "@cobro/domain/ListingsFromLog"
 import * as Pagination from "@cobro/domain/Pagination"
 import * as PanelUser from "@cobro/domain/PanelUser"
-import { expect, layer } from "@effect/vitest"
+import { expect } from "@effect/vitest"
 import * as SqlClient from "@effect/sql/SqlClient"
 import type * as Statement from "@effect/sql/Statement"
 import * as Effect from "effect/Effect"
@@ -33,6 +33,7 @@ import * as Databases from "./support/Databases.js"
 import * as Eventually from "./support/Eventually.js"
 import { randomIds } from "./support/Fixtures.js"
 import * as TerminalSales from "./support/TerminalSales.js"
+import { storeSuite } from "./support/StoreTest.js"
 
 /** The listing read models, as `cobro audit rebuild` rebuilds them among the others. */
 const listingModels = [
@@ -244,7 +245,7 @@ const plan = (statement: Statement.Statement<unknown>) =>
   })
 
 const suite = (name: string, database: Layer.Layer<Databases.StoreServices>, options: { server: boolean }) =>
-  layer(database, { excludeTestServices: true, timeout: "600 seconds" })(name, (it) => {
+  storeSuite(database, "600 seconds")(name, (it) => {
     it.effect.prop(
       "for workloads of real use cases, every list and filter pages the same rows as the log folded by the aggregates",
       [W.workload(25)],
@@ -603,7 +604,7 @@ suite("listings on PGlite", Databases.pglite, { server: false })
 suite("listings on PostgreSQL", Databases.postgres, { server: true })
 
 const upgrade = (name: string, database: Layer.Layer<Databases.StoreServicesUnmigrated>) =>
-  layer(database, { excludeTestServices: true, timeout: "300 seconds" })(name, (it) => {
+  storeSuite(database, "300 seconds")(name, (it) => {
     it.effect("migration 10 lists what the log held before it, and each append after it", () =>
       Effect.gen(function* () {
         yield* Databases.migrateTo(9)

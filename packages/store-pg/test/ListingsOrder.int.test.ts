@@ -10,7 +10,7 @@ import type { MerchantId } from "@cobro/domain/Ids"
 import * as Listings from "@cobro/domain/Listings"
 import * as ListingsFromLog from "@cobro/domain/ListingsFromLog"
 import * as Pagination from "@cobro/domain/Pagination"
-import { expect, layer } from "@effect/vitest"
+import { expect } from "@effect/vitest"
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
@@ -24,6 +24,7 @@ import * as Databases from "./support/Databases.js"
 import * as Eventually from "./support/Eventually.js"
 import { randomIds } from "./support/Fixtures.js"
 import { sale } from "./support/TerminalSales.js"
+import { given, storeSuite } from "./support/StoreTest.js"
 
 type Row = Listings.TransactionRow
 
@@ -117,36 +118,34 @@ const expectNewestFirst = (rows: ReadonlyArray<Row>) => {
   }
 }
 
-layer(Databases.postgres, { excludeTestServices: true, timeout: "600 seconds" })(
+storeSuite(Databases.postgres, "600 seconds")(
   "listings on PostgreSQL, while sales commit out of the order they were decided in",
   (it) => {
     it.effect(
       "a sale decided before another but committed after it is neither skipped by a walk with starting_after nor missed by a reader polling with ending_before",
-      () =>
-        Effect.gen(function* () {
-          const merchantId = yield* merchant
-          yield* sale(merchantId, 0)
-          const [oldest] = yield* everyRow(merchantId, 1)
-          const release = yield* Deferred.make<void>()
-          // Decided first, committed last.
-          const late = yield* heldSale(merchantId, 1, Deferred.await(release))
-          yield* Effect.sleep(5)
-          yield* sale(merchantId, 2)
-          const walked = yield* walk(merchantId, 1, Effect.void)
-          const before = yield* poll(merchantId, oldest!.transactionId, 1)
-          yield* Deferred.succeed(release, undefined)
-          yield* Fiber.join(late)
-          const final = yield* everyRow(merchantId, 3)
-          expect(final.map((r) => r.reference)).toEqual(["ord-2", "ord-1", "ord-0"])
-          expectNewestFirst(final)
-          expectNoGap(walked, final)
-          const after = yield* Eventually.eventually(
-            "the poller receives both later sales",
-            poll(merchantId, before.newest, 1),
-            (next) => before.received.length + next.received.length >= 2
-          )
-          expect([...before.received, ...after.received].map((r) => r.reference)).toEqual(["ord-1", "ord-2"])
-        })
+      given(merchant, function* (merchantId) {
+        yield* sale(merchantId, 0)
+        const [oldest] = yield* everyRow(merchantId, 1)
+        const release = yield* Deferred.make<void>()
+        // Decided first, committed last.
+        const late = yield* heldSale(merchantId, 1, Deferred.await(release))
+        yield* Effect.sleep(5)
+        yield* sale(merchantId, 2)
+        const walked = yield* walk(merchantId, 1, Effect.void)
+        const before = yield* poll(merchantId, oldest!.transactionId, 1)
+        yield* Deferred.succeed(release, undefined)
+        yield* Fiber.join(late)
+        const final = yield* everyRow(merchantId, 3)
+        expect(final.map((r) => r.reference)).toEqual(["ord-2", "ord-1", "ord-0"])
+        expectNewestFirst(final)
+        expectNoGap(walked, final)
+        const after = yield* Eventually.eventually(
+          "the poller receives both later sales",
+          poll(merchantId, before.newest, 1),
+          (next) => before.received.length + next.received.length >= 2
+        )
+        expect([...before.received, ...after.received].map((r) => r.reference)).toEqual(["ord-1", "ord-2"])
+      })
     )
 
     it.effect.prop(
@@ -202,35 +201,31 @@ layer(Databases.postgres, { excludeTestServices: true, timeout: "600 seconds" })
 )
 
 const suite = (name: string, database: Layer.Layer<Databases.StoreServices>) =>
-  layer(database, { excludeTestServices: true, timeout: "300 seconds" })(name, (it) => {
+  storeSuite(database, "300 seconds")(name, (it) => {
     it.effect(
       "the created range takes every instant PostgreSQL holds: year 0000 and past 9999, from either side",
-      () =>
-        Effect.gen(function* () {
-          const merchantId = yield* merchant
-          yield* sale(merchantId, 0)
-          const [row] = yield* everyRow(merchantId, 1)
-          const pg = yield* listings
-          const ids = (filter: Listings.TransactionFilter) =>
-            Effect.map(pg.transactions(merchantId, filter, { limit: 10 }), (page) =>
-              page.data.map((r) => r.transactionId)
-            )
-          const yearZero = new Date("0000-01-01T00:00:00Z")
-          const beforeYearZero = new Date("-000001-12-31T23:59:00Z")
-          const year10000 = new Date("+010000-01-01T00:00:00Z")
-          expect(yield* ids({ createdGte: yearZero })).toEqual([row!.transactionId])
-          expect(yield* ids({ createdGte: beforeYearZero, createdLt: year10000 })).toEqual([
-            row!.transactionId
-          ])
-          expect(yield* ids({ createdLt: yearZero })).toEqual([])
-          expect(yield* ids({ createdGte: year10000 })).toEqual([])
-          // Exact to the millisecond on both sides of the row's instant.
-          const at = row!.createdAt.getTime()
-          expect(yield* ids({ createdGte: new Date(at) })).toEqual([row!.transactionId])
-          expect(yield* ids({ createdGte: new Date(at + 1) })).toEqual([])
-          expect(yield* ids({ createdLt: new Date(at) })).toEqual([])
-          expect(yield* ids({ createdLt: new Date(at + 1) })).toEqual([row!.transactionId])
-        })
+      given(merchant, function* (merchantId) {
+        yield* sale(merchantId, 0)
+        const [row] = yield* everyRow(merchantId, 1)
+        const pg = yield* listings
+        const ids = (filter: Listings.TransactionFilter) =>
+          Effect.map(pg.transactions(merchantId, filter, { limit: 10 }), (page) =>
+            page.data.map((r) => r.transactionId)
+          )
+        const yearZero = new Date("0000-01-01T00:00:00Z")
+        const beforeYearZero = new Date("-000001-12-31T23:59:00Z")
+        const year10000 = new Date("+010000-01-01T00:00:00Z")
+        expect(yield* ids({ createdGte: yearZero })).toEqual([row!.transactionId])
+        expect(yield* ids({ createdGte: beforeYearZero, createdLt: year10000 })).toEqual([row!.transactionId])
+        expect(yield* ids({ createdLt: yearZero })).toEqual([])
+        expect(yield* ids({ createdGte: year10000 })).toEqual([])
+        // Exact to the millisecond on both sides of the row's instant.
+        const at = row!.createdAt.getTime()
+        expect(yield* ids({ createdGte: new Date(at) })).toEqual([row!.transactionId])
+        expect(yield* ids({ createdGte: new Date(at + 1) })).toEqual([])
+        expect(yield* ids({ createdLt: new Date(at) })).toEqual([])
+        expect(yield* ids({ createdLt: new Date(at + 1) })).toEqual([row!.transactionId])
+      })
     )
   })
 

@@ -4,15 +4,17 @@
  */
 import * as AppendFence from "@cobro/domain/AppendFence"
 import * as IdempotencyStore from "@cobro/domain/IdempotencyStore"
-import { expect, layer } from "@effect/vitest"
+import { expect } from "@effect/vitest"
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as FastCheck from "effect/FastCheck"
 import * as Layer from "effect/Layer"
+import type { YieldWrap } from "effect/Utils"
 import { randomUUID } from "node:crypto"
 import * as PgIdempotencyStore from "../src/PgIdempotencyStore.js"
 import * as Databases from "./support/Databases.js"
+import { storeSuite } from "./support/StoreTest.js"
 
 const { LEASE_MS, Reservation, RETENTION_MS } = IdempotencyStore
 
@@ -28,6 +30,14 @@ const freshScope = (
   mode,
   key: randomUUID()
 })
+
+/** A test's body given a scope no other test uses. */
+const withFreshScope =
+  <Eff extends YieldWrap<Effect.Effect<any, any, any>>, A>(
+    body: (scope: IdempotencyStore.Scope) => Generator<Eff, A, never>
+  ) =>
+  () =>
+    Effect.gen(() => body(freshScope()))
 
 const store = IdempotencyStore.IdempotencyStore
 
@@ -95,13 +105,10 @@ const idempotencySuite = (
   database: Layer.Layer<Databases.StoreServices>,
   options: { readonly propRuns: number; readonly racers: number }
 ) =>
-  layer(PgIdempotencyStore.layer.pipe(Layer.provideMerge(database)), {
-    excludeTestServices: true,
-    timeout: "60 seconds"
-  })(name, (it) => {
-    it.effect("Idempotency-Key: the same key and body within 24 hours replays the first response", () =>
-      Effect.gen(function* () {
-        const scope = freshScope()
+  storeSuite(PgIdempotencyStore.layer.pipe(Layer.provideMerge(database)), "60 seconds")(name, (it) => {
+    it.effect(
+      "Idempotency-Key: the same key and body within 24 hours replays the first response",
+      withFreshScope(function* (scope) {
         expect(yield* reserve(scope, "POST /v1/links sha256:aa")).toEqual(Reservation.Reserved())
         yield* complete(scope, created)
         expect(yield* reserve(scope, "POST /v1/links sha256:aa", later(1000))).toEqual(
@@ -113,9 +120,9 @@ const idempotencySuite = (
       })
     )
 
-    it.effect("Idempotency-Key: the same key with another method, path or body is a Mismatch", () =>
-      Effect.gen(function* () {
-        const scope = freshScope()
+    it.effect(
+      "Idempotency-Key: the same key with another method, path or body is a Mismatch",
+      withFreshScope(function* (scope) {
         yield* reserve(scope, "POST /v1/links sha256:aa")
         // Mismatch whether the first request is still running or answered.
         expect(yield* reserve(scope, "POST /v1/links sha256:bb")).toEqual(Reservation.Mismatch())
@@ -125,9 +132,9 @@ const idempotencySuite = (
       })
     )
 
-    it.effect("Idempotency-Key: a request still running under the key is InProgress", () =>
-      Effect.gen(function* () {
-        const scope = freshScope()
+    it.effect(
+      "Idempotency-Key: a request still running under the key is InProgress",
+      withFreshScope(function* (scope) {
         expect(yield* reserve(scope, "fp")).toEqual(Reservation.Reserved())
         expect(yield* reserve(scope, "fp", later(5000))).toEqual(Reservation.InProgress())
         yield* complete(scope, created)
@@ -135,9 +142,9 @@ const idempotencySuite = (
       })
     )
 
-    it.effect("Idempotency-Key: a released key (a 5xx) is forgotten and can be reserved again", () =>
-      Effect.gen(function* () {
-        const scope = freshScope()
+    it.effect(
+      "Idempotency-Key: a released key (a 5xx) is forgotten and can be reserved again",
+      withFreshScope(function* (scope) {
         yield* reserve(scope, "fp-1")
         yield* release(scope)
         expect(yield* reserve(scope, "fp-2")).toEqual(Reservation.Reserved())
@@ -150,75 +157,67 @@ const idempotencySuite = (
 
     it.effect(
       "Idempotency-Key: a key is remembered for 24 hours of the caller's clock, then behaves as absent and is reused",
-      () =>
-        Effect.gen(function* () {
-          const scope = freshScope()
-          yield* reserve(scope, "fp-1")
-          yield* complete(scope, created)
-          // At exactly 24 hours the key is gone: another body is no longer a mismatch.
-          expect(yield* reserve(scope, "fp-2", later(RETENTION_MS))).toEqual(Reservation.Reserved())
-          expect(yield* reserve(scope, "fp-2", later(RETENTION_MS + 1))).toEqual(Reservation.InProgress())
-          const again: IdempotencyStore.StoredResponse = { status: 200, contentType: undefined, body: "{}" }
-          yield* complete(scope, again)
-          expect(yield* reserve(scope, "fp-2", later(2 * RETENTION_MS - 1))).toEqual(
-            Reservation.Replay({ response: again })
-          )
-          // A reservation renewed all along, whose request never finished, expires at 24 hours too.
-          const stuck = freshScope()
-          yield* reserve(stuck, "fp", t0)
-          yield* renew(stuck, later(RETENTION_MS - 2))
-          expect(yield* reserve(stuck, "fp", later(RETENTION_MS - 1), "retry")).toEqual(
-            Reservation.InProgress()
-          )
-          expect(yield* reserve(stuck, "fp", later(RETENTION_MS), "retry")).toEqual(Reservation.Reserved())
-        })
+      withFreshScope(function* (scope) {
+        yield* reserve(scope, "fp-1")
+        yield* complete(scope, created)
+        // At exactly 24 hours the key is gone: another body is no longer a mismatch.
+        expect(yield* reserve(scope, "fp-2", later(RETENTION_MS))).toEqual(Reservation.Reserved())
+        expect(yield* reserve(scope, "fp-2", later(RETENTION_MS + 1))).toEqual(Reservation.InProgress())
+        const again: IdempotencyStore.StoredResponse = { status: 200, contentType: undefined, body: "{}" }
+        yield* complete(scope, again)
+        expect(yield* reserve(scope, "fp-2", later(2 * RETENTION_MS - 1))).toEqual(
+          Reservation.Replay({ response: again })
+        )
+        // A reservation renewed all along, whose request never finished, expires at 24 hours too.
+        const stuck = freshScope()
+        yield* reserve(stuck, "fp", t0)
+        yield* renew(stuck, later(RETENTION_MS - 2))
+        expect(yield* reserve(stuck, "fp", later(RETENTION_MS - 1), "retry")).toEqual(
+          Reservation.InProgress()
+        )
+        expect(yield* reserve(stuck, "fp", later(RETENTION_MS), "retry")).toEqual(Reservation.Reserved())
+      })
     )
 
     it.effect(
       "Idempotency-Key: a crashed request's key (its lease not renewed) is free once the 30-second lease lapses, not after 24 hours; the crashed owner's late answer records nothing",
-      () =>
-        Effect.gen(function* () {
-          const scope = freshScope()
-          expect(yield* reserve(scope, "fp", t0, "crashed")).toEqual(Reservation.Reserved())
-          expect(yield* reserve(scope, "fp", later(LEASE_MS - 1), "retry")).toEqual(Reservation.InProgress())
-          // A lapsed reservation is as absent: the retry takes the key, whatever its body.
-          expect(yield* reserve(scope, "other", later(LEASE_MS), "retry")).toEqual(Reservation.Reserved())
-          // The first owner was only slow after all: its answer and its release change nothing.
-          expect(
-            yield* complete(scope, { status: 500, contentType: undefined, body: "late" }, "crashed")
-          ).toBe("Lost")
-          yield* release(scope, "crashed")
-          expect(yield* renew(scope, later(LEASE_MS + 1), "crashed")).toBe(false)
-          expect(yield* reserve(scope, "other", later(LEASE_MS + 2), "third")).toEqual(
-            Reservation.InProgress()
-          )
-          expect(yield* complete(scope, created, "retry")).toBe("Recorded")
-          expect(yield* reserve(scope, "other", later(LEASE_MS + 3), "third")).toEqual(
-            Reservation.Replay({ response: created })
-          )
-        })
+      withFreshScope(function* (scope) {
+        expect(yield* reserve(scope, "fp", t0, "crashed")).toEqual(Reservation.Reserved())
+        expect(yield* reserve(scope, "fp", later(LEASE_MS - 1), "retry")).toEqual(Reservation.InProgress())
+        // A lapsed reservation is as absent: the retry takes the key, whatever its body.
+        expect(yield* reserve(scope, "other", later(LEASE_MS), "retry")).toEqual(Reservation.Reserved())
+        // The first owner was only slow after all: its answer and its release change nothing.
+        expect(yield* complete(scope, { status: 500, contentType: undefined, body: "late" }, "crashed")).toBe(
+          "Lost"
+        )
+        yield* release(scope, "crashed")
+        expect(yield* renew(scope, later(LEASE_MS + 1), "crashed")).toBe(false)
+        expect(yield* reserve(scope, "other", later(LEASE_MS + 2), "third")).toEqual(Reservation.InProgress())
+        expect(yield* complete(scope, created, "retry")).toBe("Recorded")
+        expect(yield* reserve(scope, "other", later(LEASE_MS + 3), "third")).toEqual(
+          Reservation.Replay({ response: created })
+        )
+      })
     )
 
     it.effect(
       "Idempotency-Key: a running request that renews its lease keeps its key past 30 seconds: a retry is InProgress until it answers",
-      () =>
-        Effect.gen(function* () {
-          const scope = freshScope()
-          expect(yield* reserve(scope, "fp", t0, "slow")).toEqual(Reservation.Reserved())
-          // Renewed every third of a lease, for four leases.
-          for (let at = LEASE_MS / 3; at <= 4 * LEASE_MS; at += LEASE_MS / 3) {
-            expect(yield* renew(scope, later(at), "slow")).toBe(true)
-            expect(yield* reserve(scope, "fp", later(at + LEASE_MS / 6), "retry")).toEqual(
-              Reservation.InProgress()
-            )
-          }
-          expect(yield* complete(scope, created, "slow")).toBe("Recorded")
-          expect(yield* reserve(scope, "fp", later(10 * LEASE_MS), "retry")).toEqual(
-            Reservation.Replay({ response: created })
+      withFreshScope(function* (scope) {
+        expect(yield* reserve(scope, "fp", t0, "slow")).toEqual(Reservation.Reserved())
+        // Renewed every third of a lease, for four leases.
+        for (let at = LEASE_MS / 3; at <= 4 * LEASE_MS; at += LEASE_MS / 3) {
+          expect(yield* renew(scope, later(at), "slow")).toBe(true)
+          expect(yield* reserve(scope, "fp", later(at + LEASE_MS / 6), "retry")).toEqual(
+            Reservation.InProgress()
           )
-          // A completed key has no lease to renew.
-          expect(yield* renew(scope, later(10 * LEASE_MS), "slow")).toBe(false)
-        })
+        }
+        expect(yield* complete(scope, created, "slow")).toBe("Recorded")
+        expect(yield* reserve(scope, "fp", later(10 * LEASE_MS), "retry")).toEqual(
+          Reservation.Replay({ response: created })
+        )
+        // A completed key has no lease to renew.
+        expect(yield* renew(scope, later(10 * LEASE_MS), "slow")).toBe(false)
+      })
     )
 
     it.effect(
@@ -252,33 +251,31 @@ const idempotencySuite = (
 
     it.effect(
       "time is the caller's clock, not the database's: a key reserved in 2001 is current in 2001",
-      () =>
-        Effect.gen(function* () {
-          const scope = freshScope()
-          const past = DateTime.unsafeMake("2001-01-01T00:00:00Z")
-          expect(yield* reserve(scope, "fp", past)).toEqual(Reservation.Reserved())
-          expect(yield* reserve(scope, "fp", DateTime.add(past, { seconds: 20 }))).toEqual(
-            Reservation.InProgress()
-          )
-          const sql = yield* SqlClient.SqlClient
-          const [row] = yield* sql<{ created_at: Date; expires_at: Date; lease_expires_at: Date }>`
+      withFreshScope(function* (scope) {
+        const past = DateTime.unsafeMake("2001-01-01T00:00:00Z")
+        expect(yield* reserve(scope, "fp", past)).toEqual(Reservation.Reserved())
+        expect(yield* reserve(scope, "fp", DateTime.add(past, { seconds: 20 }))).toEqual(
+          Reservation.InProgress()
+        )
+        const sql = yield* SqlClient.SqlClient
+        const [row] = yield* sql<{ created_at: Date; expires_at: Date; lease_expires_at: Date }>`
           SELECT created_at, expires_at, lease_expires_at FROM cobro_idempotency
           WHERE merchant_id = ${scope.merchantId} AND mode = ${scope.mode} AND key = ${scope.key}`
-          expect(row).toEqual({
-            created_at: new Date("2001-01-01T00:00:00Z"),
-            expires_at: new Date("2001-01-02T00:00:00Z"),
-            lease_expires_at: new Date("2001-01-01T00:00:30Z")
-          })
-          yield* complete(scope, created)
-          expect(yield* reserve(scope, "fp", DateTime.add(past, { hours: 23 }))).toEqual(
-            Reservation.Replay({ response: created })
-          )
+        expect(row).toEqual({
+          created_at: new Date("2001-01-01T00:00:00Z"),
+          expires_at: new Date("2001-01-02T00:00:00Z"),
+          lease_expires_at: new Date("2001-01-01T00:00:30Z")
         })
+        yield* complete(scope, created)
+        expect(yield* reserve(scope, "fp", DateTime.add(past, { hours: 23 }))).toEqual(
+          Reservation.Replay({ response: created })
+        )
+      })
     )
 
-    it.effect("Idempotency-Key: a key is scoped to one merchant and mode", () =>
-      Effect.gen(function* () {
-        const scope = freshScope()
+    it.effect(
+      "Idempotency-Key: a key is scoped to one merchant and mode",
+      withFreshScope(function* (scope) {
         yield* reserve(scope, "fp")
         const otherMode = { ...scope, mode: "test" }
         const otherMerchant = { ...scope, merchantId: `${scope.merchantId}x` }

@@ -8,8 +8,7 @@ import * as Aggregate from "@cobro/domain/Aggregate"
 import * as EventStore from "@cobro/domain/EventStore"
 import * as ListenFeed from "@cobro/domain/ListenFeed"
 import * as WebhookDelivery from "@cobro/domain/WebhookDelivery"
-import { expect, layer } from "@effect/vitest"
-import * as SqlClient from "@effect/sql/SqlClient"
+import { expect } from "@effect/vitest"
 import * as DateTime from "effect/DateTime"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
@@ -19,6 +18,7 @@ import * as Schema from "effect/Schema"
 import { randomUUID } from "node:crypto"
 import * as PgListenFeed from "../src/PgListenFeed.js"
 import * as Databases from "./support/Databases.js"
+import { storeSuite, withStore } from "./support/StoreTest.js"
 
 const encode = Schema.encodeSync(WebhookDelivery.Event)
 const at = DateTime.unsafeMake(Date.UTC(2026, 11, 2, 12))
@@ -61,97 +61,92 @@ const references = (batch: ListenFeed.Batch) =>
   batch.items.map((item) => JSON.parse(item.body).data.metadata.reference as string)
 
 const suite = (name: string, database: Layer.Layer<Databases.StoreServices>, options: { server: boolean }) =>
-  layer(Feed.pipe(Layer.provideMerge(database)), { excludeTestServices: true, timeout: "120 seconds" })(
-    name,
-    (it) => {
-      it.effect(
-        "a merchant's sandbox notifications after a position, with the exact body, in order; never production ones nor another merchant's",
-        () =>
-          Effect.gen(function* () {
-            const feed = yield* ListenFeed.ListenFeed
-            const merchant = `MER_${randomUUID().slice(0, 8)}` as never
-            const start = yield* feed.now
-            const first = yield* schedule(merchant, "a")
-            yield* schedule(merchant, "live", { sandbox: false })
-            yield* schedule(`MER_other${randomUUID().slice(0, 8)}`, "other")
-            yield* schedule(merchant, "b", { type: "VOID_APPROVED" })
-            const all = yield* feed.since({ merchantId: merchant, after: start, limit: 100 })
-            expect(references(all)).toEqual(["a", "b"])
-            expect(all.items[0]!.body).toBe(first.body)
-            expect(all.items[0]).toMatchObject({
-              notificationId: first.notificationId,
-              type: "SALE_APPROVED",
-              headers: { "x-test-id": first.notificationId }
-            })
-            // Nothing more after the cursor; paged one at a time, the same two.
-            expect(
-              (yield* feed.since({ merchantId: merchant, after: all.cursor, limit: 100 })).items
-            ).toEqual([])
-            const one = yield* feed.since({ merchantId: merchant, after: start, limit: 1 })
-            expect(references(one)).toEqual(["a"])
-            const two = yield* feed.since({ merchantId: merchant, after: one.cursor, limit: 1 })
-            expect(references(two)).toEqual(["b"])
-            // Filtered by type: the cursor still moves past what the filter left out.
-            const voids = yield* feed.since({
-              merchantId: merchant,
-              after: start,
-              limit: 100,
-              types: ["VOID_APPROVED"]
-            })
-            expect(references(voids)).toEqual(["b"])
-            const none = yield* feed.since({
-              merchantId: merchant,
-              after: start,
-              limit: 100,
-              types: ["SALE_REJECTED"]
-            })
-            expect(none.items).toEqual([])
-            expect(ListenFeed.later(none.cursor, two.cursor)).toBe(none.cursor)
-            // What was recorded before the stream opened is not sent.
-            const later = yield* feed.now
-            expect((yield* feed.since({ merchantId: merchant, after: later, limit: 100 })).items).toEqual([])
+  storeSuite(Feed.pipe(Layer.provideMerge(database)), "120 seconds")(name, (it) => {
+    it.effect(
+      "a merchant's sandbox notifications after a position, with the exact body, in order; never production ones nor another merchant's",
+      () =>
+        Effect.gen(function* () {
+          const feed = yield* ListenFeed.ListenFeed
+          const merchant = `MER_${randomUUID().slice(0, 8)}` as never
+          const start = yield* feed.now
+          const first = yield* schedule(merchant, "a")
+          yield* schedule(merchant, "live", { sandbox: false })
+          yield* schedule(`MER_other${randomUUID().slice(0, 8)}`, "other")
+          yield* schedule(merchant, "b", { type: "VOID_APPROVED" })
+          const all = yield* feed.since({ merchantId: merchant, after: start, limit: 100 })
+          expect(references(all)).toEqual(["a", "b"])
+          expect(all.items[0]!.body).toBe(first.body)
+          expect(all.items[0]).toMatchObject({
+            notificationId: first.notificationId,
+            type: "SALE_APPROVED",
+            headers: { "x-test-id": first.notificationId }
           })
-      )
+          // Nothing more after the cursor; paged one at a time, the same two.
+          expect((yield* feed.since({ merchantId: merchant, after: all.cursor, limit: 100 })).items).toEqual(
+            []
+          )
+          const one = yield* feed.since({ merchantId: merchant, after: start, limit: 1 })
+          expect(references(one)).toEqual(["a"])
+          const two = yield* feed.since({ merchantId: merchant, after: one.cursor, limit: 1 })
+          expect(references(two)).toEqual(["b"])
+          // Filtered by type: the cursor still moves past what the filter left out.
+          const voids = yield* feed.since({
+            merchantId: merchant,
+            after: start,
+            limit: 100,
+            types: ["VOID_APPROVED"]
+          })
+          expect(references(voids)).toEqual(["b"])
+          const none = yield* feed.since({
+            merchantId: merchant,
+            after: start,
+            limit: 100,
+            types: ["SALE_REJECTED"]
+          })
+          expect(none.items).toEqual([])
+          expect(ListenFeed.later(none.cursor, two.cursor)).toBe(none.cursor)
+          // What was recorded before the stream opened is not sent.
+          const later = yield* feed.now
+          expect((yield* feed.since({ merchantId: merchant, after: later, limit: 100 })).items).toEqual([])
+        })
+    )
 
-      if (options.server) {
-        it.effect(
-          "a notification whose transaction commits after a later one's is sent once, first, and the later one is held back until then",
-          () =>
-            Effect.gen(function* () {
-              const sql = yield* SqlClient.SqlClient
-              const feed = yield* ListenFeed.ListenFeed
-              const merchant = `MER_${randomUUID().slice(0, 8)}` as never
-              const start = yield* feed.now
-              const appended = yield* Deferred.make<void>()
-              const commit = yield* Deferred.make<void>()
-              // The early one: appended in a transaction that stays open (a lower xid, committing late).
-              const early = yield* Effect.fork(
-                sql.withTransaction(
-                  Effect.gen(function* () {
-                    yield* sql`SELECT pg_current_xact_id()`
-                    yield* schedule(merchant, "early")
-                    yield* Deferred.succeed(appended, undefined)
-                    yield* Deferred.await(commit)
-                  })
-                )
-              )
-              yield* Deferred.await(appended)
-              yield* schedule(merchant, "late")
-              // "late" has committed, but a transaction below it is open: the feed waits.
-              const held = yield* feed.since({ merchantId: merchant, after: start, limit: 100 })
-              expect(held.items).toEqual([])
-              yield* Deferred.succeed(commit, undefined)
-              yield* Fiber.join(early)
-              const both = yield* feed.since({ merchantId: merchant, after: held.cursor, limit: 100 })
-              expect(references(both)).toEqual(["early", "late"])
-              expect(
-                (yield* feed.since({ merchantId: merchant, after: both.cursor, limit: 100 })).items
-              ).toEqual([])
-            })
-        )
-      }
+    if (options.server) {
+      it.effect(
+        "a notification whose transaction commits after a later one's is sent once, first, and the later one is held back until then",
+        withStore(function* ({ sql }) {
+          const feed = yield* ListenFeed.ListenFeed
+          const merchant = `MER_${randomUUID().slice(0, 8)}` as never
+          const start = yield* feed.now
+          const appended = yield* Deferred.make<void>()
+          const commit = yield* Deferred.make<void>()
+          // The early one: appended in a transaction that stays open (a lower xid, committing late).
+          const early = yield* Effect.fork(
+            sql.withTransaction(
+              Effect.gen(function* () {
+                yield* sql`SELECT pg_current_xact_id()`
+                yield* schedule(merchant, "early")
+                yield* Deferred.succeed(appended, undefined)
+                yield* Deferred.await(commit)
+              })
+            )
+          )
+          yield* Deferred.await(appended)
+          yield* schedule(merchant, "late")
+          // "late" has committed, but a transaction below it is open: the feed waits.
+          const held = yield* feed.since({ merchantId: merchant, after: start, limit: 100 })
+          expect(held.items).toEqual([])
+          yield* Deferred.succeed(commit, undefined)
+          yield* Fiber.join(early)
+          const both = yield* feed.since({ merchantId: merchant, after: held.cursor, limit: 100 })
+          expect(references(both)).toEqual(["early", "late"])
+          expect((yield* feed.since({ merchantId: merchant, after: both.cursor, limit: 100 })).items).toEqual(
+            []
+          )
+        })
+      )
     }
-  )
+  })
 
 suite("the listen feed on PGlite", Databases.pglite, { server: false })
 suite("the listen feed on PostgreSQL", Databases.postgres, { server: true })

@@ -8,7 +8,7 @@ import * as EventStore from "@cobro/domain/EventStore"
 import * as Merchant from "@cobro/domain/Merchant"
 import * as MerchantDirectory from "@cobro/domain/MerchantDirectory"
 import * as SigningKey from "@cobro/domain/SigningKey"
-import { expect, layer } from "@effect/vitest"
+import { expect } from "@effect/vitest"
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as DateTime from "effect/DateTime"
 import * as Deferred from "effect/Deferred"
@@ -23,6 +23,7 @@ import * as Projection from "../src/Projection.js"
 import * as ReadModels from "../src/ReadModels.js"
 import * as Databases from "./support/Databases.js"
 import { event, randomIds, streamId } from "./support/Fixtures.js"
+import { given, storeSuite, withStore } from "./support/StoreTest.js"
 
 const handle = CommandHandler.make(Merchant.Merchant)
 const load = CommandHandler.load(Merchant.Merchant)
@@ -127,70 +128,64 @@ const directorySuite = (
   database: Layer.Layer<Databases.StoreServices>,
   options: { readonly propRuns: number; readonly server: boolean }
 ) =>
-  layer(Layer.mergeAll(PgMerchantDirectory.layer, randomIds).pipe(Layer.provideMerge(database)), {
-    excludeTestServices: true,
-    timeout: "60 seconds"
-  })(name, (it) => {
+  storeSuite(
+    Layer.mergeAll(PgMerchantDirectory.layer, randomIds).pipe(Layer.provideMerge(database)),
+    "60 seconds"
+  )(name, (it) => {
     it.effect(
       "Authentication: the production and test keys of both integrations resolve to their merchant, integration and mode",
-      () =>
-        Effect.gen(function* () {
-          const merchantId = yield* newMerchant
-          const terminal = yield* activate(merchantId, "terminal_api")
-          const button = yield* activate(merchantId, "payment_button")
-          const expected = [
-            { merchantId, integration: "terminal_api", mode: "production", hash: terminal.production },
-            { merchantId, integration: "terminal_api", mode: "test", hash: terminal.test },
-            { merchantId, integration: "payment_button", mode: "production", hash: button.production },
-            { merchantId, integration: "payment_button", mode: "test", hash: button.test }
-          ]
-          for (const key of expected) expect(yield* lookup(key.hash)).toEqual(Option.some(key))
-          // Test keys see only sandbox data.
-          expect(Option.map(yield* find(terminal.test), (c) => c.sandbox)).toEqual(Option.some(true))
-          expect(Option.map(yield* find(terminal.production), (c) => c.sandbox)).toEqual(Option.some(false))
-          for (const key of expected) {
-            yield* expectRow(key.hash, merchantId, false)
-            expect(yield* lookup(key.hash)).toEqual(Option.some(key))
-          }
-        })
+      given(newMerchant, function* (merchantId) {
+        const terminal = yield* activate(merchantId, "terminal_api")
+        const button = yield* activate(merchantId, "payment_button")
+        const expected = [
+          { merchantId, integration: "terminal_api", mode: "production", hash: terminal.production },
+          { merchantId, integration: "terminal_api", mode: "test", hash: terminal.test },
+          { merchantId, integration: "payment_button", mode: "production", hash: button.production },
+          { merchantId, integration: "payment_button", mode: "test", hash: button.test }
+        ]
+        for (const key of expected) expect(yield* lookup(key.hash)).toEqual(Option.some(key))
+        // Test keys see only sandbox data.
+        expect(Option.map(yield* find(terminal.test), (c) => c.sandbox)).toEqual(Option.some(true))
+        expect(Option.map(yield* find(terminal.production), (c) => c.sandbox)).toEqual(Option.some(false))
+        for (const key of expected) {
+          yield* expectRow(key.hash, merchantId, false)
+          expect(yield* lookup(key.hash)).toEqual(Option.some(key))
+        }
+      })
     )
 
     it.effect(
       "Reads its own writes: a key issued by a command that has returned resolves at once, its row written with the activation",
-      () =>
-        Effect.gen(function* () {
-          const merchantId = yield* newMerchant
-          const keys = yield* activate(merchantId, "terminal_api")
-          yield* expectRow(keys.production, merchantId, false)
-          expect(yield* lookup(keys.production)).toEqual(
-            resolvesTo(merchantId, "terminal_api", "production", keys.production)
-          )
-          expect(yield* lookup(keys.test)).toEqual(resolvesTo(merchantId, "terminal_api", "test", keys.test))
-        })
+      given(newMerchant, function* (merchantId) {
+        const keys = yield* activate(merchantId, "terminal_api")
+        yield* expectRow(keys.production, merchantId, false)
+        expect(yield* lookup(keys.production)).toEqual(
+          resolvesTo(merchantId, "terminal_api", "production", keys.production)
+        )
+        expect(yield* lookup(keys.test)).toEqual(resolvesTo(merchantId, "terminal_api", "test", keys.test))
+      })
     )
 
     it.effect(
       "a rotated key stops resolving as soon as the rotation is recorded: the rotation revokes its row",
-      () =>
-        Effect.gen(function* () {
-          const merchantId = yield* newMerchant
-          const keys = yield* activate(merchantId, "payment_button")
-          yield* expectRow(keys.production, merchantId, false)
+      given(newMerchant, function* (merchantId) {
+        const keys = yield* activate(merchantId, "payment_button")
+        yield* expectRow(keys.production, merchantId, false)
 
-          const rotated = yield* rotate(merchantId, "payment_button", "production")
-          yield* expectRow(keys.production, merchantId, true)
-          expect(yield* lookup(keys.production)).toEqual(Option.none())
-          expect(yield* lookup(rotated)).toEqual(
-            resolvesTo(merchantId, "payment_button", "production", rotated)
-          )
-          // The other mode's key is untouched.
-          expect(Option.isSome(yield* lookup(keys.test))).toBe(true)
+        const rotated = yield* rotate(merchantId, "payment_button", "production")
+        yield* expectRow(keys.production, merchantId, true)
+        expect(yield* lookup(keys.production)).toEqual(Option.none())
+        expect(yield* lookup(rotated)).toEqual(
+          resolvesTo(merchantId, "payment_button", "production", rotated)
+        )
+        // The other mode's key is untouched.
+        expect(Option.isSome(yield* lookup(keys.test))).toBe(true)
 
-          const again = yield* rotate(merchantId, "payment_button", "production")
-          yield* expectRow(rotated, merchantId, true)
-          expect(yield* lookup(rotated)).toEqual(Option.none())
-          expect(Option.isSome(yield* lookup(again))).toBe(true)
-        })
+        const again = yield* rotate(merchantId, "payment_button", "production")
+        yield* expectRow(rotated, merchantId, true)
+        expect(yield* lookup(rotated)).toEqual(Option.none())
+        expect(Option.isSome(yield* lookup(again))).toBe(true)
+      })
     )
 
     it.effect("Authentication: an unknown identity key is not found", () =>
@@ -201,44 +196,41 @@ const directorySuite = (
 
     it.effect(
       "a lookup reads no row of the log and at most one row of the read model (index probes, no scan)",
-      () =>
-        Effect.gen(function* () {
-          const sql = yield* SqlClient.SqlClient
-          const store = yield* EventStore.EventStore
-          // A log far larger than what a lookup may read.
-          const filler = Array.from({ length: 500 }, (_, i) => event("Filler", { i }))
-          yield* store.append(streamId("filler"), filler, EventStore.ExpectedVersion.NoStream())
-          const merchantId = yield* newMerchant
-          const keys = yield* activate(merchantId, "terminal_api")
-          const rotated = yield* rotate(merchantId, "terminal_api", "test")
-          const rowsRead = Effect.map(
-            sql<{ relname: string; read: string }>`
+      withStore(function* ({ store, sql }) {
+        // A log far larger than what a lookup may read.
+        const filler = Array.from({ length: 500 }, (_, i) => event("Filler", { i }))
+        yield* store.append(streamId("filler"), filler, EventStore.ExpectedVersion.NoStream())
+        const merchantId = yield* newMerchant
+        const keys = yield* activate(merchantId, "terminal_api")
+        const rotated = yield* rotate(merchantId, "terminal_api", "test")
+        const rowsRead = Effect.map(
+          sql<{ relname: string; read: string }>`
             SELECT relname, (coalesce(seq_tup_read, 0) + coalesce(idx_tup_fetch, 0))::text AS read
             FROM pg_stat_xact_user_tables WHERE relname IN ('cobro_events', 'cobro_rm_api_keys')`,
-            (rows) => Object.fromEntries(rows.map((row) => [row.relname, Number(row.read ?? 0)]))
-          )
-          const read = (counts: Record<string, number>, table: string) => counts[table] ?? 0
-          const counted = yield* sql.withTransaction(
-            Effect.gen(function* () {
-              // No scan at any price: a missing index shows as a full index scan, thousands of rows read.
-              yield* sql`SET LOCAL enable_seqscan = off`
-              const before = yield* rowsRead
-              for (let i = 0; i < 10; i++) expect(yield* find(freshHash())).toEqual(Option.none())
-              expect(Option.isSome(yield* find(keys.production))).toBe(true)
-              expect(yield* find(keys.test)).toEqual(Option.none())
-              expect(Option.isSome(yield* find(rotated))).toBe(true)
-              const after = yield* rowsRead
-              return {
-                log: read(after, "cobro_events") - read(before, "cobro_events"),
-                readModel: read(after, "cobro_rm_api_keys") - read(before, "cobro_rm_api_keys")
-              }
-            })
-          )
-          expect(counted.log).toBe(0)
-          // 13 lookups, three of known keys: a row each.
-          expect(counted.readModel).toBeLessThanOrEqual(3)
-          expect(counted.readModel).toBeGreaterThan(0)
-        })
+          (rows) => Object.fromEntries(rows.map((row) => [row.relname, Number(row.read ?? 0)]))
+        )
+        const read = (counts: Record<string, number>, table: string) => counts[table] ?? 0
+        const counted = yield* sql.withTransaction(
+          Effect.gen(function* () {
+            // No scan at any price: a missing index shows as a full index scan, thousands of rows read.
+            yield* sql`SET LOCAL enable_seqscan = off`
+            const before = yield* rowsRead
+            for (let i = 0; i < 10; i++) expect(yield* find(freshHash())).toEqual(Option.none())
+            expect(Option.isSome(yield* find(keys.production))).toBe(true)
+            expect(yield* find(keys.test)).toEqual(Option.none())
+            expect(Option.isSome(yield* find(rotated))).toBe(true)
+            const after = yield* rowsRead
+            return {
+              log: read(after, "cobro_events") - read(before, "cobro_events"),
+              readModel: read(after, "cobro_rm_api_keys") - read(before, "cobro_rm_api_keys")
+            }
+          })
+        )
+        expect(counted.log).toBe(0)
+        // 13 lookups, three of known keys: a row each.
+        expect(counted.readModel).toBeLessThanOrEqual(3)
+        expect(counted.readModel).toBeGreaterThan(0)
+      })
     )
 
     it.effect("a key issued to two merchants authenticates neither, projected or not", () =>
@@ -328,39 +320,37 @@ const directorySuite = (
     if (options.server) {
       it.effect(
         "a long transaction elsewhere holds nothing back: a new key resolves from its row at once and a rotated-away one does not",
-        () =>
-          Effect.gen(function* () {
-            const sql = yield* SqlClient.SqlClient
-            const merchantId = yield* newMerchant
-            const first = yield* activate(merchantId, "terminal_api")
+        withStore(function* ({ sql }) {
+          const merchantId = yield* newMerchant
+          const first = yield* activate(merchantId, "terminal_api")
 
-            // Another session's open transaction with an xid: a runner's catch-up would stop below it.
-            const started = yield* Deferred.make<void>()
-            const done = yield* Deferred.make<void>()
-            const holder = yield* Effect.fork(
-              sql.withTransaction(
-                Effect.gen(function* () {
-                  yield* sql`SELECT pg_current_xact_id()`
-                  yield* Deferred.succeed(started, undefined)
-                  yield* Deferred.await(done)
-                })
-              )
+          // Another session's open transaction with an xid: a runner's catch-up would stop below it.
+          const started = yield* Deferred.make<void>()
+          const done = yield* Deferred.make<void>()
+          const holder = yield* Effect.fork(
+            sql.withTransaction(
+              Effect.gen(function* () {
+                yield* sql`SELECT pg_current_xact_id()`
+                yield* Deferred.succeed(started, undefined)
+                yield* Deferred.await(done)
+              })
             )
-            yield* Deferred.await(started)
+          )
+          yield* Deferred.await(started)
 
-            const button = yield* activate(merchantId, "payment_button")
-            const rotated = yield* rotate(merchantId, "terminal_api", "production")
-            yield* expectRow(button.production, merchantId, false)
-            yield* expectRow(first.production, merchantId, true)
-            expect(yield* lookup(button.production)).toEqual(
-              resolvesTo(merchantId, "payment_button", "production", button.production)
-            )
-            expect(Option.isSome(yield* lookup(rotated))).toBe(true)
-            expect(yield* lookup(first.production)).toEqual(Option.none())
+          const button = yield* activate(merchantId, "payment_button")
+          const rotated = yield* rotate(merchantId, "terminal_api", "production")
+          yield* expectRow(button.production, merchantId, false)
+          yield* expectRow(first.production, merchantId, true)
+          expect(yield* lookup(button.production)).toEqual(
+            resolvesTo(merchantId, "payment_button", "production", button.production)
+          )
+          expect(Option.isSome(yield* lookup(rotated))).toBe(true)
+          expect(yield* lookup(first.production)).toEqual(Option.none())
 
-            yield* Deferred.succeed(done, undefined)
-            yield* Fiber.join(holder)
-          })
+          yield* Deferred.succeed(done, undefined)
+          yield* Fiber.join(holder)
+        })
       )
     }
   })

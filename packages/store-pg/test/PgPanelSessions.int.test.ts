@@ -12,7 +12,7 @@ import * as PanelAccess from "@cobro/domain/PanelAccess"
 import * as PanelSessions from "@cobro/domain/PanelSessions"
 import * as PanelUser from "@cobro/domain/PanelUser"
 import { PasswordHasher } from "@cobro/domain/PasswordHasher"
-import { expect, layer } from "@effect/vitest"
+import { expect } from "@effect/vitest"
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
@@ -24,6 +24,7 @@ import * as Redacted from "effect/Redacted"
 import { randomUUID } from "node:crypto"
 import * as PgPanelSessions from "../src/PgPanelSessions.js"
 import * as Databases from "./support/Databases.js"
+import { storeSuite } from "./support/StoreTest.js"
 
 const T0 = Date.UTC(2026, 10, 21, 15, 0, 0)
 const HOUR = 3_600_000
@@ -118,12 +119,9 @@ let runs = 0
 const at = (millis: number) => new Date(T0 + millis)
 
 const sessionsSuite = (name: string, database: Layer.Layer<Databases.StoreServices>, propRuns: number) =>
-  layer(
+  storeSuite(
     Layer.mergeAll(PgPanelSessions.layer, plainHasher, layerSequential).pipe(Layer.provideMerge(database)),
-    {
-      excludeTestServices: true,
-      timeout: "60 seconds"
-    }
+    "60 seconds"
   )(name, (it) => {
     it.effect("a session is found by its token's hash, every field as stored, until it expires", () =>
       Effect.gen(function* () {

@@ -4,7 +4,7 @@
  * by a hash so the table lists no email, and, over random runs, the same counts as in memory.
  */
 import * as SignInFailures from "@cobro/domain/SignInFailures"
-import { expect, layer } from "@effect/vitest"
+import { expect } from "@effect/vitest"
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
@@ -14,15 +14,13 @@ import * as Option from "effect/Option"
 import { randomUUID } from "node:crypto"
 import * as PgSignInFailures from "../src/PgSignInFailures.js"
 import * as Databases from "./support/Databases.js"
+import { storeSuite } from "./support/StoreTest.js"
 
 const T0 = Date.UTC(2026, 10, 21, 15, 0, 0)
 const at = (millis: number) => DateTime.unsafeMake(T0 + millis)
 
 const suite = (name: string, database: Layer.Layer<Databases.StoreServices>, propRuns: number) =>
-  layer(PgSignInFailures.layer.pipe(Layer.provideMerge(database)), {
-    excludeTestServices: true,
-    timeout: "60 seconds"
-  })(name, (it) => {
+  storeSuite(PgSignInFailures.layer.pipe(Layer.provideMerge(database)), "60 seconds")(name, (it) => {
     it.effect(
       "failures recorded at once by two nodes all count, with the latest instant; a success forgives; no email is stored",
       () =>

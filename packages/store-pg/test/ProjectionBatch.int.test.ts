@@ -6,7 +6,7 @@
 import * as Aggregate from "@cobro/domain/Aggregate"
 import * as EventStore from "@cobro/domain/EventStore"
 import * as WebhookDelivery from "@cobro/domain/WebhookDelivery"
-import { expect, layer } from "@effect/vitest"
+import { expect } from "@effect/vitest"
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
@@ -19,6 +19,7 @@ import * as Projection from "../src/Projection.js"
 import * as ReadModels from "../src/ReadModels.js"
 import * as WebhookDeliveries from "../src/readModels/WebhookDeliveries.js"
 import * as Databases from "./support/Databases.js"
+import { storeSuite } from "./support/StoreTest.js"
 
 const encode = Schema.encodeSync(WebhookDelivery.Event)
 const at = (seconds: number) => DateTime.unsafeMake(Date.UTC(2026, 10, 21) + seconds * 1000)
@@ -162,7 +163,7 @@ const cut = <A>(events: ReadonlyArray<A>, cuts: ReadonlyArray<number>): Readonly
 }
 
 const suite = (name: string, database: Layer.Layer<Databases.StoreServices>, runs: number) =>
-  layer(database, { excludeTestServices: true, timeout: "120 seconds" })(name, (it) => {
+  storeSuite(database, "120 seconds")(name, (it) => {
     it.effect.prop(
       "the webhook read models written with their events, in appends of any grouping, equal their rebuild from the log",
       [

@@ -23,6 +23,7 @@ import * as Projection from "../src/Projection.js"
 import * as ReadModels from "../src/ReadModels.js"
 import * as Databases from "./support/Databases.js"
 import { randomIds } from "./support/Fixtures.js"
+import { storeSuite, withStore } from "./support/StoreTest.js"
 
 const at = (iso: string) => DateTime.unsafeMake(iso)
 
@@ -38,10 +39,9 @@ const toNew = <E extends { readonly _tag: string }, I>(
 })
 
 layer(Databases.pglite, { excludeTestServices: true })("read models", (it) => {
-  it.effect("C9: refunds are found by the transaction they refund", () =>
-    Effect.gen(function* () {
-      const store = yield* EventStore.EventStore
-      const sql = yield* SqlClient.SqlClient
+  it.effect(
+    "C9: refunds are found by the transaction they refund",
+    withStore(function* ({ store, sql }) {
       const requested = (refundId: string, iso: string) =>
         new Refund.RefundRequested({
           refundId: refundId as Refund.RefundRequested["refundId"],
@@ -75,66 +75,62 @@ layer(Databases.pglite, { excludeTestServices: true })("read models", (it) => {
 
   it.effect(
     "A4 with is_external_reference=true: the last notification of each payment sent with that reference",
-    () =>
-      Effect.gen(function* () {
-        const store = yield* EventStore.EventStore
-        const sql = yield* SqlClient.SqlClient
-        const reference = `order-${randomUUID().slice(0, 8)}`
-        const schedule = (subject: string, type: string, ref: string | undefined, iso: string) =>
-          store.append(
-            Aggregate.streamId(WebhookDelivery.WebhookDelivery, randomUUID()),
-            [
-              toNew(
-                WebhookDelivery.WebhookDelivery,
-                new WebhookDelivery.DeliveryScheduled({
-                  notificationId: randomUUID() as WebhookDelivery.DeliveryScheduled["notificationId"],
-                  merchantId: "MER_1" as WebhookDelivery.DeliveryScheduled["merchantId"],
-                  url: "https://merchant.example/hook",
-                  type: type as WebhookDelivery.DeliveryScheduled["type"],
-                  subject: subject as WebhookDelivery.DeliveryScheduled["subject"],
-                  body: JSON.stringify({
-                    type,
-                    subject,
-                    time: 1704103200000000000,
-                    data: { payment_id: subject, metadata: ref === undefined ? {} : { reference: ref } }
-                  }),
-                  signingKey: "EMPTY",
-                  sandbox: true,
-                  dueAt: at(iso),
-                  createdAt: at(iso)
-                })
-              )
-            ],
-            EventStore.ExpectedVersion.NoStream()
-          )
-        // Two payments share the reference; the first is rejected, then voided: its last one wins.
-        yield* schedule("TRX_R1", "SALE_APPROVED", reference, "2024-01-01T10:00:00Z")
-        yield* schedule("TRX_R2", "SALE_REJECTED", reference, "2024-01-01T10:01:00Z")
-        yield* schedule("TRX_R1", "VOID_APPROVED", reference, "2024-01-01T10:02:00Z")
-        yield* schedule("TRX_R3", "SALE_APPROVED", `${reference}-other`, "2024-01-01T10:03:00Z")
-        yield* schedule("TRX_R4", "SALE_APPROVED", undefined, "2024-01-01T10:04:00Z")
-        const byReference = () =>
-          sql<{ subject: string; type: string }>`
+    withStore(function* ({ store, sql }) {
+      const reference = `order-${randomUUID().slice(0, 8)}`
+      const schedule = (subject: string, type: string, ref: string | undefined, iso: string) =>
+        store.append(
+          Aggregate.streamId(WebhookDelivery.WebhookDelivery, randomUUID()),
+          [
+            toNew(
+              WebhookDelivery.WebhookDelivery,
+              new WebhookDelivery.DeliveryScheduled({
+                notificationId: randomUUID() as WebhookDelivery.DeliveryScheduled["notificationId"],
+                merchantId: "MER_1" as WebhookDelivery.DeliveryScheduled["merchantId"],
+                url: "https://merchant.example/hook",
+                type: type as WebhookDelivery.DeliveryScheduled["type"],
+                subject: subject as WebhookDelivery.DeliveryScheduled["subject"],
+                body: JSON.stringify({
+                  type,
+                  subject,
+                  time: 1704103200000000000,
+                  data: { payment_id: subject, metadata: ref === undefined ? {} : { reference: ref } }
+                }),
+                signingKey: "EMPTY",
+                sandbox: true,
+                dueAt: at(iso),
+                createdAt: at(iso)
+              })
+            )
+          ],
+          EventStore.ExpectedVersion.NoStream()
+        )
+      // Two payments share the reference; the first is rejected, then voided: its last one wins.
+      yield* schedule("TRX_R1", "SALE_APPROVED", reference, "2024-01-01T10:00:00Z")
+      yield* schedule("TRX_R2", "SALE_REJECTED", reference, "2024-01-01T10:01:00Z")
+      yield* schedule("TRX_R1", "VOID_APPROVED", reference, "2024-01-01T10:02:00Z")
+      yield* schedule("TRX_R3", "SALE_APPROVED", `${reference}-other`, "2024-01-01T10:03:00Z")
+      yield* schedule("TRX_R4", "SALE_APPROVED", undefined, "2024-01-01T10:04:00Z")
+      const byReference = () =>
+        sql<{ subject: string; type: string }>`
             SELECT subject, type FROM cobro_rm_last_notification_by_reference
             WHERE merchant_id = 'MER_1' AND sandbox AND reference = ${reference}
             ORDER BY created_at DESC LIMIT 10`
-        const found = yield* byReference()
-        expect(found).toEqual([
-          { subject: "TRX_R1", type: "VOID_APPROVED" },
-          { subject: "TRX_R2", type: "SALE_REJECTED" }
-        ])
-        expect(
-          yield* sql`SELECT subject FROM cobro_rm_last_notification_by_reference WHERE subject = 'TRX_R4'`
-        ).toEqual([])
-        yield* Projection.rebuild(ReadModels.lastNotificationByReference)
-        expect(yield* byReference()).toEqual(found)
-      })
+      const found = yield* byReference()
+      expect(found).toEqual([
+        { subject: "TRX_R1", type: "VOID_APPROVED" },
+        { subject: "TRX_R2", type: "SALE_REJECTED" }
+      ])
+      expect(
+        yield* sql`SELECT subject FROM cobro_rm_last_notification_by_reference WHERE subject = 'TRX_R4'`
+      ).toEqual([])
+      yield* Projection.rebuild(ReadModels.lastNotificationByReference)
+      expect(yield* byReference()).toEqual(found)
+    })
   )
 
-  it.effect("webhook deliveries are due at their schedule, and not once delivered", () =>
-    Effect.gen(function* () {
-      const store = yield* EventStore.EventStore
-      const sql = yield* SqlClient.SqlClient
+  it.effect(
+    "webhook deliveries are due at their schedule, and not once delivered",
+    withStore(function* ({ store, sql }) {
       const stream = Aggregate.streamId(WebhookDelivery.WebhookDelivery, randomUUID())
       const scheduled = new WebhookDelivery.DeliveryScheduled({
         notificationId: randomUUID() as WebhookDelivery.DeliveryScheduled["notificationId"],
@@ -297,134 +293,118 @@ for (const [name, database] of [
   ["PGlite", Databases.pglite],
   ["PostgreSQL", Databases.postgres]
 ] as const) {
-  layer(Layer.merge(database, randomIds), { excludeTestServices: true, timeout: 120_000 })(
-    `link expiry read model (${name})`,
-    (it) => {
-      it.effect(
-        "the sweeper finds the ACTIVE links due at now (inclusive, to the nanosecond), longest overdue first",
-        () =>
-          Effect.gen(function* () {
-            const created = T - 4 * HOUR
-            const atT = yield* givenLink(created, nanosOf(T))
-            const oneNanoLater = yield* givenLink(created, nanosOf(T) + 1n)
-            const never = yield* givenLink(created, undefined)
-            const processing = yield* givenLink(created, nanosOf(T - HOUR), [
-              { _tag: "start", at: T - 2 * HOUR }
-            ])
-            const failedBack = yield* givenLink(created, nanosOf(T - 2 * HOUR), [
-              { _tag: "start", at: T - 3 * HOUR },
-              { _tag: "fail", at: T - 2.5 * HOUR }
-            ])
-            const paid = yield* givenLink(created, nanosOf(T - HOUR), [
-              { _tag: "start", at: T - 2 * HOUR },
-              { _tag: "pay", at: T - 1.5 * HOUR }
-            ])
-            const cancelled = yield* givenLink(created, nanosOf(T - HOUR), [
-              { _tag: "cancel", at: T - 2 * HOUR }
-            ])
-            const expired = yield* givenLink(created, nanosOf(T - HOUR), [
-              { _tag: "expire", at: T - HOUR / 2 }
-            ])
-            const rejected = yield* givenLink(created, nanosOf(T - HOUR), [
-              { _tag: "start", at: T - 1.5 * HOUR },
-              { _tag: "fail", at: T - HOUR / 2 }
-            ])
-            const links = [
-              atT,
-              oneNanoLater,
-              never,
-              processing,
-              failedBack,
-              paid,
-              cancelled,
-              expired,
-              rejected
-            ]
-            yield* Projection.catchUp(ReadModels.linkExpiry)
-
-            expect(yield* dueAmong(links, instant(T))).toEqual([failedBack, atT])
-            expect(yield* dueAmong(links, instant(T - 1))).toEqual([failedBack])
-            expect(yield* dueAmong(links, instant(T + 1))).toEqual([failedBack, atT, oneNanoLater])
-            expect(yield* dueAmong(links, instant(T + 1))).toEqual(yield* dueByTheLog(links, instant(T + 1)))
-            const sql = yield* SqlClient.SqlClient
-            const rows = yield* sql<{ link_id: string; status: string }>`
-              SELECT link_id, status FROM cobro_rm_link_expiry WHERE link_id IN ${sql.in(links)} ORDER BY link_id`
-            // Only links that may still expire are kept; a link being paid is there, not due.
-            expect(new Set(rows.map((r) => r.link_id))).toEqual(
-              new Set([atT, oneNanoLater, processing, failedBack])
-            )
-            expect(rows.find((r) => r.link_id === processing)?.status).toBe("PROCESSING")
-
-            // Recording the expiry takes the link out; a rebuild from the log gives the same rows.
-            yield* handleLink(atT, new PaymentLink.ExpireLink({ now: instant(T) }))
-            yield* Projection.catchUp(ReadModels.linkExpiry)
-            expect(yield* dueAmong(links, instant(T + 1))).toEqual([failedBack, oneNanoLater])
-            const before = yield* sql`SELECT * FROM cobro_rm_link_expiry ORDER BY stream_id`
-            yield* Projection.rebuild(ReadModels.linkExpiry)
-            expect(yield* sql`SELECT * FROM cobro_rm_link_expiry ORDER BY stream_id`).toEqual(before)
-          })
-      )
-
-      it.effect("a round's limit takes the longest overdue links first", () =>
+  storeSuite(Layer.merge(database, randomIds), 120_000)(`link expiry read model (${name})`, (it) => {
+    it.effect(
+      "the sweeper finds the ACTIVE links due at now (inclusive, to the nanosecond), longest overdue first",
+      () =>
         Effect.gen(function* () {
-          const links: Array<PaymentLinkId> = []
-          for (let i = 5; i >= 1; i--) links.push(yield* givenLink(T - 10 * HOUR, nanosOf(T - i * HOUR)))
+          const created = T - 4 * HOUR
+          const atT = yield* givenLink(created, nanosOf(T))
+          const oneNanoLater = yield* givenLink(created, nanosOf(T) + 1n)
+          const never = yield* givenLink(created, undefined)
+          const processing = yield* givenLink(created, nanosOf(T - HOUR), [
+            { _tag: "start", at: T - 2 * HOUR }
+          ])
+          const failedBack = yield* givenLink(created, nanosOf(T - 2 * HOUR), [
+            { _tag: "start", at: T - 3 * HOUR },
+            { _tag: "fail", at: T - 2.5 * HOUR }
+          ])
+          const paid = yield* givenLink(created, nanosOf(T - HOUR), [
+            { _tag: "start", at: T - 2 * HOUR },
+            { _tag: "pay", at: T - 1.5 * HOUR }
+          ])
+          const cancelled = yield* givenLink(created, nanosOf(T - HOUR), [
+            { _tag: "cancel", at: T - 2 * HOUR }
+          ])
+          const expired = yield* givenLink(created, nanosOf(T - HOUR), [{ _tag: "expire", at: T - HOUR / 2 }])
+          const rejected = yield* givenLink(created, nanosOf(T - HOUR), [
+            { _tag: "start", at: T - 1.5 * HOUR },
+            { _tag: "fail", at: T - HOUR / 2 }
+          ])
+          const links = [atT, oneNanoLater, never, processing, failedBack, paid, cancelled, expired, rejected]
           yield* Projection.catchUp(ReadModels.linkExpiry)
-          const first = (yield* ReadModels.dueLinks({ now: instant(T), limit: 1_000_000 })).filter((id) =>
-            links.includes(id)
-          )
-          expect(first).toEqual(links)
-          const limited = yield* ReadModels.dueLinks({ now: instant(T), limit: 2 })
-          expect(limited).toHaveLength(2)
-        })
-      )
 
-      if (name === "PGlite") {
-        const step = FastCheck.oneof(
-          FastCheck.constant("start" as const),
-          FastCheck.constant("fail" as const),
-          FastCheck.constant("pay" as const),
-          FastCheck.constant("cancel" as const),
-          FastCheck.constant("expire" as const)
-        )
-        const link = FastCheck.record({
-          // Expiry from 6 h before T to 1 h after it, or none.
-          expiresIn: FastCheck.option(FastCheck.integer({ min: -6 * 3600, max: 3600 }), { nil: undefined }),
-          steps: FastCheck.array(FastCheck.tuple(step, FastCheck.integer({ min: 1, max: 7 * 3600 })), {
-            maxLength: 5
-          })
+          expect(yield* dueAmong(links, instant(T))).toEqual([failedBack, atT])
+          expect(yield* dueAmong(links, instant(T - 1))).toEqual([failedBack])
+          expect(yield* dueAmong(links, instant(T + 1))).toEqual([failedBack, atT, oneNanoLater])
+          expect(yield* dueAmong(links, instant(T + 1))).toEqual(yield* dueByTheLog(links, instant(T + 1)))
+          const sql = yield* SqlClient.SqlClient
+          const rows = yield* sql<{ link_id: string; status: string }>`
+              SELECT link_id, status FROM cobro_rm_link_expiry WHERE link_id IN ${sql.in(links)} ORDER BY link_id`
+          // Only links that may still expire are kept; a link being paid is there, not due.
+          expect(new Set(rows.map((r) => r.link_id))).toEqual(
+            new Set([atT, oneNanoLater, processing, failedBack])
+          )
+          expect(rows.find((r) => r.link_id === processing)?.status).toBe("PROCESSING")
+
+          // Recording the expiry takes the link out; a rebuild from the log gives the same rows.
+          yield* handleLink(atT, new PaymentLink.ExpireLink({ now: instant(T) }))
+          yield* Projection.catchUp(ReadModels.linkExpiry)
+          expect(yield* dueAmong(links, instant(T + 1))).toEqual([failedBack, oneNanoLater])
+          const before = yield* sql`SELECT * FROM cobro_rm_link_expiry ORDER BY stream_id`
+          yield* Projection.rebuild(ReadModels.linkExpiry)
+          expect(yield* sql`SELECT * FROM cobro_rm_link_expiry ORDER BY stream_id`).toEqual(before)
         })
-        it.effect.prop(
-          "whatever happened to the links, the read model lists exactly the ACTIVE overdue ones of the log, and a rebuild agrees",
-          [
-            FastCheck.array(link, { minLength: 1, maxLength: 6 }),
-            FastCheck.integer({ min: -7 * 3600, max: 3600 })
-          ],
-          ([specs, lookAt]) =>
-            Effect.gen(function* () {
-              const created = T - 7 * HOUR
-              const links: Array<PaymentLinkId> = []
-              for (const spec of specs) {
-                const expiresAt =
-                  spec.expiresIn === undefined ? undefined : nanosOf(T + spec.expiresIn * 1000)
-                // Steps in time order after the creation.
-                const steps = [...spec.steps]
-                  .sort((a, b) => a[1] - b[1])
-                  .map(([tag, after]): Step => ({ _tag: tag, at: created + after * 1000 }))
-                links.push(yield* givenLink(created, expiresAt, steps))
-              }
-              yield* Projection.catchUp(ReadModels.linkExpiry)
-              const now = instant(T + lookAt * 1000)
-              const expected = yield* dueByTheLog(links, now)
-              expect(yield* dueAmong(links, now)).toEqual(expected)
-              yield* Projection.rebuild(ReadModels.linkExpiry)
-              expect(yield* dueAmong(links, now)).toEqual(expected)
-            }),
-          { fastCheck: { numRuns: 25 } }
+    )
+
+    it.effect("a round's limit takes the longest overdue links first", () =>
+      Effect.gen(function* () {
+        const links: Array<PaymentLinkId> = []
+        for (let i = 5; i >= 1; i--) links.push(yield* givenLink(T - 10 * HOUR, nanosOf(T - i * HOUR)))
+        yield* Projection.catchUp(ReadModels.linkExpiry)
+        const first = (yield* ReadModels.dueLinks({ now: instant(T), limit: 1_000_000 })).filter((id) =>
+          links.includes(id)
         )
-      }
+        expect(first).toEqual(links)
+        const limited = yield* ReadModels.dueLinks({ now: instant(T), limit: 2 })
+        expect(limited).toHaveLength(2)
+      })
+    )
+
+    if (name === "PGlite") {
+      const step = FastCheck.oneof(
+        FastCheck.constant("start" as const),
+        FastCheck.constant("fail" as const),
+        FastCheck.constant("pay" as const),
+        FastCheck.constant("cancel" as const),
+        FastCheck.constant("expire" as const)
+      )
+      const link = FastCheck.record({
+        // Expiry from 6 h before T to 1 h after it, or none.
+        expiresIn: FastCheck.option(FastCheck.integer({ min: -6 * 3600, max: 3600 }), { nil: undefined }),
+        steps: FastCheck.array(FastCheck.tuple(step, FastCheck.integer({ min: 1, max: 7 * 3600 })), {
+          maxLength: 5
+        })
+      })
+      it.effect.prop(
+        "whatever happened to the links, the read model lists exactly the ACTIVE overdue ones of the log, and a rebuild agrees",
+        [
+          FastCheck.array(link, { minLength: 1, maxLength: 6 }),
+          FastCheck.integer({ min: -7 * 3600, max: 3600 })
+        ],
+        ([specs, lookAt]) =>
+          Effect.gen(function* () {
+            const created = T - 7 * HOUR
+            const links: Array<PaymentLinkId> = []
+            for (const spec of specs) {
+              const expiresAt = spec.expiresIn === undefined ? undefined : nanosOf(T + spec.expiresIn * 1000)
+              // Steps in time order after the creation.
+              const steps = [...spec.steps]
+                .sort((a, b) => a[1] - b[1])
+                .map(([tag, after]): Step => ({ _tag: tag, at: created + after * 1000 }))
+              links.push(yield* givenLink(created, expiresAt, steps))
+            }
+            yield* Projection.catchUp(ReadModels.linkExpiry)
+            const now = instant(T + lookAt * 1000)
+            const expected = yield* dueByTheLog(links, now)
+            expect(yield* dueAmong(links, now)).toEqual(expected)
+            yield* Projection.rebuild(ReadModels.linkExpiry)
+            expect(yield* dueAmong(links, now)).toEqual(expected)
+          }),
+        { fastCheck: { numRuns: 25 } }
+      )
     }
-  )
+  })
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -640,189 +620,186 @@ for (const [name, database] of [
   ["PGlite", Databases.pglite],
   ["PostgreSQL", Databases.postgres]
 ] as const) {
-  layer(Layer.merge(database, randomIds), { excludeTestServices: true, timeout: 120_000 })(
-    `payments in flight read model (${name})`,
-    (it) => {
-      it.effect(
-        "the timeout sweeper finds the link payments PROCESSING and the online payments undecided since the cutoff (inclusive), oldest first",
-        () =>
-          Effect.gen(function* () {
-            const MIN = 60_000
-            const cutoff = T - HOUR
-            const linkWaiting = yield* givenLinkPayment(T - 2 * HOUR)
-            const linkAtCutoff = yield* givenLinkPayment(cutoff)
-            const linkRecent = yield* givenLinkPayment(T - 30 * MIN)
-            const linkPaid = yield* givenLinkPayment(T - 3 * HOUR, { _tag: "pay", at: T - 3 * HOUR + MIN })
-            const linkFailed = yield* givenLinkPayment(T - 3 * HOUR, { _tag: "fail", at: T - 3 * HOUR + MIN })
-            const linkTimedOut = yield* givenLinkPayment(T - 3 * HOUR, { _tag: "timeout", at: T - 2 * HOUR })
-            const challenge = yield* givenOnline(T - 3 * HOUR, [{ _tag: "challenge", at: T - 3 * HOUR }])
-            const approved = yield* givenOnline(T - 3 * HOUR, [
-              { _tag: "challenge", at: T - 3 * HOUR },
-              { _tag: "approve", at: T - 3 * HOUR + MIN },
-              { _tag: "intentPaid", at: T - 3 * HOUR + MIN }
-            ])
-            const expired = yield* givenOnline(T - 3 * HOUR, [
-              { _tag: "challenge", at: T - 3 * HOUR },
-              { _tag: "expire", at: T - 2 * HOUR },
-              { _tag: "intentFailed", at: T - 2 * HOUR }
-            ])
-            // A crash between the payment's decision and the intent's: the intent still waits.
-            const intentStuck = yield* givenOnline(T - 4 * HOUR, [{ _tag: "reject", at: T - 4 * HOUR + MIN }])
-            // A crash before the intent took the attempt, then the payment decided: nothing waits.
-            const orphanDecided = yield* givenOnline(
-              T - 3 * HOUR,
-              [{ _tag: "reject", at: T - 3 * HOUR }],
-              false
-            )
-            const orphanRunning = yield* givenOnline(T - 5 * HOUR, [], false)
-            const links = [linkWaiting, linkAtCutoff, linkRecent, linkPaid, linkFailed, linkTimedOut]
-            const online = [challenge, approved, expired, intentStuck, orphanDecided, orphanRunning]
-            const transactions = [...links, ...online].map((p) => p.transactionId)
-            yield* Projection.catchUp(ReadModels.paymentsInFlight)
+  storeSuite(Layer.merge(database, randomIds), 120_000)(`payments in flight read model (${name})`, (it) => {
+    it.effect(
+      "the timeout sweeper finds the link payments PROCESSING and the online payments undecided since the cutoff (inclusive), oldest first",
+      () =>
+        Effect.gen(function* () {
+          const MIN = 60_000
+          const cutoff = T - HOUR
+          const linkWaiting = yield* givenLinkPayment(T - 2 * HOUR)
+          const linkAtCutoff = yield* givenLinkPayment(cutoff)
+          const linkRecent = yield* givenLinkPayment(T - 30 * MIN)
+          const linkPaid = yield* givenLinkPayment(T - 3 * HOUR, { _tag: "pay", at: T - 3 * HOUR + MIN })
+          const linkFailed = yield* givenLinkPayment(T - 3 * HOUR, { _tag: "fail", at: T - 3 * HOUR + MIN })
+          const linkTimedOut = yield* givenLinkPayment(T - 3 * HOUR, { _tag: "timeout", at: T - 2 * HOUR })
+          const challenge = yield* givenOnline(T - 3 * HOUR, [{ _tag: "challenge", at: T - 3 * HOUR }])
+          const approved = yield* givenOnline(T - 3 * HOUR, [
+            { _tag: "challenge", at: T - 3 * HOUR },
+            { _tag: "approve", at: T - 3 * HOUR + MIN },
+            { _tag: "intentPaid", at: T - 3 * HOUR + MIN }
+          ])
+          const expired = yield* givenOnline(T - 3 * HOUR, [
+            { _tag: "challenge", at: T - 3 * HOUR },
+            { _tag: "expire", at: T - 2 * HOUR },
+            { _tag: "intentFailed", at: T - 2 * HOUR }
+          ])
+          // A crash between the payment's decision and the intent's: the intent still waits.
+          const intentStuck = yield* givenOnline(T - 4 * HOUR, [{ _tag: "reject", at: T - 4 * HOUR + MIN }])
+          // A crash before the intent took the attempt, then the payment decided: nothing waits.
+          const orphanDecided = yield* givenOnline(
+            T - 3 * HOUR,
+            [{ _tag: "reject", at: T - 3 * HOUR }],
+            false
+          )
+          const orphanRunning = yield* givenOnline(T - 5 * HOUR, [], false)
+          const links = [linkWaiting, linkAtCutoff, linkRecent, linkPaid, linkFailed, linkTimedOut]
+          const online = [challenge, approved, expired, intentStuck, orphanDecided, orphanRunning]
+          const transactions = [...links, ...online].map((p) => p.transactionId)
+          yield* Projection.catchUp(ReadModels.paymentsInFlight)
 
-            expect(yield* dueInFlight(transactions, cutoff)).toEqual([
-              { kind: "online", transactionId: orphanRunning.transactionId, startedAt: T - 5 * HOUR },
-              { kind: "online", transactionId: intentStuck.transactionId, startedAt: T - 4 * HOUR },
-              { kind: "online", transactionId: challenge.transactionId, startedAt: T - 3 * HOUR },
-              { kind: "link", transactionId: linkWaiting.transactionId, startedAt: T - 2 * HOUR },
-              { kind: "link", transactionId: linkAtCutoff.transactionId, startedAt: cutoff }
-            ])
-            expect(yield* dueInFlight(transactions, cutoff)).toEqual(
-              yield* inFlightByTheLog(links, online, cutoff)
-            )
-            expect(yield* dueInFlight(transactions, cutoff - 1)).toHaveLength(4)
-            expect((yield* dueInFlight(transactions, T)).map((p) => p.transactionId)).toContain(
-              linkRecent.transactionId
-            )
-            const duePayment = (yield* ReadModels.duePayments({
-              startedBefore: instant(cutoff),
-              limit: 1_000_000
-            })).find((p) => p.transactionId === linkWaiting.transactionId)
-            expect(duePayment).toMatchObject({
-              kind: "link",
-              linkId: Option.some(linkWaiting.linkId),
-              paymentMethod: "CREDIT_CARD"
+          expect(yield* dueInFlight(transactions, cutoff)).toEqual([
+            { kind: "online", transactionId: orphanRunning.transactionId, startedAt: T - 5 * HOUR },
+            { kind: "online", transactionId: intentStuck.transactionId, startedAt: T - 4 * HOUR },
+            { kind: "online", transactionId: challenge.transactionId, startedAt: T - 3 * HOUR },
+            { kind: "link", transactionId: linkWaiting.transactionId, startedAt: T - 2 * HOUR },
+            { kind: "link", transactionId: linkAtCutoff.transactionId, startedAt: cutoff }
+          ])
+          expect(yield* dueInFlight(transactions, cutoff)).toEqual(
+            yield* inFlightByTheLog(links, online, cutoff)
+          )
+          expect(yield* dueInFlight(transactions, cutoff - 1)).toHaveLength(4)
+          expect((yield* dueInFlight(transactions, T)).map((p) => p.transactionId)).toContain(
+            linkRecent.transactionId
+          )
+          const duePayment = (yield* ReadModels.duePayments({
+            startedBefore: instant(cutoff),
+            limit: 1_000_000
+          })).find((p) => p.transactionId === linkWaiting.transactionId)
+          expect(duePayment).toMatchObject({
+            kind: "link",
+            linkId: Option.some(linkWaiting.linkId),
+            paymentMethod: "CREDIT_CARD"
+          })
+
+          // The sweeper's decisions take them out; a rebuild from the log gives the same rows.
+          yield* handleLink(
+            linkWaiting.linkId,
+            new PaymentLink.ExpirePayment({
+              transactionId: linkWaiting.transactionId,
+              timeout: Payment.ABANDONED_PAYMENT_TIMEOUT,
+              now: instant(T)
             })
-
-            // The sweeper's decisions take them out; a rebuild from the log gives the same rows.
-            yield* handleLink(
-              linkWaiting.linkId,
-              new PaymentLink.ExpirePayment({
-                transactionId: linkWaiting.transactionId,
-                timeout: Payment.ABANDONED_PAYMENT_TIMEOUT,
-                now: instant(T)
-              })
-            )
-            yield* handlePayment(
-              challenge.transactionId,
-              new Payment.ExpirePayment({ timeout: Payment.ABANDONED_PAYMENT_TIMEOUT, now: instant(T) })
-            )
-            yield* Projection.catchUp(ReadModels.paymentsInFlight)
-            const sql = yield* SqlClient.SqlClient
-            const rows = yield* sql<{ transaction_id: string; payment_open: boolean; intent_open: boolean }>`
+          )
+          yield* handlePayment(
+            challenge.transactionId,
+            new Payment.ExpirePayment({ timeout: Payment.ABANDONED_PAYMENT_TIMEOUT, now: instant(T) })
+          )
+          yield* Projection.catchUp(ReadModels.paymentsInFlight)
+          const sql = yield* SqlClient.SqlClient
+          const rows = yield* sql<{ transaction_id: string; payment_open: boolean; intent_open: boolean }>`
               SELECT transaction_id, payment_open, intent_open FROM cobro_rm_payments_in_flight
               WHERE transaction_id IN ${sql.in([challenge.transactionId, intentStuck.transactionId])}
               ORDER BY transaction_id`
-            // The expired challenge's intent has not been told yet: it stays in sight, as the stuck one.
-            expect(rows).toHaveLength(2)
-            expect(rows.every((r) => !r.payment_open && r.intent_open)).toBe(true)
-            yield* handleIntent(
-              challenge.key,
-              new PaymentIntent.FailPayment({ transactionId: challenge.transactionId, now: instant(T) })
-            )
-            yield* Projection.catchUp(ReadModels.paymentsInFlight)
-            expect((yield* dueInFlight(transactions, T)).map((p) => p.transactionId)).toEqual([
-              orphanRunning.transactionId,
-              intentStuck.transactionId,
-              linkAtCutoff.transactionId,
-              linkRecent.transactionId
-            ])
-            const before = yield* sql`SELECT * FROM cobro_rm_payments_in_flight ORDER BY kind, transaction_id`
-            yield* Projection.rebuild(ReadModels.paymentsInFlight)
-            expect(
-              yield* sql`SELECT * FROM cobro_rm_payments_in_flight ORDER BY kind, transaction_id`
-            ).toEqual(before)
-          })
-      )
-
-      it.effect("a round's limit takes the oldest payments first", () =>
-        Effect.gen(function* () {
-          const payments: Array<TransactionId> = []
-          for (let i = 5; i >= 1; i--)
-            payments.push((yield* givenLinkPayment(T - 20 * HOUR - i * HOUR)).transactionId)
+          // The expired challenge's intent has not been told yet: it stays in sight, as the stuck one.
+          expect(rows).toHaveLength(2)
+          expect(rows.every((r) => !r.payment_open && r.intent_open)).toBe(true)
+          yield* handleIntent(
+            challenge.key,
+            new PaymentIntent.FailPayment({ transactionId: challenge.transactionId, now: instant(T) })
+          )
           yield* Projection.catchUp(ReadModels.paymentsInFlight)
-          expect((yield* dueInFlight(payments, T)).map((p) => p.transactionId)).toEqual(payments)
-          expect(yield* ReadModels.duePayments({ startedBefore: instant(T), limit: 2 })).toHaveLength(2)
-        })
-      )
-
-      if (name === "PGlite") {
-        const onlineStep = FastCheck.constantFrom(
-          "challenge" as const,
-          "approve" as const,
-          "reject" as const,
-          "expire" as const,
-          "intentPaid" as const,
-          "intentFailed" as const
-        )
-        const onlineSpec = FastCheck.record({
-          startedAgo: FastCheck.integer({ min: 0, max: 4 * 3600 }),
-          withIntent: FastCheck.boolean(),
-          steps: FastCheck.array(FastCheck.tuple(onlineStep, FastCheck.integer({ min: 0, max: 3600 })), {
-            maxLength: 4
-          })
-        })
-        const linkSpec = FastCheck.record({
-          startedAgo: FastCheck.integer({ min: 0, max: 4 * 3600 }),
-          end: FastCheck.option(
-            FastCheck.tuple(
-              FastCheck.constantFrom("fail" as const, "pay" as const, "timeout" as const),
-              FastCheck.integer({ min: 0, max: 3600 })
-            ),
-            { nil: undefined }
+          expect((yield* dueInFlight(transactions, T)).map((p) => p.transactionId)).toEqual([
+            orphanRunning.transactionId,
+            intentStuck.transactionId,
+            linkAtCutoff.transactionId,
+            linkRecent.transactionId
+          ])
+          const before = yield* sql`SELECT * FROM cobro_rm_payments_in_flight ORDER BY kind, transaction_id`
+          yield* Projection.rebuild(ReadModels.paymentsInFlight)
+          expect(yield* sql`SELECT * FROM cobro_rm_payments_in_flight ORDER BY kind, transaction_id`).toEqual(
+            before
           )
         })
-        it.effect.prop(
-          "whatever happened to the payments, the read model lists exactly those the log says are under way since the cutoff, and a rebuild agrees",
-          [
-            FastCheck.array(linkSpec, { maxLength: 4 }),
-            FastCheck.array(onlineSpec, { minLength: 1, maxLength: 4 }),
-            FastCheck.integer({ min: 0, max: 5 * 3600 })
-          ],
-          ([linkSpecs, onlineSpecs, cutoffAgo]) =>
-            Effect.gen(function* () {
-              const base = T - 100 * HOUR
-              const links = []
-              for (const spec of linkSpecs) {
-                const startedAt = base - spec.startedAgo * 1000
-                links.push(
-                  yield* givenLinkPayment(
-                    startedAt,
-                    spec.end === undefined
-                      ? undefined
-                      : { _tag: spec.end[0], at: startedAt + spec.end[1] * 1000 }
-                  )
-                )
-              }
-              const online = []
-              for (const spec of onlineSpecs) {
-                const startedAt = base - spec.startedAgo * 1000
-                const steps = [...spec.steps]
-                  .sort((a, b) => a[1] - b[1])
-                  .map(([tag, after]): OnlineStep => ({ _tag: tag, at: startedAt + after * 1000 }))
-                online.push(yield* givenOnline(startedAt, steps, spec.withIntent))
-              }
-              const transactions = [...links, ...online].map((p) => p.transactionId)
-              yield* Projection.catchUp(ReadModels.paymentsInFlight)
-              const cutoff = base - cutoffAgo * 1000
-              const expected = yield* inFlightByTheLog(links, online, cutoff)
-              expect(yield* dueInFlight(transactions, cutoff)).toEqual(expected)
-              yield* Projection.rebuild(ReadModels.paymentsInFlight)
-              expect(yield* dueInFlight(transactions, cutoff)).toEqual(expected)
-            }),
-          { fastCheck: { numRuns: 25 } }
+    )
+
+    it.effect("a round's limit takes the oldest payments first", () =>
+      Effect.gen(function* () {
+        const payments: Array<TransactionId> = []
+        for (let i = 5; i >= 1; i--)
+          payments.push((yield* givenLinkPayment(T - 20 * HOUR - i * HOUR)).transactionId)
+        yield* Projection.catchUp(ReadModels.paymentsInFlight)
+        expect((yield* dueInFlight(payments, T)).map((p) => p.transactionId)).toEqual(payments)
+        expect(yield* ReadModels.duePayments({ startedBefore: instant(T), limit: 2 })).toHaveLength(2)
+      })
+    )
+
+    if (name === "PGlite") {
+      const onlineStep = FastCheck.constantFrom(
+        "challenge" as const,
+        "approve" as const,
+        "reject" as const,
+        "expire" as const,
+        "intentPaid" as const,
+        "intentFailed" as const
+      )
+      const onlineSpec = FastCheck.record({
+        startedAgo: FastCheck.integer({ min: 0, max: 4 * 3600 }),
+        withIntent: FastCheck.boolean(),
+        steps: FastCheck.array(FastCheck.tuple(onlineStep, FastCheck.integer({ min: 0, max: 3600 })), {
+          maxLength: 4
+        })
+      })
+      const linkSpec = FastCheck.record({
+        startedAgo: FastCheck.integer({ min: 0, max: 4 * 3600 }),
+        end: FastCheck.option(
+          FastCheck.tuple(
+            FastCheck.constantFrom("fail" as const, "pay" as const, "timeout" as const),
+            FastCheck.integer({ min: 0, max: 3600 })
+          ),
+          { nil: undefined }
         )
-      }
+      })
+      it.effect.prop(
+        "whatever happened to the payments, the read model lists exactly those the log says are under way since the cutoff, and a rebuild agrees",
+        [
+          FastCheck.array(linkSpec, { maxLength: 4 }),
+          FastCheck.array(onlineSpec, { minLength: 1, maxLength: 4 }),
+          FastCheck.integer({ min: 0, max: 5 * 3600 })
+        ],
+        ([linkSpecs, onlineSpecs, cutoffAgo]) =>
+          Effect.gen(function* () {
+            const base = T - 100 * HOUR
+            const links = []
+            for (const spec of linkSpecs) {
+              const startedAt = base - spec.startedAgo * 1000
+              links.push(
+                yield* givenLinkPayment(
+                  startedAt,
+                  spec.end === undefined
+                    ? undefined
+                    : { _tag: spec.end[0], at: startedAt + spec.end[1] * 1000 }
+                )
+              )
+            }
+            const online = []
+            for (const spec of onlineSpecs) {
+              const startedAt = base - spec.startedAgo * 1000
+              const steps = [...spec.steps]
+                .sort((a, b) => a[1] - b[1])
+                .map(([tag, after]): OnlineStep => ({ _tag: tag, at: startedAt + after * 1000 }))
+              online.push(yield* givenOnline(startedAt, steps, spec.withIntent))
+            }
+            const transactions = [...links, ...online].map((p) => p.transactionId)
+            yield* Projection.catchUp(ReadModels.paymentsInFlight)
+            const cutoff = base - cutoffAgo * 1000
+            const expected = yield* inFlightByTheLog(links, online, cutoff)
+            expect(yield* dueInFlight(transactions, cutoff)).toEqual(expected)
+            yield* Projection.rebuild(ReadModels.paymentsInFlight)
+            expect(yield* dueInFlight(transactions, cutoff)).toEqual(expected)
+          }),
+        { fastCheck: { numRuns: 25 } }
+      )
     }
-  )
+  })
 }

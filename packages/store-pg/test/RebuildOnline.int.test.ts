@@ -5,7 +5,7 @@
  * PGlite and on a real PostgreSQL server.
  */
 import * as EventStore from "@cobro/domain/EventStore"
-import { expect, layer } from "@effect/vitest"
+import { expect } from "@effect/vitest"
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
@@ -20,6 +20,7 @@ import * as Counters from "./support/Counters.js"
 import * as Databases from "./support/Databases.js"
 import * as Eventually from "./support/Eventually.js"
 import { taggedEvent } from "./support/Fixtures.js"
+import { storeSuite, withStore } from "./support/StoreTest.js"
 
 /** A counter of the streams `<prefix>-…`, in table `table`. */
 const counter = (prefix: string, table = `rb_${prefix}`) => Counters.counter(prefix, table)
@@ -110,7 +111,7 @@ const pausedRebuild = (projections: ReadonlyArray<Counters.Counter>, batchSize: 
 const long = { timeout: "90 seconds" } as const
 
 const suite = (name: string, database: Layer.Layer<Databases.StoreServices>) =>
-  layer(database, { excludeTestServices: true, timeout: "180 seconds" })(name, (it) => {
+  storeSuite(database, "180 seconds")(name, (it) => {
     it.effect.prop(
       "a rebuild gives every projection the rows the whole log gives, its indexes, and a checkpoint at the end, however far its runner was",
       [
@@ -120,179 +121,173 @@ const suite = (name: string, database: Layer.Layer<Databases.StoreServices>) =>
         ),
         FastCheck.integer({ min: 0, max: 15 })
       ],
-      ([history, caughtUp]) =>
-        Effect.gen(function* () {
-          const sql = yield* SqlClient.SqlClient
-          const tag = randomUUID().slice(0, 8)
-          const p = counter(`p${tag}`)
-          const q = counter(`q${tag}`)
-          const appended: Array<readonly [string, number]> = []
-          const items = history.map(
-            ([stream, amount]) => [`${stream % 2 === 0 ? "p" : "q"}${tag}-${stream}`, amount] as const
-          )
-          // The live read models have seen the first `caughtUp` events only.
-          yield* appendAll(appended, items.slice(0, caughtUp))
-          yield* Eventually.logVisible
-          yield* Projection.catchUp(p, { batchSize: 3 })
-          yield* Projection.catchUp(q, { batchSize: 3 })
-          yield* appendAll(appended, items.slice(caughtUp))
-          yield* Eventually.logVisible
-          const seen: Array<number> = []
-          const replayed = yield* Projection.rebuildAll([p, q], {
-            batchSize: 4,
-            onProgress: (progress) => Effect.sync(() => seen.push(progress.events))
-          })
-          const want = [
-            expected(appended.filter(([s]) => s.startsWith("p"))),
-            expected(appended.filter(([s]) => s.startsWith("q")))
-          ]
-          expect([yield* Counters.rowsOf(p.name), yield* Counters.rowsOf(q.name)]).toEqual(want)
-          expect(replayed).toBeGreaterThanOrEqual(history.length)
-          expect(seen[seen.length - 1]).toBe(replayed)
-          expect([...seen].sort((a, b) => a - b)).toEqual(seen)
-          // The index moved with its table, into the live schema.
-          const indexes = yield* sql<{ indexname: string }>`
+      withStore(function* ({ sql }, [history, caughtUp]) {
+        const tag = randomUUID().slice(0, 8)
+        const p = counter(`p${tag}`)
+        const q = counter(`q${tag}`)
+        const appended: Array<readonly [string, number]> = []
+        const items = history.map(
+          ([stream, amount]) => [`${stream % 2 === 0 ? "p" : "q"}${tag}-${stream}`, amount] as const
+        )
+        // The live read models have seen the first `caughtUp` events only.
+        yield* appendAll(appended, items.slice(0, caughtUp))
+        yield* Eventually.logVisible
+        yield* Projection.catchUp(p, { batchSize: 3 })
+        yield* Projection.catchUp(q, { batchSize: 3 })
+        yield* appendAll(appended, items.slice(caughtUp))
+        yield* Eventually.logVisible
+        const seen: Array<number> = []
+        const replayed = yield* Projection.rebuildAll([p, q], {
+          batchSize: 4,
+          onProgress: (progress) => Effect.sync(() => seen.push(progress.events))
+        })
+        const want = [
+          expected(appended.filter(([s]) => s.startsWith("p"))),
+          expected(appended.filter(([s]) => s.startsWith("q")))
+        ]
+        expect([yield* Counters.rowsOf(p.name), yield* Counters.rowsOf(q.name)]).toEqual(want)
+        expect(replayed).toBeGreaterThanOrEqual(history.length)
+        expect(seen[seen.length - 1]).toBe(replayed)
+        expect([...seen].sort((a, b) => a - b)).toEqual(seen)
+        // The index moved with its table, into the live schema.
+        const indexes = yield* sql<{ indexname: string }>`
             SELECT indexname FROM pg_indexes WHERE schemaname = current_schema() AND tablename = ${p.name}
             ORDER BY indexname`.pipe(Effect.orDie)
-          expect(indexes.map((i) => i.indexname)).toEqual([`${p.name}_pkey`, `${p.name}_total`])
-          // The checkpoints are at the end of the log: a catch-up after the rebuild applies nothing.
-          expect(yield* Projection.catchUp(p)).toBe(0)
-          expect(yield* Projection.catchUp(q)).toBe(0)
-          expect([yield* Counters.rowsOf(p.name), yield* Counters.rowsOf(q.name)]).toEqual(want)
-          expect(yield* nothingLeft).toEqual({ schemas: 0, shadows: 0 })
-        }),
+        expect(indexes.map((i) => i.indexname)).toEqual([`${p.name}_pkey`, `${p.name}_total`])
+        // The checkpoints are at the end of the log: a catch-up after the rebuild applies nothing.
+        expect(yield* Projection.catchUp(p)).toBe(0)
+        expect(yield* Projection.catchUp(q)).toBe(0)
+        expect([yield* Counters.rowsOf(p.name), yield* Counters.rowsOf(q.name)]).toEqual(want)
+        expect(yield* nothingLeft).toEqual({ schemas: 0, shadows: 0 })
+      }),
       { fastCheck: { numRuns: 6 } }
     )
 
     it.effect(
       "while a rebuild replays, the live tables answer at once and the log's consumers move on; after the swap the live runner loses and repeats no event",
-      () =>
-        Effect.gen(function* () {
-          const sql = yield* SqlClient.SqlClient
-          const { appended, p, prefix, stream, tag } = yield* caughtUpCounter("l", 30, 4, (i) => (i % 7) + 1)
-          const before = yield* Counters.rowsOf(p.name)
-          expect(before).toEqual(expected(appended))
-          const runner = yield* Effect.fork(Projection.run(p, { pollInterval: "50 millis", batchSize: 5 }))
+      withStore(function* ({ sql }) {
+        const { appended, p, prefix, stream, tag } = yield* caughtUpCounter("l", 30, 4, (i) => (i % 7) + 1)
+        const before = yield* Counters.rowsOf(p.name)
+        expect(before).toEqual(expected(appended))
+        const runner = yield* Effect.fork(Projection.run(p, { pollInterval: "50 millis", batchSize: 5 }))
 
-          const rebuild = yield* pausedRebuild([p], 7)
-          // (a) A read of the live table takes no lock wait, and gives the old rows.
-          const read = yield* sql
-            .withTransaction(Effect.zipRight(sql`SET LOCAL lock_timeout = '500ms'`, Counters.rowsOf(p.name)))
-            .pipe(Effect.orDie)
-          expect(read).toEqual(before)
-          // (b) An event appended now reaches another consumer of the log, and the live runner.
-          const late = taggedEvent("Added", { amount: 100 })
-          yield* (yield* EventStore.EventStore).append(stream(0), [late], EventStore.ExpectedVersion.Any())
-          appended.push([stream(0), 100])
-          let seen = false
-          const other = Subscription.make(`other-${tag}`, (e) =>
-            e.eventId === late.eventId
-              ? Effect.sync(() => {
-                  seen = true
-                })
-              : Effect.void
-          )
-          yield* Eventually.eventually(
-            "the event appended during the rebuild, by another consumer",
-            Effect.zipRight(
-              Subscription.catchUp(other),
-              Effect.sync(() => seen)
-            ),
-            (s) => s,
-            long
-          )
-          yield* Eventually.eventually(
-            (last) => `the live table kept current during the rebuild: ${JSON.stringify(last)}`,
-            Counters.rowsOf(p.name),
-            (now) => JSON.stringify(now) === JSON.stringify(expected(appended)),
-            long
-          )
+        const rebuild = yield* pausedRebuild([p], 7)
+        // (a) A read of the live table takes no lock wait, and gives the old rows.
+        const read = yield* sql
+          .withTransaction(Effect.zipRight(sql`SET LOCAL lock_timeout = '500ms'`, Counters.rowsOf(p.name)))
+          .pipe(Effect.orDie)
+        expect(read).toEqual(before)
+        // (b) An event appended now reaches another consumer of the log, and the live runner.
+        const late = taggedEvent("Added", { amount: 100 })
+        yield* (yield* EventStore.EventStore).append(stream(0), [late], EventStore.ExpectedVersion.Any())
+        appended.push([stream(0), 100])
+        let seen = false
+        const other = Subscription.make(`other-${tag}`, (e) =>
+          e.eventId === late.eventId
+            ? Effect.sync(() => {
+                seen = true
+              })
+            : Effect.void
+        )
+        yield* Eventually.eventually(
+          "the event appended during the rebuild, by another consumer",
+          Effect.zipRight(
+            Subscription.catchUp(other),
+            Effect.sync(() => seen)
+          ),
+          (s) => s,
+          long
+        )
+        yield* Eventually.eventually(
+          (last) => `the live table kept current during the rebuild: ${JSON.stringify(last)}`,
+          Counters.rowsOf(p.name),
+          (now) => JSON.stringify(now) === JSON.stringify(expected(appended)),
+          long
+        )
 
-          // Appends during the rest of the replay and the swap, then after it.
-          const appender = yield* Effect.fork(
-            Effect.forEach(
-              Array.from({ length: 25 }, (_, i) => i),
-              (i) => Effect.zipRight(appendAll(appended, [[stream(i), i + 1]]), Effect.sleep("5 millis")),
-              { discard: true }
-            )
+        // Appends during the rest of the replay and the swap, then after it.
+        const appender = yield* Effect.fork(
+          Effect.forEach(
+            Array.from({ length: 25 }, (_, i) => i),
+            (i) => Effect.zipRight(appendAll(appended, [[stream(i), i + 1]]), Effect.sleep("5 millis")),
+            { discard: true }
           )
-          yield* rebuild.resume
-          const replayed = yield* Fiber.join(rebuild.fiber)
-          expect(replayed).toBeGreaterThanOrEqual(31)
-          yield* Fiber.join(appender)
-          yield* appendAll(appended, [
-            [stream(1), 1000],
-            [stream(2), 2000]
-          ])
-          yield* Eventually.logVisible
+        )
+        yield* rebuild.resume
+        const replayed = yield* Fiber.join(rebuild.fiber)
+        expect(replayed).toBeGreaterThanOrEqual(31)
+        yield* Fiber.join(appender)
+        yield* appendAll(appended, [
+          [stream(1), 1000],
+          [stream(2), 2000]
+        ])
+        yield* Eventually.logVisible
 
-          const fresh = counter(prefix, `rb_fresh_${tag}`)
-          const want = expected(appended)
-          yield* Eventually.eventually(
-            (last) => `the live runner's rows after the swap: ${JSON.stringify(last)}`,
-            Counters.rowsOf(p.name),
-            (now) => JSON.stringify(now) === JSON.stringify(want),
-            long
-          )
-          yield* Projection.catchUp(fresh)
-          expect(yield* Counters.rowsOf(fresh.name)).toEqual(want)
-          yield* Fiber.interrupt(runner)
-          // The live runner's checkpoint is where a fresh full catch-up ended: nothing is left to apply.
-          expect(yield* checkpointOf(Projection.checkpointName(p))).toBe(
-            yield* checkpointOf(Projection.checkpointName(fresh))
-          )
-          expect(yield* Projection.catchUp(p)).toBe(0)
-          expect(yield* Counters.rowsOf(p.name)).toEqual(want)
-          expect(yield* nothingLeft).toEqual({ schemas: 0, shadows: 0 })
-        })
+        const fresh = counter(prefix, `rb_fresh_${tag}`)
+        const want = expected(appended)
+        yield* Eventually.eventually(
+          (last) => `the live runner's rows after the swap: ${JSON.stringify(last)}`,
+          Counters.rowsOf(p.name),
+          (now) => JSON.stringify(now) === JSON.stringify(want),
+          long
+        )
+        yield* Projection.catchUp(fresh)
+        expect(yield* Counters.rowsOf(fresh.name)).toEqual(want)
+        yield* Fiber.interrupt(runner)
+        // The live runner's checkpoint is where a fresh full catch-up ended: nothing is left to apply.
+        expect(yield* checkpointOf(Projection.checkpointName(p))).toBe(
+          yield* checkpointOf(Projection.checkpointName(fresh))
+        )
+        expect(yield* Projection.catchUp(p)).toBe(0)
+        expect(yield* Counters.rowsOf(p.name)).toEqual(want)
+        expect(yield* nothingLeft).toEqual({ schemas: 0, shadows: 0 })
+      })
     )
 
     it.effect(
       "a rebuild interrupted mid-replay or mid-transaction leaves the live tables as they were; after a crash the next one succeeds",
-      () =>
-        Effect.gen(function* () {
-          const sql = yield* SqlClient.SqlClient
-          const { appended, p, prefix } = yield* caughtUpCounter("c", 20, 3)
-          const before = yield* Counters.rowsOf(p.name)
-          const checkpoint = yield* checkpointOf(Projection.checkpointName(p))
-          expect(before).toEqual(expected(appended))
+      withStore(function* ({ sql }) {
+        const { appended, p, prefix } = yield* caughtUpCounter("c", 20, 3)
+        const before = yield* Counters.rowsOf(p.name)
+        const checkpoint = yield* checkpointOf(Projection.checkpointName(p))
+        expect(before).toEqual(expected(appended))
 
-          // Interrupted between two replay transactions.
-          const between = yield* pausedRebuild([p], 6)
-          yield* Fiber.interrupt(between.fiber)
-          expect(yield* Counters.rowsOf(p.name)).toEqual(before)
-          expect(yield* checkpointOf(Projection.checkpointName(p))).toBe(checkpoint)
-          expect(yield* nothingLeft).toEqual({ schemas: 0, shadows: 0 })
+        // Interrupted between two replay transactions.
+        const between = yield* pausedRebuild([p], 6)
+        yield* Fiber.interrupt(between.fiber)
+        expect(yield* Counters.rowsOf(p.name)).toEqual(before)
+        expect(yield* checkpointOf(Projection.checkpointName(p))).toBe(checkpoint)
+        expect(yield* nothingLeft).toEqual({ schemas: 0, shadows: 0 })
 
-          // Interrupted inside a replay transaction (its projection waits on the 10th event).
-          const mine = (yield* (yield* EventStore.EventStore).readStream(`${prefix}-0`))[3]!
-          const inside = yield* Deferred.make<void>()
-          const stuck = Projection.make({
-            ...p,
-            apply: (e) =>
-              e.eventId === mine.eventId
-                ? Effect.zipRight(Deferred.succeed(inside, undefined), Effect.never)
-                : p.apply(e)
-          })
-          const within = yield* Effect.fork(Projection.rebuildAll([stuck], { batchSize: 1000 }))
-          yield* Deferred.await(inside)
-          expect(Exit.isInterrupted(yield* Fiber.interrupt(within))).toBe(true)
-          expect(yield* Counters.rowsOf(p.name)).toEqual(before)
-          expect(yield* checkpointOf(Projection.checkpointName(p))).toBe(checkpoint)
-          expect(yield* nothingLeft).toEqual({ schemas: 0, shadows: 0 })
-
-          // A crash leaves its shadow schema (here with a table that does not fit) and checkpoint.
-          yield* sql`CREATE SCHEMA ${sql(Projection.rebuildSchema)}`.pipe(Effect.orDie)
-          yield* sql`CREATE TABLE ${sql(`${Projection.rebuildSchema}.${p.name}`)} (junk integer)`.pipe(
-            Effect.orDie
-          )
-          yield* sql`INSERT INTO cobro_checkpoints (name, transaction_id, global_position)
-            VALUES (${Projection.rebuildCheckpointName(p)}, '0', 0)`.pipe(Effect.orDie)
-          yield* Projection.rebuildAll([p], { batchSize: 6 })
-          expect(yield* Counters.rowsOf(p.name)).toEqual(before)
-          expect(yield* checkpointOf(Projection.checkpointName(p))).toBe(checkpoint)
-          expect(yield* nothingLeft).toEqual({ schemas: 0, shadows: 0 })
+        // Interrupted inside a replay transaction (its projection waits on the 10th event).
+        const mine = (yield* (yield* EventStore.EventStore).readStream(`${prefix}-0`))[3]!
+        const inside = yield* Deferred.make<void>()
+        const stuck = Projection.make({
+          ...p,
+          apply: (e) =>
+            e.eventId === mine.eventId
+              ? Effect.zipRight(Deferred.succeed(inside, undefined), Effect.never)
+              : p.apply(e)
         })
+        const within = yield* Effect.fork(Projection.rebuildAll([stuck], { batchSize: 1000 }))
+        yield* Deferred.await(inside)
+        expect(Exit.isInterrupted(yield* Fiber.interrupt(within))).toBe(true)
+        expect(yield* Counters.rowsOf(p.name)).toEqual(before)
+        expect(yield* checkpointOf(Projection.checkpointName(p))).toBe(checkpoint)
+        expect(yield* nothingLeft).toEqual({ schemas: 0, shadows: 0 })
+
+        // A crash leaves its shadow schema (here with a table that does not fit) and checkpoint.
+        yield* sql`CREATE SCHEMA ${sql(Projection.rebuildSchema)}`.pipe(Effect.orDie)
+        yield* sql`CREATE TABLE ${sql(`${Projection.rebuildSchema}.${p.name}`)} (junk integer)`.pipe(
+          Effect.orDie
+        )
+        yield* sql`INSERT INTO cobro_checkpoints (name, transaction_id, global_position)
+            VALUES (${Projection.rebuildCheckpointName(p)}, '0', 0)`.pipe(Effect.orDie)
+        yield* Projection.rebuildAll([p], { batchSize: 6 })
+        expect(yield* Counters.rowsOf(p.name)).toEqual(before)
+        expect(yield* checkpointOf(Projection.checkpointName(p))).toBe(checkpoint)
+        expect(yield* nothingLeft).toEqual({ schemas: 0, shadows: 0 })
+      })
     )
 
     it.effect(

@@ -12,7 +12,7 @@ import * as Notifications from "@cobro/domain/Notifications"
 import * as TerminalCheckout from "@cobro/domain/TerminalCheckout"
 import * as WebhookDelivery from "@cobro/domain/WebhookDelivery"
 import * as SqlClient from "@effect/sql/SqlClient"
-import { describe, expect, layer } from "@effect/vitest"
+import { describe, expect } from "@effect/vitest"
 import * as DateTime from "effect/DateTime"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -24,6 +24,7 @@ import * as ReadModels from "../src/ReadModels.js"
 import * as TraceContext from "../src/TraceContext.js"
 import * as Databases from "./support/Databases.js"
 import * as Fixtures from "./support/Fixtures.js"
+import { storeSuite } from "./support/StoreTest.js"
 
 const encodeDelivery = Schema.encodeSync(WebhookDelivery.Event)
 
@@ -133,10 +134,7 @@ const recordCheckout = (integrationId: IntegrationId, events: ReadonlyArray<Term
   Fixtures.recordEvents(`TerminalCheckout-${integrationId}`, events.map(Fixtures.checkoutEvent))
 
 const suite = (name: string, database: Layer.Layer<Databases.StoreServices>) =>
-  layer(PgDeliveryQueue.layer.pipe(Layer.provideMerge(database)), {
-    excludeTestServices: true,
-    timeout: 60_000
-  })(name, (it) => {
+  storeSuite(PgDeliveryQueue.layer.pipe(Layer.provideMerge(database)), 60_000)(name, (it) => {
     for (const [path, append, { spanOfItsOwn }] of paths) {
       it.effect(`a delivery scheduled inside a span keeps the span's traceparent (${path})`, () =>
         Effect.gen(function* () {

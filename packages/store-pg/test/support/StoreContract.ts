@@ -3,7 +3,7 @@
  * and PostgreSQL by `Pglite.int.test.ts` and `Postgres.int.test.ts`.
  */
 import * as EventStore from "@cobro/domain/EventStore"
-import { assert, expect, layer } from "@effect/vitest"
+import { assert, expect } from "@effect/vitest"
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -20,6 +20,7 @@ import * as Verify from "../../src/Verify.js"
 import type { StoreServices } from "./Databases.js"
 import * as Eventually from "./Eventually.js"
 import { event, streamId } from "./Fixtures.js"
+import { storeSuite, withStore } from "./StoreTest.js"
 
 const { Any, Exact, NoStream } = EventStore.ExpectedVersion
 
@@ -113,10 +114,10 @@ export const storeContract = (
     readonly sessions?: "one" | "many"
   }
 ) =>
-  layer(storeLayer, { excludeTestServices: true, timeout: "60 seconds" })(name, (it) => {
-    it.effect("a new stream accepts NoStream, then refuses it with a typed ConcurrencyConflict", () =>
-      Effect.gen(function* () {
-        const store = yield* EventStore.EventStore
+  storeSuite(storeLayer, "60 seconds")(name, (it) => {
+    it.effect(
+      "a new stream accepts NoStream, then refuses it with a typed ConcurrencyConflict",
+      withStore(function* ({ store }) {
         const id = streamId()
         const first = yield* store.append(id, [event("Opened")], NoStream())
         expect(first.nextVersion).toBe(1)
@@ -126,9 +127,9 @@ export const storeContract = (
       })
     )
 
-    it.effect("Exact(version) appends only at that version; Any appends whatever the version", () =>
-      Effect.gen(function* () {
-        const store = yield* EventStore.EventStore
+    it.effect(
+      "Exact(version) appends only at that version; Any appends whatever the version",
+      withStore(function* ({ store }) {
         const id = streamId()
         const missing = yield* Effect.flip(store.append(id, [event("A")], Exact({ version: 3 })))
         expect(missing).toMatchObject({ _tag: "ConcurrencyConflict", actual: 0 })
@@ -149,9 +150,9 @@ export const storeContract = (
       })
     )
 
-    it.effect("an unknown stream reads as empty; an empty append checks the version only", () =>
-      Effect.gen(function* () {
-        const store = yield* EventStore.EventStore
+    it.effect(
+      "an unknown stream reads as empty; an empty append checks the version only",
+      withStore(function* ({ store }) {
         const id = streamId()
         expect(yield* store.readStream(id)).toEqual([])
         expect((yield* store.append(id, [], NoStream())).nextVersion).toBe(0)
@@ -160,9 +161,9 @@ export const storeContract = (
       })
     )
 
-    it.effect("several events append atomically: all, in order, with consecutive versions", () =>
-      Effect.gen(function* () {
-        const store = yield* EventStore.EventStore
+    it.effect(
+      "several events append atomically: all, in order, with consecutive versions",
+      withStore(function* ({ store }) {
         const id = streamId()
         const events = [event("A", { n: 1 }), event("B", { n: 2 }), event("C", { n: 3 })]
         const result = yield* store.append(id, events, NoStream())
@@ -185,9 +186,9 @@ export const storeContract = (
       })
     )
 
-    it.effect("re-appending stored events is a no-op that returns the original positions", () =>
-      Effect.gen(function* () {
-        const store = yield* EventStore.EventStore
+    it.effect(
+      "re-appending stored events is a no-op that returns the original positions",
+      withStore(function* ({ store }) {
         const id = streamId()
         const events = [
           event("A", { amount: 1 }, { actor: "merchant" }),
@@ -207,9 +208,9 @@ export const storeContract = (
       })
     )
 
-    it.effect("an event id stored with other content is EventIdReused, never retried", () =>
-      Effect.gen(function* () {
-        const store = yield* EventStore.EventStore
+    it.effect(
+      "an event id stored with other content is EventIdReused, never retried",
+      withStore(function* ({ store }) {
         const id = streamId()
         const original = event("A", { amount: 1 })
         yield* store.append(id, [original], NoStream())
@@ -228,9 +229,9 @@ export const storeContract = (
       })
     )
 
-    it.effect("readStream reads a window of versions and the stream as of an instant", () =>
-      Effect.gen(function* () {
-        const store = yield* EventStore.EventStore
+    it.effect(
+      "readStream reads a window of versions and the stream as of an instant",
+      withStore(function* ({ store }) {
         const id = streamId()
         for (let i = 1; i <= 5; i++) {
           yield* store.append(id, [event("Step", { i })], Exact({ version: i - 1 }))
@@ -251,9 +252,9 @@ export const storeContract = (
       })
     )
 
-    it.effect("recorded events carry their metadata, time and a hash chain anyone can recompute", () =>
-      Effect.gen(function* () {
-        const store = yield* EventStore.EventStore
+    it.effect(
+      "recorded events carry their metadata, time and a hash chain anyone can recompute",
+      withStore(function* ({ store }) {
         const id = streamId()
         const meta = { causationId: "c-1", correlationId: "k-1", actor: "api", requestId: "r-1" }
         yield* store.append(
@@ -273,9 +274,9 @@ export const storeContract = (
       })
     )
 
-    it.effect("readAll resumes strictly after a checkpoint; streamAll pages through the whole log", () =>
-      Effect.gen(function* () {
-        const store = yield* EventStore.EventStore
+    it.effect(
+      "readAll resumes strictly after a checkpoint; streamAll pages through the whole log",
+      withStore(function* ({ store }) {
         const ids = [streamId(), streamId()]
         for (const id of ids) yield* store.append(id, [event("A"), event("B"), event("C")], NoStream())
         yield* Eventually.logVisible
@@ -300,9 +301,9 @@ export const storeContract = (
       })
     )
 
-    it.effect("on one stream, concurrent writers: exactly one wins each version, no event is lost", () =>
-      Effect.gen(function* () {
-        const store = yield* EventStore.EventStore
+    it.effect(
+      "on one stream, concurrent writers: exactly one wins each version, no event is lost",
+      withStore(function* ({ store }) {
         const id = streamId()
         const writers = 8
         for (let version = 0; version < 5; version++) {
@@ -342,10 +343,9 @@ export const storeContract = (
       })
     )
 
-    it.effect("a subscription applies each event once, saving its checkpoint in the same transaction", () =>
-      Effect.gen(function* () {
-        const store = yield* EventStore.EventStore
-        const sql = yield* SqlClient.SqlClient
+    it.effect(
+      "a subscription applies each event once, saving its checkpoint in the same transaction",
+      withStore(function* ({ store, sql }) {
         const name = `sub_${randomUUID().slice(0, 8)}`
         const seen: Array<string> = []
         const consumer = Subscription.make(name, (e) => Effect.sync(() => seen.push(e.eventId)))
@@ -372,9 +372,9 @@ export const storeContract = (
       })
     )
 
-    it.effect("readStreams reads several whole streams in one statement, each as readStream does", () =>
-      Effect.gen(function* () {
-        const store = yield* EventStore.EventStore
+    it.effect(
+      "readStreams reads several whole streams in one statement, each as readStream does",
+      withStore(function* ({ store }) {
         const [a, b, none] = [streamId(), streamId(), streamId()]
         yield* store.append(a, [event("A1"), event("A2")], NoStream())
         yield* store.append(b, [event("B1")], NoStream())
@@ -389,9 +389,9 @@ export const storeContract = (
       })
     )
 
-    it.effect("a catch-up stops at its first short batch: no empty transaction after it", () =>
-      Effect.gen(function* () {
-        const store = yield* EventStore.EventStore
+    it.effect(
+      "a catch-up stops at its first short batch: no empty transaction after it",
+      withStore(function* ({ store }) {
         const name = `short_${randomUUID().slice(0, 8)}`
         const consumer = Subscription.make(name, () => Effect.void)
         yield* Eventually.logVisible
@@ -420,304 +420,291 @@ export const storeContract = (
 
     it.effect(
       "a consumer is handed only the events it concerns, each once, also with two runners; a batch of others only moves its checkpoint",
-      () =>
-        Effect.gen(function* () {
-          const store = yield* EventStore.EventStore
-          const name = `concerns_${randomUUID().slice(0, 8)}`
-          const handed: Array<string> = []
-          const consumer: Subscription.Consumer = {
-            ...Subscription.make(name, (e) => Effect.sync(() => handed.push(e.type))),
-            concerns: (e) => e.type === "Wanted"
-          }
+      withStore(function* ({ store }) {
+        const name = `concerns_${randomUUID().slice(0, 8)}`
+        const handed: Array<string> = []
+        const consumer: Subscription.Consumer = {
+          ...Subscription.make(name, (e) => Effect.sync(() => handed.push(e.type))),
+          concerns: (e) => e.type === "Wanted"
+        }
+        yield* Eventually.logVisible
+        yield* Subscription.catchUp(consumer)
+        handed.length = 0
+        // Others only: the checkpoint moves to the last of them, the handler never runs.
+        yield* store.append(streamId(), [event("Other"), event("Other")], NoStream())
+        yield* Eventually.logVisible
+        expect(yield* Subscription.catchUp(consumer)).toBe(2)
+        expect(handed).toEqual([])
+        const [last] = (yield* store.readAll({ after: EventStore.Start, limit: 100_000 })).slice(-1)
+        expect(yield* Subscription.checkpoint(name)).toEqual(last!.checkpoint)
+        if (options.sessions === "many") {
+          // Two runners at once, in small batches, over concerned events among many others: each
+          // concerned event is handed over once, and the checkpoint ends at the log's end (a runner
+          // that moves past others never moves the checkpoint back behind the other's work).
+          const kinds = Array.from({ length: 60 }, (_, i) =>
+            i % 7 === 3 || i % 11 === 0 ? "Wanted" : "Other"
+          )
+          for (const kind of kinds) yield* store.append(streamId(), [event(kind)], NoStream())
           yield* Eventually.logVisible
-          yield* Subscription.catchUp(consumer)
           handed.length = 0
-          // Others only: the checkpoint moves to the last of them, the handler never runs.
-          yield* store.append(streamId(), [event("Other"), event("Other")], NoStream())
-          yield* Eventually.logVisible
-          expect(yield* Subscription.catchUp(consumer)).toBe(2)
-          expect(handed).toEqual([])
-          const [last] = (yield* store.readAll({ after: EventStore.Start, limit: 100_000 })).slice(-1)
-          expect(yield* Subscription.checkpoint(name)).toEqual(last!.checkpoint)
-          if (options.sessions === "many") {
-            // Two runners at once, in small batches, over concerned events among many others: each
-            // concerned event is handed over once, and the checkpoint ends at the log's end (a runner
-            // that moves past others never moves the checkpoint back behind the other's work).
-            const kinds = Array.from({ length: 60 }, (_, i) =>
-              i % 7 === 3 || i % 11 === 0 ? "Wanted" : "Other"
-            )
-            for (const kind of kinds) yield* store.append(streamId(), [event(kind)], NoStream())
-            yield* Eventually.logVisible
-            handed.length = 0
-            const [a, b] = yield* Effect.all(
-              [
-                Subscription.catchUp(consumer, { batchSize: 4 }),
-                Subscription.catchUp(consumer, { batchSize: 4 })
-              ],
-              { concurrency: 2 }
-            )
-            expect(a + b).toBeGreaterThanOrEqual(kinds.length)
-            expect(handed).toEqual(kinds.filter((kind) => kind === "Wanted"))
-            const [end] = (yield* store.readAll({ after: EventStore.Start, limit: 100_000 })).slice(-1)
-            expect(yield* Subscription.checkpoint(name)).toEqual(end!.checkpoint)
-            handed.length = 0
-          }
-          // A batch with one concerned event among others: that one alone is handed over, in its transaction.
-          yield* store.append(streamId(), [event("Other"), event("Wanted"), event("Other")], NoStream())
-          yield* Eventually.logVisible
-          expect(yield* Subscription.catchUp(consumer)).toBe(3)
-          expect(handed).toEqual(["Wanted"])
+          const [a, b] = yield* Effect.all(
+            [
+              Subscription.catchUp(consumer, { batchSize: 4 }),
+              Subscription.catchUp(consumer, { batchSize: 4 })
+            ],
+            { concurrency: 2 }
+          )
+          expect(a + b).toBeGreaterThanOrEqual(kinds.length)
+          expect(handed).toEqual(kinds.filter((kind) => kind === "Wanted"))
           const [end] = (yield* store.readAll({ after: EventStore.Start, limit: 100_000 })).slice(-1)
           expect(yield* Subscription.checkpoint(name)).toEqual(end!.checkpoint)
-        })
+          handed.length = 0
+        }
+        // A batch with one concerned event among others: that one alone is handed over, in its transaction.
+        yield* store.append(streamId(), [event("Other"), event("Wanted"), event("Other")], NoStream())
+        yield* Eventually.logVisible
+        expect(yield* Subscription.catchUp(consumer)).toBe(3)
+        expect(handed).toEqual(["Wanted"])
+        const [end] = (yield* store.readAll({ after: EventStore.Start, limit: 100_000 })).slice(-1)
+        expect(yield* Subscription.checkpoint(name)).toEqual(end!.checkpoint)
+      })
     )
 
     it.effect(
       "a running consumer whose checkpoint is reset starts over, even when its next batch concerns it not at all",
-      () =>
-        Effect.gen(function* () {
-          const store = yield* EventStore.EventStore
-          const id = streamId()
-          const name = `reset_${randomUUID().slice(0, 8)}`
-          const handed: Array<string> = []
-          const consumer: Subscription.Consumer = {
-            ...recordingTypes(name, id, handed),
-            concerns: (e) => e.type === "Wanted"
-          }
-          yield* store.append(id, [event("Wanted"), event("Other")], NoStream())
-          yield* Eventually.logVisible
-          const fiber = yield* Effect.fork(Subscription.run(consumer, { pollInterval: "100 millis" }))
-          const until = (done: () => boolean) =>
-            Effect.gen(function* () {
-              for (let i = 0; i < 200 && !done(); i++) yield* Effect.sleep("50 millis")
-            })
-          yield* until(() => handed.length === 1)
-          expect(handed).toEqual(["Wanted"])
-          // Reset (as `Projection.reset` does) while it runs; then a batch of others only.
-          yield* Subscription.resetCheckpoint(name)
-          yield* store.append(id, [event("Other")], Exact({ version: 2 }))
-          yield* Eventually.logVisible
-          // It starts over from the beginning of the log: the Wanted event is handed again.
-          yield* until(() => handed.length === 2)
-          yield* Fiber.interrupt(fiber)
-          expect(handed).toEqual(["Wanted", "Wanted"])
-        })
+      withStore(function* ({ store }) {
+        const id = streamId()
+        const name = `reset_${randomUUID().slice(0, 8)}`
+        const handed: Array<string> = []
+        const consumer: Subscription.Consumer = {
+          ...recordingTypes(name, id, handed),
+          concerns: (e) => e.type === "Wanted"
+        }
+        yield* store.append(id, [event("Wanted"), event("Other")], NoStream())
+        yield* Eventually.logVisible
+        const fiber = yield* Effect.fork(Subscription.run(consumer, { pollInterval: "100 millis" }))
+        const until = (done: () => boolean) =>
+          Effect.gen(function* () {
+            for (let i = 0; i < 200 && !done(); i++) yield* Effect.sleep("50 millis")
+          })
+        yield* until(() => handed.length === 1)
+        expect(handed).toEqual(["Wanted"])
+        // Reset (as `Projection.reset` does) while it runs; then a batch of others only.
+        yield* Subscription.resetCheckpoint(name)
+        yield* store.append(id, [event("Other")], Exact({ version: 2 }))
+        yield* Eventually.logVisible
+        // It starts over from the beginning of the log: the Wanted event is handed again.
+        yield* until(() => handed.length === 2)
+        yield* Fiber.interrupt(fiber)
+        expect(handed).toEqual(["Wanted", "Wanted"])
+      })
     )
 
     it.effect(
       "consumers run as a group read each page of the log once for all of them, and each applies every event after its own checkpoint once, in order",
-      () =>
-        Effect.gen(function* () {
-          const store = yield* EventStore.EventStore
-          const ours = new Set<string>()
-          const tag = randomUUID().slice(0, 8)
-          /** A consumer that records the ids of this test's events it is handed (one at a time, or in batches). */
-          const recording = (name: string, how: { readonly batches?: boolean; readonly wanted?: string }) => {
-            const handed: Array<string> = []
-            const record = (events: ReadonlyArray<EventStore.LoggedEvent>) =>
-              Effect.sync(() => {
-                for (const e of events) if (ours.has(e.streamId)) handed.push(e.eventId)
-              })
-            const consumer: Subscription.Consumer = {
-              ...(how.batches === true
-                ? Subscription.makeBatch(`${name}_${tag}`, record)
-                : Subscription.make(`${name}_${tag}`, (e) => record([e]))),
-              ...(how.wanted === undefined
-                ? {}
-                : { concerns: (e: EventStore.LoggedEvent) => e.type === how.wanted })
-            }
-            return { consumer, handed }
-          }
-          const ahead = recording("ahead", {})
-          const batch = recording("batch", { batches: true })
-          const behind = recording("behind", {})
-          const choosy = recording("choosy", { wanted: "Wanted" })
-          yield* Eventually.logVisible
-          // Two consumers at the end of the log, two at its start.
-          yield* Subscription.catchUp(ahead.consumer)
-          yield* Subscription.catchUp(batch.consumer)
-          const append = (types: ReadonlyArray<string>) =>
-            Effect.gen(function* () {
-              const id = streamId("group")
-              ours.add(id)
-              const events = types.map((type) => event(type))
-              yield* store.append(id, events, NoStream())
-              return events
+      withStore(function* ({ store }) {
+        const ours = new Set<string>()
+        const tag = randomUUID().slice(0, 8)
+        /** A consumer that records the ids of this test's events it is handed (one at a time, or in batches). */
+        const recording = (name: string, how: { readonly batches?: boolean; readonly wanted?: string }) => {
+          const handed: Array<string> = []
+          const record = (events: ReadonlyArray<EventStore.LoggedEvent>) =>
+            Effect.sync(() => {
+              for (const e of events) if (ours.has(e.streamId)) handed.push(e.eventId)
             })
-          const first = [...(yield* append(["Other", "Wanted"])), ...(yield* append(["Other"]))]
-          yield* Eventually.logVisible
-          const { pages, counting } = countingPages(store)
-          const all = [ahead, batch, behind, choosy]
-          const catchUpAll = (batchSize: number) =>
-            Subscription.catchUpAll(
-              all.map((c) => c.consumer),
-              { batchSize }
-            ).pipe(Effect.provideService(EventStore.EventStore, counting))
-          const ids = (events: ReadonlyArray<EventStore.NewEvent>) => events.map((e) => e.eventId)
-          const wanted = (events: ReadonlyArray<EventStore.NewEvent>) =>
-            ids(events.filter((e) => e.type === "Wanted"))
-          // The whole log fits one page: read once, from the earliest checkpoint, for all four.
-          yield* catchUpAll(1_000_000)
-          expect(pages).toEqual([pages[0]])
-          for (const c of [ahead, batch, behind]) expect(c.handed).toEqual(ids(first))
-          expect(choosy.handed).toEqual(wanted(first))
-          // All at one checkpoint now: 5 new events in pages of 2 are 3 reads for the four, not 12.
-          pages.length = 0
-          const second = [
-            ...(yield* append(["Wanted", "Other", "Other"])),
-            ...(yield* append(["Other", "Wanted"]))
-          ]
-          yield* Eventually.logVisible
-          yield* catchUpAll(2)
-          expect(pages).toEqual([2, 2, 1])
-          for (const c of [ahead, batch, behind]) expect(c.handed).toEqual(ids([...first, ...second]))
-          expect(choosy.handed).toEqual(wanted([...first, ...second]))
-          const [end] = (yield* store.readAll({ after: EventStore.Start, limit: 1_000_000 })).slice(-1)
-          for (const c of all)
-            expect(yield* Subscription.checkpoint(c.consumer.name)).toEqual(end!.checkpoint)
-          // One consumer set back to the start: it is caught up in full pages of its own while the
-          // others, at the end, are served by the short page read from their checkpoint.
-          yield* Subscription.resetCheckpoint(behind.consumer.name)
-          behind.handed.length = 0
-          ahead.handed.length = 0
-          const third = yield* append(["Wanted"])
-          yield* Eventually.logVisible
-          yield* catchUpAll(3)
-          expect(behind.handed).toEqual(ids([...first, ...second, ...third]))
-          expect(ahead.handed).toEqual(ids(third))
-          expect(choosy.handed).toEqual(wanted([...first, ...second, ...third]))
-        })
+          const consumer: Subscription.Consumer = {
+            ...(how.batches === true
+              ? Subscription.makeBatch(`${name}_${tag}`, record)
+              : Subscription.make(`${name}_${tag}`, (e) => record([e]))),
+            ...(how.wanted === undefined
+              ? {}
+              : { concerns: (e: EventStore.LoggedEvent) => e.type === how.wanted })
+          }
+          return { consumer, handed }
+        }
+        const ahead = recording("ahead", {})
+        const batch = recording("batch", { batches: true })
+        const behind = recording("behind", {})
+        const choosy = recording("choosy", { wanted: "Wanted" })
+        yield* Eventually.logVisible
+        // Two consumers at the end of the log, two at its start.
+        yield* Subscription.catchUp(ahead.consumer)
+        yield* Subscription.catchUp(batch.consumer)
+        const append = (types: ReadonlyArray<string>) =>
+          Effect.gen(function* () {
+            const id = streamId("group")
+            ours.add(id)
+            const events = types.map((type) => event(type))
+            yield* store.append(id, events, NoStream())
+            return events
+          })
+        const first = [...(yield* append(["Other", "Wanted"])), ...(yield* append(["Other"]))]
+        yield* Eventually.logVisible
+        const { pages, counting } = countingPages(store)
+        const all = [ahead, batch, behind, choosy]
+        const catchUpAll = (batchSize: number) =>
+          Subscription.catchUpAll(
+            all.map((c) => c.consumer),
+            { batchSize }
+          ).pipe(Effect.provideService(EventStore.EventStore, counting))
+        const ids = (events: ReadonlyArray<EventStore.NewEvent>) => events.map((e) => e.eventId)
+        const wanted = (events: ReadonlyArray<EventStore.NewEvent>) =>
+          ids(events.filter((e) => e.type === "Wanted"))
+        // The whole log fits one page: read once, from the earliest checkpoint, for all four.
+        yield* catchUpAll(1_000_000)
+        expect(pages).toEqual([pages[0]])
+        for (const c of [ahead, batch, behind]) expect(c.handed).toEqual(ids(first))
+        expect(choosy.handed).toEqual(wanted(first))
+        // All at one checkpoint now: 5 new events in pages of 2 are 3 reads for the four, not 12.
+        pages.length = 0
+        const second = [
+          ...(yield* append(["Wanted", "Other", "Other"])),
+          ...(yield* append(["Other", "Wanted"]))
+        ]
+        yield* Eventually.logVisible
+        yield* catchUpAll(2)
+        expect(pages).toEqual([2, 2, 1])
+        for (const c of [ahead, batch, behind]) expect(c.handed).toEqual(ids([...first, ...second]))
+        expect(choosy.handed).toEqual(wanted([...first, ...second]))
+        const [end] = (yield* store.readAll({ after: EventStore.Start, limit: 1_000_000 })).slice(-1)
+        for (const c of all) expect(yield* Subscription.checkpoint(c.consumer.name)).toEqual(end!.checkpoint)
+        // One consumer set back to the start: it is caught up in full pages of its own while the
+        // others, at the end, are served by the short page read from their checkpoint.
+        yield* Subscription.resetCheckpoint(behind.consumer.name)
+        behind.handed.length = 0
+        ahead.handed.length = 0
+        const third = yield* append(["Wanted"])
+        yield* Eventually.logVisible
+        yield* catchUpAll(3)
+        expect(behind.handed).toEqual(ids([...first, ...second, ...third]))
+        expect(ahead.handed).toEqual(ids(third))
+        expect(choosy.handed).toEqual(wanted([...first, ...second, ...third]))
+      })
     )
 
     it.effect(
       "in a running group, a consumer whose batch fails rests, then starts again from its saved checkpoint, while the others go on",
-      () =>
-        Effect.gen(function* () {
-          const store = yield* EventStore.EventStore
-          const id = streamId("flaky")
-          const tag = randomUUID().slice(0, 8)
-          const steady: Array<string> = []
-          const flaky: Array<string> = []
-          let failures = 0
-          const consumers: ReadonlyArray<Subscription.Consumer<string>> = [
-            recordingTypes(`steady_${tag}`, id, steady),
-            Subscription.makeBatch(`flaky_${tag}`, (events) =>
-              Effect.gen(function* () {
-                const mine = events.filter((e) => e.streamId === id).map((e) => e.type)
-                // Fails twice on the batch holding "B" (after handling "A" in it: rolled back).
-                if (mine.includes("B") && failures < 2) {
-                  failures++
-                  return yield* Effect.fail("refused")
-                }
-                flaky.push(...mine)
-              })
-            )
-          ]
-          yield* Eventually.logVisible
-          yield* Subscription.catchUpAll(consumers)
-          const fiber = yield* Effect.fork(
-            Subscription.runAll(consumers, { pollInterval: "50 millis", retryDelay: "300 millis" })
+      withStore(function* ({ store }) {
+        const id = streamId("flaky")
+        const tag = randomUUID().slice(0, 8)
+        const steady: Array<string> = []
+        const flaky: Array<string> = []
+        let failures = 0
+        const consumers: ReadonlyArray<Subscription.Consumer<string>> = [
+          recordingTypes(`steady_${tag}`, id, steady),
+          Subscription.makeBatch(`flaky_${tag}`, (events) =>
+            Effect.gen(function* () {
+              const mine = events.filter((e) => e.streamId === id).map((e) => e.type)
+              // Fails twice on the batch holding "B" (after handling "A" in it: rolled back).
+              if (mine.includes("B") && failures < 2) {
+                failures++
+                return yield* Effect.fail("refused")
+              }
+              flaky.push(...mine)
+            })
           )
-          yield* store.append(id, [event("A"), event("B")], NoStream())
-          yield* Eventually.eventually(
-            "the steady consumer has both events",
-            Effect.sync(() => steady.length),
-            (n) => n === 2
-          )
-          // The steady one is not held back by the failing one.
-          expect(flaky).toEqual([])
-          yield* store.append(id, [event("C")], Exact({ version: 2 }))
-          yield* Eventually.eventually(
-            "the flaky consumer has all three events",
-            Effect.sync(() => flaky.length),
-            (n) => n >= 3
-          )
-          yield* Fiber.interrupt(fiber)
-          expect(failures).toBe(2)
-          expect(steady).toEqual(["A", "B", "C"])
-          expect(flaky).toEqual(["A", "B", "C"])
-        })
+        ]
+        yield* Eventually.logVisible
+        yield* Subscription.catchUpAll(consumers)
+        const fiber = yield* Effect.fork(
+          Subscription.runAll(consumers, { pollInterval: "50 millis", retryDelay: "300 millis" })
+        )
+        yield* store.append(id, [event("A"), event("B")], NoStream())
+        yield* Eventually.eventually(
+          "the steady consumer has both events",
+          Effect.sync(() => steady.length),
+          (n) => n === 2
+        )
+        // The steady one is not held back by the failing one.
+        expect(flaky).toEqual([])
+        yield* store.append(id, [event("C")], Exact({ version: 2 }))
+        yield* Eventually.eventually(
+          "the flaky consumer has all three events",
+          Effect.sync(() => flaky.length),
+          (n) => n >= 3
+        )
+        yield* Fiber.interrupt(fiber)
+        expect(failures).toBe(2)
+        expect(steady).toEqual(["A", "B", "C"])
+        expect(flaky).toEqual(["A", "B", "C"])
+      })
     )
 
     it.effect(
       "in a running group, a consumer saves its checkpoint past pages it does not concern at most once per saveSkippedEvery, applies a page it concerns at once, and after a restart applies nothing twice",
-      () =>
-        Effect.gen(function* () {
-          const store = yield* EventStore.EventStore
-          const id = streamId("lazy")
-          const tag = randomUUID().slice(0, 8)
-          const everything: Array<string> = []
-          const wanted: Array<string> = []
-          const choosy: Subscription.Consumer<never> = {
-            ...Subscription.make(`choosy_${tag}`, (e) =>
-              Effect.sync(() => {
-                wanted.push(e.eventId)
-              })
-            ),
-            concerns: (e) => e.streamId === id && e.type === "Wanted"
-          }
-          const all = recordingTypes(`all_${tag}`, id, everything)
-          yield* Eventually.logVisible
-          yield* Subscription.catchUpAll([choosy, all])
-          const start = yield* Subscription.checkpoint(choosy.name)
-          const fiber = yield* Effect.fork(
-            Subscription.runAll([choosy, all], { pollInterval: "50 millis", saveSkippedEvery: "1 hour" })
-          )
-          yield* store.append(id, [event("Other"), event("Other")], NoStream())
-          yield* Eventually.eventually(
-            "the other consumer has both events",
-            Effect.sync(() => everything.length),
-            (n) => n === 2
-          )
-          // The runner went past them in memory; the saved checkpoint has not moved (no statement).
-          yield* Effect.sleep("200 millis")
-          expect(yield* Subscription.checkpoint(choosy.name)).toEqual(start)
-          const wantedEvent = event("Wanted")
-          yield* store.append(id, [wantedEvent], Exact({ version: 2 }))
-          // Its handler runs inside the transaction that saves the checkpoint: wait for that commit.
-          yield* Eventually.eventually(
-            "the choosy consumer has its event, its checkpoint saved with it",
-            Effect.map(Subscription.checkpoint(choosy.name), (saved) => ({ saved, applied: wanted.length })),
-            ({ applied, saved }) =>
-              applied === 1 &&
-              (saved.transactionId !== start.transactionId || saved.globalPosition !== start.globalPosition)
-          )
-          yield* Fiber.interrupt(fiber)
-          expect(wanted).toEqual([wantedEvent.eventId])
-          const saved = yield* Subscription.checkpoint(choosy.name)
-          expect(saved).not.toEqual(start)
-          // A restart reads from the saved checkpoint: nothing is handed over twice.
-          yield* Subscription.catchUpAll([choosy])
-          expect(wanted).toEqual([wantedEvent.eventId])
-        })
+      withStore(function* ({ store }) {
+        const id = streamId("lazy")
+        const tag = randomUUID().slice(0, 8)
+        const everything: Array<string> = []
+        const wanted: Array<string> = []
+        const choosy: Subscription.Consumer<never> = {
+          ...Subscription.make(`choosy_${tag}`, (e) =>
+            Effect.sync(() => {
+              wanted.push(e.eventId)
+            })
+          ),
+          concerns: (e) => e.streamId === id && e.type === "Wanted"
+        }
+        const all = recordingTypes(`all_${tag}`, id, everything)
+        yield* Eventually.logVisible
+        yield* Subscription.catchUpAll([choosy, all])
+        const start = yield* Subscription.checkpoint(choosy.name)
+        const fiber = yield* Effect.fork(
+          Subscription.runAll([choosy, all], { pollInterval: "50 millis", saveSkippedEvery: "1 hour" })
+        )
+        yield* store.append(id, [event("Other"), event("Other")], NoStream())
+        yield* Eventually.eventually(
+          "the other consumer has both events",
+          Effect.sync(() => everything.length),
+          (n) => n === 2
+        )
+        // The runner went past them in memory; the saved checkpoint has not moved (no statement).
+        yield* Effect.sleep("200 millis")
+        expect(yield* Subscription.checkpoint(choosy.name)).toEqual(start)
+        const wantedEvent = event("Wanted")
+        yield* store.append(id, [wantedEvent], Exact({ version: 2 }))
+        // Its handler runs inside the transaction that saves the checkpoint: wait for that commit.
+        yield* Eventually.eventually(
+          "the choosy consumer has its event, its checkpoint saved with it",
+          Effect.map(Subscription.checkpoint(choosy.name), (saved) => ({ saved, applied: wanted.length })),
+          ({ applied, saved }) =>
+            applied === 1 &&
+            (saved.transactionId !== start.transactionId || saved.globalPosition !== start.globalPosition)
+        )
+        yield* Fiber.interrupt(fiber)
+        expect(wanted).toEqual([wantedEvent.eventId])
+        const saved = yield* Subscription.checkpoint(choosy.name)
+        expect(saved).not.toEqual(start)
+        // A restart reads from the saved checkpoint: nothing is handed over twice.
+        yield* Subscription.catchUpAll([choosy])
+        expect(wanted).toEqual([wantedEvent.eventId])
+      })
     )
 
     it.effect(
       "in a running group, a position skipped in memory is saved once saveSkippedEvery has passed, also when nothing more is appended",
-      () =>
-        Effect.gen(function* () {
-          const store = yield* EventStore.EventStore
-          const id = streamId("idle")
-          const tag = randomUUID().slice(0, 8)
-          const choosy: Subscription.Consumer<never> = {
-            ...Subscription.make(`idle_${tag}`, () => Effect.void),
-            concerns: () => false
-          }
-          yield* Eventually.logVisible
-          yield* Subscription.catchUpAll([choosy])
-          const fiber = yield* Effect.fork(
-            Subscription.runAll([choosy], { pollInterval: "50 millis", saveSkippedEvery: "300 millis" })
-          )
-          yield* store.append(id, [event("Other"), event("Other")], NoStream())
-          yield* Eventually.logVisible
-          const [head] = (yield* store.readAll({ after: EventStore.Start, limit: 1_000_000 })).slice(-1)
-          yield* Eventually.eventually(
-            "the skipped position saved",
-            Subscription.checkpoint(choosy.name),
-            (saved) => saved.globalPosition === head!.checkpoint.globalPosition
-          )
-          yield* Fiber.interrupt(fiber)
-        })
+      withStore(function* ({ store }) {
+        const id = streamId("idle")
+        const tag = randomUUID().slice(0, 8)
+        const choosy: Subscription.Consumer<never> = {
+          ...Subscription.make(`idle_${tag}`, () => Effect.void),
+          concerns: () => false
+        }
+        yield* Eventually.logVisible
+        yield* Subscription.catchUpAll([choosy])
+        const fiber = yield* Effect.fork(
+          Subscription.runAll([choosy], { pollInterval: "50 millis", saveSkippedEvery: "300 millis" })
+        )
+        yield* store.append(id, [event("Other"), event("Other")], NoStream())
+        yield* Eventually.logVisible
+        const [head] = (yield* store.readAll({ after: EventStore.Start, limit: 1_000_000 })).slice(-1)
+        yield* Eventually.eventually(
+          "the skipped position saved",
+          Subscription.checkpoint(choosy.name),
+          (saved) => saved.globalPosition === head!.checkpoint.globalPosition
+        )
+        yield* Fiber.interrupt(fiber)
+      })
     )
 
     it.effect("a running subscription wakes on appends", () =>
@@ -752,9 +739,9 @@ export const storeContract = (
       })
     )
 
-    it.effect("a subscription that has just caught up waits its batchInterval before it runs again", () =>
-      Effect.gen(function* () {
-        const store = yield* EventStore.EventStore
+    it.effect(
+      "a subscription that has just caught up waits its batchInterval before it runs again",
+      withStore(function* ({ store }) {
         const id = streamId()
         const name = `paced_${randomUUID().slice(0, 8)}`
         const seen: Array<string> = []
@@ -779,9 +766,9 @@ export const storeContract = (
       })
     )
 
-    it.effect("a projection can be reset and rebuilt from the log alone", () =>
-      Effect.gen(function* () {
-        const store = yield* EventStore.EventStore
+    it.effect(
+      "a projection can be reset and rebuilt from the log alone",
+      withStore(function* ({ store }) {
         const table = `proj_${randomUUID().slice(0, 8)}`
         const projection = balances(table)
         const id = streamId()
@@ -820,32 +807,30 @@ export const storeContract = (
           { minLength: 1, maxLength: 12 }
         )
       ],
-      ([history]) =>
-        Effect.gen(function* () {
-          const store = yield* EventStore.EventStore
-          const table = `prop_${randomUUID().slice(0, 8)}`
-          const projection = balances(table)
-          const streams = Array.from({ length: 4 }, () => streamId("prop"))
-          for (const step of history) {
-            const events = step.amounts.map((amount) =>
-              amount >= 0 ? event("Deposited", { amount }) : event("Withdrawn", { amount: -amount })
-            )
-            yield* store.append(streams[step.stream]!, events, Any())
-            if (step.catchUp) yield* Projection.catchUp(projection, { batchSize: 7 })
-          }
-          yield* Eventually.logVisible
-          yield* Projection.catchUp(projection, { batchSize: 7 })
-          const incremental = yield* rowsOf(table)
-          const expected = streams
-            .map((id) => history.filter((s) => streams[s.stream] === id).flatMap((s) => s.amounts))
-            .filter((amounts) => amounts.length > 0)
-          expect(incremental.filter((r) => streams.includes(r["stream_id"] as string)).length).toBe(
-            expected.length
+      withStore(function* ({ store }, [history]) {
+        const table = `prop_${randomUUID().slice(0, 8)}`
+        const projection = balances(table)
+        const streams = Array.from({ length: 4 }, () => streamId("prop"))
+        for (const step of history) {
+          const events = step.amounts.map((amount) =>
+            amount >= 0 ? event("Deposited", { amount }) : event("Withdrawn", { amount: -amount })
           )
-          yield* Projection.rebuild(projection)
-          expect(yield* rowsOf(table)).toEqual(incremental)
-          yield* exec((sql) => sql`DROP TABLE ${sql(table)}`)
-        }),
+          yield* store.append(streams[step.stream]!, events, Any())
+          if (step.catchUp) yield* Projection.catchUp(projection, { batchSize: 7 })
+        }
+        yield* Eventually.logVisible
+        yield* Projection.catchUp(projection, { batchSize: 7 })
+        const incremental = yield* rowsOf(table)
+        const expected = streams
+          .map((id) => history.filter((s) => streams[s.stream] === id).flatMap((s) => s.amounts))
+          .filter((amounts) => amounts.length > 0)
+        expect(incremental.filter((r) => streams.includes(r["stream_id"] as string)).length).toBe(
+          expected.length
+        )
+        yield* Projection.rebuild(projection)
+        expect(yield* rowsOf(table)).toEqual(incremental)
+        yield* exec((sql) => sql`DROP TABLE ${sql(table)}`)
+      }),
       { fastCheck: { numRuns: options.propRuns } }
     )
 
@@ -862,63 +847,59 @@ export const storeContract = (
         ),
         FastCheck.string({ unit: "grapheme", maxLength: 6 })
       ],
-      ([specs, suffix]) =>
-        Effect.gen(function* () {
-          const store = yield* EventStore.EventStore
-          const sql = yield* SqlClient.SqlClient
-          // PostgreSQL text and jsonb refuse U+0000: such events cannot be stored at all.
-          const storable = (text: string) => !text.includes("\u0000") && !text.includes("\\u0000")
-          const events = specs
-            .filter((spec) => storable(JSON.stringify(spec)))
-            .map((spec) => event(spec.type, spec.data, spec.actor === undefined ? {} : { actor: spec.actor }))
-          if (events.length === 0 || !storable(JSON.stringify(suffix))) return
-          const id = `${streamId("hash")}-ñ😀"\\-${suffix}`
-          // Every expectation kind: the version is known in JS (NoStream, Exact) or only in SQL (Any).
-          const thirds = [events.slice(0, 1), events.slice(1, 3), events.slice(3)]
-          yield* store.append(id, thirds[0]!, NoStream())
-          if (thirds[1]!.length > 0) yield* store.append(id, thirds[1]!, Exact({ version: 1 }))
-          if (thirds[2]!.length > 0) yield* store.append(id, thirds[2]!, Any())
-          const rows = yield* Effect.orDie(
-            sql<Rows.EventRow>`SELECT ${sql.literal(Rows.columns)} FROM cobro_events
+      withStore(function* ({ store, sql }, [specs, suffix]) {
+        // PostgreSQL text and jsonb refuse U+0000: such events cannot be stored at all.
+        const storable = (text: string) => !text.includes("\u0000") && !text.includes("\\u0000")
+        const events = specs
+          .filter((spec) => storable(JSON.stringify(spec)))
+          .map((spec) => event(spec.type, spec.data, spec.actor === undefined ? {} : { actor: spec.actor }))
+        if (events.length === 0 || !storable(JSON.stringify(suffix))) return
+        const id = `${streamId("hash")}-ñ😀"\\-${suffix}`
+        // Every expectation kind: the version is known in JS (NoStream, Exact) or only in SQL (Any).
+        const thirds = [events.slice(0, 1), events.slice(1, 3), events.slice(3)]
+        yield* store.append(id, thirds[0]!, NoStream())
+        if (thirds[1]!.length > 0) yield* store.append(id, thirds[1]!, Exact({ version: 1 }))
+        if (thirds[2]!.length > 0) yield* store.append(id, thirds[2]!, Any())
+        const rows = yield* Effect.orDie(
+          sql<Rows.EventRow>`SELECT ${sql.literal(Rows.columns)} FROM cobro_events
               WHERE stream_id = ${id} ORDER BY stream_version`
-          )
-          expect(rows.length).toBe(events.length)
-          let prevHash = HashChain.genesis
-          rows.forEach((row, i) => {
-            const sent = events[i]!
-            // Recomputed from what the writer sent, and from what the row holds.
-            const fromInput = HashChain.hashEvent(prevHash, {
-              streamId: id,
-              streamVersion: i + 1,
-              eventId: sent.eventId.toLowerCase(),
-              type: sent.type,
-              schemaVersion: sent.schemaVersion,
-              data: HashChain.normalizeJson(sent.data),
-              metadata: HashChain.normalizeJson(sent.metadata),
-              recordedAt: row.recorded_at
-            })
-            const recorded = Rows.toRecorded(row)
-            expect(row.prev_hash).toBe(prevHash)
-            expect(row.hash).toBe(fromInput)
-            expect(HashChain.hashEvent(prevHash, recorded)).toBe(row.hash)
-            expect(HashChain.canonicalJson(recorded.data)).toBe(
-              HashChain.canonicalJson(HashChain.normalizeJson(sent.data))
-            )
-            prevHash = row.hash
+        )
+        expect(rows.length).toBe(events.length)
+        let prevHash = HashChain.genesis
+        rows.forEach((row, i) => {
+          const sent = events[i]!
+          // Recomputed from what the writer sent, and from what the row holds.
+          const fromInput = HashChain.hashEvent(prevHash, {
+            streamId: id,
+            streamVersion: i + 1,
+            eventId: sent.eventId.toLowerCase(),
+            type: sent.type,
+            schemaVersion: sent.schemaVersion,
+            data: HashChain.normalizeJson(sent.data),
+            metadata: HashChain.normalizeJson(sent.metadata),
+            recordedAt: row.recorded_at
           })
-          const head = yield* Effect.orDie(
-            sql<{ version: number; last_hash: string }>`
-              SELECT version, last_hash FROM cobro_streams WHERE stream_id = ${id}`
+          const recorded = Rows.toRecorded(row)
+          expect(row.prev_hash).toBe(prevHash)
+          expect(row.hash).toBe(fromInput)
+          expect(HashChain.hashEvent(prevHash, recorded)).toBe(row.hash)
+          expect(HashChain.canonicalJson(recorded.data)).toBe(
+            HashChain.canonicalJson(HashChain.normalizeJson(sent.data))
           )
-          expect(head).toEqual([{ version: events.length, last_hash: prevHash }])
-        }),
+          prevHash = row.hash
+        })
+        const head = yield* Effect.orDie(
+          sql<{ version: number; last_hash: string }>`
+              SELECT version, last_hash FROM cobro_streams WHERE stream_id = ${id}`
+        )
+        expect(head).toEqual([{ version: events.length, last_hash: prevHash }])
+      }),
       { fastCheck: { numRuns: options.propRuns } }
     )
 
-    it.effect("inside a caller's transaction, a refused append leaves the transaction usable", () =>
-      Effect.gen(function* () {
-        const store = yield* EventStore.EventStore
-        const sql = yield* SqlClient.SqlClient
+    it.effect(
+      "inside a caller's transaction, a refused append leaves the transaction usable",
+      withStore(function* ({ store, sql }) {
         const taken = event("A")
         yield* store.append(streamId(), [taken], NoStream())
         const id = streamId()
@@ -937,10 +918,9 @@ export const storeContract = (
       })
     )
 
-    it.effect("inside a caller's transaction, reads see its own appends; a rollback leaves nothing", () =>
-      Effect.gen(function* () {
-        const store = yield* EventStore.EventStore
-        const sql = yield* SqlClient.SqlClient
+    it.effect(
+      "inside a caller's transaction, reads see its own appends; a rollback leaves nothing",
+      withStore(function* ({ store, sql }) {
         const id = streamId()
         const seen = yield* sql
           .withTransaction(
@@ -958,9 +938,9 @@ export const storeContract = (
       })
     )
 
-    it.effect("verify finds nothing on an untouched log", () =>
-      Effect.gen(function* () {
-        const store = yield* EventStore.EventStore
+    it.effect(
+      "verify finds nothing on an untouched log",
+      withStore(function* ({ store }) {
         yield* store.append(streamId(), [event("A"), event("B")], NoStream())
         const report = yield* Verify.verify
         expect(report.breaks).toEqual([])
@@ -975,77 +955,74 @@ export const storeContract = (
         FastCheck.nat(),
         FastCheck.constantFrom("alter-data", "alter-time", "remove", "reorder", "prev-hash")
       ],
-      ([length, pick, tampering]) =>
-        Effect.gen(function* () {
-          const store = yield* EventStore.EventStore
-          const sql = yield* SqlClient.SqlClient
-          const id = streamId("tamper")
-          const control = streamId("control")
-          const events = Array.from({ length }, (_, i) => event("Deposited", { amount: i + 1 }))
-          yield* store.append(id, events, NoStream())
-          yield* store.append(
-            control,
-            events.map((e) => ({ ...e, eventId: randomUUID() })),
-            NoStream()
-          )
-          const canReorder = length >= 2
-          const kind = tampering === "reorder" && !canReorder ? "alter-data" : tampering
-          const v = kind === "reorder" ? 1 + (pick % (length - 1)) : 1 + (pick % length)
-          const run = (statement: Effect.Effect<unknown, unknown>) => Effect.orDie(statement)
-          switch (kind) {
-            case "alter-data":
-              yield* run(
-                sql`UPDATE cobro_events SET data = '{"amount": 1000}' WHERE stream_id = ${id} AND stream_version = ${v}`
-              )
-              break
-            case "alter-time":
-              yield* run(
-                sql`UPDATE cobro_events SET recorded_at = recorded_at - interval '1 day' WHERE stream_id = ${id} AND stream_version = ${v}`
-              )
-              break
-            case "remove":
-              yield* run(sql`DELETE FROM cobro_events WHERE stream_id = ${id} AND stream_version = ${v}`)
-              break
-            case "reorder":
-              yield* run(
-                sql`UPDATE cobro_events SET stream_version = 1000000 WHERE stream_id = ${id} AND stream_version = ${v}`
-              )
-              yield* run(
-                sql`UPDATE cobro_events SET stream_version = ${v} WHERE stream_id = ${id} AND stream_version = ${v + 1}`
-              )
-              yield* run(
-                sql`UPDATE cobro_events SET stream_version = ${v + 1} WHERE stream_id = ${id} AND stream_version = 1000000`
-              )
-              break
-            case "prev-hash":
-              yield* run(
-                sql`UPDATE cobro_events SET prev_hash = repeat('0', 64) WHERE stream_id = ${id} AND stream_version = ${v}`
-              )
-              break
-          }
-          const report = yield* Verify.verify
-          const found = report.breaks.filter((b) => b.streamId === id)
-          expect(report.breaks.filter((b) => b.streamId !== id)).toEqual([])
-          expect(found.length).toBe(1)
-          const expectedTag =
-            kind === "alter-data" || kind === "alter-time"
-              ? "AlteredEvent"
-              : kind === "remove"
-                ? v === length
-                  ? "HeadMismatch"
-                  : "MissingEvent"
-                : "BrokenLink"
-          expect(found[0]).toMatchObject({ _tag: expectedTag, streamId: id })
-          if (expectedTag !== "HeadMismatch") {
-            expect(found[0]).toMatchObject(
-              expectedTag === "MissingEvent"
-                ? { expectedVersion: v, foundVersion: v + 1 }
-                : { streamVersion: v }
+      withStore(function* ({ store, sql }, [length, pick, tampering]) {
+        const id = streamId("tamper")
+        const control = streamId("control")
+        const events = Array.from({ length }, (_, i) => event("Deposited", { amount: i + 1 }))
+        yield* store.append(id, events, NoStream())
+        yield* store.append(
+          control,
+          events.map((e) => ({ ...e, eventId: randomUUID() })),
+          NoStream()
+        )
+        const canReorder = length >= 2
+        const kind = tampering === "reorder" && !canReorder ? "alter-data" : tampering
+        const v = kind === "reorder" ? 1 + (pick % (length - 1)) : 1 + (pick % length)
+        const run = (statement: Effect.Effect<unknown, unknown>) => Effect.orDie(statement)
+        switch (kind) {
+          case "alter-data":
+            yield* run(
+              sql`UPDATE cobro_events SET data = '{"amount": 1000}' WHERE stream_id = ${id} AND stream_version = ${v}`
             )
-          }
-          yield* dropStream(id)
-          expect((yield* Verify.verify).breaks).toEqual([])
-        }),
+            break
+          case "alter-time":
+            yield* run(
+              sql`UPDATE cobro_events SET recorded_at = recorded_at - interval '1 day' WHERE stream_id = ${id} AND stream_version = ${v}`
+            )
+            break
+          case "remove":
+            yield* run(sql`DELETE FROM cobro_events WHERE stream_id = ${id} AND stream_version = ${v}`)
+            break
+          case "reorder":
+            yield* run(
+              sql`UPDATE cobro_events SET stream_version = 1000000 WHERE stream_id = ${id} AND stream_version = ${v}`
+            )
+            yield* run(
+              sql`UPDATE cobro_events SET stream_version = ${v} WHERE stream_id = ${id} AND stream_version = ${v + 1}`
+            )
+            yield* run(
+              sql`UPDATE cobro_events SET stream_version = ${v + 1} WHERE stream_id = ${id} AND stream_version = 1000000`
+            )
+            break
+          case "prev-hash":
+            yield* run(
+              sql`UPDATE cobro_events SET prev_hash = repeat('0', 64) WHERE stream_id = ${id} AND stream_version = ${v}`
+            )
+            break
+        }
+        const report = yield* Verify.verify
+        const found = report.breaks.filter((b) => b.streamId === id)
+        expect(report.breaks.filter((b) => b.streamId !== id)).toEqual([])
+        expect(found.length).toBe(1)
+        const expectedTag =
+          kind === "alter-data" || kind === "alter-time"
+            ? "AlteredEvent"
+            : kind === "remove"
+              ? v === length
+                ? "HeadMismatch"
+                : "MissingEvent"
+              : "BrokenLink"
+        expect(found[0]).toMatchObject({ _tag: expectedTag, streamId: id })
+        if (expectedTag !== "HeadMismatch") {
+          expect(found[0]).toMatchObject(
+            expectedTag === "MissingEvent"
+              ? { expectedVersion: v, foundVersion: v + 1 }
+              : { streamVersion: v }
+          )
+        }
+        yield* dropStream(id)
+        expect((yield* Verify.verify).breaks).toEqual([])
+      }),
       { fastCheck: { numRuns: options.propRuns } }
     )
   })
