@@ -32,8 +32,8 @@ import * as Transactions from "../src/readModels/Transactions.js"
 import * as Databases from "./support/Databases.js"
 import * as Eventually from "./support/Eventually.js"
 import { randomIds } from "./support/Fixtures.js"
-import * as TerminalSales from "./support/TerminalSales.js"
 import { storeSuite } from "./support/StoreTest.js"
+import * as TerminalSales from "./support/TerminalSales.js"
 
 /** The listing read models, as `cobro audit rebuild` rebuilds them among the others. */
 const listingModels = [

@@ -23,8 +23,8 @@ import * as PgListings from "../src/PgListings.js"
 import * as Databases from "./support/Databases.js"
 import * as Eventually from "./support/Eventually.js"
 import { randomIds } from "./support/Fixtures.js"
-import { sale } from "./support/TerminalSales.js"
 import { given, storeSuite } from "./support/StoreTest.js"
+import { sale } from "./support/TerminalSales.js"
 
 type Row = Listings.TransactionRow
 

@@ -1,7 +1,8 @@
 /**
- * The openings of the store's tests: a body given the store and the connection the suite's database
- * serves, `it.effect("…", withStore(function* ({ store, sql }) { … }))` (a property's body gets the
- * generated values after them); or given what a setup makes, `given(merchant, function* (merchantId) { … })`,
+ * The openings of the store's tests: a suite on the store's services, `storeSuite(database, timeout)`;
+ * a body given the store and the connection the suite's database serves,
+ * `it.effect("…", withStore(function* ({ store, sql }) { … }))` (a property's body gets the generated
+ * values after them); or a body given what a setup makes, `given(merchant, function* (merchantId) { … })`,
  * such as a fresh database of its own, `withDatabase(function* (url) { … })`.
  */
 import * as EventStore from "@cobro/domain/EventStore"
