@@ -1,5 +1,4 @@
 import { defineConfig } from "vitest/config"
-import * as PostgresLanes from "./packages/store-pg/test/support/PostgresLanes.js"
 
 // One vitest project per package: `npm test` runs them all, `npx vitest --project domain` one.
 export default defineConfig({
@@ -11,10 +10,10 @@ export default defineConfig({
       // Effect's test clock unreachable in a later file (`testClock.adjust is not a function`), in an
       // order that depends on the sequencer's cache.
       threads: { isolate: true, maxThreads: 2, minThreads: 1 },
-      // The suites on PostgreSQL (store-pg, webhooks, server) run in two lanes, each on a server of its
-      // own: a snapshot's xmin is the whole server's, so on one server a file's catch-ups would wait on
-      // another file's transactions (`PostgresLanes`). One lane when `DATABASE_URL` names the server.
-      forks: { isolate: true, maxForks: PostgresLanes.count, minForks: 1 }
+      // The suites on PostgreSQL run one file at a time: a transaction open in one database holds back
+      // the log's readers in every other (a snapshot's xmin is the whole server's), so a file's
+      // catch-ups would wait on another file's transactions.
+      forks: { isolate: true, maxForks: 1, minForks: 1 }
     }
   }
 })

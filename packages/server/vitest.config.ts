@@ -6,10 +6,8 @@ export default defineProject({
     include: ["test/**/*.test.ts"],
     // The failover suite needs a Patroni cluster: `npm run test:ha` runs it (vitest.ha.config.ts).
     exclude: ["test/ha/**"],
-    // One PGlite folder per run as a first start leaves it, for tests that need a node but not its first
-    // start; two lanes of PostgreSQL suites, each on a server of its own (PostgresLanes).
-    globalSetup: ["test/support/PgliteTemplateSetup.ts", "../store-pg/test/support/PostgresLanes.ts"],
-    setupFiles: ["../store-pg/test/support/PostgresLane.ts"],
+    // One PGlite folder per run as a first start leaves it, for tests that need a node but not its first start.
+    globalSetup: ["test/support/PgliteTemplateSetup.ts"],
     // The integration suites start real server processes (tsx, PGlite's first start takes seconds).
     testTimeout: 120_000,
     hookTimeout: 120_000

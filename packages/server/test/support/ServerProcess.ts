@@ -17,7 +17,6 @@ import * as Os from "node:os"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
 import * as Bodies from "../../../http/test/support/Bodies.js"
-import * as Cluster from "../../../store-pg/test/support/Cluster.js"
 import * as Databases from "../../../store-pg/test/support/Databases.js"
 import * as PgliteTemplate from "./PgliteTemplate.js"
 
@@ -30,7 +29,7 @@ export const startScript = Path.join(root, "scripts", "start.mjs")
 export const startTimeoutMillis = 90_000
 
 /** A port nothing listens on right now. */
-export const freePort = Cluster.freePort
+export const freePort = Databases.freePort
 
 /** How a stopped server ended. */
 export interface Stopped {
