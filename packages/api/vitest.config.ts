@@ -5,6 +5,8 @@ export default defineProject({
     name: "api",
     include: ["test/**/*.test.ts"],
     // In-process suites: two files at a time, beside the suites on PostgreSQL (the root config).
-    pool: "threads"
+    pool: "threads",
+    // A worker keeps its modules from file to file: each file gets `it` as @effect/vitest made it.
+    setupFiles: ["../domain/test/support/RestoreEffectIt.ts"]
   }
 })

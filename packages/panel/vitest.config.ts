@@ -6,6 +6,8 @@ export default defineProject({
     include: ["test/**/*.test.ts"],
     // In-process suites: two files at a time, beside the suites on PostgreSQL (the root config).
     pool: "threads",
+    // A worker keeps its modules from file to file: each file gets `it` as @effect/vitest made it.
+    setupFiles: ["../domain/test/support/RestoreEffectIt.ts"],
     // Property tests run hundreds of cases; a shared 2-core CI machine needs room (as in @cobro/http).
     testTimeout: 60_000
   }

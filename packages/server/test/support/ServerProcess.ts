@@ -1,6 +1,6 @@
 /**
- * Real server processes for the integration suites: `node scripts/start.mjs` (what `npm start` runs)
- * on a free port, a temp `DATA_DIR` or a throwaway PostgreSQL database, stopped by a signal.
+ * Real server processes for the integration suites: the server `npm start` runs (compiled once per
+ * run, see `CompiledSetup`) on a free port, a temp `DATA_DIR` or a throwaway PostgreSQL database, stopped by a signal.
  */
 import * as PostgresClient from "@cobro/store-pg/PostgresClient"
 import * as SqlClient from "@effect/sql/SqlClient"
@@ -16,8 +16,11 @@ import * as Net from "node:net"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
+import { inject } from "vitest"
 import * as Bodies from "../../../http/test/support/Bodies.js"
+import * as Cluster from "../../../store-pg/test/support/Cluster.js"
 import * as Databases from "../../../store-pg/test/support/Databases.js"
+import type {} from "./CompiledSetup.js"
 import * as PgliteTemplate from "./PgliteTemplate.js"
 
 const root = Path.resolve(Path.dirname(fileURLToPath(import.meta.url)), "..", "..", "..", "..")
@@ -25,11 +28,17 @@ const root = Path.resolve(Path.dirname(fileURLToPath(import.meta.url)), "..", ".
 /** What `npm start` runs. */
 export const startScript = Path.join(root, "scripts", "start.mjs")
 
+/**
+ * What the suites spawn: the run's compiled server (`CompiledSetup`) where the run has one, else
+ * the start script itself (the failover suite).
+ */
+const entry = (): string => inject("compiledServer") ?? startScript
+
 /** How long a server may take to print its banner (PGlite's first start runs initdb in WebAssembly). */
 export const startTimeoutMillis = 90_000
 
 /** A port nothing listens on right now. */
-export const freePort = Databases.freePort
+export const freePort = Cluster.freePort
 
 /** How a stopped server ended. */
 export interface Stopped {
@@ -56,12 +65,12 @@ const exited = (child: ChildProcess) =>
   })
 
 /**
- * Runs the start script with `env` over a clean environment (PATH and HOME kept), until it prints
+ * Runs the server with `env` over a clean environment (PATH and HOME kept), until it prints
  * "Cobro is listening on …"; fails with what it printed if it exits or takes too long.
  */
 export const startProcess = async (env: Record<string, string>): Promise<RunningServer> => {
   const port = env["PORT"] ?? String(await freePort())
-  const child = spawn(process.execPath, [startScript], {
+  const child = spawn(process.execPath, [entry()], {
     cwd: root,
     env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "", PORT: port, ...env },
     stdio: ["ignore", "pipe", "pipe"]
@@ -118,7 +127,7 @@ export const start = (env: Record<string, string>) =>
 /** Runs a server process to its exit (for configurations that must refuse to start). */
 export const runToExit = (env: Record<string, string>) =>
   Effect.promise(async () => {
-    const child = spawn(process.execPath, [startScript], {
+    const child = spawn(process.execPath, [entry()], {
       cwd: root,
       env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "", ...env },
       stdio: ["ignore", "pipe", "pipe"]

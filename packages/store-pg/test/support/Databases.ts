@@ -9,13 +9,12 @@ import type * as PgClient from "@effect/sql-pg/PgClient"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
-import { execFileSync } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import * as Fs from "node:fs"
-import * as Net from "node:net"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import * as Pg from "pg"
+import * as Cluster from "./Cluster.js"
 import type * as LogNotifications from "../../src/LogNotifications.js"
 import * as Migrations from "../../src/Migrations.js"
 import * as PgEventStore from "../../src/PgEventStore.js"
@@ -43,62 +42,6 @@ const answers = async (url: string): Promise<boolean> => {
   }
 }
 
-/** A port nothing listens on right now. */
-export const freePort = (): Promise<number> =>
-  new Promise((resolve, reject) => {
-    const server = Net.createServer()
-    server.once("error", reject)
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address()
-      server.close(() => (typeof address === "object" && address !== null ? resolve(address.port) : reject()))
-    })
-  })
-
-/** Starts a throwaway cluster from installed binaries; returns its URL and how to stop it. */
-const startCluster = async (): Promise<{ url: string; stop: () => void } | { error: string }> => {
-  const root = "/usr/lib/postgresql"
-  const versions = Fs.existsSync(root) ? Fs.readdirSync(root).sort((a, b) => Number(b) - Number(a)) : []
-  const bin = versions
-    .map((v) => Path.join(root, v, "bin"))
-    .find((dir) => Fs.existsSync(Path.join(dir, "initdb")))
-  if (bin === undefined) return { error: `no initdb under ${root}/*/bin` }
-  const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "cobro-pg-"))
-  // initdb refuses to run as root: run the cluster as the `postgres` user then.
-  const asRoot = process.getuid?.() === 0
-  const run = (command: string, args: ReadonlyArray<string>) =>
-    asRoot
-      ? execFileSync("runuser", ["-u", "postgres", "--", command, ...args], { stdio: "pipe" })
-      : execFileSync(command, args, { stdio: "pipe" })
-  try {
-    if (asRoot) execFileSync("chown", ["postgres", dir])
-    const data = Path.join(dir, "data")
-    const port = await freePort()
-    run(Path.join(bin, "initdb"), ["-D", data, "-U", "postgres", "--auth=trust", "--no-sync"])
-    run(Path.join(bin, "pg_ctl"), [
-      "-D",
-      data,
-      "-l",
-      Path.join(dir, "log"),
-      "-o",
-      `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`,
-      "-w",
-      "start"
-    ])
-    const stop = () => {
-      try {
-        run(Path.join(bin, "pg_ctl"), ["-D", data, "-m", "immediate", "stop"])
-      } finally {
-        Fs.rmSync(dir, { recursive: true, force: true })
-      }
-    }
-    console.warn(`Started a throwaway PostgreSQL cluster on port ${port} (${dir}).`)
-    return { url: `postgres://postgres@127.0.0.1:${port}/postgres`, stop }
-  } catch (cause) {
-    Fs.rmSync(dir, { recursive: true, force: true })
-    return { error: `starting a cluster with ${bin} failed: ${String(cause)}` }
-  }
-}
-
 /**
  * A server for this run: `DATABASE_URL` if set, else the default URL; if nothing answers, a cluster
  * started from the installed binaries. Fails (never skips) when none of these works.
@@ -108,7 +51,7 @@ const server = Effect.acquireRelease(
     const url = process.env["DATABASE_URL"] ?? defaultUrl
     if (await answers(url)) return { url, stop: () => {} }
     console.warn(`No PostgreSQL answers at ${url}: starting a throwaway cluster from installed binaries.`)
-    const started = await startCluster()
+    const started = await Cluster.start()
     if ("error" in started) {
       throw new Error(
         `The store's PostgreSQL suite needs a server and found none: nothing answers at ${url} ` +
