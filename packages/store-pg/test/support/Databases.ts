@@ -1,6 +1,7 @@
 /**
- * The databases the store's suites run on, each isolated per run: PGlite in a fresh temp folder, and
- * a fresh `cobro_test_<random>` database on a real PostgreSQL server (found, or started).
+ * The databases the store's suites run on, each isolated per run: PGlite in a fresh temp folder (a
+ * copy of one migrated once per worker), and a fresh `cobro_test_<random>` database on a real
+ * PostgreSQL server (found, or started).
  */
 import type * as EventStore from "@cobro/domain/EventStore"
 import * as Migrator from "@effect/sql/Migrator"
@@ -117,11 +118,33 @@ export const tempDir = Effect.acquireRelease(
   (dir) => Effect.sync(() => Fs.rmSync(dir, { recursive: true, force: true }))
 )
 
-/** The store (migrated) on PGlite persisted to a fresh temp folder. */
-export const pglite: Layer.Layer<StoreServices> = Layer.unwrapScoped(
-  Effect.map(tempDir, (dataDir) =>
-    PgEventStore.layerMigrated.pipe(Layer.provideMerge(PgliteClient.layer({ dataDir })))
+/**
+ * A PGlite folder the store's migrations have run in, made once per worker on first use and removed
+ * when the worker exits: a suite copies it (under a second of CPU) instead of paying initdb and the
+ * migrations in WebAssembly (about 4 s of CPU) for each store.
+ */
+const migratedPglite: Effect.Effect<string> = Effect.runSync(
+  Effect.cached(
+    Effect.gen(function* () {
+      const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "cobro-pglite-migrated-"))
+      process.once("exit", () => Fs.rmSync(dir, { recursive: true, force: true }))
+      const dataDir = Path.join(dir, "data")
+      yield* Layer.build(
+        PgEventStore.layerMigrated.pipe(Layer.provideMerge(PgliteClient.layer({ dataDir })))
+      ).pipe(Effect.scoped, Effect.orDie)
+      return dataDir
+    })
   )
+)
+
+/** The store (migrated) on PGlite persisted to a fresh temp folder: a copy of {@link migratedPglite}. */
+export const pglite: Layer.Layer<StoreServices> = Layer.unwrapScoped(
+  Effect.gen(function* () {
+    const migrated = yield* migratedPglite
+    const dataDir = Path.join(yield* tempDir, "data")
+    Fs.cpSync(migrated, dataDir, { recursive: true })
+    return PgEventStore.layerMigrated.pipe(Layer.provideMerge(PgliteClient.layer({ dataDir })))
+  })
 ).pipe(Layer.orDie)
 
 /** What a suite of an unmigrated database gets: the connection alone. */
