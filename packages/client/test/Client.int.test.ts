@@ -3,6 +3,7 @@
  * the file): every group's happy path through the Promise client and the Effect client, typed
  * errors, a retry after a cut connection that makes one resource, no retry of a 4xx, a walk of 250
  * links, and a delivered webhook verified.
+ * Slow by design: the walk first makes its 250 links through the API, one request each.
  */
 import * as AdminEndpoints from "@cobro/api/AdminEndpoints"
 import * as Errors from "@cobro/api/Errors"

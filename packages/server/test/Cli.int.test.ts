@@ -3,6 +3,7 @@
  * (`CliInProcess`; `CliAudit.int.test.ts` runs the binary itself once): the admin commands and their
  * keys against the API, a history that matches the events written, the state at an instant, `verify`
  * on an untouched and on a tampered log, `rebuild` under a running server, `export`.
+ * Slow by design: each command opens its database anew, as the binary does, and some beside a server.
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as Histories from "@cobro/domain/Histories"

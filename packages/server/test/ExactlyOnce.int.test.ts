@@ -3,6 +3,7 @@
  * with the same `Idempotency-Key` after cutting its connection, or after the server was killed
  * (`kill -9`) under load, gets one checkout, one approval and one SALE_APPROVED webhook per key,
  * whatever point the cut fell on.
+ * Slow by design: it keeps a real server under load, cuts connections, and kills and restarts it.
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"

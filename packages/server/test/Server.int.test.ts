@@ -1,6 +1,7 @@
 /**
  * `npm start` end to end: the real server process on PGlite and on PostgreSQL, its health and
  * readiness, its banner, a graceful stop on SIGTERM and SIGINT, and its data across restarts.
+ * Slow by design: each test starts real processes, and the first starts run PGlite's initdb on purpose.
  */
 import * as EventStore from "@cobro/domain/EventStore"
 import * as Checkpoint from "@cobro/store-pg/Checkpoint"

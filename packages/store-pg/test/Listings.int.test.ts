@@ -3,6 +3,8 @@
  * in-memory adapter that folds the log (`ListingsFromLog`) for workloads of real use cases, rebuilt
  * and backfilled to the same rows, paged without a row twice or missed while transactions are
  * inserted, and each list query on an index. On PGlite and on a real PostgreSQL server.
+ * Slow by design: the workload properties list every generated log both from the read models and by
+ * folding it in memory, on PGlite and on PostgreSQL.
  */
 import * as EventStore from "@cobro/domain/EventStore"
 import * as Listings from "@cobro/domain/Listings"

@@ -1,4 +1,7 @@
-/** The spec's read models, maintained from domain events and rebuilt from the log (on PGlite). */
+/**
+ * The spec's read models, maintained from domain events and rebuilt from the log (on PGlite).
+ * Slow by design: each property run folds, maintains and rebuilds every read model of its history.
+ */
 import * as Aggregate from "@cobro/domain/Aggregate"
 import * as CommandHandler from "@cobro/domain/CommandHandler"
 import * as EventStore from "@cobro/domain/EventStore"

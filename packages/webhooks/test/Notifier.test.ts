@@ -1,3 +1,7 @@
+/**
+ * The notifier's handlers against the log's reading handler, in memory. Slow by design: the W18
+ * property runs each history three times (the reference, a clean run, a run with one store failure).
+ */
 import { describe, expect, it } from "@effect/vitest"
 import * as EventStore from "@cobro/domain/EventStore"
 import * as IdGenerator from "@cobro/domain/IdGenerator"

@@ -5,6 +5,7 @@
  * `full_access` and a `read_only` panel user; payments are made through the public API or paid on the
  * checkout page, and every change made in the panel is checked from outside it (the API's answers,
  * the receiver, the admin API's history).
+ * Slow by design: Chromium drives every page through a real server, one merchant per test.
  */
 import * as PanelPage from "@cobro/panel/PanelPage"
 import * as PanelText from "@cobro/panel/PanelText"
