@@ -80,6 +80,12 @@ export const isUnavailable = (u: unknown): boolean =>
     return code !== undefined && UNAVAILABLE_STATES.has(code)
   })
 
+/**
+ * Whether PostgreSQL broke a deadlock by rolling this (sub)transaction back (`40P01`): nothing of it
+ * is left, and tried again it may pass.
+ */
+export const isDeadlock = (u: unknown): boolean => chain(u).some((error) => codeOf(error) === "40P01")
+
 /** Whether an error is the client's statement timeout (`pg`'s `query_timeout`). */
 export const isTimeout = (u: unknown): boolean =>
   chain(u).some((error) => error instanceof Error && /Query read timeout/.test(error.message))

@@ -8,11 +8,13 @@ import * as EventStore from "@cobro/domain/EventStore"
 import * as InMemoryEventStore from "@cobro/domain/InMemoryEventStore"
 import { expect } from "@effect/vitest"
 import * as SqlClient from "@effect/sql/SqlClient"
+import * as Cause from "effect/Cause"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as FastCheck from "effect/FastCheck"
 import type * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import { randomUUID } from "node:crypto"
 import * as Migrations from "../src/Migrations.js"
 import * as Subscription from "../src/Subscription.js"
@@ -189,6 +191,38 @@ const suite = (name: string, database: Layer.Layer<Databases.StoreServices>, pro
         )
         expect(missing).toMatchObject({ _tag: "ConcurrencyConflict", expected: "Exact(3)", actual: 0 })
         expect((yield* store.readStream(other)).map((e) => e.type)).toEqual(["A"])
+      })
+    )
+
+    it.effect(
+      "conflicting batches over the same streams in opposite item orders, at once: each fails with its ConcurrencyConflict, never a deadlock's defect, and nothing is written",
+      withStore(function* ({ store }) {
+        // Each batch's last item is stale, so each fails its statement and replays item by item,
+        // holding its first item's head while it asks for the second: in opposite orders, the
+        // replays would wait on each other.
+        for (let round = 0; round < 12; round++) {
+          const [a, b] = [streamId(), streamId()]
+          yield* store.append(a, [event("A")], NoStream())
+          yield* store.append(b, [event("A")], NoStream())
+          const batch = (first: string, second: string) =>
+            store.appendBatch([
+              { streamId: first, events: [event("B")], expected: Exact({ version: 1 }) },
+              { streamId: second, events: [event("B")], expected: Exact({ version: 5 }) }
+            ])
+          const exits = yield* Effect.all(
+            [batch(a, b), batch(b, a), batch(a, b), batch(b, a)].map((append) => Effect.exit(append)),
+            { concurrency: "unbounded" }
+          )
+          for (const exit of exits) {
+            expect(exit._tag === "Failure" ? Cause.failureOption(exit.cause) : undefined).toEqual(
+              Option.some(
+                expect.objectContaining({ _tag: "ConcurrencyConflict", expected: "Exact(5)", actual: 1 })
+              )
+            )
+          }
+          expect((yield* store.readStream(a)).map((e) => e.type)).toEqual(["A"])
+          expect((yield* store.readStream(b)).map((e) => e.type)).toEqual(["A"])
+        }
       })
     )
 

@@ -36,6 +36,14 @@ describe("PgErrors", () => {
     expect(PgErrors.isUnavailable(new Error(message))).toBe(true)
   })
 
+  it("a deadlock (40P01) is one, tried again; it neither breaks the connection nor says the database is down", () => {
+    expect(PgErrors.isDeadlock(wrapped(serverError("40P01", "deadlock detected")))).toBe(true)
+    expect(PgErrors.isDeadlock(wrapped(serverError("40001")))).toBe(false)
+    expect(PgErrors.isDeadlock(wrapped(new Error("deadlock detected")))).toBe(false)
+    expect(PgErrors.isConnectionBroken(wrapped(serverError("40P01")))).toBe(false)
+    expect(PgErrors.isUnavailable(wrapped(serverError("40P01")))).toBe(false)
+  })
+
   it.each([["53300"], ["57014"]])(
     "%s makes the database unavailable but leaves the connection usable",
     (code) => {

@@ -193,13 +193,44 @@ export const make = (
       fence === AppendFence.none ? append : fence.around(streamId, append)
     )
 
-  /** Every item appended in order inside one transaction: the port's definition of a batch. */
+  /**
+   * The heads a batch writes that exist, locked in stream id order, as `cobro_append_batch` locks
+   * them. A guard (an item of no events) is not locked: it is a check, not a write.
+   */
+  const lockHeads = (items: ReadonlyArray<EventStore.BatchAppend>) => {
+    const written = [...new Set(items.filter((item) => item.events.length > 0).map((item) => item.streamId))]
+    return written.length === 0
+      ? Effect.void
+      : Effect.asVoid(
+          sql`SELECT 1 FROM cobro_streams WHERE stream_id IN ${sql.in(written)} ORDER BY stream_id FOR UPDATE`
+        )
+  }
+
+  /**
+   * Every item appended in order inside one transaction: the port's definition of a batch. Its heads
+   * are locked first, in stream id order: replayed in item order alone, two conflicting batches over
+   * the same streams in opposite orders would each hold one head and wait for the other, and one of
+   * them would end in a deadlock's defect instead of its conflict. A deadlock still possible (two
+   * replays creating the same new streams, whose heads cannot be locked before they exist) rolled
+   * the replay back whole, so it is tried again.
+   */
   const appendBatchReference = (
     items: ReadonlyArray<EventStore.BatchAppend>
   ): Effect.Effect<ReadonlyArray<EventStore.AppendResult>, Refusals.AppendError> =>
     sql
-      .withTransaction(Effect.forEach(items, (item) => append(item.streamId, item.events, item.expected)))
-      .pipe(Effect.catchTag("SqlError", Effect.die))
+      .withTransaction(
+        Effect.zipRight(
+          lockHeads(items),
+          Effect.forEach(items, (item) => append(item.streamId, item.events, item.expected))
+        )
+      )
+      .pipe(
+        Effect.retry({
+          times: 3,
+          while: (error) => error._tag === "SqlError" && PgErrors.isDeadlock(error)
+        }),
+        Effect.catchTag("SqlError", Effect.die)
+      )
 
   /**
    * A batch in one statement (`cobro_append_batch`): autocommit outside a transaction, under a
