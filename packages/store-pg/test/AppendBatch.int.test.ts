@@ -227,6 +227,41 @@ const suite = (name: string, database: Layer.Layer<Databases.StoreServices>, pro
     )
 
     it.effect(
+      "conflicting batches creating the same new streams in opposite item orders, at once: each fails with its ConcurrencyConflict, never a deadlock's defect, and nothing is written",
+      withStore(function* ({ store }) {
+        // New heads cannot be locked before they exist: each replay creates its first new stream and
+        // waits for the other's. The deadlock rolls one replay back, and it runs again. (Each deadlock
+        // costs the server's deadlock_timeout, a second: two batches a round.)
+        for (let round = 0; round < 6; round++) {
+          const [x, y] = [streamId(), streamId()]
+          const batch = (first: string, second: string) =>
+            Effect.gen(function* () {
+              const stale = streamId()
+              yield* store.append(stale, [event("A")], NoStream())
+              return yield* store.appendBatch([
+                { streamId: first, events: [event("New")], expected: NoStream() },
+                { streamId: second, events: [event("New")], expected: NoStream() },
+                { streamId: stale, events: [event("B")], expected: Exact({ version: 5 }) }
+              ])
+            })
+          const exits = yield* Effect.all(
+            [batch(x, y), batch(y, x)].map((append) => Effect.exit(append)),
+            { concurrency: "unbounded" }
+          )
+          for (const exit of exits) {
+            expect(exit._tag === "Failure" ? Cause.failureOption(exit.cause) : undefined).toEqual(
+              Option.some(
+                expect.objectContaining({ _tag: "ConcurrencyConflict", expected: "Exact(5)", actual: 1 })
+              )
+            )
+          }
+          expect(yield* store.readStream(x)).toEqual([])
+          expect(yield* store.readStream(y)).toEqual([])
+        }
+      })
+    )
+
+    it.effect(
       "a reused event id in a batch is EventIdReused, and nothing is written",
       withStore(function* ({ store }) {
         const taken = event("Taken", { amount: 1 })

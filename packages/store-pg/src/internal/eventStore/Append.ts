@@ -193,6 +193,9 @@ export const make = (
       fence === AppendFence.none ? append : fence.around(streamId, append)
     )
 
+  /** How often a batch's replay runs again after PostgreSQL broke a deadlock by rolling it back. */
+  const deadlockRetries = 3
+
   /**
    * The heads a batch writes that exist, locked in stream id order, as `cobro_append_batch` locks
    * them. A guard (an item of no events) is not locked: it is a check, not a write.
@@ -212,10 +215,12 @@ export const make = (
    * the same streams in opposite orders would each hold one head and wait for the other, and one of
    * them would end in a deadlock's defect instead of its conflict. A deadlock still possible (two
    * replays creating the same new streams, whose heads cannot be locked before they exist) rolled
-   * the replay back whole, so it is tried again.
+   * the replay back whole, so it is tried again, up to {@link deadlockRetries} times. An append
+   * inside it reports the deadlock as a defect (`Refusals.onSqlError`), hence the defect is looked at.
    */
   const appendBatchReference = (
-    items: ReadonlyArray<EventStore.BatchAppend>
+    items: ReadonlyArray<EventStore.BatchAppend>,
+    retries = deadlockRetries
   ): Effect.Effect<ReadonlyArray<EventStore.AppendResult>, Refusals.AppendError> =>
     sql
       .withTransaction(
@@ -225,11 +230,12 @@ export const make = (
         )
       )
       .pipe(
-        Effect.retry({
-          times: 3,
-          while: (error) => error._tag === "SqlError" && PgErrors.isDeadlock(error)
-        }),
-        Effect.catchTag("SqlError", Effect.die)
+        Effect.catchTag("SqlError", Effect.die),
+        Effect.catchAllDefect((defect) =>
+          retries > 0 && PgErrors.isDeadlock(defect)
+            ? appendBatchReference(items, retries - 1)
+            : Effect.die(defect)
+        )
       )
 
   /**
