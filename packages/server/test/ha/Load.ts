@@ -35,6 +35,9 @@ export interface KeyOutcome {
 
 /** A `/ready` answer that differs from the one before. */
 export interface ReadyTransition {
+  /** When its request was sent. */
+  readonly sent: number
+  /** When it was answered (or timed out). */
   readonly at: number
   readonly status: number
   readonly body: string
@@ -115,11 +118,13 @@ const errorCodes = (exchange: Exchange): ReadonlyArray<string> => {
 export const unanswered = (exchange: Exchange) =>
   exchange.status === 409 && errorCodes(exchange).includes("IdempotencyKeyUnanswered")
 
+/** A 409 `IdempotencyKeyInUse`: an earlier request with the same key still holds it. */
+export const keyInUse = (exchange: Exchange) =>
+  exchange.status === 409 && errorCodes(exchange).includes("IdempotencyKeyInUse")
+
 /** Worth sending again with the same key: no answer, a 5xx, or the key still in use. */
 export const retriable = (exchange: Exchange) =>
-  exchange.status === 0 ||
-  exchange.status >= 500 ||
-  (exchange.status === 409 && errorCodes(exchange).includes("IdempotencyKeyInUse"))
+  exchange.status === 0 || exchange.status >= 500 || keyInUse(exchange)
 
 /**
  * Sends one write until it is answered for good (2xx or a definite 4xx), with the same key; the
@@ -165,13 +170,13 @@ export const write = async (
   }
 }
 
-/** Polls `GET /ready` every 100 ms while `running()`, keeping each change of status. */
+/** Polls `GET /ready` every 100 ms while `running()`, keeping each change of status or reasons. */
 export const pollReady = async (
   recorder: Recorder,
   server: ServerProcess.RunningServer,
   running: () => boolean
 ) => {
-  let last = -1
+  let last = ""
   while (running()) {
     const started = Date.now()
     let status = 0
@@ -183,9 +188,9 @@ export const pollReady = async (
     } catch (error) {
       body = String(error)
     }
-    if (status !== last) {
-      recorder.ready.push({ at: Date.now(), status, body: body.slice(0, 300) })
-      last = status
+    if (`${status} ${body}` !== last) {
+      recorder.ready.push({ sent: started, at: Date.now(), status, body: body.slice(0, 300) })
+      last = `${status} ${body}`
     }
     await sleep(Math.max(0, 100 - (Date.now() - started)))
   }
