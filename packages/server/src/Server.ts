@@ -181,8 +181,9 @@ export const layerDevWebhooks = (settings: Settings) =>
   Layer.succeed(DevWebhooks.DevWebhooks, { enabled: settings.config.devWebhooks })
 
 /**
- * `/ready`: the event store answers, and no background worker has been down longer than the
- * supervisor's bound (`COBRO_WORKER_DOWN_BOUND`); a 503 names each reason.
+ * `/ready`: the event store answers, on PostgreSQL the database takes writes, and no background
+ * worker has been down longer than the supervisor's bound (`COBRO_WORKER_DOWN_BOUND`); a 503 names
+ * each reason.
  */
 export const layerReadiness = Layer.effect(
   Readiness.Readiness,
@@ -190,16 +191,31 @@ export const layerReadiness = Layer.effect(
     const store = yield* Readiness.eventStore
     const supervisor = yield* Supervisor.Supervisor
     const pool = yield* Effect.serviceOption(PgPool.PgPool)
-    const writes = Option.match(pool, {
-      onNone: () => [],
-      onSome: (pool) => [databaseWritable(pool)]
+    const database = Option.match(pool, {
+      onNone: () => store,
+      onSome: (pool) => storeThenWritable(store, pool)
     })
-    return { check: Readiness.all([store, ...writes, supervisor.readiness]) }
+    return { check: Readiness.all([database, supervisor.readiness]) }
   })
 )
 
 /** The reason `/ready` gives while PostgreSQL takes no writes. */
 export const READ_ONLY = "the database takes no writes (it is read-only or does not answer)"
+
+/**
+ * The store's read, then the write check on the connection the read gave back. Run at once they
+ * take two connections, the second often a new one, which can wait out a proxy's connect timeout
+ * while the pooled ones write (HAProxy still routing to a member whose postmaster was killed). A
+ * store that does not answer answers for both, without another wait: the database does not answer.
+ */
+const storeThenWritable = (
+  store: Effect.Effect<void, Readiness.NotReady>,
+  pool: PgPool.PgPool["Type"]
+): Effect.Effect<void, Readiness.NotReady> =>
+  Effect.matchEffect(store, {
+    onFailure: ({ reasons }) => Effect.fail(new Readiness.NotReady({ reasons: [...reasons, READ_ONLY] })),
+    onSuccess: () => databaseWritable(pool)
+  })
 
 /** Ready when a pooled connection can write now, within `Readiness.TIMEOUT` (issue 33). */
 const databaseWritable = (pool: PgPool.PgPool["Type"]) =>

@@ -69,9 +69,9 @@ interface FaultWindow {
  * terminal). `/ready` must answer 503 within 1 s of the first failure. After it, each side of the
  * recovery is judged by requests *sent* a second or more after the other side turned: a `/ready` sent
  * 1 s after the recovering write ended answers 200 (a check sent just before the recovery may wait
- * out its own timeout, `Readiness.TIMEOUT`, and answer 503 late), and no write sent 1 s or more after
- * that 200 (while `/ready` stays 200) fails (a write sent before it may: it can be waiting out its
- * connection timeout).
+ * out its own timeout, `Readiness.TIMEOUT`, and answer 503 late), and every write sent 1 s or more
+ * after that 200 (while `/ready` stays 200) is served: no 5xx, no missing answer (a write sent before
+ * it may fail: it can be waiting out its connection timeout).
  */
 const measure = (mode: string, window: FaultWindow, recorder: Load.Recorder) => {
   const at = window.fault.at
@@ -130,14 +130,17 @@ const measure = (mode: string, window: FaultWindow, recorder: Load.Recorder) => 
       )
     if (readyUp !== undefined) {
       const readyAgainDown = ready.find((r) => r.at > readyUp.at && r.status !== 200)?.at ?? window.end
-      // A 409 IdempotencyKeyInUse answers a key whose request from before the outage still holds it:
-      // it says nothing of the database.
+      // Unserved: a 5xx or no answer. A 4xx is the service's answer (a 409 for a key whose request
+      // from before the outage still holds it, or took effect and lost its answer, SV-31).
       const failedOnceReady = failed.filter(
-        (e) => e.start >= readyUp.at + readySlackMillis && e.start < readyAgainDown && !Load.keyInUse(e)
+        (e) =>
+          e.start >= readyUp.at + readySlackMillis &&
+          e.start < readyAgainDown &&
+          (e.status === 0 || e.status >= 500)
       )
       if (failedOnceReady.length > 0)
         problems.push(
-          `${window.name}: /ready answered 200 ${after(readyUp.at)}, but writes sent a second or more after it failed: ${failedOnceReady
+          `${window.name}: /ready answered 200 ${after(readyUp.at)}, but writes sent a second or more after it were not served: ${failedOnceReady
             .slice(0, 10)
             .map((e) => `${e.kind} sent ${e.start - at} ms, ${e.status} at ${e.end - at} ms`)
             .join("; ")}`

@@ -118,13 +118,11 @@ const errorCodes = (exchange: Exchange): ReadonlyArray<string> => {
 export const unanswered = (exchange: Exchange) =>
   exchange.status === 409 && errorCodes(exchange).includes("IdempotencyKeyUnanswered")
 
-/** A 409 `IdempotencyKeyInUse`: an earlier request with the same key still holds it. */
-export const keyInUse = (exchange: Exchange) =>
-  exchange.status === 409 && errorCodes(exchange).includes("IdempotencyKeyInUse")
-
 /** Worth sending again with the same key: no answer, a 5xx, or the key still in use. */
 export const retriable = (exchange: Exchange) =>
-  exchange.status === 0 || exchange.status >= 500 || keyInUse(exchange)
+  exchange.status === 0 ||
+  exchange.status >= 500 ||
+  (exchange.status === 409 && errorCodes(exchange).includes("IdempotencyKeyInUse"))
 
 /**
  * Sends one write until it is answered for good (2xx or a definite 4xx), with the same key; the
