@@ -16,9 +16,18 @@ import * as Store from "../src/Store.js"
 import * as Supervisor from "../src/Supervisor.js"
 import * as ServerProcess from "./support/ServerProcess.js"
 
-/** The server's `/ready` check on a fresh PostgreSQL database, with its pool; `store` wraps the event store. */
-const onPostgres = <A, E>(
-  body: Effect.Effect<A, E, Readiness.Readiness | PgPool.PgPool>,
+/**
+ * Runs `body` with the server's `/ready` check on a fresh PostgreSQL database whose pool is left one
+ * idle connection, counting from then on the connections the pool opens and hands out; `store` wraps
+ * the event store.
+ */
+const withOneIdleConnection = <A, E>(
+  body: (given: {
+    readonly check: Readiness.Readiness["Type"]["check"]
+    readonly pool: PgPool.PgPool["Type"]
+    readonly opened: () => number
+    readonly acquired: () => number
+  }) => Effect.Effect<A, E>,
   store: Layer.Layer<EventStore.EventStore, never, EventStore.EventStore> = Layer.effect(
     EventStore.EventStore,
     EventStore.EventStore
@@ -31,7 +40,22 @@ const onPostgres = <A, E>(
       applicationName: "cobro",
       maxConnections: Server.defaultPoolSize
     })
-    return yield* body.pipe(
+    return yield* Effect.gen(function* () {
+      const pool = yield* PgPool.PgPool
+      const { check } = yield* Readiness.Readiness
+      const counter = yield* Effect.promise(async () => {
+        await pool.query("SELECT 1")
+        const clients = await Promise.all(Array.from({ length: pool.idleCount }, () => pool.connect()))
+        clients.forEach((client, i) => client.release(i === 0 ? undefined : true))
+        let opened = 0
+        let acquired = 0
+        pool.on("connect", () => opened++)
+        pool.on("acquire", () => acquired++)
+        return { opened: () => opened, acquired: () => acquired }
+      })
+      expect(pool.totalCount).toBe(1)
+      return yield* body({ check, pool, ...counter })
+    }).pipe(
       Effect.provide(
         Server.layerReadiness.pipe(
           Layer.provide(store),
@@ -43,31 +67,14 @@ const onPostgres = <A, E>(
     )
   }).pipe(Effect.scoped)
 
-/** Leaves the pool one idle connection (ends the others), then counts the connections it opens and hands out. */
-const oneIdleConnection = (pool: PgPool.PgPool["Type"]) =>
-  Effect.promise(async () => {
-    const clients = await Promise.all(Array.from({ length: pool.idleCount }, () => pool.connect()))
-    clients.forEach((client, i) => client.release(i === 0 ? undefined : true))
-    let opened = 0
-    let acquired = 0
-    pool.on("connect", () => opened++)
-    pool.on("acquire", () => acquired++)
-    return { opened: () => opened, acquired: () => acquired }
-  })
-
 describe("/ready on PostgreSQL", () => {
   it.live(
     "with one idle connection in the pool, a check opens no other: the store's read and the write check take it in turn",
     () =>
-      onPostgres(
+      withOneIdleConnection(({ check, opened, pool }) =>
         Effect.gen(function* () {
-          const pool = yield* PgPool.PgPool
-          const { check } = yield* Readiness.Readiness
-          yield* check
-          const counter = yield* oneIdleConnection(pool)
-          expect(pool.totalCount).toBe(1)
           for (let i = 0; i < 5; i++) yield* check
-          expect(counter.opened()).toBe(0)
+          expect(opened()).toBe(0)
           expect(pool.totalCount).toBe(1)
         })
       )
@@ -76,18 +83,16 @@ describe("/ready on PostgreSQL", () => {
   it.live(
     "a store that does not answer answers for both database reasons at once, and the write check takes no connection",
     () =>
-      onPostgres(
-        Effect.gen(function* () {
-          const pool = yield* PgPool.PgPool
-          const { check } = yield* Readiness.Readiness
-          const counter = yield* oneIdleConnection(pool)
-          const result = yield* Effect.flip(check)
-          expect(result).toBeInstanceOf(Readiness.NotReady)
-          expect((result as Readiness.NotReady).reasons).toEqual([Readiness.STORE_DOWN, Server.READ_ONLY])
-          // The write check did not run: no connection opened or handed out.
-          expect(counter.opened()).toBe(0)
-          expect(counter.acquired()).toBe(0)
-        }),
+      withOneIdleConnection(
+        ({ acquired, check, opened }) =>
+          Effect.gen(function* () {
+            const result = yield* Effect.flip(check)
+            expect(result).toBeInstanceOf(Readiness.NotReady)
+            expect((result as Readiness.NotReady).reasons).toEqual([Readiness.STORE_DOWN, Server.READ_ONLY])
+            // The write check did not run: no connection opened or handed out.
+            expect(opened()).toBe(0)
+            expect(acquired()).toBe(0)
+          }),
         Layer.effect(
           EventStore.EventStore,
           Effect.map(EventStore.EventStore, (store) => ({
