@@ -61,13 +61,32 @@ class Refused extends Data.TaggedError("Refused")<{ readonly eventId: string }> 
  * Runs batches at once, each with a stale last item (`Exact(5)` on a stream at version 1): each must
  * fail with that item's conflict, never with a defect.
  */
-const eachStaleAtOnce = <E, R>(batches: ReadonlyArray<Effect.Effect<unknown, E, R>>) =>
-  Effect.map(
-    Effect.all(
-      batches.map((batch) => Effect.exit(batch)),
-      { concurrency: "unbounded" }
-    ),
-    (exits) => {
+/**
+ * `rounds` times over two fresh streams a and b (each set up by `given`): `batches` batches at once,
+ * `batch(a, b)` and `batch(b, a)` in turn. Each fails with the stale item's ConcurrencyConflict (never
+ * a defect), and both streams then hold the event types `after`.
+ */
+const inOppositeOrdersAtOnce = <E, R>(
+  store: EventStore.EventStore["Type"],
+  options: {
+    readonly rounds: number
+    readonly batches: number
+    readonly given: (streamId: string) => Effect.Effect<unknown, E, R>
+    readonly batch: (first: string, second: string) => Effect.Effect<unknown, E, R>
+    readonly after: ReadonlyArray<string>
+  }
+) =>
+  Effect.gen(function* () {
+    for (let round = 0; round < options.rounds; round++) {
+      const [a, b] = [streamId(), streamId()]
+      yield* options.given(a)
+      yield* options.given(b)
+      const exits = yield* Effect.all(
+        Array.from({ length: options.batches }, (_, i) =>
+          Effect.exit(i % 2 === 0 ? options.batch(a, b) : options.batch(b, a))
+        ),
+        { concurrency: "unbounded" }
+      )
       for (const exit of exits) {
         expect(exit._tag === "Failure" ? Cause.failureOption(exit.cause) : undefined).toEqual(
           Option.some(
@@ -75,8 +94,9 @@ const eachStaleAtOnce = <E, R>(batches: ReadonlyArray<Effect.Effect<unknown, E, 
           )
         )
       }
+      for (const id of [a, b]) expect((yield* store.readStream(id)).map((e) => e.type)).toEqual(options.after)
     }
-  )
+  })
 
 const suite = (name: string, database: Layer.Layer<Databases.StoreServices>, propRuns: number) =>
   storeSuite(database, "60 seconds")(name, (it) => {
@@ -221,19 +241,17 @@ const suite = (name: string, database: Layer.Layer<Databases.StoreServices>, pro
         // Each batch's last item is stale, so each fails its statement and replays item by item,
         // holding its first item's head while it asks for the second: in opposite orders, the
         // replays would wait on each other.
-        for (let round = 0; round < 12; round++) {
-          const [a, b] = [streamId(), streamId()]
-          yield* store.append(a, [event("A")], NoStream())
-          yield* store.append(b, [event("A")], NoStream())
-          const batch = (first: string, second: string) =>
+        yield* inOppositeOrdersAtOnce(store, {
+          rounds: 12,
+          batches: 4,
+          given: (id) => store.append(id, [event("A")], NoStream()),
+          batch: (first, second) =>
             store.appendBatch([
               { streamId: first, events: [event("B")], expected: Exact({ version: 1 }) },
               { streamId: second, events: [event("B")], expected: Exact({ version: 5 }) }
-            ])
-          yield* eachStaleAtOnce([batch(a, b), batch(b, a), batch(a, b), batch(b, a)])
-          expect((yield* store.readStream(a)).map((e) => e.type)).toEqual(["A"])
-          expect((yield* store.readStream(b)).map((e) => e.type)).toEqual(["A"])
-        }
+            ]),
+          after: ["A"]
+        })
       })
     )
 
@@ -243,9 +261,11 @@ const suite = (name: string, database: Layer.Layer<Databases.StoreServices>, pro
         // New heads cannot be locked before they exist: each replay creates its first new stream and
         // waits for the other's. The deadlock rolls one replay back, and it runs again. (Each deadlock
         // costs the server's deadlock_timeout, a second: two batches a round.)
-        for (let round = 0; round < 6; round++) {
-          const [x, y] = [streamId(), streamId()]
-          const batch = (first: string, second: string) =>
+        yield* inOppositeOrdersAtOnce(store, {
+          rounds: 6,
+          batches: 2,
+          given: () => Effect.void,
+          batch: (first, second) =>
             Effect.gen(function* () {
               const stale = streamId()
               yield* store.append(stale, [event("A")], NoStream())
@@ -254,11 +274,9 @@ const suite = (name: string, database: Layer.Layer<Databases.StoreServices>, pro
                 { streamId: second, events: [event("New")], expected: NoStream() },
                 { streamId: stale, events: [event("B")], expected: Exact({ version: 5 }) }
               ])
-            })
-          yield* eachStaleAtOnce([batch(x, y), batch(y, x)])
-          expect(yield* store.readStream(x)).toEqual([])
-          expect(yield* store.readStream(y)).toEqual([])
-        }
+            }),
+          after: []
+        })
       })
     )
 
